@@ -1,0 +1,20 @@
+// Precompiled header: standard library and Boost.JSON, used nearly everywhere.
+// Never put Boost.Asio/Beast here: only src/http and src/live may pay for them.
+#pragma once
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <utility>
+#include <variant>
+#include <vector>
+
+#include <boost/json.hpp>

@@ -1,0 +1,50 @@
+#!/usr/bin/env bash
+# Installs every Debian package Imago needs to build, run and test, when missing.
+# Idempotent: a second run installs nothing. Uses sudo when not root.
+set -euo pipefail
+
+PACKAGES=(
+  # toolchain
+  build-essential cmake ninja-build pkg-config ccache git
+  # core platform
+  libboost1.81-dev libboost-json1.81-dev libboost-url1.81-dev
+  libssl-dev libsqlite3-dev libpq-dev libcurl4-openssl-dev
+  # speech
+  espeak-ng libespeak-ng-dev libsoxr-dev libsonic-dev
+  libmp3lame-dev libopusenc-dev libopus-dev libflac-dev
+  # audio/video codecs and containers
+  libavcodec-dev libavformat-dev libavutil-dev libswresample-dev libswscale-dev ffmpeg
+  # images and face detection
+  libopencv-core-dev libopencv-imgproc-dev libopencv-imgcodecs-dev libopencv-objdetect-dev
+  opencv-data opencv-doc
+  # tests and benchmarks
+  libgtest-dev libgmock-dev libbenchmark-dev curl python3 nodejs npm wrk nginx-light
+)
+
+missing=()
+for p in "${PACKAGES[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
+    missing+=("$p")
+  fi
+done
+
+# Node and npm may come from outside apt on some images; accept those.
+if command -v node >/dev/null && command -v npm >/dev/null; then
+  filtered=()
+  for p in "${missing[@]}"; do
+    [[ "$p" == nodejs || "$p" == npm ]] || filtered+=("$p")
+  done
+  missing=("${filtered[@]+"${filtered[@]}"}")
+fi
+
+if [ ${#missing[@]} -eq 0 ]; then
+  exit 0
+fi
+
+SUDO=""
+if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
+echo "setup: installing ${#missing[@]} package(s): ${missing[*]}"
+export DEBIAN_FRONTEND=noninteractive
+$SUDO apt-get update -qq
+$SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+echo "setup: done"

@@ -1,0 +1,42 @@
+// Everything a request handler may call, wired once by `imagod serve` (src/main/app.cpp).
+// Plain pointers: the App owns every service and outlives all requests.
+#pragma once
+#include "config/config.h"
+#include "util/clock.h"
+
+namespace imago {
+
+class AccountStore;
+class LedgerStore;
+class RateLimiter;
+class Metrics;
+class BlobStore;
+
+namespace speech {
+class SpeechService;
+}
+namespace jobs {
+class JobQueue;
+}
+
+struct Services {
+  const Config* config = nullptr;
+  Clock* clock = nullptr;
+  AccountStore* accounts = nullptr;
+  LedgerStore* ledger = nullptr;
+  RateLimiter* limiter = nullptr;
+  Metrics* metrics = nullptr;
+
+  // Speech (issue 3).
+  speech::SpeechService* speech = nullptr;
+  // Agents, files, jobs, webhooks (issue 5) add their stores here.
+  BlobStore* blobs = nullptr;
+  jobs::JobQueue* jobs = nullptr;
+
+  // Absolute URL for a path under the server's public base ("/v1/files/x" -> "http://host/v1/files/x").
+  std::string absolute_url(std::string_view path) const {
+    return config->public_url + std::string(path);
+  }
+};
+
+}  // namespace imago

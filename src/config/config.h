@@ -1,0 +1,50 @@
+// Server configuration: every option is a flag and an IMAGO_* environment variable
+// (flag wins). `imagod serve --help` prints the table in config.cpp.
+#pragma once
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "util/status.h"
+
+namespace imago {
+
+struct Config {
+  // --- server ---
+  std::string listen_host = "127.0.0.1";
+  int listen_port = 8080;
+  std::string data_dir = "var";
+  std::string public_url;     // default: http://<listen>; base of absolute URLs handed out
+  int io_threads = 0;         // 0: one per core
+  int worker_threads = 16;    // blocking handler pool (database, synthesis waits)
+  std::string database_url;   // default: sqlite:<data_dir>/imago.db
+  std::vector<std::string> trusted_proxies;  // peers whose X-Forwarded-For is believed
+  std::string admin_token;    // IMAGO_ADMIN_TOKEN, else <data_dir>/admin.token (created 0600)
+  int read_timeout_s = 30;    // whole request (headers + body)
+  int write_timeout_s = 60;
+  int idle_timeout_s = 60;    // keep-alive idle
+  int header_limit_bytes = 16 * 1024;
+  int shutdown_grace_s = 20;
+  bool bootstrap_account = true;  // create and print a first account on an empty database
+  bool allow_private_fetch = false;  // let user URLs reach private/loopback addresses (tests)
+  std::string log_level = "info";
+
+  // --- speech (issue 3) ---
+  int tts_workers = 0;        // 0: one per core
+  int tts_queue = 64;         // pending synthesis requests before 503
+  int tts_max_chars = 20000;  // longest accepted text
+  int tts_max_audio_s = 600;  // longest audio one request may produce
+
+  // --- jobs (issue 5) ---
+  bool run_workers = true;    // serve also runs job workers
+  int job_workers = 2;        // concurrent jobs per node
+};
+
+// Parses argv (after the subcommand) and IMAGO_* variables into `cfg`. Returns kInvalidArgument
+// with a message for bad input; sets `*help` when --help was given.
+Status parse_config(int argc, char** argv, Config& cfg, bool* help);
+std::string config_help();
+// Fills defaults that depend on other fields (public_url, database_url, io_threads).
+void finalize_config(Config& cfg);
+
+}  // namespace imago

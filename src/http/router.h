@@ -1,0 +1,58 @@
+// Route table: method + path pattern ("/v1/agent/{code}") -> handler and its policy (auth mode,
+// rate-limit tier, body limit). Matching is exact per segment; literal segments win over {params}.
+#pragma once
+#include <cstddef>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "http/message.h"
+#include "limits/plan.h"
+
+namespace imago::http {
+
+enum class AuthMode {
+  kApiKey,  // api-secret header required (also "Authorization: Bearer" when accept_bearer)
+  kAdmin,   // Authorization: Bearer <admin token>
+  kNone,    // public (health checks, signed URLs)
+};
+
+struct RouteOptions {
+  AuthMode auth = AuthMode::kApiKey;
+  bool accept_bearer = false;  // OpenAI-compatible routes accept Authorization: Bearer <api-secret>
+  // Rate-limit tier; when unset it follows SPEC 8.1: GET -> Read, other methods -> Write.
+  std::optional<Tier> tier;
+  size_t body_limit = 1 << 20;  // bytes; larger bodies get 413
+  // SPEC 8.3: anonymous self-authenticating endpoints get a per-IP limit on every request.
+  bool anon_ip_limited = false;
+};
+
+using Handler = std::function<Response(Request&)>;
+
+struct Route {
+  std::string method;
+  std::string pattern;
+  Handler handler;
+  RouteOptions options;
+  Tier tier() const;
+};
+
+struct RouteMatch {
+  const Route* route = nullptr;        // set on a match
+  std::map<std::string, std::string> params;
+  bool path_known = false;             // some route has this path under another method (-> 405)
+  std::vector<std::string> allowed;    // methods allowed on this path
+};
+
+class Router {
+ public:
+  void add(std::string method, std::string pattern, Handler handler, RouteOptions options = {});
+  RouteMatch match(std::string_view method, std::string_view path) const;
+  const std::vector<std::unique_ptr<Route>>& routes() const { return routes_; }
+
+ private:
+  std::vector<std::unique_ptr<Route>> routes_;
+};
+
+}  // namespace imago::http

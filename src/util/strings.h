@@ -1,0 +1,23 @@
+// Small string helpers with no better home.
+#pragma once
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace imago {
+
+std::string to_lower(std::string_view s);
+bool iequals(std::string_view a, std::string_view b);
+std::string_view trim(std::string_view s);
+std::vector<std::string_view> split(std::string_view s, char sep);
+std::optional<int64_t> parse_int(std::string_view s);
+std::optional<double> parse_double(std::string_view s);
+// RFC 3339 UTC timestamp ("2026-11-21T19:40:00Z") for a Unix time in seconds.
+std::string format_rfc3339(int64_t unix_seconds);
+// Percent-decoding for URL paths and query strings ('+' as space only when form is true).
+std::optional<std::string> url_decode(std::string_view s, bool form);
+bool is_valid_utf8(std::string_view s);
+
+}  // namespace imago

@@ -1,0 +1,97 @@
+#include <gtest/gtest.h>
+
+#include "util/base64.h"
+#include "util/clock.h"
+#include "util/crypto.h"
+#include "util/json.h"
+#include "util/random.h"
+#include "util/strings.h"
+
+namespace imago {
+
+TEST(Base64, RoundTripsEveryLength) {
+  std::string data;
+  for (int i = 0; i < 64; ++i) {
+    auto enc = base64_encode(data);
+    auto dec = base64_decode(enc);
+    ASSERT_TRUE(dec.has_value()) << i;
+    EXPECT_EQ(*dec, data);
+    auto url = base64_decode(base64url_encode(data));
+    ASSERT_TRUE(url.has_value());
+    EXPECT_EQ(*url, data);
+    data.push_back(static_cast<char>(i * 37));
+  }
+}
+
+TEST(Base64, RejectsGarbage) {
+  EXPECT_FALSE(base64_decode("abc$").has_value());
+  EXPECT_FALSE(base64_decode("a").has_value());
+  EXPECT_FALSE(base64_decode("ab=c").has_value());
+}
+
+TEST(Crypto, Sha256KnownVector) {
+  EXPECT_EQ(sha256_hex("abc"), "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+}
+
+TEST(Crypto, HmacKnownVector) {
+  // RFC 4231 test case 2.
+  EXPECT_EQ(to_hex(hmac_sha256("Jefe", "what do ya want for nothing?")),
+            "5bdcc146bf60754e6a042426089575c75a003f089d2739839dec58b964ec3843");
+}
+
+TEST(Crypto, ConstantTimeEqual) {
+  EXPECT_TRUE(constant_time_equal("abc", "abc"));
+  EXPECT_FALSE(constant_time_equal("abc", "abd"));
+  EXPECT_FALSE(constant_time_equal("abc", "abcd"));
+}
+
+TEST(Random, IdsAreDistinctAndWellFormed) {
+  auto a = random_uuid(), b = random_uuid();
+  EXPECT_NE(a, b);
+  EXPECT_TRUE(is_uuid(a));
+  EXPECT_EQ(a[14], '4');
+  EXPECT_FALSE(is_uuid("not-a-uuid"));
+  EXPECT_EQ(random_base62(30).size(), 30u);
+  EXPECT_EQ(new_id("key").substr(0, 4), "key_");
+}
+
+TEST(Strings, UrlDecode) {
+  EXPECT_EQ(url_decode("a%20b+c", true).value(), "a b c");
+  EXPECT_EQ(url_decode("a+c", false).value(), "a+c");
+  EXPECT_FALSE(url_decode("%2", false).has_value());
+  EXPECT_FALSE(url_decode("%zz", false).has_value());
+}
+
+TEST(Strings, Utf8) {
+  EXPECT_TRUE(is_valid_utf8("h\xc3\xa9llo"));
+  EXPECT_FALSE(is_valid_utf8("\xc3"));
+  EXPECT_FALSE(is_valid_utf8("\xff"));
+}
+
+TEST(Strings, Rfc3339) { EXPECT_EQ(format_rfc3339(0), "1970-01-01T00:00:00Z"); }
+
+TEST(Json, TypedGettersNameTheField) {
+  auto o = parse_json_object(R"({"a":"x","n":1.5,"i":3,"b":true,"z":null})").value();
+  EXPECT_EQ(*get_string(o, "a").value(), "x");
+  EXPECT_FALSE(get_string(o, "missing").value().has_value());
+  EXPECT_FALSE(get_string(o, "z").value().has_value());
+  auto bad = get_string(o, "n");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("'n'"), std::string::npos);
+  EXPECT_DOUBLE_EQ(*get_number(o, "n").value(), 1.5);
+  EXPECT_EQ(*get_integer(o, "i").value(), 3);
+  EXPECT_FALSE(get_integer(o, "n").ok());
+  EXPECT_TRUE(*get_bool(o, "b").value());
+  EXPECT_FALSE(parse_json_object("[1]").ok());
+  EXPECT_FALSE(parse_json_object("{").ok());
+  EXPECT_TRUE(parse_json_object("  ", true).ok());
+}
+
+TEST(ManualClock, MovesOnlyWhenTold) {
+  ManualClock c(1000);
+  EXPECT_EQ(c.now_us(), 1000);
+  c.advance_seconds(1.5);
+  EXPECT_EQ(c.now_us(), 1501000);
+}
+
+}  // namespace imago

@@ -1,0 +1,85 @@
+// Black-box test support: starts the real `imagod serve` on an ephemeral port with a temporary
+// data directory, and talks to it over real HTTP (libcurl).
+#pragma once
+#include <boost/json.hpp>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace imago::testing {
+
+struct HttpResponse {
+  long status = 0;
+  std::map<std::string, std::string> headers;  // lower-case names
+  std::string body;
+  boost::json::value json() const;  // parses body; null when it is not JSON
+  std::string header(const std::string& lower_name) const;
+};
+
+struct HttpRequestOptions {
+  std::map<std::string, std::string> headers;
+  std::string content_type = "application/json";
+  long timeout_ms = 30000;
+};
+
+// A minimal synchronous HTTP/1.1 client.
+HttpResponse http_request(const std::string& method, const std::string& url, const std::string& body = "",
+                          const HttpRequestOptions& opts = {});
+
+struct TestAccount {
+  std::string account_id;
+  std::string api_secret;
+};
+
+class TestServer {
+ public:
+  // Extra flags for `imagod serve` and extra environment variables.
+  explicit TestServer(std::vector<std::string> extra_args = {},
+                      std::map<std::string, std::string> env = {});
+  // Reuses an existing data directory (restart tests).
+  TestServer(const std::string& data_dir, std::vector<std::string> extra_args,
+             std::map<std::string, std::string> env);
+  ~TestServer();
+  TestServer(const TestServer&) = delete;
+  TestServer& operator=(const TestServer&) = delete;
+
+  const std::string& url() const { return url_; }          // "http://127.0.0.1:PORT"
+  int port() const { return port_; }
+  const std::string& data_dir() const { return data_dir_; }
+  const std::string& admin_token() const { return admin_token_; }
+  int pid() const { return pid_; }
+
+  // Convenience calls. `secret` goes in the api-secret header when not empty.
+  HttpResponse get(const std::string& path, const std::string& secret = "") const;
+  HttpResponse post(const std::string& path, const std::string& body, const std::string& secret = "") const;
+  HttpResponse put(const std::string& path, const std::string& body, const std::string& secret = "") const;
+  HttpResponse del(const std::string& path, const std::string& secret = "") const;
+  HttpResponse request(const std::string& method, const std::string& path, const std::string& body,
+                       const std::string& secret, HttpRequestOptions opts = {}) const;
+  HttpResponse admin(const std::string& method, const std::string& path, const std::string& body = "") const;
+
+  // Creates an account through the admin API.
+  TestAccount create_account(const std::string& plan = "free", long long credits = 1000,
+                             const std::string& name = "test");
+
+  void stop(int signal = 15);  // SIGTERM by default; waits for exit
+  void kill9();                // SIGKILL, no cleanup (crash tests)
+  int wait_exit();             // exit status after stop()
+
+ private:
+  void start(std::vector<std::string> extra_args, std::map<std::string, std::string> env);
+  std::string data_dir_;
+  bool own_dir_ = false;
+  std::string url_;
+  std::string admin_token_;
+  int port_ = 0;
+  int pid_ = -1;
+  int exit_status_ = -1;
+};
+
+// Path of the built imagod binary.
+std::string imagod_path();
+// A fresh temporary directory, removed by the caller (or TestServer) when done.
+std::string make_temp_dir();
+
+}  // namespace imago::testing
