@@ -1,0 +1,22 @@
+// Structured logging: one JSON object per line on stdout, e.g.
+//   {"ts":"2026-11-21T19:40:00.123Z","level":"info","event":"request","route":"GET /v1/me",...}
+// Never pass a secret in `fields`.
+#pragma once
+#include <boost/json/object.hpp>
+#include <string_view>
+
+namespace imago::log {
+
+enum class Level { kDebug = 0, kInfo, kWarn, kError };
+
+void set_level(Level l);
+bool parse_level(std::string_view s, Level* out);
+bool enabled(Level l);
+void write(Level l, std::string_view event, boost::json::object fields = {});
+
+inline void debug(std::string_view e, boost::json::object f = {}) { write(Level::kDebug, e, std::move(f)); }
+inline void info(std::string_view e, boost::json::object f = {}) { write(Level::kInfo, e, std::move(f)); }
+inline void warn(std::string_view e, boost::json::object f = {}) { write(Level::kWarn, e, std::move(f)); }
+inline void error(std::string_view e, boost::json::object f = {}) { write(Level::kError, e, std::move(f)); }
+
+}  // namespace imago::log
