@@ -1,0 +1,34 @@
+// The model builder: turns an image, a video and/or an audio sample (or nothing) into an .imx
+// avatar model (docs/avatar.md, docs/imx-format.md). Used by the agent generation job and by
+// `imagod imx build`. OpenCV and libav stay inside builder .cpp files.
+#pragma once
+#include <functional>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "util/status.h"
+
+namespace imago::avatar {
+
+struct BuildInput {
+  std::string agent_id;
+  std::string name;
+  std::string model_type = "essence";  // or "expression"
+  std::string aspect_ratio = "16:9";   // "16:9", "9:16" or "1:1"
+  // Raw file contents, already sniffed by the caller (JPEG/PNG/WebP; MP4/WebM/...; WAV/MP3/...).
+  std::optional<std::string> image_bytes, video_bytes, audio_bytes;
+  std::string voice = "";  // optional built-in preset (M1..M5, F1..F5); empty: match or default
+};
+
+// step: short machine name ("decode", "face", "frame", "voice", "package"); fraction 0..1 of the
+// whole build; message: human-readable progress text.
+using ProgressFn =
+    std::function<void(std::string_view step, double fraction, std::string_view message)>;
+
+// Returns the .imx file bytes. Expected failures (e.g. "No face found in the image", an
+// undecodable image) come back as Status::Invalid with a message fit for an agent's
+// error_message. `progress` may be empty.
+Result<std::string> build_imx(const BuildInput& input, const ProgressFn& progress);
+
+}  // namespace imago::avatar
