@@ -26,6 +26,7 @@ struct VoiceSettings {
   std::string language = "en";  // ISO-639-1
   double speed = 1.05;          // 0.7..2.0 on /v1/tts
   int total_steps = 8;          // quality vs speed, 1..100
+  int output_rate = 0;          // 0: native 22050 Hz; otherwise resampled (libsoxr) to this rate
 };
 
 struct PhonemeTiming {

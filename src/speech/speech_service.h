@@ -1,0 +1,112 @@
+// The speech service: the one entry point to text-to-speech for /v1/tts, /v1/audio/speech, the
+// avatar renderer (`imagod render --text`) and live sessions.
+//
+// espeak-ng keeps all of its state in globals, so exactly one synthesis runs inside it at a time
+// (per process). The service owns a bounded queue of requests and `workers` threads; a worker
+// holds the engine only while espeak produces one sentence, then releases it and does the
+// post-processing (time-stretch, filtering, resampling) outside the lock, so several requests
+// interleave sentence by sentence and the post-processing uses the other cores.
+// Callers never run synthesis on an HTTP I/O thread: they block on the queue from a handler
+// worker (or a stream producer) thread.
+#pragma once
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "speech/synthesis.h"
+#include "util/status.h"
+
+namespace imago {
+struct Config;
+}
+
+namespace imago::speech {
+
+// Error code for 503 when the synthesis queue is full (SPEC 7 leaves the 503 code open).
+inline constexpr const char* kBusyErrorCode = "TTS_BUSY";
+// Seconds suggested in Retry-After with a 503 TTS_BUSY.
+inline constexpr int kBusyRetryAfterS = 1;
+
+struct SpeechOptions {
+  int workers = 2;              // synthesis worker threads (>= 1)
+  int queue = 64;               // requests that may wait for a worker before kUnavailable
+  int max_chars = 20000;        // longest accepted text (characters, UTF-8 code points)
+  double max_audio_s = 600;     // longest audio one request may produce (after `speed`)
+  std::string scratch_dir;      // where generated espeak voice variants go; empty: a temp dir
+};
+SpeechOptions speech_options_from_config(const Config& cfg);
+
+// Engine-level limits (the HTTP routes may narrow them, e.g. /v1/tts speed 0.7..2.0).
+inline constexpr double kAxisMin = -0.5;  // accepted axis offsets; suggested range is +-0.3
+inline constexpr double kAxisMax = 0.5;
+inline constexpr double kSpeedMin = 0.25;
+inline constexpr double kSpeedMax = 4.0;
+inline constexpr int kStepsMin = 1;
+inline constexpr int kStepsMax = 100;
+
+// One of the languages verified to synthesize on this server.
+struct LanguageInfo {
+  std::string code;          // ISO-639-1, e.g. "en", "zh"
+  std::string espeak_voice;  // e.g. "en-us", "cmn"
+  std::string name;          // English name, e.g. "Chinese (Mandarin)"
+};
+
+// A tuning axis as shown by GET /v1/studio/axes.
+struct AxisInfo {
+  std::string name;  // gender, pitch, rate, brightness
+  std::string description;
+  double suggested_min = -0.3;
+  double suggested_max = 0.3;
+  // Where each built-in voice sits on this axis, computed from its definition.
+  std::vector<std::pair<std::string, double>> anchor_projections;
+};
+
+struct BuiltinVoiceInfo {
+  std::string id;           // M1..M5, F1..F5
+  std::string description;  // short human description
+};
+
+struct SpeechStats {
+  int workers = 0;
+  int queue_capacity = 0;
+  int queued = 0;   // waiting for a worker
+  int running = 0;  // being synthesized
+  int64_t rejected_busy = 0;
+};
+
+class SpeechService {
+ public:
+  virtual ~SpeechService() = default;
+
+  // Checks text and settings without synthesizing: empty/whitespace-only text, length, voice id,
+  // axes range, language, speed, total_steps, output rate. kInvalidArgument with a message.
+  virtual Status validate(const std::string& text, const VoiceSettings& settings) const = 0;
+
+  // Synthesizes the whole text. Errors: kInvalidArgument (bad input, or the audio would exceed
+  // max_audio_s), kUnavailable (queue full: respond 503 kBusyErrorCode), kInternal.
+  virtual Result<Audio> synthesize(const std::string& text, const VoiceSettings& settings) = 0;
+
+  // Synthesizes sentence by sentence and calls `on_sentence` on the calling thread with each
+  // sentence's audio as soon as it is ready (timings relative to that sentence's first sample),
+  // while the next sentence is being synthesized. Returning false from `on_sentence` cancels the
+  // rest. Queue-full is reported before any callback; a limit hit midway returns the error after
+  // the sentences already delivered.
+  virtual Status synthesize_stream(const std::string& text, const VoiceSettings& settings,
+                                   const std::function<bool(const Audio& sentence)>& on_sentence) = 0;
+
+  virtual std::vector<BuiltinVoiceInfo> builtin_voices() const = 0;
+  virtual bool is_builtin_voice(const std::string& id) const = 0;
+  // Languages that passed a synthesis check when the service started.
+  virtual std::vector<LanguageInfo> languages() const = 0;
+  virtual std::vector<AxisInfo> axes() const = 0;
+  virtual SpeechStats stats() const = 0;
+  virtual const SpeechOptions& options() const = 0;
+};
+
+// Initializes espeak-ng (once per process) and starts the workers. Fails when espeak-ng's data
+// cannot be loaded.
+Result<std::unique_ptr<SpeechService>> make_speech_service(const SpeechOptions& options);
+
+}  // namespace imago::speech
