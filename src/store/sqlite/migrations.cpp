@@ -1,0 +1,12 @@
+#include "store/sqlite/migrations.h"
+
+namespace imago::sqlite {
+
+std::vector<Migration> all_migrations() {
+  std::vector<Migration> out;
+  // Add one line per subsystem, in version-range order (see migrations.h).
+  for (auto& m : core_migrations()) out.push_back(m);
+  return out;
+}
+
+}  // namespace imago::sqlite
