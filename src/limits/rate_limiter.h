@@ -1,0 +1,48 @@
+// Rate limiting behind interfaces: the single-node server keeps buckets in process; a cluster
+// shares them in PostgreSQL (same arithmetic, token_bucket.h). Nothing else knows which.
+#pragma once
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "util/clock.h"
+
+namespace imago {
+
+struct RateDecision {
+  bool allowed = false;
+  int limit = 0;             // X-RateLimit-Limit
+  int remaining = 0;         // X-RateLimit-Remaining (whole tokens)
+  int64_t reset_unix_s = 0;  // X-RateLimit-Reset: when the bucket is full again
+  int retry_after_s = 0;     // Retry-After on denial: whole seconds, at least 1
+};
+
+// Token buckets keyed by an opaque string ("acct:<id>:read").
+class RateLimiter {
+ public:
+  virtual ~RateLimiter() = default;
+  // Takes one token from a bucket of capacity `per_minute` refilling at per_minute/60 per second.
+  virtual RateDecision take(const std::string& key, int per_minute) = 0;
+};
+
+struct WindowDecision {
+  bool blocked = false;
+  int count = 0;
+  int retry_after_s = 0;  // until the window clears, when blocked
+};
+
+// Fixed windows that open at the first event and clear `window_s` later: the failed-auth throttle
+// ("N failures per minute per IP; then 429 until the window clears") and per-IP request caps.
+class WindowCounter {
+ public:
+  virtual ~WindowCounter() = default;
+  // State without counting: blocked when `limit` events already happened in the open window.
+  virtual WindowDecision peek(const std::string& key, int limit, int window_s) = 0;
+  // Counts one event; blocked when this event exceeds `limit`.
+  virtual WindowDecision hit(const std::string& key, int limit, int window_s) = 0;
+};
+
+std::unique_ptr<RateLimiter> make_memory_rate_limiter(Clock& clock);
+std::unique_ptr<WindowCounter> make_memory_window_counter(Clock& clock);
+
+}  // namespace imago
