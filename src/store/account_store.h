@@ -73,6 +73,7 @@ class AccountStore {
   struct KeyOwner {
     Account account;
     ApiKey key;
+    std::string stored_hash;  // compared in constant time by the authenticator
   };
   // The active key with this hash and its account, or kNotFound.
   virtual Result<KeyOwner> find_active_key(const std::string& hash_hex) = 0;

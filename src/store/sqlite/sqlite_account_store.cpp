@@ -242,7 +242,7 @@ class SqliteAccountStore final : public AccountStore {
     return db_.read([&](Conn& c) -> Result<KeyOwner> {
       auto s = c.prepare(
           "SELECT k.id, k.account_id, k.alias, k.prefix, k.last4, k.created_at, k.last_used_at, k.revoked_at, "
-          "a.id, a.name, a.plan, a.limit_generate, a.limit_write, a.limit_read, a.created_at "
+          "a.id, a.name, a.plan, a.limit_generate, a.limit_write, a.limit_read, a.created_at, k.secret_hash "
           "FROM api_keys k JOIN accounts a ON a.id = k.account_id "
           "WHERE k.secret_hash = ? AND k.revoked_at IS NULL");
       s.bind(1, hash_hex);
@@ -250,6 +250,7 @@ class SqliteAccountStore final : public AccountStore {
       KeyOwner o;
       o.key = read_key(s, 0);
       o.account = read_account(s, 8);
+      o.stored_hash = s.col_text(15);
       return o;
     });
   }
