@@ -26,6 +26,9 @@ struct RouteOptions {
   size_t body_limit = 1 << 20;  // bytes; larger bodies get 413
   // SPEC 8.3: anonymous self-authenticating endpoints get a per-IP limit on every request.
   bool anon_ip_limited = false;
+  // A present but invalid key still reaches the handler (with no principal) instead of a 401:
+  // POST /v1/validate answers {"valid": false}. It still counts as a failed authentication.
+  bool invalid_key_reaches_handler = false;
 };
 
 using Handler = std::function<Response(Request&)>;

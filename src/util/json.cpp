@@ -1,5 +1,6 @@
 #include "util/json.h"
 
+#include <charconv>
 #include <cmath>
 
 namespace imago {
@@ -75,6 +76,57 @@ Result<const json::object*> get_object(const json::object& o, std::string_view f
   return &it->value().as_object();
 }
 
-std::string json_to_string(const json::value& v) { return json::serialize(v); }
+namespace {
+
+void append_json(std::string& out, const json::value& v) {
+  switch (v.kind()) {
+    case json::kind::object: {
+      out.push_back('{');
+      bool first = true;
+      for (const auto& kv : v.get_object()) {
+        if (!first) out.push_back(',');
+        first = false;
+        out += json::serialize(json::string_view(kv.key()));
+        out.push_back(':');
+        append_json(out, kv.value());
+      }
+      out.push_back('}');
+      break;
+    }
+    case json::kind::array: {
+      out.push_back('[');
+      bool first = true;
+      for (const auto& e : v.get_array()) {
+        if (!first) out.push_back(',');
+        first = false;
+        append_json(out, e);
+      }
+      out.push_back(']');
+      break;
+    }
+    case json::kind::double_: {
+      double d = v.get_double();
+      if (!std::isfinite(d)) {
+        out += "null";  // JSON has no NaN/Infinity
+        break;
+      }
+      char buf[64];
+      auto res = std::to_chars(buf, buf + sizeof buf, d);
+      out.append(buf, res.ptr);
+      break;
+    }
+    default:
+      out += json::serialize(v);
+  }
+}
+
+}  // namespace
+
+std::string json_to_string(const json::value& v) {
+  std::string out;
+  out.reserve(256);
+  append_json(out, v);
+  return out;
+}
 
 }  // namespace imago

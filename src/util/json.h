@@ -23,6 +23,9 @@ Result<std::optional<int64_t>> get_integer(const json::object& o, std::string_vi
 Result<std::optional<bool>> get_bool(const json::object& o, std::string_view field);
 Result<const json::object*> get_object(const json::object& o, std::string_view field);
 
+// Serializes like boost::json::serialize, but writes doubles the way people expect ("0.5",
+// "166.66666666666666", whole numbers as "500.0" stays "500") using the shortest round-trip form,
+// instead of Boost's "5E-1". Every JSON response goes through this.
 std::string json_to_string(const json::value& v);
 
 }  // namespace imago

@@ -87,6 +87,12 @@ TEST(Json, TypedGettersNameTheField) {
   EXPECT_TRUE(parse_json_object("  ", true).ok());
 }
 
+TEST(Json, SerializesNumbersPlainly) {
+  json::value v = {{"a", 0.5}, {"b", 500.0}, {"c", 1.0 / 3}, {"d", 7}, {"s", "q\"x"}, {"l", json::array{1, 2.25}}};
+  EXPECT_EQ(json_to_string(v), R"({"a":0.5,"b":500,"c":0.3333333333333333,"d":7,"s":"q\"x","l":[1,2.25]})");
+  EXPECT_DOUBLE_EQ(json::parse(json_to_string(v)).at("c").as_double(), 1.0 / 3);
+}
+
 TEST(ManualClock, MovesOnlyWhenTold) {
   ManualClock c(1000);
   EXPECT_EQ(c.now_us(), 1000);

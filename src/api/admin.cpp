@@ -1,0 +1,230 @@
+// Operator administration (Authorization: Bearer <admin token>): accounts, plans, credits, keys.
+#include "api/pagination.h"
+#include "api/requests.h"
+#include "api/routes.h"
+#include "api/views.h"
+#include "auth/provisioning.h"
+#include "store/ledger_store.h"
+#include "util/json.h"
+#include "util/random.h"
+
+namespace imago::api {
+
+namespace {
+
+constexpr int64_t kMaxCreditsPerOperation = 1'000'000'000;
+
+http::Response account_response(Services& s, const std::string& id) {
+  auto a = s.accounts->get_account(id);
+  if (!a.ok()) return http::Response::from_status(a.status());
+  auto bal = s.ledger->balance(id);
+  if (!bal.ok()) return http::Response::from_status(bal.status());
+  auto keys = s.accounts->list_keys(id);
+  if (!keys.ok()) return http::Response::from_status(keys.status());
+  boost::json::array key_arr;
+  for (const auto& k : *keys) key_arr.push_back(key_json(k));
+  return http::Response::json(200, {{"success", true},
+                                    {"data",
+                                     {{"id", a->id},
+                                      {"name", a->name},
+                                      {"plan", plan_name(a->plan)},
+                                      {"limits", limits_json(a->limits())},
+                                      {"custom_limits", a->custom_limits.has_value()},
+                                      {"balance", bal->total()},
+                                      {"plan_credits", bal->plan_credits},
+                                      {"topup_credits", bal->topup_credits},
+                                      {"created_at", time_json(a->created_at)},
+                                      {"keys", std::move(key_arr)}}}});
+}
+
+Result<std::string> required_name(const json::object& body) {
+  auto name = get_string(body, "name");
+  if (!name.ok()) return name.status();
+  if (!name->has_value() || (*name)->empty()) return Status::Invalid("Field 'name' is required");
+  if ((*name)->size() > 200) return Status::Invalid("Field 'name' must be at most 200 characters");
+  return **name;
+}
+
+Result<Plan> plan_field(const json::object& body, std::optional<Plan> fallback) {
+  auto plan = get_string(body, "plan");
+  if (!plan.ok()) return plan.status();
+  if (!plan->has_value()) {
+    if (fallback) return *fallback;
+    return Status::Invalid("Field 'plan' is required");
+  }
+  auto p = parse_plan(**plan);
+  if (!p) return Status::Invalid("Field 'plan' must be one of free, creator, pro, business, enterprise");
+  return *p;
+}
+
+Result<std::optional<PlanLimits>> limits_field(const json::object& body, Plan plan) {
+  auto obj = get_object(body, "limits");
+  if (!obj.ok()) return obj.status();
+  if (*obj == nullptr) return std::optional<PlanLimits>();
+  if (plan != Plan::kEnterprise) return Status::Invalid("Field 'limits' is only allowed with the enterprise plan");
+  PlanLimits l = default_limits(Plan::kEnterprise);
+  for (const auto& [name, slot] : {std::pair<const char*, int*>{"generate", &l.generate_per_min},
+                                   {"write", &l.write_per_min},
+                                   {"read", &l.read_per_min}}) {
+    auto v = get_integer(**obj, name);
+    if (!v.ok()) return Status::Invalid("Field 'limits." + std::string(name) + "' must be an integer");
+    if (v->has_value()) {
+      if (**v < 1 || **v > 10'000'000) {
+        return Status::Invalid("Field 'limits." + std::string(name) + "' must be from 1 to 10000000");
+      }
+      *slot = static_cast<int>(**v);
+    }
+  }
+  for (const auto& kv : **obj) {
+    if (kv.key() != "generate" && kv.key() != "write" && kv.key() != "read") {
+      return Status::Invalid("Unknown field 'limits." + std::string(kv.key()) + "'");
+    }
+  }
+  return std::optional<PlanLimits>(l);
+}
+
+}  // namespace
+
+void register_admin_routes(http::Router& router, Services& s) {
+  const http::RouteOptions admin{.auth = http::AuthMode::kAdmin, .tier = Tier::kExempt, .body_limit = 64 * 1024};
+
+  router.add(
+      "POST", "/admin/v1/accounts",
+      [&s](http::Request& req) {
+        auto body = parse_json_object(req.body);
+        if (!body.ok()) return http::Response::from_status(body.status());
+        auto name = required_name(*body);
+        if (!name.ok()) return http::Response::from_status(name.status());
+        auto plan = plan_field(*body, Plan::kFree);
+        if (!plan.ok()) return http::Response::from_status(plan.status());
+        auto credits = get_integer(*body, "credits");
+        if (!credits.ok()) return http::Response::from_status(credits.status());
+        int64_t initial = credits->value_or(0);
+        if (initial < 0 || initial > kMaxCreditsPerOperation) {
+          return http::Response::error(400, "VALIDATION_ERROR", "Field 'credits' must be from 0 to 1000000000");
+        }
+        auto limits = limits_field(*body, *plan);
+        if (!limits.ok()) return http::Response::from_status(limits.status());
+        auto created = create_account_with_key(*s.accounts, *name, *plan, initial);
+        if (!created.ok()) return http::Response::from_status(created.status());
+        if (*limits) {
+          Status st = s.accounts->set_plan(created->account.id, *plan, *limits);
+          if (!st.ok()) return http::Response::from_status(st);
+        }
+        return http::Response::json(201, {{"success", true},
+                                          {"account_id", created->account.id},
+                                          {"api_secret", created->first_key.secret},
+                                          {"key_id", created->first_key.key.id},
+                                          {"name", created->account.name},
+                                          {"plan", plan_name(created->account.plan)},
+                                          {"balance", initial}});
+      },
+      admin);
+
+  router.add(
+      "GET", "/admin/v1/accounts",
+      [&s](http::Request& req) {
+        auto page = parse_page_params(req);
+        if (!page.ok()) return http::Response::from_status(page.status());
+        auto accounts = s.accounts->list_accounts(page->limit, page->offset);
+        if (!accounts.ok()) return http::Response::from_status(accounts.status());
+        boost::json::array data;
+        for (const auto& a : accounts->accounts) {
+          data.push_back({{"id", a.id},
+                          {"name", a.name},
+                          {"plan", plan_name(a.plan)},
+                          {"limits", limits_json(a.limits())},
+                          {"created_at", time_json(a.created_at)}});
+        }
+        return http::Response::json(200,
+                                    {{"data", std::move(data)}, {"pagination", pagination_json(*page, accounts->total)}});
+      },
+      admin);
+
+  router.add(
+      "GET", "/admin/v1/accounts/{id}", [&s](http::Request& req) { return account_response(s, req.param("id")); },
+      admin);
+
+  router.add(
+      "PUT", "/admin/v1/accounts/{id}/plan",
+      [&s](http::Request& req) {
+        auto body = parse_json_object(req.body);
+        if (!body.ok()) return http::Response::from_status(body.status());
+        auto plan = plan_field(*body, std::nullopt);
+        if (!plan.ok()) return http::Response::from_status(plan.status());
+        auto limits = limits_field(*body, *plan);
+        if (!limits.ok()) return http::Response::from_status(limits.status());
+        Status st = s.accounts->set_plan(req.param("id"), *plan, *limits);
+        if (!st.ok()) return http::Response::from_status(st);
+        return account_response(s, req.param("id"));
+      },
+      admin);
+
+  router.add(
+      "POST", "/admin/v1/accounts/{id}/credits",
+      [&s](http::Request& req) {
+        auto body = parse_json_object(req.body);
+        if (!body.ok()) return http::Response::from_status(body.status());
+        auto amount = get_integer(*body, "amount");
+        if (!amount.ok()) return http::Response::from_status(amount.status());
+        if (!amount->has_value()) return http::Response::error(400, "VALIDATION_ERROR", "Field 'amount' is required");
+        if (**amount <= 0 || **amount > kMaxCreditsPerOperation) {
+          return http::Response::error(400, "VALIDATION_ERROR",
+                                       "Field 'amount' must be a positive integer (at most 1000000000); "
+                                       "credits are never taken away by a top-up");
+        }
+        auto reason = get_string(*body, "reason");
+        if (!reason.ok()) return http::Response::from_status(reason.status());
+        LedgerOp op;
+        op.account_id = req.param("id");
+        op.kind = LedgerKind::kTopup;
+        op.amount = **amount;
+        op.reason = reason->value_or("top-up");
+        // Idempotency-Key (Stripe convention) makes a retried top-up safe.
+        auto idem = req.headers.get("Idempotency-Key");
+        op.operation_key = idem && !idem->empty() && idem->size() <= 200 ? "admin-topup:" + std::string(*idem)
+                                                                          : "admin-topup:" + random_base62(24);
+        auto e = s.ledger->apply(op);
+        if (!e.ok()) return http::Response::from_status(e.status());
+        return http::Response::json(200, {{"success", true},
+                                          {"data", ledger_entry_json(*e)},
+                                          {"balance", e->balance_after}});
+      },
+      admin);
+
+  router.add(
+      "POST", "/admin/v1/accounts/{id}/keys",
+      [&s](http::Request& req) {
+        auto alias = parse_alias(req);
+        if (!alias.ok()) return http::Response::from_status(alias.status());
+        auto k = issue_key(*s.accounts, req.param("id"), *alias);
+        if (!k.ok()) return http::Response::from_status(k.status());
+        return http::Response::json(
+            201, {{"success", true}, {"key_id", k->key.id}, {"alias", k->key.alias}, {"api_secret", k->secret}});
+      },
+      admin);
+
+  router.add(
+      "DELETE", "/admin/v1/keys/{key_id}",
+      [&s](http::Request& req) {
+        Status st = s.accounts->revoke_key(std::nullopt, req.param("key_id"));
+        if (!st.ok()) return http::Response::from_status(st);
+        return http::Response::json(200, {{"success", true}, {"key_id", req.param("key_id")}, {"revoked", true}});
+      },
+      admin);
+
+  router.add(
+      "POST", "/admin/v1/keys/{key_id}/rotate",
+      [&s](http::Request& req) {
+        auto k = rotate_key(*s.accounts, std::nullopt, req.param("key_id"));
+        if (!k.ok()) return http::Response::from_status(k.status());
+        return http::Response::json(201, {{"success", true},
+                                          {"key_id", k->key.id},
+                                          {"alias", k->key.alias},
+                                          {"api_secret", k->secret},
+                                          {"replaces", req.param("key_id")}});
+      },
+      admin);
+}
+
+}  // namespace imago::api

@@ -1,0 +1,229 @@
+#include "http/pipeline.h"
+
+#include <chrono>
+
+#include "util/crypto.h"
+#include "util/log.h"
+#include "util/random.h"
+#include "util/strings.h"
+
+namespace imago::http {
+
+namespace {
+
+constexpr size_t kUnknownRouteBodyLimit = 64 * 1024;
+
+bool sane_request_id(std::string_view id) {
+  if (id.empty() || id.size() > 128) return false;
+  for (char c : id) {
+    bool ok = (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '-' || c == '_' ||
+              c == '.' || c == ':';
+    if (!ok) return false;
+  }
+  return true;
+}
+
+bool looks_like_ip(std::string_view s) {
+  if (s.empty() || s.size() > 45) return false;
+  for (char c : s) {
+    bool ok = (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F') || c == ':' || c == '.';
+    if (!ok) return false;
+  }
+  return true;
+}
+
+std::optional<std::string> bearer_token(const Request& req) {
+  auto h = req.headers.get("Authorization");
+  if (!h) return std::nullopt;
+  std::string_view v = trim(*h);
+  if (v.size() < 7 || !iequals(v.substr(0, 7), "bearer ")) return std::string();
+  return std::string(trim(v.substr(7)));
+}
+
+Response too_many(std::string message, int retry_after_s) {
+  Response r = Response::error(429, "RATE_LIMITED", std::move(message));
+  r.headers.set("Retry-After", std::to_string(retry_after_s));
+  return r;
+}
+
+}  // namespace
+
+Pipeline::Pipeline(const Router& router, Authenticator& auth, RateLimiter& limiter, WindowCounter& windows,
+                   Metrics& metrics, PipelineOptions options)
+    : router_(router),
+      auth_(auth),
+      limiter_(limiter),
+      windows_(windows),
+      metrics_(metrics),
+      options_(std::move(options)) {}
+
+size_t Pipeline::body_limit(std::string_view method, std::string_view path) const {
+  RouteMatch m = router_.match(method, path);
+  return m.route ? m.route->options.body_limit : kUnknownRouteBodyLimit;
+}
+
+std::string Pipeline::client_ip(const Request& req) const {
+  const std::string& peer = req.client_ip;
+  auto trusted = [&](std::string_view ip) {
+    for (const auto& p : options_.trusted_proxies) {
+      if (p == ip) return true;
+    }
+    return false;
+  };
+  if (!trusted(peer)) return peer;
+  auto xff = req.headers.get("X-Forwarded-For");
+  if (!xff) return peer;
+  // Walk right to left: the nearest hop not run by us is the client.
+  auto hops = split(*xff, ',');
+  for (auto it = hops.rbegin(); it != hops.rend(); ++it) {
+    std::string_view hop = trim(*it);
+    if (!looks_like_ip(hop)) return peer;
+    if (!trusted(hop)) return std::string(hop);
+  }
+  return peer;
+}
+
+Response Pipeline::throttled_or(Request& req, Response unauthorized) {
+  const std::string key = "authfail:" + req.client_ip;
+  auto state = windows_.peek(key, options_.failed_auth_per_minute, 60);
+  if (state.blocked) {
+    metrics_.count_auth_rejected("throttled");
+    return too_many("Too many failed authentication attempts from this address; retry after " +
+                        std::to_string(state.retry_after_s) + " seconds",
+                    state.retry_after_s);
+  }
+  windows_.hit(key, options_.failed_auth_per_minute, 60);
+  metrics_.count_auth_rejected(unauthorized.error_code == "MISSING_AUTH" ? "missing" : "invalid");
+  return unauthorized;
+}
+
+Response Pipeline::run(Request& req, const RouteMatch& m, std::string* route_name,
+                       std::optional<RateDecision>* rate) {
+  if (!m.route) {
+    if (m.path_known) {
+      *route_name = "method_not_allowed";
+      Response r = Response::error(405, "METHOD_NOT_ALLOWED", "Method " + req.method + " is not allowed on " + req.path);
+      std::string allow;
+      for (const auto& a : m.allowed) allow += (allow.empty() ? "" : ", ") + a;
+      r.headers.set("Allow", allow);
+      return r;
+    }
+    *route_name = "unmatched";
+    return Response::error(404, "NOT_FOUND", "No route for " + req.method + " " + req.path);
+  }
+  const Route& route = *m.route;
+  *route_name = route.method + " " + route.pattern;
+  req.params = m.params;
+
+  if (route.options.anon_ip_limited) {
+    auto w = windows_.hit("anon:" + req.client_ip, options_.anon_per_minute, 60);
+    if (w.blocked) {
+      metrics_.count_rate_limited("anonymous");
+      return too_many("Too many requests to this endpoint from this address; retry after " +
+                          std::to_string(w.retry_after_s) + " seconds",
+                      w.retry_after_s);
+    }
+  }
+
+  switch (route.options.auth) {
+    case AuthMode::kNone: break;
+    case AuthMode::kAdmin: {
+      auto token = bearer_token(req);
+      if (!token) return throttled_or(req, Response::error(401, "MISSING_AUTH", "Missing Authorization: Bearer header"));
+      if (options_.admin_token.empty() || !constant_time_equal(*token, options_.admin_token)) {
+        return throttled_or(req, Response::error(401, "UNAUTHORIZED", "Invalid admin token"));
+      }
+      break;
+    }
+    case AuthMode::kApiKey: {
+      std::optional<std::string> secret;
+      if (auto h = req.headers.get("api-secret")) secret = std::string(trim(*h));
+      if (!secret && route.options.accept_bearer) {
+        if (auto b = bearer_token(req); b && !b->empty()) secret = *b;
+      }
+      if (!secret) return throttled_or(req, Response::error(401, "MISSING_AUTH", "Missing api-secret header"));
+      auto p = auth_.authenticate(*secret);
+      if (p.ok()) {
+        req.principal = std::move(p).value();
+        break;
+      }
+      if (p.status().code() != Code::kUnauthenticated) {
+        log::error("auth_backend_error", {{"request_id", req.request_id}, {"error", p.status().message()}});
+        Response r = Response::error(503, "SERVICE_UNAVAILABLE", "Authentication is temporarily unavailable");
+        r.headers.set("Retry-After", "1");
+        return r;
+      }
+      Response unauthorized = Response::error(401, "UNAUTHORIZED", "Invalid api-secret");
+      if (!route.options.invalid_key_reaches_handler) return throttled_or(req, std::move(unauthorized));
+      Response gate = throttled_or(req, std::move(unauthorized));
+      if (gate.status == 429) return gate;
+      break;  // handler runs without a principal
+    }
+  }
+
+  if (req.principal && route.tier() != Tier::kExempt) {
+    const Principal& p = *req.principal;
+    const PlanLimits limits = p.custom_limits ? *p.custom_limits : default_limits(p.plan);
+    const Tier tier = route.tier();
+    const int per_minute = std::max(1, limits.for_tier(tier));
+    RateDecision d = limiter_.take("acct:" + p.account_id + ":" + std::string(tier_name(tier)), per_minute);
+    *rate = d;
+    if (!d.allowed) {
+      metrics_.count_rate_limited(std::string(tier_name(tier)));
+      return Response::error(429, "RATE_LIMITED",
+                             "Rate limit exceeded for the " + std::string(tier_name(tier)) + " tier (" +
+                                 std::to_string(per_minute) + " requests per minute); retry after " +
+                                 std::to_string(d.retry_after_s) + " seconds");
+    }
+  }
+  return route.handler(req);
+}
+
+Response Pipeline::dispatch(Request& req) {
+  const auto started = std::chrono::steady_clock::now();
+  if (auto incoming = req.headers.get("X-Request-Id"); incoming && sane_request_id(*incoming)) {
+    req.request_id = std::string(*incoming);
+  } else {
+    req.request_id = "req_" + random_base62(20);
+  }
+  req.client_ip = client_ip(req);
+
+  RouteMatch m = router_.match(req.method, req.path);
+  std::string route_name;
+  std::optional<RateDecision> rate;
+  Response resp;
+  try {
+    resp = run(req, m, &route_name, &rate);
+  } catch (const std::exception& e) {
+    log::error("handler_exception", {{"request_id", req.request_id}, {"route", route_name}, {"error", e.what()}});
+    resp = Response::error(500, "INTERNAL_ERROR", "Internal server error");
+  }
+
+  resp.headers.set("X-Request-Id", req.request_id);
+  if (rate) {
+    resp.headers.set("X-RateLimit-Limit", std::to_string(rate->limit));
+    resp.headers.set("X-RateLimit-Remaining", std::to_string(rate->remaining));
+    resp.headers.set("X-RateLimit-Reset", std::to_string(rate->reset_unix_s));
+    if (!rate->allowed) resp.headers.set("Retry-After", std::to_string(rate->retry_after_s));
+  }
+
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  metrics_.observe_request(route_name, resp.status, seconds);
+  if (log::enabled(log::Level::kInfo)) {
+    boost::json::object f;
+    f["request_id"] = req.request_id;
+    f["method"] = req.method;
+    f["route"] = route_name;
+    f["path"] = req.path;
+    f["status"] = resp.status;
+    f["latency_ms"] = static_cast<double>(static_cast<int64_t>(seconds * 1e5)) / 100.0;
+    f["ip"] = req.client_ip;
+    if (req.principal) f["account"] = req.principal->account_id;
+    if (!resp.error_code.empty()) f["error"] = resp.error_code;
+    if (resp.stream) f["streamed"] = true;
+    log::info("request", std::move(f));
+  }
+  return resp;
+}
+
+}  // namespace imago::http

@@ -1,0 +1,45 @@
+// The middleware between the socket and the handlers, in order:
+//   request id -> client IP -> route match (404/405) -> per-IP cap on anonymous endpoints ->
+//   authentication with the failed-auth throttle -> rate limit of the route's tier ->
+//   handler -> X-Request-Id / X-RateLimit-* headers -> metrics and one access-log line.
+#pragma once
+#include <string>
+#include <vector>
+
+#include "auth/authenticator.h"
+#include "http/metrics.h"
+#include "http/router.h"
+#include "http/server.h"
+#include "limits/rate_limiter.h"
+
+namespace imago::http {
+
+struct PipelineOptions {
+  std::string admin_token;
+  std::vector<std::string> trusted_proxies;
+  int failed_auth_per_minute = 30;  // SPEC 8.3
+  int anon_per_minute = 120;        // SPEC 8.3
+};
+
+class Pipeline final : public Dispatcher {
+ public:
+  Pipeline(const Router& router, Authenticator& auth, RateLimiter& limiter, WindowCounter& windows,
+           Metrics& metrics, PipelineOptions options);
+
+  size_t body_limit(std::string_view method, std::string_view path) const override;
+  Response dispatch(Request& req) override;
+
+ private:
+  std::string client_ip(const Request& req) const;
+  Response throttled_or(Request& req, Response unauthorized);
+  Response run(Request& req, const RouteMatch& m, std::string* route_name, std::optional<RateDecision>* rate);
+
+  const Router& router_;
+  Authenticator& auth_;
+  RateLimiter& limiter_;
+  WindowCounter& windows_;
+  Metrics& metrics_;
+  PipelineOptions options_;
+};
+
+}  // namespace imago::http

@@ -1,0 +1,192 @@
+#include "main/app.h"
+
+#include <sys/stat.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+
+#include "api/routes.h"
+#include "api/services.h"
+#include "auth/authenticator.h"
+#include "auth/provisioning.h"
+#include "http/metrics.h"
+#include "http/pipeline.h"
+#include "http/router.h"
+#include "http/server.h"
+#include "limits/rate_limiter.h"
+#include "store/stores.h"
+#include "util/log.h"
+#include "util/random.h"
+
+namespace imago {
+
+struct App::Parts {
+  Config config;
+  Clock* clock = &SystemClock::instance();
+  Stores stores;
+  std::unique_ptr<RateLimiter> limiter;
+  std::unique_ptr<WindowCounter> windows;
+  Metrics metrics;
+  std::unique_ptr<Authenticator> authenticator;
+  Services services;
+  http::Router router;
+  std::unique_ptr<http::Pipeline> pipeline;
+  std::unique_ptr<http::Server> server;
+  std::string admin_token;
+};
+
+Result<std::string> resolve_admin_token(const Config& config) {
+  if (!config.admin_token.empty()) return config.admin_token;
+  const std::string path = config.data_dir + "/admin.token";
+  std::ifstream in(path);
+  if (in) {
+    std::string token;
+    std::getline(in, token);
+    if (token.size() >= 16) return token;
+    return Status::Invalid(path + " is too short to be an admin token (need at least 16 characters)");
+  }
+  std::string token = "imago_admin_" + random_base62(43);
+  const std::string tmp = path + ".tmp";
+  FILE* f = std::fopen(tmp.c_str(), "w");
+  if (!f) return Status::Internal("cannot write " + tmp);
+  ::chmod(tmp.c_str(), 0600);
+  std::fputs((token + "\n").c_str(), f);
+  std::fclose(f);
+  if (std::rename(tmp.c_str(), path.c_str()) != 0) return Status::Internal("cannot create " + path);
+  return token;
+}
+
+Result<std::unique_ptr<App>> App::create(Config config) {
+  std::unique_ptr<App> app(new App());
+  app->p_ = std::make_unique<Parts>();
+  Parts& p = *app->p_;
+  p.config = std::move(config);
+
+  std::error_code ec;
+  std::filesystem::create_directories(p.config.data_dir, ec);
+  if (ec) return Status::Invalid("cannot create data directory " + p.config.data_dir + ": " + ec.message());
+  ::chmod(p.config.data_dir.c_str(), 0700);
+
+  auto token = resolve_admin_token(p.config);
+  if (!token.ok()) return token.status();
+  p.admin_token = *token;
+
+  auto stores = open_stores(p.config.database_url, *p.clock);
+  if (!stores.ok()) return stores.status();
+  p.stores = std::move(stores).value();
+
+  p.limiter = make_memory_rate_limiter(*p.clock);
+  p.windows = make_memory_window_counter(*p.clock);
+  p.authenticator = std::make_unique<Authenticator>(*p.stores.accounts, *p.clock);
+
+  Services& s = p.services;
+  s.config = &p.config;
+  s.clock = p.clock;
+  s.accounts = p.stores.accounts.get();
+  s.ledger = p.stores.ledger.get();
+  s.limiter = p.limiter.get();
+  s.metrics = &p.metrics;
+
+  // --- subsystems construct their services here (speech, jobs, webhooks, ...) ---
+
+  api::register_all_routes(p.router, s);
+
+  http::PipelineOptions po;
+  po.admin_token = p.admin_token;
+  po.trusted_proxies = p.config.trusted_proxies;
+  p.pipeline = std::make_unique<http::Pipeline>(p.router, *p.authenticator, *p.limiter, *p.windows, p.metrics, po);
+
+  http::ServerOptions so;
+  so.host = p.config.listen_host;
+  so.port = p.config.listen_port;
+  so.io_threads = p.config.io_threads;
+  so.worker_threads = p.config.worker_threads;
+  so.read_timeout_s = p.config.read_timeout_s;
+  so.write_timeout_s = p.config.write_timeout_s;
+  so.idle_timeout_s = p.config.idle_timeout_s;
+  so.header_limit = static_cast<size_t>(p.config.header_limit_bytes);
+  so.shutdown_grace_s = p.config.shutdown_grace_s;
+  p.server = std::make_unique<http::Server>(so, *p.pipeline);
+  return app;
+}
+
+App::~App() = default;
+
+namespace {
+
+// First start on an empty database: one account whose secret is printed once, so `make run`
+// ends with something a newcomer can paste.
+void bootstrap_first_account(AccountStore& accounts, const Config& config, const std::string& base_url) {
+  auto n = accounts.count_accounts();
+  if (!n.ok() || *n > 0) return;
+  auto created = create_account_with_key(accounts, "owner", Plan::kPro, 5000);
+  if (!created.ok()) {
+    log::error("bootstrap_failed", {{"error", created.status().message()}});
+    return;
+  }
+  log::info("bootstrap_account_created", {{"account", created->account.id}, {"plan", "pro"}, {"credits", 5000}});
+  std::cerr << "\n"
+            << "  Imago created its first account (\"owner\", plan pro, 5000 credits).\n"
+            << "  Its API secret is shown this once; keep it somewhere safe:\n\n"
+            << "    export IMAGO_API_SECRET=" << created->first_key.secret << "\n\n"
+            << "  Then try:\n\n"
+            << "    curl -s -X POST " << base_url << "/v1/validate -H \"api-secret: $IMAGO_API_SECRET\"\n"
+            << "    curl -s " << base_url << "/v1/me -H \"api-secret: $IMAGO_API_SECRET\"\n\n"
+            << "  Operator admin token: " << config.data_dir << "/admin.token\n\n"
+            << std::flush;
+}
+
+}  // namespace
+
+int App::run() {
+  Parts& p = *p_;
+  Status st = p.server->listen();
+  if (!st.ok()) {
+    log::error("listen_failed", {{"error", st.message()}});
+    return 1;
+  }
+  // With --listen HOST:0 the public URL follows the port actually bound.
+  if (p.config.listen_port == 0) {
+    p.config.listen_port = p.server->port();
+    if (p.config.public_url.ends_with(":0")) {
+      p.config.public_url = p.config.public_url.substr(0, p.config.public_url.size() - 1) +
+                            std::to_string(p.server->port());
+    }
+  }
+  if (p.config.bootstrap_account) bootstrap_first_account(*p.stores.accounts, p.config, p.config.public_url);
+  log::info("listening", {{"address", p.config.listen_host},
+                          {"port", p.server->port()},
+                          {"public_url", p.config.public_url},
+                          {"data_dir", p.config.data_dir},
+                          {"io_threads", p.config.io_threads}});
+  p.server->run();
+  log::info("stopped", {});
+  return 0;
+}
+
+int serve_main(int argc, char** argv) {
+  Config cfg;
+  bool help = false;
+  Status st = parse_config(argc, argv, cfg, &help);
+  if (help) {
+    std::cout << "Usage: imagod serve [options]\n\n" << config_help();
+    return 0;
+  }
+  if (!st.ok()) {
+    std::cerr << "imagod serve: " << st.message() << "\n";
+    return 2;
+  }
+  finalize_config(cfg);
+  log::Level level;
+  if (log::parse_level(cfg.log_level, &level)) log::set_level(level);
+  auto app = App::create(cfg);
+  if (!app.ok()) {
+    std::cerr << "imagod serve: " << app.status().message() << "\n";
+    return 1;
+  }
+  return (*app)->run();
+}
+
+}  // namespace imago

@@ -1,0 +1,30 @@
+// `imagod serve`: builds every service from the configuration, serves HTTP until SIGTERM/SIGINT,
+// then shuts down in order (stop accepting, finish requests, stop workers, close the database).
+#pragma once
+#include <memory>
+
+#include "config/config.h"
+#include "util/status.h"
+
+namespace imago {
+
+class App {
+ public:
+  static Result<std::unique_ptr<App>> create(Config config);
+  ~App();
+  // Serves until stopped; returns the process exit code.
+  int run();
+
+ private:
+  struct Parts;
+  App() = default;
+  std::unique_ptr<Parts> p_;
+};
+
+// Reads IMAGO_ADMIN_TOKEN's value from the config or <data_dir>/admin.token, creating the file
+// (mode 0600, 256 random bits) when neither exists.
+Result<std::string> resolve_admin_token(const Config& config);
+
+int serve_main(int argc, char** argv);
+
+}  // namespace imago

@@ -1,0 +1,40 @@
+#include "store/stores.h"
+
+#include "store/sqlite/db.h"
+#include "store/sqlite/migrations.h"
+#include "store/sqlite/sqlite_account_store.h"
+#include "store/sqlite/sqlite_ledger_store.h"
+
+namespace imago {
+
+Stores::Stores() = default;
+Stores::~Stores() {
+  // Stores hold references to the database: drop them first.
+  accounts.reset();
+  ledger.reset();
+}
+Stores::Stores(Stores&&) noexcept = default;
+Stores& Stores::operator=(Stores&&) noexcept = default;
+
+Result<Stores> open_stores(const std::string& database_url, Clock& clock) {
+  if (database_url.rfind("postgres://", 0) == 0 || database_url.rfind("postgresql://", 0) == 0) {
+    return Status::Invalid("PostgreSQL is not supported by this build yet; use sqlite:PATH");
+  }
+  if (database_url.rfind("sqlite:", 0) != 0) {
+    return Status::Invalid("database URL must start with sqlite: (got '" + database_url + "')");
+  }
+  const std::string path = database_url.substr(7);
+  auto db = sqlite::Db::open(path, 16);
+  if (!db.ok()) return db.status();
+  Status m = (*db)->migrate(sqlite::all_migrations());
+  if (!m.ok()) return Status::Internal("migrating " + path + ": " + m.message());
+
+  Stores s;
+  s.sqlite_db = std::move(db).value();
+  sqlite::Db& d = *s.sqlite_db;
+  s.accounts = sqlite::make_account_store(d, clock);
+  s.ledger = sqlite::make_ledger_store(d, clock);
+  return s;
+}
+
+}  // namespace imago

@@ -1,0 +1,33 @@
+// Opens the configured database and builds every store on it. The one place that knows which
+// backend is in use: "sqlite:PATH" today; "postgres://..." joins here for clusters.
+#pragma once
+#include <memory>
+#include <string>
+
+#include "store/account_store.h"
+#include "store/ledger_store.h"
+#include "util/clock.h"
+#include "util/status.h"
+
+namespace imago {
+
+namespace sqlite {
+class Db;
+}
+
+struct Stores {
+  Stores();
+  ~Stores();
+  Stores(Stores&&) noexcept;
+  Stores& operator=(Stores&&) noexcept;
+
+  std::unique_ptr<sqlite::Db> sqlite_db;  // set for the SQLite backend
+  std::unique_ptr<AccountStore> accounts;
+  std::unique_ptr<LedgerStore> ledger;
+  // Subsystems add their stores below (speech voices, agents, jobs, files, webhooks).
+};
+
+// Opens the database named by `database_url` and applies pending migrations.
+Result<Stores> open_stores(const std::string& database_url, Clock& clock);
+
+}  // namespace imago
