@@ -1,0 +1,243 @@
+#include "http/server.h"
+
+#include <boost/asio/post.hpp>
+#include <boost/url/parse.hpp>
+#include <csignal>
+#include <thread>
+
+#include "http/listener.h"
+#include "http/server_internal.h"
+#include "http/session.h"
+#include "util/log.h"
+#include "util/random.h"
+#include "util/strings.h"
+
+namespace imago::http {
+
+namespace detail {
+
+ServerContext::ServerContext(ServerOptions opts, Dispatcher& d)
+    : options(std::move(opts)),
+      dispatcher(d),
+      ioc(options.io_threads),
+      control(net::make_strand(ioc)),
+      grace_timer(control),
+      workers(static_cast<std::size_t>(options.worker_threads)) {}
+
+void ServerContext::add_session(Session* s, std::weak_ptr<Session> w) {
+  std::lock_guard lock(mu);
+  sessions.emplace(s, std::move(w));
+}
+
+void ServerContext::remove_session(Session* s) {
+  std::lock_guard lock(mu);
+  sessions.erase(s);
+  if (sessions.empty() && stopping.load()) net::post(control, [this] { finish_shutdown(); });
+}
+
+std::vector<std::shared_ptr<Session>> ServerContext::live_sessions() {
+  std::vector<std::shared_ptr<Session>> out;
+  std::lock_guard lock(mu);
+  out.reserve(sessions.size());
+  for (auto& [_, w] : sessions) {
+    if (auto s = w.lock()) out.push_back(std::move(s));
+  }
+  return out;
+}
+
+void ServerContext::finish_shutdown() {
+  // Nothing else keeps io_context::run() busy once the acceptor is closed and the connections
+  // are gone: cancelling these lets run() return.
+  finished = true;
+  grace_timer.cancel();
+  if (signals) {
+    boost::system::error_code ec;
+    signals->cancel(ec);
+  }
+}
+
+Response server_error(int status, const char* code, const char* message) {
+  Response r = Response::error(status, code, message);
+  r.headers.set("X-Request-Id", new_id("req"));
+  return r;
+}
+
+bool parse_target(std::string_view target, std::string& path, std::map<std::string, std::string>& query) {
+  if (target.empty()) return false;
+  std::string_view resource = target;
+  if (target[0] != '/') {
+    // absolute-form (RFC 9112 3.2.2) must be accepted; only its path and query matter here.
+    auto u = boost::urls::parse_absolute_uri(target);
+    if (!u || (u->scheme_id() != boost::urls::scheme::http && u->scheme_id() != boost::urls::scheme::https)) {
+      return false;
+    }
+    resource = u->encoded_target();
+    if (resource.empty()) resource = "/";
+    if (resource[0] != '/') return false;
+  }
+  // Decoding is deliberately lenient about characters RFC 3986 wants escaped ('|', '{', '"'...),
+  // which real clients send raw; only broken %-escapes and NUL bytes are refused.
+  std::string_view raw_path = resource, raw_query;
+  if (auto q = resource.find('?'); q != std::string_view::npos) {
+    raw_path = resource.substr(0, q);
+    raw_query = resource.substr(q + 1);
+  }
+  if (auto f = raw_query.find('#'); f != std::string_view::npos) raw_query = raw_query.substr(0, f);
+  if (auto f = raw_path.find('#'); f != std::string_view::npos) raw_path = raw_path.substr(0, f);
+  auto decoded = url_decode(raw_path, /*form=*/false);
+  if (!decoded || decoded->find('\0') != std::string::npos) return false;
+  path = std::move(*decoded);
+  query.clear();
+  if (raw_query.empty()) return true;
+  for (std::string_view part : split(raw_query, '&')) {
+    if (part.empty()) continue;
+    std::string_view k = part, v;
+    if (auto eq = part.find('='); eq != std::string_view::npos) {
+      k = part.substr(0, eq);
+      v = part.substr(eq + 1);
+    }
+    auto dk = url_decode(k, /*form=*/true);
+    auto dv = url_decode(v, /*form=*/true);
+    if (!dk || !dv) return false;
+    query[std::move(*dk)] = std::move(*dv);  // last one wins
+  }
+  return true;
+}
+
+std::string format_ip(const net::ip::address& a) {
+  if (a.is_v6() && a.to_v6().is_v4_mapped()) {
+    return net::ip::make_address_v4(net::ip::v4_mapped, a.to_v6()).to_string();
+  }
+  return a.to_string();
+}
+
+}  // namespace detail
+
+using detail::ServerContext;
+namespace net = boost::asio;
+
+struct Server::Impl {
+  std::unique_ptr<ServerContext> ctx;
+  std::shared_ptr<detail::Listener> listener;
+  std::atomic<bool> stop_requested{false};
+
+  void do_stop();  // runs on ctx->control
+  void force_close_all();
+  void wait_signal();
+  void run_io();
+};
+
+namespace {
+ServerOptions normalized(ServerOptions o) {
+  if (o.io_threads <= 0) o.io_threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  if (o.worker_threads <= 0) o.worker_threads = 1;
+  if (o.read_timeout_s <= 0) o.read_timeout_s = 30;
+  if (o.write_timeout_s <= 0) o.write_timeout_s = 60;
+  if (o.idle_timeout_s <= 0) o.idle_timeout_s = 60;
+  if (o.shutdown_grace_s < 0) o.shutdown_grace_s = 0;
+  if (o.header_limit < 256) o.header_limit = 256;
+  return o;
+}
+}  // namespace
+
+Server::Server(ServerOptions options, Dispatcher& dispatcher) : impl_(std::make_unique<Impl>()) {
+  impl_->ctx = std::make_unique<ServerContext>(normalized(std::move(options)), dispatcher);
+}
+
+Server::~Server() {
+  // Normally run() has returned. If it never ran, drop the queued work: the worker pool is
+  // joined first, then the listener and the io_context (which destroys any pending session).
+  impl_->ctx->workers.stop();
+  impl_->ctx->workers.join();
+  impl_->listener.reset();
+  impl_->ctx.reset();
+}
+
+Status Server::listen() {
+  if (impl_->listener) return Status(Code::kConflict, "already listening");
+  auto l = std::make_shared<detail::Listener>(*impl_->ctx);
+  Status st = l->open(impl_->ctx->options.host, impl_->ctx->options.port);
+  if (!st.ok()) return st;
+  impl_->listener = std::move(l);
+  return Status::Ok();
+}
+
+int Server::port() const { return impl_->listener ? impl_->listener->port() : 0; }
+
+void Server::run() {
+  auto& ctx = *impl_->ctx;
+  if (!impl_->listener) {
+    Status st = listen();
+    if (!st.ok()) {
+      log::error("listen_failed", {{"error", st.message()}});
+      return;
+    }
+  }
+  impl_->listener->start();
+  if (ctx.options.handle_signals) {
+    ctx.signals.emplace(ctx.control, SIGINT, SIGTERM);
+    impl_->wait_signal();
+  }
+  std::vector<std::thread> threads;
+  for (int i = 1; i < ctx.options.io_threads; ++i) threads.emplace_back([this] { impl_->run_io(); });
+  impl_->run_io();
+  for (auto& t : threads) t.join();
+  // Every worker task holds a work guard on the io_context, so none is left at this point.
+  ctx.workers.join();
+}
+
+void Server::stop() {
+  if (impl_->stop_requested.exchange(true)) return;
+  net::post(impl_->ctx->control, [impl = impl_.get()] { impl->do_stop(); });
+}
+
+void Server::Impl::run_io() {
+  for (;;) {
+    try {
+      ctx->ioc.run();
+      return;
+    } catch (const std::exception& e) {
+      // A handler threw (allocation failure, a Beast invariant): keep serving the others.
+      log::error("io_handler_threw", {{"error", e.what()}});
+    }
+  }
+}
+
+void Server::Impl::wait_signal() {
+  ctx->signals->async_wait([this](boost::system::error_code ec, int signo) {
+    if (ec || ctx->finished) return;
+    log::info("signal_received", {{"signal", signo}});
+    if (!stop_requested.exchange(true)) {
+      do_stop();
+    } else {
+      force_close_all();  // a second signal: stop waiting for in-flight requests
+    }
+    if (!ctx->finished) wait_signal();
+  });
+}
+
+void Server::Impl::do_stop() {
+  if (ctx->stopping.exchange(true)) return;
+  log::info("shutdown_started", {{"grace_s", ctx->options.shutdown_grace_s}});
+  if (listener) listener->stop();
+  auto live = ctx->live_sessions();
+  for (auto& s : live) s->begin_shutdown();
+  live.clear();  // a Session destroyed here takes ctx->mu: release before locking below
+  std::lock_guard lock(ctx->mu);
+  if (ctx->sessions.empty()) {
+    ctx->finish_shutdown();
+    return;
+  }
+  ctx->grace_timer.expires_after(std::chrono::seconds(ctx->options.shutdown_grace_s));
+  ctx->grace_timer.async_wait([this](boost::system::error_code ec) {
+    if (ec || ctx->finished) return;
+    log::warn("shutdown_grace_expired", {});
+    force_close_all();
+  });
+}
+
+void Server::Impl::force_close_all() {
+  for (auto& s : ctx->live_sessions()) s->force_close();
+}
+
+}  // namespace imago::http

@@ -1,0 +1,670 @@
+// In-process tests of http::Server over real loopback sockets, with a fake Dispatcher. The client
+// side uses Beast's synchronous parser so that framing is checked by an independent reader.
+#include "http/server.h"
+
+#include <gtest/gtest.h>
+#include <sys/socket.h>
+
+#include <atomic>
+#include <boost/asio/connect.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/read.hpp>
+#include <boost/asio/write.hpp>
+#include <boost/beast/core/flat_buffer.hpp>
+#include <boost/beast/http/parser.hpp>
+#include <boost/beast/http/read.hpp>
+#include <boost/beast/http/string_body.hpp>
+#include <boost/json/parse.hpp>
+#include <chrono>
+#include <condition_variable>
+#include <thread>
+
+namespace imago::http {
+namespace {
+
+namespace net = boost::asio;
+namespace bhttp = boost::beast::http;
+using net::ip::tcp;
+using Clock = std::chrono::steady_clock;
+
+int64_t ms_since(Clock::time_point t) {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - t).count();
+}
+
+class FakeDispatcher : public Dispatcher {
+ public:
+  size_t body_limit(std::string_view, std::string_view path) const override {
+    return path == "/small" ? 16 : 1 << 20;
+  }
+
+  Response dispatch(Request& req) override {
+    dispatch_thread_ids_mu.lock();
+    dispatch_threads.push_back(std::this_thread::get_id());
+    dispatch_thread_ids_mu.unlock();
+    if (req.path == "/throw") throw std::runtime_error("boom");
+    if (req.path == "/slow") {
+      int ms = std::stoi(std::string(req.query_param("ms").value_or("500")));
+      slow_started = true;
+      std::this_thread::sleep_for(std::chrono::milliseconds(ms));
+      return Response::bytes(200, "text/plain", "slow done");
+    }
+    if (req.path == "/stream") {
+      Response r = Response::bytes(200, "text/plain", "");
+      r.stream = [](ResponseStream& out) {
+        for (int i = 0; i < 3; ++i) {
+          if (!out.write("chunk" + std::to_string(i) + ";")) return;
+          std::this_thread::sleep_for(std::chrono::milliseconds(400));
+        }
+      };
+      return r;
+    }
+    if (req.path == "/endless") {
+      Response r = Response::bytes(200, "application/octet-stream", "");
+      r.stream = [this](ResponseStream& out) {
+        std::string block(16 * 1024, 'x');
+        for (int i = 0; i < 100000; ++i) {
+          if (!out.write(block)) {
+            std::lock_guard lock(mu);
+            endless_saw_false = true;
+            cv.notify_all();
+            return;
+          }
+        }
+      };
+      return r;
+    }
+    if (req.path == "/nocontent") return Response::bytes(204, "text/plain", "");
+    if (req.path == "/with-id") {
+      Response r = Response::bytes(200, "text/plain", "x");
+      r.headers.set("X-Request-Id", "req_fixed");
+      return r;
+    }
+    if (req.path == "/bad-header") {
+      Response r = Response::bytes(200, "text/plain", "ok");
+      r.headers.set("X-Evil", "a\r\nSet-Cookie: pwned=1");
+      return r;
+    }
+    boost::json::object o;
+    o["method"] = req.method;
+    o["target"] = req.target;
+    o["path"] = req.path;
+    boost::json::object q;
+    for (auto& [k, v] : req.query) q[k] = v;
+    o["query"] = q;
+    o["body"] = req.body;
+    o["client_ip"] = req.client_ip;
+    o["received_us"] = req.received_us;
+    o["x_test"] = std::string(req.headers.get("x-test").value_or(""));
+    o["header_count"] = req.headers.all().size();
+    return Response::json(200, o);
+  }
+
+  std::atomic<bool> slow_started{false};
+  std::mutex dispatch_thread_ids_mu;
+  std::vector<std::thread::id> dispatch_threads;
+  std::mutex mu;
+  std::condition_variable cv;
+  bool endless_saw_false = false;
+};
+
+class ServerTest : public ::testing::Test {
+ protected:
+  void start(ServerOptions o = {}) {
+    o.host = "127.0.0.1";
+    o.port = 0;
+    o.handle_signals = false;
+    if (o.io_threads == 1) o.io_threads = 2;
+    o.worker_threads = 4;
+    server_ = std::make_unique<Server>(o, dispatcher_);
+    ASSERT_TRUE(server_->listen().ok());
+    port_ = server_->port();
+    ASSERT_GT(port_, 0);
+    runner_ = std::thread([this] {
+      server_->run();
+      run_returned_ = true;
+    });
+  }
+  void TearDown() override {
+    if (server_) server_->stop();
+    if (runner_.joinable()) runner_.join();
+    server_.reset();
+  }
+
+  tcp::socket connect() {
+    tcp::socket s(client_ioc_);
+    s.connect(tcp::endpoint(net::ip::make_address("127.0.0.1"), static_cast<unsigned short>(port_)));
+    // A missing response must fail the test, not hang it.
+    timeval tv{5, 0};
+    setsockopt(s.native_handle(), SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+    return s;
+  }
+
+  static void send(tcp::socket& s, std::string_view data) { net::write(s, net::buffer(data.data(), data.size())); }
+
+  static bhttp::response<bhttp::string_body> read_response(tcp::socket& s, boost::beast::flat_buffer& buf,
+                                                           boost::system::error_code& ec, bool head = false) {
+    bhttp::response_parser<bhttp::string_body> p;
+    p.body_limit(64 << 20);
+    p.skip(head);
+    bhttp::read(s, buf, p, ec);
+    return p.release();
+  }
+
+  // Reads until EOF (or error); returns true when the peer closed the connection.
+  static bool closed_by_peer(tcp::socket& s, boost::beast::flat_buffer& buf) {
+    boost::system::error_code ec;
+    char tmp[4096];
+    for (;;) {
+      s.read_some(net::buffer(tmp), ec);
+      if (ec) return ec == net::error::eof || ec == net::error::connection_reset;
+    }
+    (void)buf;
+  }
+
+  static std::string get(std::string_view target, std::string_view extra = "") {
+    return "GET " + std::string(target) + " HTTP/1.1\r\nHost: t\r\n" + std::string(extra) + "\r\n";
+  }
+
+  static boost::json::value error_of(const bhttp::response<bhttp::string_body>& r) {
+    return boost::json::parse(r.body());
+  }
+
+  static void expect_envelope(const bhttp::response<bhttp::string_body>& r, int status, const char* code) {
+    EXPECT_EQ(r.result_int(), static_cast<unsigned>(status));
+    EXPECT_EQ(r[bhttp::field::content_type], "application/json");
+    EXPECT_FALSE(r["X-Request-Id"].empty());
+    auto v = boost::json::parse(r.body());
+    EXPECT_EQ(v.at("error").at("code").as_string(), code);
+    EXPECT_EQ(v.at("error").at("httpStatus").as_int64(), status);
+    EXPECT_EQ(v.at("status").as_string(), "error");
+    EXPECT_EQ(v.at("status_code").as_int64(), status);
+  }
+
+  FakeDispatcher dispatcher_;
+  std::unique_ptr<Server> server_;
+  std::thread runner_;
+  std::atomic<bool> run_returned_{false};
+  int port_ = 0;
+  net::io_context client_ioc_;
+};
+
+TEST_F(ServerTest, FillsRequestFields) {
+  start();
+  auto s = connect();
+  boost::beast::flat_buffer buf;
+  send(s, "post /echo/a%20b%2Fc?x=1&y=a+b&y=c%26d&flag HTTP/1.1\r\nHost: t\r\nX-Test: hello\r\n"
+          "Content-Length: 4\r\n\r\nabcd");
+  boost::system::error_code ec;
+  // Lower-case methods are not valid tokens for Beast's known verbs but are still tokens.
+  auto r = read_response(s, buf, ec);
+  ASSERT_FALSE(ec) << ec.message();
+  ASSERT_EQ(r.result_int(), 200u) << r.body();
+  auto v = boost::json::parse(r.body());
+  EXPECT_EQ(v.at("method").as_string(), "POST");
+  EXPECT_EQ(v.at("target").as_string(), "/echo/a%20b%2Fc?x=1&y=a+b&y=c%26d&flag");
+  EXPECT_EQ(v.at("path").as_string(), "/echo/a b/c");
+  EXPECT_EQ(v.at("query").at("x").as_string(), "1");
+  EXPECT_EQ(v.at("query").at("y").as_string(), "c&d");  // last one wins
+  EXPECT_EQ(v.at("query").at("flag").as_string(), "");
+  EXPECT_EQ(v.at("body").as_string(), "abcd");
+  EXPECT_EQ(v.at("client_ip").as_string(), "127.0.0.1");
+  EXPECT_EQ(v.at("x_test").as_string(), "hello");
+  EXPECT_GT(v.at("received_us").as_int64(), 1'600'000'000'000'000);
+  EXPECT_EQ(r[bhttp::field::content_length], std::to_string(r.body().size()));
+  EXPECT_FALSE(r["X-Request-Id"].empty());
+  EXPECT_TRUE(r[bhttp::field::server].empty());
+  EXPECT_TRUE(r[bhttp::field::date].empty());
+}
+
+TEST_F(ServerTest, FormDecodesQueryAndAcceptsAbsoluteForm) {
+  start();
+  auto s = connect();
+  boost::beast::flat_buffer buf;
+  send(s, get("http://example.com/echo?q=a+b%2Bc"));
+  boost::system::error_code ec;
+  auto r = read_response(s, buf, ec);
+  ASSERT_FALSE(ec);
+  auto v = boost::json::parse(r.body());
+  EXPECT_EQ(v.at("path").as_string(), "/echo");
+  EXPECT_EQ(v.at("query").at("q").as_string(), "a b+c");
+}
+
+TEST_F(ServerTest, DispatchRunsOnWorkerThreadsNotTheCaller) {
+  start();
+  auto s = connect();
+  boost::beast::flat_buffer buf;
+  send(s, get("/echo"));
+  boost::system::error_code ec;
+  read_response(s, buf, ec);
+  ASSERT_FALSE(ec);
+  std::lock_guard lock(dispatcher_.dispatch_thread_ids_mu);
+  ASSERT_EQ(dispatcher_.dispatch_threads.size(), 1u);
+  EXPECT_NE(dispatcher_.dispatch_threads[0], runner_.get_id());  // run() thread is an I/O thread
+}
+
+TEST_F(ServerTest, KeepAliveServesSeveralRequestsOnOneConnection) {
+  start();
+  auto s = connect();
+  boost::beast::flat_buffer buf;
+  for (int i = 0; i < 5; ++i) {
+    send(s, get("/echo?i=" + std::to_string(i)));
+    boost::system::error_code ec;
+    auto r = read_response(s, buf, ec);
+    ASSERT_FALSE(ec) << "request " << i << ": " << ec.message();
+    EXPECT_EQ(boost::json::parse(r.body()).at("query").at("i").as_string(), std::to_string(i));
+    EXPECT_TRUE(r.keep_alive());
+  }
+}
+
+TEST_F(ServerTest, PipelinedRequestsAnsweredInOrder) {
+  start();
+  auto s = connect();
+  boost::beast::flat_buffer buf;
+  // The first one is slow: a server answering out of order would send the others first.
+  send(s, get("/slow?ms=300") + get("/echo?n=2") + get("/echo?n=3"));
+  boost::system::error_code ec;
+  auto r1 = read_response(s, buf, ec);
+  ASSERT_FALSE(ec);
+  EXPECT_EQ(r1.body(), "slow done");
+  auto r2 = read_response(s, buf, ec);
+  ASSERT_FALSE(ec);
+  EXPECT_EQ(boost::json::parse(r2.body()).at("query").at("n").as_string(), "2");
+  auto r3 = read_response(s, buf, ec);
+  ASSERT_FALSE(ec);
+  EXPECT_EQ(boost::json::parse(r3.body()).at("query").at("n").as_string(), "3");
+}
+
+TEST_F(ServerTest, Http10WithoutKeepAliveIsClosed) {
+  start();
+  auto s = connect();
+  boost::beast::flat_buffer buf;
+  send(s, "GET /echo HTTP/1.0\r\n\r\n");
+  boost::system::error_code ec;
+  auto r = read_response(s, buf, ec);
+  ASSERT_FALSE(ec);
+  EXPECT_EQ(r.result_int(), 200u);
+  EXPECT_EQ(r.version(), 10u);
+  EXPECT_TRUE(closed_by_peer(s, buf));
+}
+
+TEST_F(ServerTest, ConnectionCloseRequestIsHonoured) {
+  start();
+  auto s = connect();
+  boost::beast::flat_buffer buf;
+  send(s, get("/echo", "Connection: close\r\n"));
+  boost::system::error_code ec;
+  auto r = read_response(s, buf, ec);
+  ASSERT_FALSE(ec);
+  EXPECT_EQ(r[bhttp::field::connection], "close");
+  EXPECT_TRUE(closed_by_peer(s, buf));
+}
+
+TEST_F(ServerTest, OversizedContentLengthIs413WithoutDispatch) {
+  start();
+  auto s = connect();
+  boost::beast::flat_buffer buf;
+  send(s, "POST /small HTTP/1.1\r\nHost: t\r\nContent-Length: 100\r\n\r\n" + std::string(100, 'a'));
+  boost::system::error_code ec;
+  auto r = read_response(s, buf, ec);
+  ASSERT_FALSE(ec) << ec.message();
+  expect_envelope(r, 413, "PAYLOAD_TOO_LARGE");
+  EXPECT_EQ(r[bhttp::field::connection], "close");
+  EXPECT_TRUE(closed_by_peer(s, buf));
+  std::lock_guard lock(dispatcher_.dispatch_thread_ids_mu);
+  EXPECT_TRUE(dispatcher_.dispatch_threads.empty());
+}
+
+TEST_F(ServerTest, BodyWithinLimitIsAccepted) {
+  start();
+  auto s = connect();
+  boost::beast::flat_buffer buf;
+  send(s, "POST /small HTTP/1.1\r\nHost: t\r\nContent-Length: 16\r\n\r\n" + std::string(16, 'a'));
+  boost::system::error_code ec;
+  auto r = read_response(s, buf, ec);
+  ASSERT_FALSE(ec);
+  EXPECT_EQ(r.result_int(), 200u);
+}
+
+TEST_F(ServerTest, OversizedChunkedBodyIs413) {
+  start();
+  auto s = connect();
+  boost::beast::flat_buffer buf;
+  send(s, "POST /small HTTP/1.1\r\nHost: t\r\nTransfer-Encoding: chunked\r\n\r\n"
+          "a\r\n0123456789\r\na\r\n0123456789\r\n0\r\n\r\n");
+  boost::system::error_code ec;
+  auto r = read_response(s, buf, ec);
+  ASSERT_FALSE(ec) << ec.message();
+  expect_envelope(r, 413, "PAYLOAD_TOO_LARGE");
+}
+
+TEST_F(ServerTest, ExpectContinueOverLimitGets413InsteadOf100) {
+  start();
+  auto s = connect();
+  boost::beast::flat_buffer buf;
+  send(s, "POST /small HTTP/1.1\r\nHost: t\r\nContent-Length: 5000000\r\nExpect: 100-continue\r\n\r\n");
+  boost::system::error_code ec;
+  auto r = read_response(s, buf, ec);
+  ASSERT_FALSE(ec);
+  expect_envelope(r, 413, "PAYLOAD_TOO_LARGE");
+}
+
+TEST_F(ServerTest, ExpectContinueWithinLimitGets100ThenResponse) {
+  start();
+  auto s = connect();
+  boost::beast::flat_buffer buf;
+  send(s, "POST /echo HTTP/1.1\r\nHost: t\r\nContent-Length: 3\r\nExpect: 100-continue\r\n\r\n");
+  boost::system::error_code ec;
+  auto interim = read_response(s, buf, ec);
+  ASSERT_FALSE(ec);
+  EXPECT_EQ(interim.result_int(), 100u);
+  send(s, "xyz");
+  auto r = read_response(s, buf, ec);
+  ASSERT_FALSE(ec);
+  EXPECT_EQ(boost::json::parse(r.body()).at("body").as_string(), "xyz");
+}
+
+TEST_F(ServerTest, HugeHeaderIs431) {
+  ServerOptions o;
+  o.header_limit = 8 * 1024;
+  start(o);
+  auto s = connect();
+  boost::beast::flat_buffer buf;
+  send(s, get("/echo", "X-Big: " + std::string(20 * 1024, 'b') + "\r\n"));
+  boost::system::error_code ec;
+  auto r = read_response(s, buf, ec);
+  ASSERT_FALSE(ec) << ec.message();
+  expect_envelope(r, 431, "HEADER_TOO_LARGE");
+}
+
+TEST_F(ServerTest, GarbageIs400) {
+  start();
+  const std::string inputs[] = {
+      "HELLO THERE\r\n\r\n",
+      "GET /echo HTTP/9.9\r\n\r\n",
+      "GET /echo HTTP/1.1\r\nBad Header\r\n\r\n",
+      "POST /echo HTTP/1.1\r\nContent-Length: 5\r\nContent-Length: 6\r\n\r\nabcde",
+      "POST /echo HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n",
+      "GET /a%zz HTTP/1.1\r\n\r\n",
+      "GET /a%00b HTTP/1.1\r\n\r\n",
+      "GET ftp://x/y HTTP/1.1\r\n\r\n",
+      std::string("\x16\x03\x01\x02\x00\x01\x00\x01\xfc\x03\x03", 11) + std::string(64, '\0') + "\r\n\r\n",
+  };
+  for (const auto& in : inputs) {
+    auto s = connect();
+    boost::beast::flat_buffer buf;
+    send(s, in);
+    boost::system::error_code ec;
+    auto r = read_response(s, buf, ec);
+    ASSERT_FALSE(ec) << ec.message() << " for " << in;
+    expect_envelope(r, 400, "BAD_REQUEST");
+    EXPECT_TRUE(closed_by_peer(s, buf));
+  }
+  // The server is still fine.
+  auto s = connect();
+  boost::beast::flat_buffer buf;
+  send(s, get("/echo"));
+  boost::system::error_code ec;
+  EXPECT_EQ(read_response(s, buf, ec).result_int(), 200u);
+}
+
+TEST_F(ServerTest, HandlerExceptionIs500Envelope) {
+  start();
+  auto s = connect();
+  boost::beast::flat_buffer buf;
+  send(s, get("/throw"));
+  boost::system::error_code ec;
+  auto r = read_response(s, buf, ec);
+  ASSERT_FALSE(ec);
+  expect_envelope(r, 500, "INTERNAL_ERROR");
+  EXPECT_EQ(error_of(r).at("error").at("message").as_string(), "Internal server error");
+}
+
+TEST_F(ServerTest, RequestIdFromHandlerIsKeptAndUnsafeHeadersDropped) {
+  start();
+  auto s = connect();
+  boost::beast::flat_buffer buf;
+  send(s, get("/with-id") + get("/bad-header"));
+  boost::system::error_code ec;
+  auto r = read_response(s, buf, ec);
+  ASSERT_FALSE(ec);
+  EXPECT_EQ(r["X-Request-Id"], "req_fixed");
+  auto r2 = read_response(s, buf, ec);
+  ASSERT_FALSE(ec);
+  EXPECT_EQ(r2.body(), "ok");
+  EXPECT_TRUE(r2["X-Evil"].empty());
+  EXPECT_TRUE(r2[bhttp::field::set_cookie].empty());
+}
+
+TEST_F(ServerTest, HeadSendsLengthButNoBody) {
+  start();
+  auto s = connect();
+  boost::beast::flat_buffer buf;
+  send(s, "HEAD /echo HTTP/1.1\r\nHost: t\r\n\r\n" + get("/echo?after=1"));
+  boost::system::error_code ec;
+  auto r = read_response(s, buf, ec, /*head=*/true);
+  ASSERT_FALSE(ec);
+  EXPECT_GT(std::stoi(std::string(r[bhttp::field::content_length])), 0);
+  // If a body had been sent, this would read it as a broken response.
+  auto r2 = read_response(s, buf, ec);
+  ASSERT_FALSE(ec) << ec.message();
+  EXPECT_EQ(boost::json::parse(r2.body()).at("query").at("after").as_string(), "1");
+}
+
+TEST_F(ServerTest, NoContentHasNoBodyOrLength) {
+  start();
+  auto s = connect();
+  boost::beast::flat_buffer buf;
+  send(s, get("/nocontent") + get("/echo"));
+  boost::system::error_code ec;
+  auto r = read_response(s, buf, ec);
+  ASSERT_FALSE(ec);
+  EXPECT_EQ(r.result_int(), 204u);
+  EXPECT_TRUE(r[bhttp::field::content_length].empty());
+  EXPECT_EQ(read_response(s, buf, ec).result_int(), 200u);
+}
+
+TEST_F(ServerTest, ReadTimeoutClosesStalledRequest) {
+  ServerOptions o;
+  o.read_timeout_s = 1;
+  o.idle_timeout_s = 30;
+  start(o);
+  auto s = connect();
+  boost::beast::flat_buffer buf;
+  auto t0 = Clock::now();
+  send(s, "GET /echo HTTP/1.1\r\nHost: t\r\n");  // never finished
+  EXPECT_TRUE(closed_by_peer(s, buf));
+  auto ms = ms_since(t0);
+  EXPECT_GE(ms, 900);
+  EXPECT_LT(ms, 3000);
+}
+
+TEST_F(ServerTest, ReadTimeoutCoversTheWholeRequestNotEachRead) {
+  ServerOptions o;
+  o.read_timeout_s = 1;
+  start(o);
+  auto s = connect();
+  boost::beast::flat_buffer buf;
+  auto t0 = Clock::now();
+  // A slow-loris trickle: each byte arrives well within the timeout, the whole header does not.
+  std::string req = get("/echo", "X-Pad: " + std::string(40, 'p') + "\r\n");
+  bool closed = false;
+  for (char c : req) {
+    boost::system::error_code ec;
+    net::write(s, net::buffer(&c, 1), ec);
+    if (ec) {
+      closed = true;
+      break;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    if (ms_since(t0) > 4000) break;
+  }
+  if (!closed) closed = closed_by_peer(s, buf);
+  EXPECT_TRUE(closed);
+  EXPECT_LT(ms_since(t0), 4000);
+}
+
+TEST_F(ServerTest, IdleKeepAliveConnectionIsClosed) {
+  ServerOptions o;
+  o.idle_timeout_s = 1;
+  start(o);
+  auto s = connect();
+  boost::beast::flat_buffer buf;
+  send(s, get("/echo"));
+  boost::system::error_code ec;
+  read_response(s, buf, ec);
+  ASSERT_FALSE(ec);
+  auto t0 = Clock::now();
+  EXPECT_TRUE(closed_by_peer(s, buf));
+  EXPECT_GE(ms_since(t0), 900);
+  EXPECT_LT(ms_since(t0), 3000);
+}
+
+TEST_F(ServerTest, StreamingChunksArriveIncrementally) {
+  start();
+  auto s = connect();
+  boost::beast::flat_buffer buf;
+  send(s, get("/stream") + get("/echo?after=stream"));
+  bhttp::response_parser<bhttp::string_body> p;
+  std::vector<std::pair<std::string, int64_t>> chunks;
+  auto t0 = Clock::now();
+  std::function<std::size_t(std::uint64_t, boost::beast::string_view, boost::system::error_code&)> on_chunk =
+      [&](std::uint64_t, boost::beast::string_view body, boost::system::error_code&) {
+        chunks.emplace_back(std::string(body), ms_since(t0));
+        return body.size();
+      };
+  p.on_chunk_body(on_chunk);
+  boost::system::error_code ec;
+  bhttp::read(s, buf, p, ec);
+  ASSERT_FALSE(ec) << ec.message();
+  auto& r = p.get();
+  EXPECT_TRUE(r.chunked());
+  EXPECT_TRUE(r[bhttp::field::content_length].empty());
+  std::string all;
+  for (auto& [c, _] : chunks) all += c;
+  EXPECT_EQ(all, "chunk0;chunk1;chunk2;");
+  ASSERT_GE(chunks.size(), 3u);
+  // The first chunk was on the wire long before the producer finished (it sleeps 400 ms twice).
+  EXPECT_LT(chunks.front().second + 600, chunks.back().second);
+  // And the connection is still usable afterwards.
+  auto r2 = read_response(s, buf, ec);
+  ASSERT_FALSE(ec) << ec.message();
+  EXPECT_EQ(boost::json::parse(r2.body()).at("query").at("after").as_string(), "stream");
+}
+
+TEST_F(ServerTest, StreamWriteReturnsFalseOnceClientIsGone) {
+  start();
+  {
+    auto s = connect();
+    boost::beast::flat_buffer buf;
+    send(s, get("/endless"));
+    char tmp[1024];
+    net::read(s, net::buffer(tmp));  // the stream started
+    s.close();
+  }
+  std::unique_lock lock(dispatcher_.mu);
+  EXPECT_TRUE(dispatcher_.cv.wait_for(lock, std::chrono::seconds(10), [&] { return dispatcher_.endless_saw_false; }));
+}
+
+TEST_F(ServerTest, GracefulStopFinishesInFlightRequestAndClosesIdleOnes) {
+  start();
+  auto idle = connect();
+  boost::beast::flat_buffer idle_buf;
+  send(idle, get("/echo"));
+  boost::system::error_code ec;
+  read_response(idle, idle_buf, ec);
+  ASSERT_FALSE(ec);
+
+  auto busy = connect();
+  boost::beast::flat_buffer busy_buf;
+  send(busy, get("/slow?ms=1500"));
+  for (int i = 0; i < 200 && !dispatcher_.slow_started; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  ASSERT_TRUE(dispatcher_.slow_started);
+
+  auto t0 = Clock::now();
+  server_->stop();
+  // The idle keep-alive connection is closed at once, not after the slow request.
+  EXPECT_TRUE(closed_by_peer(idle, idle_buf));
+  EXPECT_LT(ms_since(t0), 1000);
+  // New connections are refused.
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  tcp::socket late(client_ioc_);
+  late.connect(tcp::endpoint(net::ip::make_address("127.0.0.1"), static_cast<unsigned short>(port_)), ec);
+  EXPECT_TRUE(ec);
+  EXPECT_FALSE(run_returned_);
+
+  auto r = read_response(busy, busy_buf, ec);
+  ASSERT_FALSE(ec) << ec.message();
+  EXPECT_EQ(r.result_int(), 200u);
+  EXPECT_EQ(r.body(), "slow done");
+  EXPECT_EQ(r[bhttp::field::connection], "close");
+  runner_.join();
+  EXPECT_TRUE(run_returned_);
+  EXPECT_LT(ms_since(t0), 5000);
+}
+
+TEST_F(ServerTest, StopGraceLimitsHowLongRunWaits) {
+  ServerOptions o;
+  o.shutdown_grace_s = 1;
+  start(o);
+  auto busy = connect();
+  boost::beast::flat_buffer buf;
+  send(busy, get("/slow?ms=2500"));
+  for (int i = 0; i < 200 && !dispatcher_.slow_started; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  auto t0 = Clock::now();
+  server_->stop();
+  // After the grace period the connection is closed; the response never comes.
+  EXPECT_TRUE(closed_by_peer(busy, buf));
+  EXPECT_GE(ms_since(t0), 900);
+  EXPECT_LT(ms_since(t0), 2300);
+  runner_.join();  // run() still waits for the handler itself to return (it cannot be cancelled)
+}
+
+TEST_F(ServerTest, StopWithNoConnectionsReturnsPromptly) {
+  start();
+  auto t0 = Clock::now();
+  server_->stop();
+  server_->stop();  // idempotent
+  runner_.join();
+  EXPECT_LT(ms_since(t0), 1000);
+}
+
+TEST_F(ServerTest, ManyConcurrentClients) {
+  start();
+  std::vector<std::thread> clients;
+  std::atomic<int> ok{0};
+  for (int c = 0; c < 16; ++c) {
+    clients.emplace_back([&, c] {
+      net::io_context ioc;
+      tcp::socket s(ioc);
+      s.connect(tcp::endpoint(net::ip::make_address("127.0.0.1"), static_cast<unsigned short>(port_)));
+      boost::beast::flat_buffer buf;
+      for (int i = 0; i < 50; ++i) {
+        std::string id = std::to_string(c) + "-" + std::to_string(i);
+        send(s, get("/echo?id=" + id));
+        boost::system::error_code ec;
+        auto r = read_response(s, buf, ec);
+        if (!ec && boost::json::parse(r.body()).at("query").at("id").as_string() == id) ++ok;
+      }
+    });
+  }
+  for (auto& t : clients) t.join();
+  EXPECT_EQ(ok.load(), 16 * 50);
+}
+
+TEST(ServerListen, BusyPortIsAnError) {
+  FakeDispatcher d;
+  ServerOptions o;
+  o.port = 0;
+  o.handle_signals = false;
+  Server a(o, d);
+  ASSERT_TRUE(a.listen().ok());
+  o.port = a.port();
+  Server b(o, d);
+  Status st = b.listen();
+  EXPECT_FALSE(st.ok());
+  EXPECT_NE(st.message().find("bind"), std::string::npos) << st.message();
+}
+
+}  // namespace
+}  // namespace imago::http

@@ -1,0 +1,93 @@
+// Private to src/http: one HTTP/1.1 connection. All its handlers run on the connection's strand;
+// requests are processed one at a time (pipelined ones wait in the read buffer), which answers
+// them in order without any reordering queue.
+#pragma once
+#include <array>
+#include <boost/beast/core/flat_buffer.hpp>
+#include <boost/beast/core/tcp_stream.hpp>
+#include <boost/beast/http/empty_body.hpp>
+#include <boost/beast/http/message.hpp>
+#include <boost/beast/http/parser.hpp>
+#include <boost/beast/http/serializer.hpp>
+#include <boost/beast/http/string_body.hpp>
+#include <future>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "http/server_internal.h"
+
+namespace imago::http::detail {
+
+namespace beast = boost::beast;
+namespace bhttp = boost::beast::http;
+
+class Session : public std::enable_shared_from_this<Session> {
+ public:
+  Session(net::ip::tcp::socket&& socket, ServerContext& ctx);
+  ~Session();
+  Session(const Session&) = delete;
+  Session& operator=(const Session&) = delete;
+
+  void start();
+  // Graceful shutdown: closes the connection now when it waits for a new request, otherwise
+  // right after the response in progress.
+  void begin_shutdown();
+  // End of the shutdown grace period: closes the connection whatever it is doing.
+  void force_close();
+
+  // Called from a worker thread by the streaming producer; blocks until the chunk is written.
+  bool write_chunk_blocking(std::string_view chunk);
+
+ private:
+  void next_request();
+  void on_first_bytes(beast::error_code ec, std::size_t n);
+  void start_request();
+  void on_header(beast::error_code ec, std::size_t n);
+  void on_continue_written(beast::error_code ec, std::size_t n);
+  void read_body();
+  void on_body(beast::error_code ec, std::size_t n);
+  void dispatch_request();
+  void send_response(Response res);
+  void on_write(bool close, beast::error_code ec, std::size_t n);
+  void start_stream(Response res, bool close);
+  void run_producer(std::function<void(ResponseStream&)> producer);
+  void write_chunk(std::string_view chunk, std::promise<bool>* done);
+  void finish_stream(bool ok);
+  void reject(int status, const char* code, const char* message);
+  void end_connection();   // after a final response: linger if unread input may remain
+  void linger_close();     // half-close, drain what the client still sends, then close
+  void drain();
+  void close_now();
+
+  ServerContext& ctx_;
+  beast::tcp_stream stream_;
+  beast::flat_buffer buffer_;
+  std::string client_ip_;
+
+  std::optional<bhttp::request_parser<bhttp::empty_body>> header_parser_;
+  std::optional<bhttp::request_parser<bhttp::string_body>> body_parser_;
+
+  // The request being handled.
+  unsigned version_ = 11;
+  bool keep_alive_ = false;
+  bool head_ = false;
+  bool unread_input_ = false;  // the request body was not (fully) consumed
+  std::string method_;
+  std::string path_;
+  std::map<std::string, std::string> query_;
+  int64_t received_us_ = 0;
+
+  // The response being written.
+  bhttp::response<bhttp::string_body> res_;
+  bhttp::response<bhttp::empty_body> stream_res_;
+  std::optional<bhttp::response_serializer<bhttp::empty_body>> stream_sr_;
+  bool stream_close_ = false;
+
+  bool idle_ = false;    // waiting for the first byte of a new request
+  bool closed_ = false;  // no more I/O on this connection
+  std::array<char, 4096> drain_buf_{};
+};
+
+}  // namespace imago::http::detail
