@@ -1,0 +1,54 @@
+# Imago: the two commands a newcomer needs are `make run` and `make test`.
+# Every target installs what is missing first (scripts/setup.sh, idempotent).
+
+BUILD      ?= build
+BUILD_TYPE ?= RelWithDebInfo
+JOBS       ?= $(shell nproc)
+LISTEN     ?= 127.0.0.1:8080
+DATA_DIR   ?= var
+CMAKE_ARGS ?=
+
+.PHONY: setup configure build run test asan bench bench-http fuzz format clean
+
+setup:
+	@bash scripts/setup.sh
+
+configure: setup
+	@cmake -S . -B $(BUILD) -G Ninja -DCMAKE_BUILD_TYPE=$(BUILD_TYPE) $(CMAKE_ARGS) >/dev/null
+
+build: configure
+	@ninja -C $(BUILD) -j $(JOBS)
+
+# Starts the server on its embedded default (SQLite + files under var/). The first start creates
+# an account and prints its API secret with a curl line to try.
+run: build
+	@mkdir -p $(DATA_DIR)
+	@echo "imagod: http://$(LISTEN)  data: $(DATA_DIR)/  (Ctrl-C stops it)"
+	@echo "  accounts and keys: ./$(BUILD)/imagod admin --data-dir $(DATA_DIR) --help"
+	@./$(BUILD)/imagod serve --listen $(LISTEN) --data-dir $(DATA_DIR)
+
+# The whole suite: unit tests and black-box HTTP tests against the real server, through CTest.
+test: build
+	@cd $(BUILD) && ctest --output-on-failure --timeout 600 -j $(JOBS)
+
+# The same suite under AddressSanitizer + UndefinedBehaviorSanitizer.
+asan:
+	@$(MAKE) --no-print-directory test BUILD=build-asan BUILD_TYPE=Debug CMAKE_ARGS=-DIMAGO_SANITIZE=ON
+
+# Benchmarks (on demand, figures go in notes; never timed tests).
+bench:
+	@$(MAKE) --no-print-directory build BUILD=build-bench BUILD_TYPE=Release CMAKE_ARGS=-DIMAGO_BUILD_BENCH=ON
+	@bash bench/run_all.sh build-bench
+
+bench-http: build
+	@bash bench/http_bench.sh $(BUILD)/imagod
+
+# libFuzzer targets (clang, installed on demand).
+fuzz:
+	@bash scripts/fuzz.sh
+
+format:
+	@git ls-files '*.cpp' '*.h' | xargs clang-format -i
+
+clean:
+	@rm -rf $(BUILD) build-asan build-bench build-fuzz
