@@ -1,0 +1,39 @@
+// Stored files: uploads and every artifact the service keeps for an agent (input image, video and
+// audio, the .imx model, gesture clips, the dynamics model). A file's id is unguessable and its
+// URL is {public_url}/v1/files/{id}.{ext}; downloading needs the owner's api-secret.
+#pragma once
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "util/status.h"
+
+namespace imago {
+
+struct FileRecord {
+  std::string id;  // "file_" + 20 base62 characters
+  std::string account_id;
+  std::optional<std::string> agent_code;  // set for agent artifacts (deleted with the agent)
+  std::string purpose;   // "upload", "input", "model", "clip", "dynamics"
+  std::string blob_key;
+  std::string kind;      // "image", "video", "audio", "model", "other"
+  std::string mime;
+  std::string ext;       // without dot
+  int64_t size = 0;
+  std::optional<std::string> original_name;
+  std::optional<std::string> source_url;
+  int64_t created_at = 0;  // Unix seconds
+};
+
+class FileStore {
+ public:
+  virtual ~FileStore() = default;
+  virtual Status insert(const FileRecord& f) = 0;
+  // kNotFound for a missing file or another account's.
+  virtual Result<FileRecord> get(const std::string& account_id, const std::string& id) = 0;
+  // Removes the record; returns it so the caller can delete the blob.
+  virtual Result<FileRecord> remove(const std::string& account_id, const std::string& id) = 0;
+};
+
+}  // namespace imago
