@@ -105,7 +105,7 @@ TEST(FailedAuthThrottle, BlocksAnIpAfter30FailuresButNotAValidKey) {
     auto r = i % 3 == 0 ? s.get("/v1/me") : s.get("/v1/me", "imago_sk_wrong" + std::to_string(i));
     ASSERT_EQ(r.status, 401) << i;
   }
-  auto blocked = s.get("/v1/agents", "imago_sk_wrong");
+  auto blocked = s.get("/v1/keys", "imago_sk_wrong");
   ASSERT_EQ(blocked.status, 429) << blocked.body;
   EXPECT_EQ(blocked.json().at("error").at("code").as_string(), "RATE_LIMITED");
   long long retry = header_int(blocked, "retry-after");
