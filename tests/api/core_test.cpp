@@ -108,8 +108,9 @@ TEST(Core, KeysAreShownOnceRevocableAndRotateWithoutOverlap) {
   ASSERT_EQ(list.status, 200);
   EXPECT_EQ(list.body.find(second), std::string::npos) << "secret must never be listed";
   EXPECT_EQ(list.body.find(acct.api_secret), std::string::npos);
-  EXPECT_EQ(list.json().at("data").as_array().size(), 2u);
-  for (const auto& k : list.json().at("data").as_array()) {
+  const json::value listed = list.json();
+  EXPECT_EQ(listed.at("data").as_array().size(), 2u);
+  for (const auto& k : listed.at("data").as_array()) {
     EXPECT_FALSE(k.as_object().contains("api_secret"));
     EXPECT_TRUE(k.as_object().contains("last_used_at"));
   }
