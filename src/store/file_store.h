@@ -26,6 +26,11 @@ struct FileRecord {
   int64_t created_at = 0;  // Unix seconds
 };
 
+// Path of a file's download URL: "/v1/files/file_abc.png" (the id is the unguessable part).
+inline std::string file_url_path(const std::string& id, const std::string& ext) {
+  return "/v1/files/" + id + (ext.empty() ? "" : "." + ext);
+}
+
 class FileStore {
  public:
   virtual ~FileStore() = default;

@@ -68,8 +68,9 @@ class JobStore {
   // Back to the queue at run_at_us, keeping the error.
   virtual Result<bool> retry(const std::string& id, const std::string& owner, const std::string& error,
                              int64_t run_at_us) = 0;
-  // Hands a running job back untouched (graceful shutdown): the attempt is not counted.
-  virtual Result<bool> release(const std::string& id, const std::string& owner) = 0;
+  // Hands a running job back without counting the attempt (graceful shutdown, or a job waiting
+  // for something else to finish), runnable again at run_at_us.
+  virtual Result<bool> release(const std::string& id, const std::string& owner, int64_t run_at_us) = 0;
   virtual Result<Job> get(const std::string& id) = 0;
   // Cancels every queued or running job about `subject`; returns how many.
   virtual Result<int> cancel_subject(const std::string& subject) = 0;

@@ -122,13 +122,13 @@ class SqliteJobStore final : public JobStore {
     });
   }
 
-  Result<bool> release(const std::string& id, const std::string& owner) override {
+  Result<bool> release(const std::string& id, const std::string& owner, int64_t run_at_us) override {
     int64_t now = clock_.now_us();
     return db_.write([&](Conn& c) -> bool {
       c.prepare(
            "UPDATE jobs SET state = 'queued', run_at = ?, lease_owner = NULL, lease_until = NULL,"
            " attempts = MAX(attempts - 1, 0), updated_at = ? WHERE id = ? AND lease_owner = ? AND state = 'running'")
-          .bind(1, now)
+          .bind(1, std::max(run_at_us, now))
           .bind(2, now)
           .bind(3, id)
           .bind(4, owner)

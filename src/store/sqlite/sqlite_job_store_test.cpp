@@ -82,7 +82,7 @@ TEST_F(JobStoreTest, RetryWaitsForItsTimeAndReleaseDoesNotCountTheAttempt) {
   ASSERT_TRUE(j);
   EXPECT_EQ(j->attempts, 2);
   EXPECT_EQ(j->last_error.value_or(""), "HTTP 500");
-  ASSERT_TRUE(*jobs->release(id, "w1"));
+  ASSERT_TRUE(*jobs->release(id, "w1", 0));
   auto k = claim(kLaneLight, "w3");
   ASSERT_TRUE(k);
   EXPECT_EQ(k->attempts, 2);

@@ -1,0 +1,100 @@
+#include "jobs/runtime.h"
+
+#include <cstdlib>
+
+#include "store/sqlite/sqlite_agent_store.h"
+#include "store/sqlite/sqlite_file_store.h"
+#include "store/sqlite/sqlite_job_store.h"
+#include "store/sqlite/sqlite_webhook_store.h"
+#include "util/log.h"
+#include "util/strings.h"
+
+namespace imago::jobs {
+
+RuntimeOptions RuntimeOptions::from_env() {
+  RuntimeOptions o;
+  if (const char* v = std::getenv("IMAGO_JOB_LEASE_MS"); v && *v) {
+    if (auto n = parse_int(v); n && *n >= 200 && *n <= 3600 * 1000) o.lease_ms = *n;
+  }
+  return o;
+}
+
+Result<std::unique_ptr<Runtime>> Runtime::create(const Config& config, sqlite::Db& db, Clock& clock,
+                                                 RuntimeOptions options) {
+  std::unique_ptr<Runtime> rt(new Runtime());
+  rt->config_ = &config;
+  rt->options_ = options;
+  if (rt->options_.heartbeat_ms <= 0) rt->options_.heartbeat_ms = std::max<int64_t>(100, options.lease_ms / 4);
+  auto blobs = make_fs_blob_store(config.data_dir + "/blobs");
+  if (!blobs.ok()) return blobs.status();
+  rt->blobs_ = std::move(blobs).value();
+  rt->agents_ = sqlite::make_agent_store(db, clock);
+  rt->files_ = sqlite::make_file_store(db, clock);
+  rt->webhooks_ = sqlite::make_webhook_store(db, clock);
+  rt->jobs_ = sqlite::make_job_store(db, clock);
+  rt->fetcher_ = std::make_unique<fetch::Fetcher>(config.allow_private_fetch);
+  rt->queue_ = std::make_unique<JobQueue>(*rt->jobs_, clock);
+
+  PipelineDeps d;
+  d.config = &config;
+  d.clock = &clock;
+  d.agents = rt->agents_.get();
+  d.files = rt->files_.get();
+  d.webhooks = rt->webhooks_.get();
+  d.jobs = rt->jobs_.get();
+  d.blobs = rt->blobs_.get();
+  d.fetcher = rt->fetcher_.get();
+  rt->agent_handler_ = std::make_unique<AgentGenerationHandler>(d);
+  rt->dynamics_handler_ = std::make_unique<DynamicsHandler>(d);
+  rt->webhook_handler_ = std::make_unique<WebhookDeliveryHandler>(d);
+  rt->blob_handler_ = std::make_unique<BlobDeleteHandler>(d);
+  return rt;
+}
+
+Runtime::~Runtime() { stop_workers(); }
+
+void Runtime::fill(Services& s) {
+  s.agents = agents_.get();
+  s.files = files_.get();
+  s.webhooks = webhooks_.get();
+  s.job_store = jobs_.get();
+  s.blobs = blobs_.get();
+  s.fetcher = fetcher_.get();
+  s.jobs = queue_.get();
+}
+
+void Runtime::start_workers() {
+  if (generate_pool_) return;
+  std::string owner = process_owner_id();
+  WorkerPoolOptions g;
+  g.lane = std::string(kLaneGenerate);
+  g.threads = std::max(1, config_->job_workers);
+  g.lease_ms = options_.lease_ms;
+  g.heartbeat_ms = options_.heartbeat_ms;
+  g.owner_prefix = owner;
+  generate_pool_ = std::make_unique<WorkerPool>(*queue_, g);
+  generate_pool_->add_handler(std::string(kJobAgentGenerate), agent_handler_.get());
+  generate_pool_->add_handler(std::string(kJobDynamicsGenerate), dynamics_handler_.get());
+  generate_pool_->add_handler(std::string(kJobDynamicsMovements), dynamics_handler_.get());
+
+  WorkerPoolOptions l = g;
+  l.lane = std::string(kLaneLight);
+  l.threads = std::max(1, options_.light_workers);
+  light_pool_ = std::make_unique<WorkerPool>(*queue_, l);
+  light_pool_->add_handler(std::string(kJobWebhookDelivery), webhook_handler_.get());
+  light_pool_->add_handler(std::string(kJobBlobDelete), blob_handler_.get());
+
+  generate_pool_->start();
+  light_pool_->start();
+  log::info("job_workers_started", {{"owner", owner},
+                                    {"generate_workers", g.threads},
+                                    {"light_workers", l.threads},
+                                    {"lease_ms", options_.lease_ms}});
+}
+
+void Runtime::stop_workers() {
+  if (generate_pool_) generate_pool_->stop();
+  if (light_pool_) light_pool_->stop();
+}
+
+}  // namespace imago::jobs

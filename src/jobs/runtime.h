@@ -1,0 +1,70 @@
+// Everything issue 5 adds to a process, built in one place so `imagod serve` and `imagod worker`
+// wire it identically: the agent/file/job/webhook stores on the shared database, the blob store
+// under <data_dir>/blobs, the SSRF-guarded fetcher, the job queue and the worker pools.
+#pragma once
+#include <memory>
+
+#include "api/services.h"
+#include "blobs/blob_store.h"
+#include "config/config.h"
+#include "fetch/fetcher.h"
+#include "jobs/pipelines.h"
+#include "jobs/worker_pool.h"
+#include "store/agent_store.h"
+#include "store/file_store.h"
+#include "store/job_store.h"
+#include "store/sqlite/db.h"
+#include "store/webhook_store.h"
+#include "util/clock.h"
+
+namespace imago::jobs {
+
+struct RuntimeOptions {
+  int64_t lease_ms = 15000;      // IMAGO_JOB_LEASE_MS overrides (tests shorten it)
+  int64_t heartbeat_ms = 0;      // 0: a quarter of the lease
+  int light_workers = 2;         // webhook deliveries and blob cleanup
+  // Reads IMAGO_JOB_LEASE_MS from the environment.
+  static RuntimeOptions from_env();
+};
+
+class Runtime {
+ public:
+  // `config` must outlive the runtime (its public_url may change after listen()).
+  static Result<std::unique_ptr<Runtime>> create(const Config& config, sqlite::Db& db, Clock& clock,
+                                                 RuntimeOptions options = RuntimeOptions::from_env());
+  ~Runtime();
+
+  // Adds the stores, blob store, fetcher and queue to the request handlers' services.
+  void fill(Services& s);
+  // Starts config.job_workers generation workers and the light workers.
+  void start_workers();
+  void stop_workers();
+
+  AgentStore& agents() { return *agents_; }
+  FileStore& files() { return *files_; }
+  WebhookStore& webhooks() { return *webhooks_; }
+  JobStore& job_store() { return *jobs_; }
+  BlobStore& blobs() { return *blobs_; }
+  JobQueue& queue() { return *queue_; }
+  const fetch::Fetcher& fetcher() const { return *fetcher_; }
+
+ private:
+  Runtime() = default;
+  const Config* config_ = nullptr;
+  RuntimeOptions options_;
+  std::unique_ptr<AgentStore> agents_;
+  std::unique_ptr<FileStore> files_;
+  std::unique_ptr<WebhookStore> webhooks_;
+  std::unique_ptr<JobStore> jobs_;
+  std::unique_ptr<BlobStore> blobs_;
+  std::unique_ptr<fetch::Fetcher> fetcher_;
+  std::unique_ptr<JobQueue> queue_;
+  std::unique_ptr<AgentGenerationHandler> agent_handler_;
+  std::unique_ptr<DynamicsHandler> dynamics_handler_;
+  std::unique_ptr<WebhookDeliveryHandler> webhook_handler_;
+  std::unique_ptr<BlobDeleteHandler> blob_handler_;
+  std::unique_ptr<WorkerPool> generate_pool_;
+  std::unique_ptr<WorkerPool> light_pool_;
+};
+
+}  // namespace imago::jobs

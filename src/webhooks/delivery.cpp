@@ -1,0 +1,36 @@
+#include "webhooks/delivery.h"
+
+#include <chrono>
+
+#include "webhooks/signing.h"
+
+namespace imago::webhooks {
+
+AttemptResult attempt_delivery(const fetch::Fetcher& fetcher, Clock& clock, const Webhook& hook,
+                               const WebhookDelivery& delivery, int timeout_ms) {
+  AttemptResult out;
+  fetch::FetchRequest req;
+  req.method = "POST";
+  req.url = hook.url;
+  req.body = delivery.payload;
+  req.headers = delivery_headers(hook.secret, delivery.id, delivery.event_type, clock.now_s(), delivery.payload);
+  req.max_bytes = 64 * 1024;  // the receiver's answer is not used beyond its status
+  req.truncate_body = true;
+  req.timeout_ms = timeout_ms;
+  req.max_redirects = 0;  // a redirect is a failed delivery, never followed with the signed body
+  auto t0 = std::chrono::steady_clock::now();
+  auto r = fetcher.fetch(req);
+  out.duration_ms =
+      std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - t0).count();
+  if (!r.ok()) {
+    out.error = r.status().message();
+    out.retryable = r.status().code() != Code::kInvalidArgument;
+    return out;
+  }
+  out.status_code = static_cast<int>(r->status);
+  out.delivered = r->status >= 200 && r->status < 300;
+  if (!out.delivered) out.error = "HTTP " + std::to_string(r->status);
+  return out;
+}
+
+}  // namespace imago::webhooks
