@@ -1,10 +1,12 @@
 #include "speech/engine.h"
 
+#include <espeak-ng/espeak_ng.h>
 #include <espeak-ng/speak_lib.h>
 
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -119,15 +121,10 @@ std::string render_variant_file(const VoiceDefinition& v) {
   return o.str();
 }
 
-Result<std::unique_ptr<Engine>> Engine::create(const std::string& scratch_dir) {
-  static std::mutex once_mu;
-  static bool initialized = false;
-  std::lock_guard lock(once_mu);
-  if (initialized) return Status::Internal("espeak-ng is already owned by another Engine in this process");
-
+namespace {
+Status prepare_data_dir(const std::string& scratch_dir) {
   std::string sys = find_system_data();
   if (sys.empty()) return Status::Internal("espeak-ng-data not found (install espeak-ng-data or set ESPEAK_DATA_PATH)");
-
   std::error_code ec;
   fs::path root = fs::path(scratch_dir) / "espeak-ng-data";
   fs::create_directories(root / "voices" / "!v", ec);
@@ -144,25 +141,54 @@ Result<std::unique_ptr<Engine>> Engine::create(const std::string& scratch_dir) {
     fs::path dst = root / "voices" / entry.path().filename();
     if (!fs::exists(fs::symlink_status(dst))) fs::create_symlink(entry.path(), dst, ec);
   }
-
-  int rate = espeak_Initialize(AUDIO_OUTPUT_SYNCHRONOUS, 100, scratch_dir.c_str(),
-                               espeakINITIALIZE_PHONEME_EVENTS | espeakINITIALIZE_DONT_EXIT);
-  if (rate != kSampleRate) {
-    return Status::Internal("espeak_Initialize failed (returned " + std::to_string(rate) + ")");
+  for (const auto& entry : fs::directory_iterator(fs::path(sys) / "voices" / "!v")) {
+    fs::path dst = root / "voices" / "!v" / entry.path().filename();
+    if (!fs::exists(fs::symlink_status(dst))) fs::create_symlink(entry.path(), dst, ec);
   }
-  espeak_SetSynthCallback(&synth_callback);
-  initialized = true;
-  std::unique_ptr<Engine> e(new Engine());
+  return Status::Ok();
+}
+}  // namespace
+
+Result<std::shared_ptr<Engine>> Engine::shared(const std::string& scratch_dir) {
+  static std::mutex mu;
+  static std::weak_ptr<Engine> current;
+  static bool initialized = false;
+  std::lock_guard lock(mu);
+  if (auto e = current.lock()) return e;
+
+  std::shared_ptr<Engine> e(new Engine());
   e->scratch_ = scratch_dir;
+  if (e->scratch_.empty()) {
+    std::string tmpl = (fs::temp_directory_path() / "imago-speech-XXXXXX").string();
+    if (!mkdtemp(tmpl.data())) return Status::Internal("cannot create a scratch directory for espeak-ng");
+    e->scratch_ = tmpl;
+    e->owns_scratch_ = true;
+  }
+  Status st = prepare_data_dir(e->scratch_);
+  if (!st.ok()) return st;
+  if (!initialized) {
+    int rate = espeak_Initialize(AUDIO_OUTPUT_SYNCHRONOUS, 100, e->scratch_.c_str(),
+                                 espeakINITIALIZE_PHONEME_EVENTS | espeakINITIALIZE_DONT_EXIT);
+    if (rate != kSampleRate) {
+      return Status::Internal("espeak_Initialize failed (returned " + std::to_string(rate) + ")");
+    }
+    espeak_SetSynthCallback(&synth_callback);
+    initialized = true;
+  } else {
+    // espeak-ng stays initialized for the life of the process (it cannot be initialized twice);
+    // a later engine points it at its own data directory.
+    espeak_ng_InitializePath(e->scratch_.c_str());
+  }
+  current = e;
   return e;
 }
 
 Engine::~Engine() {
-  // espeak_Terminate() would release its globals, but espeak-ng 1.51 cannot be initialized again
-  // afterwards in the same process; the process is ending anyway when the service goes away.
-  for (const auto& p : written_variants_) {
-    std::error_code ec;
-    fs::remove(p, ec);
+  std::error_code ec;
+  if (owns_scratch_) {
+    fs::remove_all(scratch_, ec);
+  } else {
+    for (const auto& p : written_variants_) fs::remove(p, ec);
   }
 }
 

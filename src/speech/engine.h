@@ -5,6 +5,8 @@
 // serialized by the caller (SpeechService holds a mutex around it).
 #pragma once
 #include <cstdint>
+#include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -40,14 +42,17 @@ struct EngineResult {
 
 class Engine {
  public:
-  // Prepares a private copy of espeak-ng-data (symlinks plus a writable voices/!v for generated
-  // variants) under `scratch_dir` and initializes espeak-ng with phoneme events.
-  static Result<std::unique_ptr<Engine>> create(const std::string& scratch_dir);
+  // The process-wide engine (espeak-ng can be initialized once per process): created on first
+  // use and shared by every SpeechService; freed with the last user. The first caller's
+  // `scratch_dir` (empty: a new temporary directory, removed with the engine) receives a private
+  // copy of espeak-ng-data (symlinks plus a writable voices/!v for generated variants).
+  static Result<std::shared_ptr<Engine>> shared(const std::string& scratch_dir = "");
   ~Engine();
   Engine(const Engine&) = delete;
   Engine& operator=(const Engine&) = delete;
 
-  // Not thread safe (espeak-ng is global): serialize calls.
+  // Hold this while calling synthesize()/has_voice(): espeak-ng is global state.
+  std::mutex& mutex() { return mu_; }
   Result<EngineResult> synthesize(const EngineRequest& req);
   // True when espeak-ng can load this voice (language) file.
   bool has_voice(const std::string& espeak_voice);
@@ -57,7 +62,9 @@ class Engine {
  private:
   Engine() = default;
   Result<std::string> variant_for(const VoiceDefinition& v);
+  std::mutex mu_;
   std::string scratch_;
+  bool owns_scratch_ = false;
   std::vector<std::string> written_variants_;
 };
 

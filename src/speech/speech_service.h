@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -76,6 +77,15 @@ struct SpeechStats {
   int64_t rejected_busy = 0;
 };
 
+// A synthesis admitted to the queue, read sentence by sentence. Destroying it cancels the rest.
+class SpeechStream {
+ public:
+  virtual ~SpeechStream() = default;
+  // Blocks until the next sentence is ready: its audio, nullopt after the last one, or the error
+  // that stopped synthesis (e.g. the audio cap).
+  virtual Result<std::optional<Audio>> next() = 0;
+};
+
 class SpeechService {
  public:
   virtual ~SpeechService() = default;
@@ -95,6 +105,10 @@ class SpeechService {
   // the sentences already delivered.
   virtual Status synthesize_stream(const std::string& text, const VoiceSettings& settings,
                                    const std::function<bool(const Audio& sentence)>& on_sentence) = 0;
+
+  // Validates and admits the request (kUnavailable at once when the queue is full), so an HTTP
+  // handler can answer 503 before it commits to a streamed 200.
+  virtual Result<std::unique_ptr<SpeechStream>> start(const std::string& text, const VoiceSettings& settings) = 0;
 
   virtual std::vector<BuiltinVoiceInfo> builtin_voices() const = 0;
   virtual bool is_builtin_voice(const std::string& id) const = 0;

@@ -4,8 +4,7 @@
 #include <cmath>
 #include <cstdio>
 
-#include "speech/dsp.h"
-#include "speech/test_engine.h"
+#include "speech/test_speech.h"
 #include "speech/voices.h"
 
 namespace imago::speech {
@@ -13,26 +12,21 @@ namespace {
 
 const char* kSentence = "The quick brown fox jumps over the lazy dog, and then it rests in the shade.";
 
-struct Measure {
-  double f0, centroid, duration;
-};
-
-Measure measure(const VoiceDefinition& d, const std::string& text = kSentence) {
-  EngineRequest r;
-  r.text = text;
-  r.espeak_voice = "en-us";
-  r.voice = d;
-  auto res = test_engine().synthesize(r);
-  EXPECT_TRUE(res.ok()) << res.status().message();
-  const auto& s = res->audio.samples;
-  return {median_f0(s, Engine::kSampleRate), spectral_centroid(s, Engine::kSampleRate),
-          active_duration(s, Engine::kSampleRate)};
+// Synthesizes through the service at speed 1 so only the voice definition shapes the sound.
+Measure measure_voice(const std::string& voice, const Axes& axes = {}, const std::string& text = kSentence) {
+  VoiceSettings s;
+  s.voice = voice;
+  s.axes = axes;
+  s.speed = 1.0;
+  auto a = test_service().synthesize(text, s);
+  EXPECT_TRUE(a.ok()) << a.status().message();
+  return a.ok() ? measure(*a) : Measure{};
 }
 
 TEST(Voices, EveryPairIsDistinctInF0OrCentroid) {
   std::vector<Measure> m;
   for (const auto& v : builtin_voice_table()) {
-    m.push_back(measure(v.definition));
+    m.push_back(measure_voice(v.id));
     std::printf("%s f0=%.1f centroid=%.0f dur=%.2f\n", v.id, m.back().f0, m.back().centroid, m.back().duration);
     EXPECT_GT(m.back().f0, 50);
   }
@@ -50,7 +44,7 @@ TEST(Voices, EveryPairIsDistinctInF0OrCentroid) {
 TEST(Voices, MaleVoicesAreLowerThanFemaleVoices) {
   double max_m = 0, min_f = 1e9;
   for (const auto& v : builtin_voice_table()) {
-    double f0 = measure(v.definition, "Hello there, how are you today?").f0;
+    double f0 = measure_voice(v.id, {}, "Hello there, how are you today?").f0;
     if (v.id[0] == 'M') max_m = std::max(max_m, f0);
     else min_f = std::min(min_f, f0);
   }
@@ -59,12 +53,11 @@ TEST(Voices, MaleVoicesAreLowerThanFemaleVoices) {
 
 // Each axis moves its acoustic figure monotonically across -0.3, 0, +0.3.
 void expect_monotonic(const char* axis, double Axes::*field, double Measure::*figure, bool increasing) {
-  const auto& base = find_builtin_voice("M1")->definition;
   std::vector<double> vals;
   for (double x : {-0.3, 0.0, 0.3}) {
     Axes a;
     a.*field = x;
-    vals.push_back(measure(apply_axes(base, a)).*figure);
+    vals.push_back(measure_voice("M1", a).*figure);
   }
   std::printf("%s: %.2f %.2f %.2f\n", axis, vals[0], vals[1], vals[2]);
   if (increasing) {
@@ -84,11 +77,10 @@ TEST(Axes, BrightnessRaisesCentroid) {
   expect_monotonic("brightness", &Axes::brightness, &Measure::centroid, true);
 }
 TEST(Axes, BrightnessKeepsF0) {
-  const auto& base = find_builtin_voice("M1")->definition;
   Axes lo, hi;
   lo.brightness = -0.3;
   hi.brightness = 0.3;
-  double a = measure(apply_axes(base, lo)).f0, b = measure(apply_axes(base, hi)).f0;
+  double a = measure_voice("M1", lo).f0, b = measure_voice("M1", hi).f0;
   EXPECT_NEAR(a / b, 1.0, 0.05);
 }
 

@@ -1,0 +1,208 @@
+// SpeechService behaviour on real synthesis: speed, languages, timing, streaming, queue, limits.
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <chrono>
+#include <cmath>
+#include <future>
+#include <thread>
+
+#include "speech/test_speech.h"
+
+namespace imago::speech {
+namespace {
+
+const char* kText = "Speech synthesis turns text into sound. It should be quick and clear.";
+
+VoiceSettings settings(double speed = 1.0) {
+  VoiceSettings s;
+  s.speed = speed;
+  return s;
+}
+
+TEST(Service, SpeedScalesDurationKeepingPitch) {
+  auto base = test_service().synthesize(kText, settings(1.0));
+  ASSERT_TRUE(base.ok()) << base.status().message();
+  double f0 = measure(*base).f0;
+  for (double speed : {0.7, 1.05, 1.5, 2.0}) {
+    auto a = test_service().synthesize(kText, settings(speed));
+    ASSERT_TRUE(a.ok());
+    double ratio = a->duration_s() / base->duration_s();
+    EXPECT_NEAR(ratio * speed, 1.0, 0.05) << "speed " << speed;
+    EXPECT_NEAR(measure(*a).f0 / f0, 1.0, 0.05) << "speed " << speed << " changed the pitch";
+    // Timings follow the stretched audio.
+    ASSERT_FALSE(a->phonemes.empty());
+    EXPECT_NEAR(a->phonemes.back().end_s, a->duration_s(), 0.05);
+  }
+}
+
+TEST(Service, AtLeastThirtyLanguagesVerifiedAndSpoken) {
+  auto langs = test_service().languages();
+  EXPECT_GE(langs.size(), 30u);
+  std::map<std::string, std::string> m;
+  for (const auto& l : langs) m[l.code] = l.espeak_voice;
+  EXPECT_EQ(m["en"], "en-us");
+  EXPECT_EQ(m["zh"], "cmn");
+  EXPECT_EQ(m["no"], "nb");
+  for (auto [code, text] : std::vector<std::pair<std::string, std::string>>{
+           {"de", "Guten Morgen, wie geht es dir?"}, {"zh", "你好，今天天气很好。"}, {"ru", "Доброе утро, как дела?"},
+           {"es", "Buenos días, ¿cómo estás?"}, {"hi", "नमस्ते, आप कैसे हैं?"}}) {
+    VoiceSettings s = settings();
+    s.language = code;
+    auto a = test_service().synthesize(text, s);
+    ASSERT_TRUE(a.ok()) << code << ": " << a.status().message();
+    EXPECT_GT(active_duration(a->samples, a->sample_rate), 0.5) << code;
+  }
+  VoiceSettings s = settings();
+  s.language = "xx";
+  EXPECT_EQ(test_service().synthesize("hello", s).status().code(), Code::kInvalidArgument);
+}
+
+TEST(Service, WordAndPhonemeTimingIsReal) {
+  auto a = test_service().synthesize("Hello brave new world. Goodbye!", settings());
+  ASSERT_TRUE(a.ok());
+  std::vector<std::string> words;
+  for (const auto& w : a->words) words.push_back(w.text);
+  EXPECT_EQ(words, (std::vector<std::string>{"Hello", "brave", "new", "world", "Goodbye"}));
+  double prev = -1;
+  for (const auto& w : a->words) {
+    EXPECT_GE(w.start_s, prev);
+    EXPECT_GT(w.end_s, w.start_s);
+    EXPECT_LE(w.end_s, a->duration_s() + 1e-6);
+    prev = w.start_s;
+  }
+  // The second sentence starts after the first one's audio.
+  EXPECT_GT(a->words[4].start_s, a->words[3].end_s - 1e-6);
+  ASSERT_GT(a->phonemes.size(), 15u);
+  bool has_h = false;
+  for (const auto& p : a->phonemes) has_h |= p.phoneme == "h";
+  EXPECT_TRUE(has_h);
+  // Non-ASCII words are cut at character (not byte) positions.
+  VoiceSettings de = settings();
+  de.language = "de";
+  auto b = test_service().synthesize("Grüße aus München.", de);
+  ASSERT_TRUE(b.ok());
+  ASSERT_GE(b->words.size(), 3u);
+  EXPECT_EQ(b->words[0].text, "Grüße");
+  EXPECT_EQ(b->words[2].text, "München");
+}
+
+TEST(Service, StreamingDeliversSentencesInOrderAndCancels) {
+  std::string text = "One. Two two. Three three three. Four.";
+  std::vector<double> durations;
+  Status st = test_service().synthesize_stream(text, settings(), [&](const Audio& a) {
+    durations.push_back(a.duration_s());
+    EXPECT_FALSE(a.words.empty());
+    EXPECT_GE(a.words.front().start_s, 0);
+    return true;
+  });
+  ASSERT_TRUE(st.ok());
+  EXPECT_EQ(durations.size(), 4u);
+  int calls = 0;
+  st = test_service().synthesize_stream(text, settings(), [&](const Audio&) { return ++calls < 2; });
+  EXPECT_TRUE(st.ok());
+  EXPECT_EQ(calls, 2);
+}
+
+TEST(Service, OutputRateResamples) {
+  VoiceSettings s = settings();
+  s.output_rate = 24000;
+  auto a = test_service().synthesize(kText, s);
+  auto b = test_service().synthesize(kText, settings());
+  ASSERT_TRUE(a.ok() && b.ok());
+  EXPECT_EQ(a->sample_rate, 24000);
+  EXPECT_NEAR(a->duration_s(), b->duration_s(), 0.01);
+  EXPECT_NEAR(measure(*a).f0 / measure(*b).f0, 1.0, 0.03);
+}
+
+TEST(Service, ValidationErrors) {
+  auto& svc = test_service();
+  auto code = [&](const std::string& text, VoiceSettings s) { return svc.validate(text, s).code(); };
+  EXPECT_EQ(code("", settings()), Code::kInvalidArgument);
+  EXPECT_EQ(code(" \n\t\u3000", settings()), Code::kInvalidArgument);
+  EXPECT_EQ(code("\xff\xfe", settings()), Code::kInvalidArgument);
+  VoiceSettings s = settings();
+  s.voice = "M6";
+  EXPECT_EQ(code("hi", s), Code::kInvalidArgument);
+  s = settings(5.0);
+  EXPECT_EQ(code("hi", s), Code::kInvalidArgument);
+  s = settings();
+  s.total_steps = 0;
+  EXPECT_EQ(code("hi", s), Code::kInvalidArgument);
+  s.total_steps = 101;
+  EXPECT_EQ(code("hi", s), Code::kInvalidArgument);
+  s = settings();
+  s.axes.pitch = 0.8;
+  EXPECT_EQ(code("hi", s), Code::kInvalidArgument);
+  EXPECT_EQ(code("hi", settings()), Code::kOk);
+}
+
+TEST(Service, FewerStepsAreFaster) {
+  std::string text;
+  for (int i = 0; i < 6; ++i) text += "This sentence measures how long post processing takes at each quality. ";
+  auto time_steps = [&](int steps) {
+    double best = 1e9;
+    for (int rep = 0; rep < 3; ++rep) {
+      VoiceSettings s = settings(1.05);
+      s.total_steps = steps;
+      auto t0 = std::chrono::steady_clock::now();
+      auto a = test_service().synthesize(text, s);
+      EXPECT_TRUE(a.ok());
+      best = std::min(best, std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+    }
+    return best;
+  };
+  double t5 = time_steps(5), t12 = time_steps(12);
+  std::printf("total_steps 5: %.1f ms, 12: %.1f ms\n", t5 * 1e3, t12 * 1e3);
+  EXPECT_LT(t5, t12);
+}
+
+TEST(Service, AudioCapRefusesLongOutput) {
+  SpeechOptions o;
+  o.workers = 1;
+  o.max_audio_s = 3;
+  auto svc = make_speech_service(o);
+  ASSERT_TRUE(svc.ok());
+  EXPECT_TRUE((*svc)->synthesize("Short.", settings()).ok());
+  // Emoji are spelled out: a few characters make many seconds of speech.
+  auto r = (*svc)->synthesize("😀😀😀😀😀😀😀😀😀😀😀😀", settings());
+  ASSERT_EQ(r.status().code(), Code::kInvalidArgument);
+  EXPECT_NE(r.status().message().find("3 seconds"), std::string::npos) << r.status().message();
+  o.max_chars = 10;
+  auto svc2 = make_speech_service(o);
+  EXPECT_EQ((*svc2)->synthesize("eleven char", settings()).status().code(), Code::kInvalidArgument);
+}
+
+TEST(Service, FullQueueIsUnavailable) {
+  SpeechOptions o;
+  o.workers = 1;
+  o.queue = 0;
+  auto made = make_speech_service(o);
+  ASSERT_TRUE(made.ok());
+  auto& svc = **made;
+  std::string longtext;
+  for (int i = 0; i < 40; ++i) longtext += "This is one of many sentences that keep the only worker busy. ";
+  std::promise<void> first;
+  std::promise<void> release;
+  auto fut = std::async(std::launch::async, [&] {
+    bool once = false;
+    return svc.synthesize_stream(longtext, settings(), [&](const Audio&) {
+      if (!once) {
+        once = true;
+        first.set_value();
+        release.get_future().wait();
+      }
+      return true;
+    });
+  });
+  first.get_future().wait();
+  auto r = svc.synthesize("Am I queued?", settings());
+  EXPECT_EQ(r.status().code(), Code::kUnavailable);
+  EXPECT_EQ(svc.stats().rejected_busy, 1);
+  release.set_value();
+  EXPECT_TRUE(fut.get().ok());
+  EXPECT_TRUE(svc.synthesize("Now there is room.", settings()).ok());
+}
+
+}  // namespace
+}  // namespace imago::speech

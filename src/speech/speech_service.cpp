@@ -1,0 +1,327 @@
+#include "speech/speech_service.h"
+
+#include <atomic>
+#include <cmath>
+#include <condition_variable>
+#include <cstdlib>
+#include <deque>
+#include <filesystem>
+#include <mutex>
+#include <thread>
+
+#include "config/config.h"
+#include "speech/dsp.h"
+#include "speech/engine.h"
+#include "speech/languages.h"
+#include "speech/text.h"
+#include "speech/voices.h"
+#include "util/log.h"
+#include "util/strings.h"
+
+namespace imago::speech {
+
+SpeechOptions speech_options_from_config(const Config& cfg) {
+  SpeechOptions o;
+  o.workers = std::max(1, cfg.tts_workers > 0 ? cfg.tts_workers
+                                              : static_cast<int>(std::thread::hardware_concurrency()));
+  o.queue = std::max(0, cfg.tts_queue);
+  o.max_chars = cfg.tts_max_chars;
+  o.max_audio_s = cfg.tts_max_audio_s;
+  return o;
+}
+
+namespace {
+
+struct Job {
+  std::vector<std::string> sentences;
+  VoiceSettings settings;
+  VoiceDefinition definition;
+  std::string espeak_voice;
+  Quality quality;
+  int64_t max_raw_samples = 0;  // engine samples allowed before `speed` (the audio cap)
+
+  std::mutex mu;
+  std::condition_variable cv;
+  std::deque<Audio> ready;
+  bool done = false;
+  Status status;
+  std::atomic<bool> cancelled{false};
+};
+
+class JobStream final : public SpeechStream {
+ public:
+  explicit JobStream(std::shared_ptr<Job> job) : job_(std::move(job)) {}
+  ~JobStream() override { job_->cancelled = true; }
+  Result<std::optional<Audio>> next() override {
+    std::unique_lock lock(job_->mu);
+    job_->cv.wait(lock, [&] { return !job_->ready.empty() || job_->done; });
+    if (job_->ready.empty()) {
+      if (!job_->status.ok()) return job_->status;
+      return std::optional<Audio>();
+    }
+    Audio a = std::move(job_->ready.front());
+    job_->ready.pop_front();
+    return std::optional<Audio>(std::move(a));
+  }
+
+ private:
+  std::shared_ptr<Job> job_;
+};
+
+// Appends `b` to `a`, shifting b's timings by a's duration.
+void append_audio(Audio& a, const Audio& b) {
+  double off = a.duration_s();
+  a.samples.insert(a.samples.end(), b.samples.begin(), b.samples.end());
+  for (auto w : b.words) {
+    w.start_s += off;
+    w.end_s += off;
+    a.words.push_back(std::move(w));
+  }
+  for (auto p : b.phonemes) {
+    p.start_s += off;
+    p.end_s += off;
+    a.phonemes.push_back(std::move(p));
+  }
+}
+
+class SpeechServiceImpl final : public SpeechService {
+ public:
+  SpeechServiceImpl(SpeechOptions opts, std::shared_ptr<Engine> engine)
+      : opts_(std::move(opts)), engine_(std::move(engine)) {}
+
+  ~SpeechServiceImpl() override {
+    {
+      std::lock_guard lock(mu_);
+      stop_ = true;
+    }
+    cv_.notify_all();
+    for (auto& t : workers_) t.join();
+    for (auto& j : queue_) finish(*j, Status::Unavailable("speech service stopped"));
+  }
+
+  // Synthesizes each candidate's sample phrase; only languages that produce speech are offered.
+  void verify_languages() {
+    std::lock_guard lock(engine_->mutex());
+    const VoiceDefinition& voice = find_builtin_voice("M1")->definition;
+    for (const auto& c : language_candidates()) {
+      if (!engine_->has_voice(c.espeak_voice)) continue;
+      EngineRequest r{c.sample, c.espeak_voice, voice, 0};
+      auto res = engine_->synthesize(r);
+      if (!res.ok() || active_duration(res->audio.samples, Engine::kSampleRate) < 0.2) {
+        log::warn("speech_language_unavailable", {{"language", c.code}, {"espeak_voice", c.espeak_voice}});
+        continue;
+      }
+      languages_.push_back({c.code, c.espeak_voice, c.name});
+    }
+  }
+
+  void start_workers() {
+    for (int i = 0; i < opts_.workers; ++i) workers_.emplace_back([this] { worker_loop(); });
+  }
+
+  Status validate(const std::string& text, const VoiceSettings& s) const override {
+    if (!is_valid_utf8(text)) return Status::Invalid("text must be valid UTF-8");
+    if (is_blank(text)) return Status::Invalid("text must not be empty or only whitespace");
+    size_t chars = utf8_length(text);
+    if (chars > static_cast<size_t>(opts_.max_chars)) {
+      return Status::Invalid("text is " + std::to_string(chars) + " characters; the limit is " +
+                             std::to_string(opts_.max_chars));
+    }
+    if (!find_builtin_voice(s.voice)) {
+      return Status::Invalid("unknown voice '" + s.voice + "' (built-in voices are M1-M5 and F1-F5)");
+    }
+    Status a = validate_axes(s.axes);
+    if (!a.ok()) return a;
+    if (!language_voice(s.language)) {
+      return Status::Invalid("unsupported language '" + s.language + "' (GET /v1/voices lists the languages)");
+    }
+    if (!std::isfinite(s.speed) || s.speed < kSpeedMin || s.speed > kSpeedMax) {
+      return Status::Invalid("speed must be between 0.25 and 4.0");
+    }
+    if (s.total_steps < kStepsMin || s.total_steps > kStepsMax) {
+      return Status::Invalid("total_steps must be between 1 and 100");
+    }
+    if (s.output_rate != 0 && (s.output_rate < 8000 || s.output_rate > 48000)) {
+      return Status::Invalid("output sample rate must be between 8000 and 48000 Hz");
+    }
+    return Status::Ok();
+  }
+
+  Result<Audio> synthesize(const std::string& text, const VoiceSettings& s) override {
+    Audio all;
+    all.sample_rate = s.output_rate ? s.output_rate : Engine::kSampleRate;
+    Status st = synthesize_stream(text, s, [&](const Audio& a) {
+      append_audio(all, a);
+      return true;
+    });
+    if (!st.ok()) return st;
+    return all;
+  }
+
+  Status synthesize_stream(const std::string& text, const VoiceSettings& s,
+                           const std::function<bool(const Audio&)>& on_sentence) override {
+    auto stream = start(text, s);
+    if (!stream.ok()) return stream.status();
+    for (;;) {
+      auto next = (*stream)->next();
+      if (!next.ok()) return next.status();
+      if (!next->has_value()) return Status::Ok();
+      if (!on_sentence(**next)) return Status::Ok();  // the stream's destructor cancels the rest
+    }
+  }
+
+  Result<std::unique_ptr<SpeechStream>> start(const std::string& text, const VoiceSettings& s) override {
+    Status v = validate(text, s);
+    if (!v.ok()) return v;
+    auto job = std::make_shared<Job>();
+    job->sentences = split_sentences(text);
+    job->settings = s;
+    job->definition = apply_axes(find_builtin_voice(s.voice)->definition, s.axes);
+    job->espeak_voice = *language_voice(s.language);
+    job->quality = quality_for_steps(s.total_steps);
+    job->max_raw_samples = static_cast<int64_t>(opts_.max_audio_s * s.speed * Engine::kSampleRate);
+    {
+      std::lock_guard lock(mu_);
+      // Idle workers take a job at once; beyond them `queue` jobs may wait.
+      if (static_cast<int>(queue_.size()) >= idle_ + opts_.queue) {
+        ++rejected_;
+        return Status::Unavailable("speech synthesis queue is full; retry shortly");
+      }
+      queue_.push_back(job);
+    }
+    cv_.notify_one();
+    return std::unique_ptr<SpeechStream>(new JobStream(std::move(job)));
+  }
+
+  std::vector<BuiltinVoiceInfo> builtin_voices() const override {
+    std::vector<BuiltinVoiceInfo> out;
+    for (const auto& v : builtin_voice_table()) out.push_back({v.id, v.description});
+    return out;
+  }
+  bool is_builtin_voice(const std::string& id) const override { return find_builtin_voice(id) != nullptr; }
+  std::vector<LanguageInfo> languages() const override { return languages_; }
+  std::vector<AxisInfo> axes() const override { return axis_table(); }
+  const SpeechOptions& options() const override { return opts_; }
+  SpeechStats stats() const override {
+    std::lock_guard lock(mu_);
+    return {opts_.workers, opts_.queue, static_cast<int>(queue_.size()), running_, rejected_};
+  }
+
+ private:
+  const std::string* language_voice(const std::string& code) const {
+    for (const auto& l : languages_) {
+      if (l.code == code) return &l.espeak_voice;
+    }
+    return nullptr;
+  }
+
+  static void finish(Job& job, Status st) {
+    {
+      std::lock_guard lock(job.mu);
+      job.done = true;
+      job.status = std::move(st);
+    }
+    job.cv.notify_all();
+  }
+
+  void worker_loop() {
+    std::unique_lock lock(mu_);
+    ++idle_;
+    for (;;) {
+      cv_.wait(lock, [&] { return stop_ || !queue_.empty(); });
+      if (stop_) {
+        --idle_;
+        return;
+      }
+      std::shared_ptr<Job> job = std::move(queue_.front());
+      queue_.pop_front();
+      --idle_;
+      ++running_;
+      lock.unlock();
+      Status st = run(*job);
+      lock.lock();
+      // Idle again before the caller learns the job is done, so its next request finds room.
+      --running_;
+      ++idle_;
+      lock.unlock();
+      finish(*job, std::move(st));
+      lock.lock();
+    }
+  }
+
+  Status run(Job& job) {
+    int64_t raw_used = 0;
+    for (const auto& sentence : job.sentences) {
+      if (job.cancelled) return Status::Ok();
+      EngineRequest req{sentence, job.espeak_voice, job.definition, std::max<int64_t>(1, job.max_raw_samples - raw_used)};
+      Result<EngineResult> r = Status::Internal("not run");
+      {
+        // The engine is held for one sentence only, so concurrent requests interleave.
+        std::lock_guard lock(engine_->mutex());
+        r = engine_->synthesize(req);
+      }
+      if (!r.ok()) return r.status();
+      if (r->truncated) {
+        return Status::Invalid("the text would produce more than " + std::to_string(static_cast<int>(opts_.max_audio_s)) +
+                               " seconds of audio (the per-request limit); split it into smaller requests");
+      }
+      raw_used += static_cast<int64_t>(r->audio.samples.size());
+      Audio a = postprocess(std::move(r->audio), job);
+      {
+        std::lock_guard lock(job.mu);
+        job.ready.push_back(std::move(a));
+      }
+      job.cv.notify_all();
+    }
+    return Status::Ok();
+  }
+
+  // Speed (time-stretch keeping pitch) and output rate, outside the engine lock.
+  Audio postprocess(Audio a, const Job& job) {
+    const auto& s = job.settings;
+    if (std::abs(s.speed - 1.0) > 1e-4 && !a.samples.empty()) {
+      size_t before = a.samples.size();
+      a.samples = time_stretch(a.samples, a.sample_rate, s.speed, job.quality);
+      double k = static_cast<double>(a.samples.size()) / before;
+      for (auto& w : a.words) w.start_s *= k, w.end_s *= k;
+      for (auto& p : a.phonemes) p.start_s *= k, p.end_s *= k;
+    }
+    if (s.output_rate && s.output_rate != a.sample_rate) {
+      auto r = resample(a.samples, a.sample_rate, s.output_rate, job.quality);
+      if (r.ok()) {
+        a.samples = std::move(r.value());
+        a.sample_rate = s.output_rate;
+      }
+    }
+    return a;
+  }
+
+  SpeechOptions opts_;
+  std::shared_ptr<Engine> engine_;
+  std::vector<LanguageInfo> languages_;  // written once before the workers start
+
+  mutable std::mutex mu_;
+  std::condition_variable cv_;
+  std::deque<std::shared_ptr<Job>> queue_;
+  std::vector<std::thread> workers_;
+  int idle_ = 0;
+  int running_ = 0;
+  int64_t rejected_ = 0;
+  bool stop_ = false;
+};
+
+}  // namespace
+
+Result<std::unique_ptr<SpeechService>> make_speech_service(const SpeechOptions& options) {
+  SpeechOptions opts = options;
+  opts.workers = std::max(1, opts.workers);
+  opts.queue = std::max(0, opts.queue);
+  auto engine = Engine::shared(opts.scratch_dir);
+  if (!engine.ok()) return engine.status();
+  auto svc = std::make_unique<SpeechServiceImpl>(opts, std::move(engine.value()));
+  svc->verify_languages();
+  svc->start_workers();
+  return std::unique_ptr<SpeechService>(std::move(svc));
+}
+
+}  // namespace imago::speech
