@@ -8,6 +8,14 @@ void register_all_routes(http::Router& router, Services& services) {
   register_key_routes(router, services);
   register_credit_routes(router, services);
   register_admin_routes(router, services);
+  register_agent_routes(router, services);
+  register_dynamics_routes(router, services);
+  register_file_routes(router, services);
+  register_webhook_routes(router, services);
+  register_tts_routes(router, services);
+  register_voice_routes(router, services);
+  register_studio_routes(router, services);
+  register_audio_speech_routes(router, services);
 }
 
 }  // namespace imago::api

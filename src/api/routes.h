@@ -14,4 +14,16 @@ void register_key_routes(http::Router& router, Services& services);
 void register_credit_routes(http::Router& router, Services& services);   // credit summary, usage
 void register_admin_routes(http::Router& router, Services& services);
 
+// Speech (issue 3).
+void register_tts_routes(http::Router& router, Services& services);           // POST /v1/tts
+void register_voice_routes(http::Router& router, Services& services);         // GET /v1/voices
+void register_studio_routes(http::Router& router, Services& services);        // /v1/studio/*
+void register_audio_speech_routes(http::Router& router, Services& services);  // POST /v1/audio/speech
+
+// Agents, dynamics, files, webhooks (issue 5).
+void register_agent_routes(http::Router& router, Services& services);     // /v1/agent*, /v1/agents
+void register_dynamics_routes(http::Router& router, Services& services);  // /v1/dynamics*
+void register_file_routes(http::Router& router, Services& services);      // /v1/files*
+void register_webhook_routes(http::Router& router, Services& services);   // /v1/webhooks*
+
 }  // namespace imago::api

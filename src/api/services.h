@@ -11,6 +11,14 @@ class LedgerStore;
 class RateLimiter;
 class Metrics;
 class BlobStore;
+class AgentStore;
+class FileStore;
+class JobStore;
+class WebhookStore;
+namespace fetch {
+class Fetcher;
+}
+class VoiceStore;
 
 namespace speech {
 class SpeechService;
@@ -29,9 +37,15 @@ struct Services {
 
   // Speech (issue 3).
   speech::SpeechService* speech = nullptr;
+  VoiceStore* voices = nullptr;  // designed voices (voice codes)
   // Agents, files, jobs, webhooks (issue 5) add their stores here.
   BlobStore* blobs = nullptr;
   jobs::JobQueue* jobs = nullptr;
+  AgentStore* agents = nullptr;
+  FileStore* files = nullptr;
+  JobStore* job_store = nullptr;
+  WebhookStore* webhooks = nullptr;
+  fetch::Fetcher* fetcher = nullptr;
 
   // Absolute URL for a path under the server's public base ("/v1/files/x" -> "http://host/v1/files/x").
   std::string absolute_url(std::string_view path) const {
