@@ -120,6 +120,8 @@ void Session::next_request() {
     start_request();
     return;
   }
+  // A large body grew the buffer; an idle keep-alive connection should not keep that memory.
+  if (buffer_.capacity() > 4 * kReadChunk) buffer_.shrink_to_fit();
   // Idle keep-alive phase: wait for the first byte under the idle timeout; the read timeout for
   // the whole request starts only once it arrives.
   idle_ = true;
@@ -322,8 +324,9 @@ void Session::on_write(bool close, beast::error_code ec, std::size_t) {
 }
 
 void Session::reject(int status, const char* code, const char* message) {
-  // After a framing error the rest of the input cannot be trusted: answer and close.
+  // After a framing error the rest of the input cannot be trusted: answer, drain and close.
   keep_alive_ = false;
+  unread_input_ = true;
   header_parser_.reset();
   body_parser_.reset();
   Response res = server_error(status, code, message);
