@@ -314,19 +314,31 @@ JobStep DynamicsHandler::run(JobContext& ctx) {
   }
   std::string model = std::move(imx).value();
   // A different source image: build a model of it to animate (the agent's own model is untouched).
-  if (auto* v = p.if_contains("image_url"); v && v->is_string()) {
-    auto fetched = fetch::fetch_media(*d_.fetcher, "image_url", std::string(v->as_string()), fetch::MediaKind::kImage);
+  std::optional<std::string> source_image;
+  if (auto* v = p.if_contains("image_file"); v && v->is_string()) {
+    auto bytes = load_file_bytes(d_, a.account_id, std::string(v->as_string()));
+    if (!bytes.ok()) {
+      if (bytes.status().code() != Code::kNotFound) return JobStep::retry(bytes.status().message());
+      fail(ctx, "image_url: the uploaded file is gone", written);
+      return JobStep::done();
+    }
+    source_image = std::move(bytes).value();
+  } else if (auto* u = p.if_contains("image_url"); u && u->is_string()) {
+    auto fetched = fetch::fetch_media(*d_.fetcher, "image_url", std::string(u->as_string()), fetch::MediaKind::kImage);
     if (!fetched.ok()) {
       if (fetched.status().code() == Code::kUnavailable) return JobStep::retry(fetched.status().message());
       fail(ctx, fetched.status().message(), written);
       return JobStep::done();
     }
+    source_image = std::move(fetched->bytes);
+  }
+  if (source_image) {
     avatar::BuildInput in;
     in.agent_id = a.code;
     in.name = a.name;
     in.model_type = a.model;
     in.aspect_ratio = a.aspect_ratio;
-    in.image_bytes = std::move(fetched->bytes);
+    in.image_bytes = std::move(source_image);
     auto built = avatar::build_imx(in, {});
     if (!built.ok()) {
       if (built.status().code() == Code::kInvalidArgument) {
