@@ -2,6 +2,7 @@
 // avatar model (docs/avatar.md, docs/imx-format.md). Used by the agent generation job and by
 // `imagod imx build`. OpenCV and libav stay inside builder .cpp files.
 #pragma once
+#include <cstdint>
 #include <functional>
 #include <optional>
 #include <string>
@@ -19,6 +20,7 @@ struct BuildInput {
   // Raw file contents, already sniffed by the caller (JPEG/PNG/WebP; MP4/WebM/...; WAV/MP3/...).
   std::optional<std::string> image_bytes, video_bytes, audio_bytes;
   std::string voice = "";  // optional built-in preset (M1..M5, F1..F5); empty: match or default
+  int64_t created_unix_s = 0;  // manifest created_at; 0: now
 };
 
 // step: short machine name ("decode", "face", "frame", "voice", "package"); fraction 0..1 of the
