@@ -474,9 +474,11 @@ Pose Renderer::Impl::pose_at(int64_t n, int16_t* audio, bool& speaking, bool& eo
       if (tv.v == Viseme::kMBP && tv.end > fs && tv.start < fe) bilabial = true;
     }
     if (wsum > 0) {
-      // Louder syllables open the jaw wider.
-      double loud = 0.45 + 0.55 * std::sqrt(env);
-      p.mouth_open = acc.open / wsum * loud;
+      // The jaw follows loudness (as in envelope mode); the phonemes shape the lips and scale
+      // how far this sound opens (an "ee" less than an "a").
+      double db = 20 * std::log10(std::max(rms, 1.0) / cur->peak_rms);
+      double jaw = std::clamp((db + 28) / 24, 0.0, 1.0);
+      p.mouth_open = jaw * (0.35 + 0.65 * acc.open / wsum);
       p.mouth_spread = acc.spread / wsum;
       p.mouth_teeth = acc.teeth / wsum;
       p.mouth_press = acc.press / wsum;

@@ -5,11 +5,11 @@
 namespace imago::avatar {
 
 const std::vector<VoiceReference>& voice_reference_table() {
-  // Measured by voice_table_test.cpp (MeasureBuiltinVoices) on the reference sentence.
+  // Measured by lipsync_test.cpp (VoiceMatch.ReferenceTableMatchesTheSpeechEngine).
   static const std::vector<VoiceReference> table = {
-      {"M1", 115, 1900, 4.0}, {"M2", 88, 1600, 3.8}, {"M3", 138, 2300, 4.2}, {"M4", 98, 2000, 3.6},
-      {"M5", 162, 1950, 4.3}, {"F1", 222, 2350, 4.0}, {"F2", 184, 2050, 3.9}, {"F3", 272, 2750, 4.2},
-      {"F4", 222, 2900, 4.1}, {"F5", 202, 1900, 3.8},
+      {"M1", 130, 2795, 5.15}, {"M2", 99, 1825, 4.25},  {"M3", 160, 3281, 5.22}, {"M4", 103, 3045, 4.71},
+      {"M5", 185, 2541, 4.74}, {"F1", 248, 2958, 4.76}, {"F2", 202, 2107, 4.25}, {"F3", 303, 3461, 5.04},
+      {"F4", 233, 3385, 5.12}, {"F5", 225, 2027, 4.29},
   };
   return table;
 }
