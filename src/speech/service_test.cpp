@@ -5,6 +5,7 @@
 #include <chrono>
 #include <cmath>
 #include <future>
+#include <sys/resource.h>
 #include <thread>
 
 #include "speech/test_speech.h"
@@ -139,22 +140,30 @@ TEST(Service, ValidationErrors) {
 
 TEST(Service, FewerStepsAreFaster) {
   std::string text;
-  for (int i = 0; i < 6; ++i) text += "This sentence measures how long post processing takes at each quality. ";
+  for (int i = 0; i < 12; ++i) text += "This sentence measures how long post processing takes at each quality. ";
+  // Process CPU time (all threads), so that other processes on the machine do not blur it; best
+  // of five.
+  auto cpu_s = [] {
+    rusage u{};
+    getrusage(RUSAGE_SELF, &u);
+    return u.ru_utime.tv_sec + u.ru_stime.tv_sec + (u.ru_utime.tv_usec + u.ru_stime.tv_usec) / 1e6;
+  };
   auto time_steps = [&](int steps) {
     double best = 1e9;
-    for (int rep = 0; rep < 3; ++rep) {
+    for (int rep = 0; rep < 5; ++rep) {
       VoiceSettings s = settings(1.05);
       s.total_steps = steps;
-      auto t0 = std::chrono::steady_clock::now();
+      s.output_rate = 24000;
+      double t0 = cpu_s();
       auto a = test_service().synthesize(text, s);
       EXPECT_TRUE(a.ok());
-      best = std::min(best, std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+      best = std::min(best, cpu_s() - t0);
     }
     return best;
   };
   double t5 = time_steps(5), t12 = time_steps(12);
-  std::printf("total_steps 5: %.1f ms, 12: %.1f ms\n", t5 * 1e3, t12 * 1e3);
-  EXPECT_LT(t5, t12);
+  std::printf("total_steps 5: %.1f ms CPU, 12: %.1f ms CPU\n", t5 * 1e3, t12 * 1e3);
+  EXPECT_LT(t5 * 1.15, t12);
 }
 
 TEST(Service, AudioCapRefusesLongOutput) {
