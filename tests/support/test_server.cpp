@@ -1,0 +1,362 @@
+#include "test_server.h"
+
+#include <curl/curl.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <boost/json/parse.hpp>
+#include <chrono>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <mutex>
+#include <sstream>
+#include <stdexcept>
+#include <thread>
+
+#include "util/random.h"
+
+extern char** environ;
+
+namespace imago::testing {
+
+namespace {
+
+std::string lower(std::string s) {
+  for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return s;
+}
+
+std::string trim_crlf(std::string s) {
+  while (!s.empty() && (s.back() == '\r' || s.back() == '\n' || s.back() == ' ')) s.pop_back();
+  size_t i = 0;
+  while (i < s.size() && s[i] == ' ') ++i;
+  return s.substr(i);
+}
+
+size_t on_body(char* data, size_t size, size_t n, void* user) {
+  static_cast<std::string*>(user)->append(data, size * n);
+  return size * n;
+}
+
+size_t on_header(char* data, size_t size, size_t n, void* user) {
+  auto* res = static_cast<HttpResponse*>(user);
+  std::string line(data, size * n);
+  if (line.rfind("HTTP/", 0) == 0) {
+    res->headers.clear();  // a new status line (after "100 Continue"): keep only the final headers
+  } else if (auto colon = line.find(':'); colon != std::string::npos) {
+    res->headers[lower(line.substr(0, colon))] = trim_crlf(line.substr(colon + 1));
+  }
+  return size * n;
+}
+
+void curl_init_once() {
+  static std::once_flag once;
+  std::call_once(once, [] { curl_global_init(CURL_GLOBAL_DEFAULT); });
+}
+
+// The last `lines` lines of a file, for error messages.
+std::string tail_of(const std::string& path, size_t lines = 40) {
+  std::ifstream in(path);
+  if (!in) return "(no log at " + path + ")";
+  std::vector<std::string> all;
+  for (std::string l; std::getline(in, l);) all.push_back(l);
+  std::string out;
+  for (size_t i = all.size() > lines ? all.size() - lines : 0; i < all.size(); ++i) out += all[i] + "\n";
+  return out.empty() ? "(empty log)" : out;
+}
+
+// waitpid with a deadline; returns true when the process was reaped (status in *status).
+bool wait_for(int pid, int* status, std::chrono::milliseconds timeout) {
+  auto deadline = std::chrono::steady_clock::now() + timeout;
+  for (;;) {
+    int r = waitpid(pid, status, WNOHANG);
+    if (r == pid) return true;
+    if (r < 0 && errno != EINTR) return true;  // not our child any more
+    if (std::chrono::steady_clock::now() >= deadline) return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+}
+
+}  // namespace
+
+boost::json::value HttpResponse::json() const {
+  boost::system::error_code ec;
+  auto v = boost::json::parse(body, ec);
+  if (ec) return nullptr;
+  return v;
+}
+
+std::string HttpResponse::header(const std::string& lower_name) const {
+  auto it = headers.find(lower(lower_name));
+  return it == headers.end() ? "" : it->second;
+}
+
+HttpResponse http_request(const std::string& method, const std::string& url, const std::string& body,
+                          const HttpRequestOptions& opts) {
+  curl_init_once();
+  HttpResponse res;
+  CURL* curl = curl_easy_init();
+  if (!curl) {
+    res.body = "curl_easy_init failed";
+    return res;
+  }
+  curl_slist* headers = nullptr;
+  for (const auto& [k, v] : opts.headers) headers = curl_slist_append(headers, (k + ": " + v).c_str());
+  if (!body.empty() && !opts.content_type.empty() && !opts.headers.count("Content-Type") &&
+      !opts.headers.count("content-type")) {
+    headers = curl_slist_append(headers, ("Content-Type: " + opts.content_type).c_str());
+  }
+  curl_easy_setopt(curl, CURLOPT_URL, url.c_str());
+  curl_easy_setopt(curl, CURLOPT_NOSIGNAL, 1L);
+  curl_easy_setopt(curl, CURLOPT_TIMEOUT_MS, opts.timeout_ms);
+  if (method == "HEAD") {
+    curl_easy_setopt(curl, CURLOPT_NOBODY, 1L);
+  } else if (method != "GET" || !body.empty()) {
+    curl_easy_setopt(curl, CURLOPT_CUSTOMREQUEST, method.c_str());
+  }
+  if (!body.empty() || method == "POST" || method == "PUT" || method == "PATCH") {
+    curl_easy_setopt(curl, CURLOPT_POSTFIELDS, body.data());
+    curl_easy_setopt(curl, CURLOPT_POSTFIELDSIZE_LARGE, static_cast<curl_off_t>(body.size()));
+  }
+  curl_easy_setopt(curl, CURLOPT_HTTPHEADER, headers);
+  curl_easy_setopt(curl, CURLOPT_WRITEFUNCTION, on_body);
+  curl_easy_setopt(curl, CURLOPT_WRITEDATA, &res.body);
+  curl_easy_setopt(curl, CURLOPT_HEADERFUNCTION, on_header);
+  curl_easy_setopt(curl, CURLOPT_HEADERDATA, &res);
+  CURLcode rc = curl_easy_perform(curl);
+  if (rc == CURLE_OK) {
+    curl_easy_getinfo(curl, CURLINFO_RESPONSE_CODE, &res.status);
+  } else {
+    res.status = 0;  // transport failure: the reason is in the body for assertion messages
+    res.body = std::string("curl: ") + curl_easy_strerror(rc);
+  }
+  curl_slist_free_all(headers);
+  curl_easy_cleanup(curl);
+  return res;
+}
+
+std::string imagod_path() {
+  if (const char* p = std::getenv("IMAGO_IMAGOD"); p && *p) return p;  // test another build
+#ifdef IMAGO_IMAGOD_PATH
+  return IMAGO_IMAGOD_PATH;
+#else
+  return "imagod";
+#endif
+}
+
+std::string make_temp_dir() {
+  std::string tmpl = "/tmp/imago-test-XXXXXX";
+  if (!mkdtemp(tmpl.data())) throw std::runtime_error(std::string("mkdtemp: ") + std::strerror(errno));
+  return tmpl;
+}
+
+TestServer::TestServer(std::vector<std::string> extra_args, std::map<std::string, std::string> env)
+    : data_dir_(make_temp_dir()), own_dir_(true) {
+  start(std::move(extra_args), std::move(env));
+}
+
+TestServer::TestServer(const std::string& data_dir, std::vector<std::string> extra_args,
+                       std::map<std::string, std::string> env)
+    : data_dir_(data_dir), own_dir_(false) {
+  start(std::move(extra_args), std::move(env));
+}
+
+TestServer::~TestServer() {
+  if (pid_ > 0) {
+    ::kill(pid_, SIGTERM);
+    int status = 0;
+    if (!wait_for(pid_, &status, std::chrono::seconds(10))) {
+      ::kill(pid_, SIGKILL);
+      wait_for(pid_, &status, std::chrono::seconds(10));
+    }
+    pid_ = -1;
+  }
+  if (own_dir_ && !std::getenv("IMAGO_KEEP_TEST_DIRS")) {
+    std::error_code ec;
+    std::filesystem::remove_all(data_dir_, ec);
+  }
+}
+
+void TestServer::start(std::vector<std::string> extra_args, std::map<std::string, std::string> env) {
+  admin_token_ = random_hex(32);
+  const std::string log_path = data_dir_ + "/imagod.log";
+  std::error_code fs_ec;
+  std::filesystem::create_directories(data_dir_, fs_ec);
+  // A restarted server appends to the same log: only lines after this offset are its own.
+  std::uintmax_t log_offset = std::filesystem::exists(log_path) ? std::filesystem::file_size(log_path) : 0;
+
+  std::vector<std::string> args = {imagod_path(), "serve",       "--listen",  "127.0.0.1:0",
+                                   "--data-dir",  data_dir_,     "--no-bootstrap", "--allow-private-fetch"};
+  args.insert(args.end(), extra_args.begin(), extra_args.end());
+
+  // The child sees the parent's environment minus any IMAGO_* setting (a developer's shell must not
+  // change what a test runs against), plus the admin token and the test's own variables.
+  std::map<std::string, std::string> vars;
+  for (char** e = environ; e && *e; ++e) {
+    std::string kv = *e;
+    auto eq = kv.find('=');
+    if (eq == std::string::npos || kv.rfind("IMAGO_", 0) == 0) continue;
+    vars[kv.substr(0, eq)] = kv.substr(eq + 1);
+  }
+  vars["IMAGO_ADMIN_TOKEN"] = admin_token_;
+  for (auto& [k, v] : env) vars[k] = v;
+  std::vector<std::string> env_strings;
+  for (auto& [k, v] : vars) env_strings.push_back(k + "=" + v);
+
+  std::vector<char*> argv, envp;
+  for (auto& a : args) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  for (auto& e : env_strings) envp.push_back(e.data());
+  envp.push_back(nullptr);
+
+  posix_spawn_file_actions_t fa;
+  posix_spawn_file_actions_init(&fa);
+  posix_spawn_file_actions_addopen(&fa, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
+  posix_spawn_file_actions_addopen(&fa, STDOUT_FILENO, log_path.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
+  posix_spawn_file_actions_adddup2(&fa, STDOUT_FILENO, STDERR_FILENO);
+  pid_t pid = -1;
+  int rc = posix_spawn(&pid, argv[0], &fa, nullptr, argv.data(), envp.data());
+  posix_spawn_file_actions_destroy(&fa);
+  if (rc != 0) {
+    throw std::runtime_error("cannot start " + args[0] + ": " + std::strerror(rc));
+  }
+  pid_ = pid;
+  exit_status_ = -1;
+
+  auto fail = [&](const std::string& why) {
+    if (pid_ > 0) {
+      ::kill(pid_, SIGKILL);
+      int st = 0;
+      wait_for(pid_, &st, std::chrono::seconds(5));
+      pid_ = -1;
+    }
+    std::string msg = "imagod did not start (" + why + "); tail of " + log_path + ":\n" + tail_of(log_path);
+    if (own_dir_ && !std::getenv("IMAGO_KEEP_TEST_DIRS")) {
+      std::error_code ec;
+      std::filesystem::remove_all(data_dir_, ec);
+      own_dir_ = false;  // the constructor throws: the destructor will not run
+    }
+    throw std::runtime_error(msg);
+  };
+
+  // Wait for {"event":"listening","port":N} in the log, the server's readiness signal.
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+  std::string pending;
+  std::ifstream log;
+  for (;;) {
+    if (!log.is_open()) {
+      log.open(log_path, std::ios::binary);
+      if (log.is_open()) log.seekg(static_cast<std::streamoff>(log_offset));
+    }
+    if (log.is_open()) {
+      char buf[4096];
+      log.clear();
+      while (log.read(buf, sizeof buf) || log.gcount() > 0) pending.append(buf, static_cast<size_t>(log.gcount()));
+      size_t nl;
+      while ((nl = pending.find('\n')) != std::string::npos) {
+        std::string line = pending.substr(0, nl);
+        pending.erase(0, nl + 1);
+        if (line.find("\"listening\"") == std::string::npos) continue;
+        boost::system::error_code ec;
+        auto v = boost::json::parse(line, ec);
+        if (ec || !v.is_object()) continue;
+        auto& o = v.as_object();
+        auto* ev = o.if_contains("event");
+        auto* port = o.if_contains("port");
+        if (ev && ev->is_string() && ev->as_string() == "listening" && port && port->is_int64()) {
+          port_ = static_cast<int>(port->as_int64());
+          url_ = "http://127.0.0.1:" + std::to_string(port_);
+          return;
+        }
+      }
+    }
+    int status = 0;
+    if (waitpid(pid_, &status, WNOHANG) == pid_) {
+      pid_ = -1;
+      fail(WIFEXITED(status) ? "exited with status " + std::to_string(WEXITSTATUS(status))
+                             : "killed by signal " + std::to_string(WTERMSIG(status)));
+    }
+    if (std::chrono::steady_clock::now() >= deadline) fail("no \"listening\" line within 20 s");
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+}
+
+HttpResponse TestServer::request(const std::string& method, const std::string& path, const std::string& body,
+                                 const std::string& secret, HttpRequestOptions opts) const {
+  if (!secret.empty()) opts.headers["api-secret"] = secret;
+  return http_request(method, url_ + path, body, opts);
+}
+
+HttpResponse TestServer::get(const std::string& path, const std::string& secret) const {
+  return request("GET", path, "", secret);
+}
+
+HttpResponse TestServer::post(const std::string& path, const std::string& body, const std::string& secret) const {
+  return request("POST", path, body, secret);
+}
+
+HttpResponse TestServer::put(const std::string& path, const std::string& body, const std::string& secret) const {
+  return request("PUT", path, body, secret);
+}
+
+HttpResponse TestServer::del(const std::string& path, const std::string& secret) const {
+  return request("DELETE", path, "", secret);
+}
+
+HttpResponse TestServer::admin(const std::string& method, const std::string& path, const std::string& body) const {
+  HttpRequestOptions opts;
+  opts.headers["Authorization"] = "Bearer " + admin_token_;
+  return http_request(method, url_ + path, body, opts);
+}
+
+TestAccount TestServer::create_account(const std::string& plan, long long credits, const std::string& name) {
+  boost::json::object req{{"name", name}, {"plan", plan}, {"credits", credits}};
+  HttpResponse r = admin("POST", "/admin/v1/accounts", boost::json::serialize(req));
+  auto v = r.json();
+  if (r.status != 201 || !v.is_object()) {
+    throw std::runtime_error("create_account: HTTP " + std::to_string(r.status) + ": " + r.body);
+  }
+  auto& o = v.as_object();
+  auto* id = o.if_contains("account_id");
+  auto* secret = o.if_contains("api_secret");
+  if (!id || !id->is_string() || !secret || !secret->is_string()) {
+    throw std::runtime_error("create_account: unexpected body: " + r.body);
+  }
+  return TestAccount{std::string(id->as_string()), std::string(secret->as_string())};
+}
+
+void TestServer::stop(int signal) {
+  if (pid_ <= 0) return;
+  ::kill(pid_, signal);
+  int status = 0;
+  if (!wait_for(pid_, &status, std::chrono::seconds(30))) {
+    // A server that ignores the signal fails the test through its exit status, not by hanging it.
+    ::kill(pid_, SIGKILL);
+    wait_for(pid_, &status, std::chrono::seconds(10));
+  }
+  exit_status_ = status;
+  pid_ = -1;
+}
+
+void TestServer::kill9() { stop(SIGKILL); }
+
+int TestServer::wait_exit() {
+  if (pid_ > 0) {
+    int status = 0;
+    waitpid(pid_, &status, 0);
+    exit_status_ = status;
+    pid_ = -1;
+  }
+  if (exit_status_ < 0) return -1;
+  if (WIFEXITED(exit_status_)) return WEXITSTATUS(exit_status_);
+  if (WIFSIGNALED(exit_status_)) return 128 + WTERMSIG(exit_status_);
+  return -1;
+}
+
+}  // namespace imago::testing
