@@ -90,6 +90,7 @@ class SpeechServiceImpl final : public SpeechService {
       : opts_(std::move(opts)), engine_(std::move(engine)) {}
 
   ~SpeechServiceImpl() override {
+    stopping_ = true;  // running jobs stop at their next sentence
     {
       std::lock_guard lock(mu_);
       stop_ = true;
@@ -253,6 +254,7 @@ class SpeechServiceImpl final : public SpeechService {
     int64_t raw_used = 0;
     for (const auto& sentence : job.sentences) {
       if (job.cancelled) return Status::Ok();
+      if (stopping_) return Status::Unavailable("speech service is shutting down");
       EngineRequest req{sentence, job.espeak_voice, job.definition, std::max<int64_t>(1, job.max_raw_samples - raw_used)};
       Result<EngineResult> r = Status::Internal("not run");
       {
@@ -308,6 +310,7 @@ class SpeechServiceImpl final : public SpeechService {
   int running_ = 0;
   int64_t rejected_ = 0;
   bool stop_ = false;
+  std::atomic<bool> stopping_{false};
 };
 
 }  // namespace
@@ -321,6 +324,10 @@ Result<std::unique_ptr<SpeechService>> make_speech_service(const SpeechOptions& 
   auto svc = std::make_unique<SpeechServiceImpl>(opts, std::move(engine.value()));
   svc->verify_languages();
   svc->start_workers();
+  log::info("speech_ready", {{"workers", opts.workers},
+                             {"queue", opts.queue},
+                             {"languages", static_cast<int64_t>(svc->languages().size())},
+                             {"max_audio_s", opts.max_audio_s}});
   return std::unique_ptr<SpeechService>(std::move(svc));
 }
 
