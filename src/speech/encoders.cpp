@@ -89,7 +89,8 @@ class Mp3Encoder : public Encoder {
   ~Mp3Encoder() override {
     if (gf_) lame_close(gf_);
   }
-  Status init(int rate) {
+  Status init(int rate, bool streaming) {
+    streaming_ = streaming;
     gf_ = lame_init();
     if (!gf_) return Status::Internal("lame_init failed");
     lame_set_in_samplerate(gf_, rate);
@@ -97,7 +98,9 @@ class Mp3Encoder : public Encoder {
     lame_set_num_channels(gf_, 1);
     lame_set_mode(gf_, MONO);
     lame_set_brate(gf_, 64);  // CBR: every frame stands alone, so the stream can be cut anywhere
-    lame_set_bWriteVbrTag(gf_, 0);
+    // A whole file gets LAME's "Info" tag (first frame, patched at the end) recording encoder delay
+    // and padding, so decoders trim them and the duration is exact; a stream cannot be patched.
+    lame_set_bWriteVbrTag(gf_, streaming ? 0 : 1);
     lame_set_quality(gf_, 5);
     if (lame_init_params(gf_) < 0) return Status::Internal("lame_init_params failed");
     return Status::Ok();
@@ -114,17 +117,28 @@ class Mp3Encoder : public Encoder {
       if (r < 0) return Status::Internal("lame_encode_buffer failed: " + std::to_string(r));
       out.append(reinterpret_cast<char*>(buf.data()), r);
     }
+    if (!streaming_) {
+      whole_ += out;
+      return std::string();
+    }
     return out;
   }
   Result<std::string> finish() override {
     std::vector<unsigned char> buf(7200);
     int r = lame_encode_flush(gf_, buf.data(), static_cast<int>(buf.size()));
     if (r < 0) return Status::Internal("lame_encode_flush failed");
-    return std::string(reinterpret_cast<char*>(buf.data()), r);
+    std::string tail(reinterpret_cast<char*>(buf.data()), r);
+    if (streaming_) return tail;
+    whole_ += tail;
+    size_t n = lame_get_lametag_frame(gf_, buf.data(), buf.size());
+    if (n > 0 && n <= buf.size() && n <= whole_.size()) whole_.replace(0, n, reinterpret_cast<char*>(buf.data()), n);
+    return std::move(whole_);
   }
 
  private:
   lame_global_flags* gf_ = nullptr;
+  bool streaming_ = false;
+  std::string whole_;
 };
 
 class OpusEncoder : public Encoder {
@@ -377,7 +391,7 @@ Result<std::unique_ptr<Encoder>> make_encoder(AudioFormat f, int rate, bool stre
       return std::unique_ptr<Encoder>(new PcmEncoder(""));
     case AudioFormat::kMp3: {
       auto e = std::make_unique<Mp3Encoder>();
-      Status s = e->init(rate);
+      Status s = e->init(rate, streaming);
       if (!s.ok()) return s;
       return std::unique_ptr<Encoder>(std::move(e));
     }
