@@ -278,20 +278,28 @@ void procedural_avatar(const std::string& agent_id, FrameSize fs, std::string_vi
   g.eyes_detected = true;
 }
 
-// Chooses the video frame with the sharpest, largest frontal face.
+// Chooses the video frame with the sharpest, largest frontal face: a quick upright pass over the
+// sampled frames, then a thorough search on a few of them if the quick pass found nothing.
 Result<std::pair<cv::Mat, FaceGeometry>> best_video_frame(const DecodedVideo& v, const ProgressFn& progress) {
   double best = -1;
   std::pair<cv::Mat, FaceGeometry> out;
-  for (size_t i = 0; i < v.frames.size(); ++i) {
-    report(progress, "face", 0.1 + 0.25 * i / v.frames.size(), "Looking for the best frame");
-    auto g = detect_face(v.frames[i]);
-    if (!g.ok()) continue;
+  auto consider = [&](size_t i, bool thorough) {
+    auto g = detect_face(v.frames[i], thorough);
+    if (!g.ok()) return;
     cv::Rect fr(g->face);
     double score = sharpness(v.frames[i], fr) * std::sqrt(std::max(1.0, g->face.area())) *
                    (g->eyes_detected ? 1.5 : 1.0);
     if (score > best) best = score, out = {v.frames[i], *g};
+  };
+  for (size_t i = 0; i < v.frames.size(); ++i) {
+    report(progress, "face", 0.1 + 0.25 * i / v.frames.size(), "Looking for the best frame");
+    consider(i, false);
   }
+  if (best < 0)
+    for (size_t k = 0; k < 3 && k < v.frames.size(); ++k) consider((2 * k + 1) * v.frames.size() / 6, true);
   if (best < 0) return Status::Invalid("No face found in the video");
+  // Refine the chosen frame's geometry with the thorough detector.
+  if (auto g = detect_face(out.first, true); g.ok()) out.second = *g;
   return out;
 }
 

@@ -121,15 +121,17 @@ struct Found {
   double score = -1e18;
 };
 
-Found detect_in(Cascades& cc, const cv::Mat& work) {
+Found detect_in(Cascades& cc, const cv::Mat& work, bool thorough) {
   cv::Mat eq;
   cv::equalizeHist(work, eq);
-  int min_side = std::max(20, std::min(eq.cols, eq.rows) / 20);
+  // Quick mode looks for faces at least 1/6 of the frame (a talking head), in bigger steps.
+  int min_side = std::max(20, std::min(eq.cols, eq.rows) / (thorough ? 20 : 6));
+  double step = thorough ? 1.1 : 1.2;
   std::vector<cv::Rect> faces;
   std::vector<int> levels;
   std::vector<double> weights;
-  cc.face.detectMultiScale(eq, faces, levels, weights, 1.1, 4, 0, {min_side, min_side}, {}, true);
-  if (faces.empty()) cc.face_alt.detectMultiScale(eq, faces, levels, weights, 1.1, 3, 0, {min_side, min_side}, {}, true);
+  cc.face.detectMultiScale(eq, faces, levels, weights, step, 4, 0, {min_side, min_side}, {}, true);
+  if (faces.empty()) cc.face_alt.detectMultiScale(eq, faces, levels, weights, step, 3, 0, {min_side, min_side}, {}, true);
   Found best;
   for (size_t i = 0; i < faces.size(); ++i) {
     cv::Rect2d f(faces[i]);
@@ -183,7 +185,7 @@ void locate_mouth(const cv::Mat& gray, FaceGeometry& g) {
 
 }  // namespace
 
-Result<FaceGeometry> detect_face(const cv::Mat& bgr) {
+Result<FaceGeometry> detect_face(const cv::Mat& bgr, bool thorough) {
   Cascades& cc = cascades();
   if (!cc.ok)
     return Status::Internal("Face detection data missing (opencv-data cascades not found in " +
@@ -192,7 +194,7 @@ Result<FaceGeometry> detect_face(const cv::Mat& bgr) {
   // cascade's working size, large ones shrunk for speed (Haar cascades are scale invariant).
   cv::Mat gray;
   cv::cvtColor(bgr, gray, cv::COLOR_BGR2GRAY);
-  double ws = 800.0 / std::max(gray.cols, gray.rows);
+  double ws = (thorough ? 800.0 : 480.0) / std::max(gray.cols, gray.rows);
   cv::Mat work;
   cv::resize(gray, work, {}, ws, ws, ws < 1 ? cv::INTER_AREA : cv::INTER_LINEAR);
   // Upright first; tilted heads (up to ~20 degrees) are found on rotated copies.
@@ -201,12 +203,13 @@ Result<FaceGeometry> detect_face(const cv::Mat& bgr) {
   double best_angle = 0;
   cv::Mat best_img;
   for (double angle : {0.0, 15.0, -15.0}) {
+    if (angle != 0 && !thorough) break;
     cv::Mat img = work;
     if (angle != 0) {
       cv::warpAffine(work, img, cv::getRotationMatrix2D(centre, angle, 1.0), work.size(), cv::INTER_LINEAR,
                      cv::BORDER_REPLICATE);
     }
-    Found f = detect_in(cc, img);
+    Found f = detect_in(cc, img, thorough);
     if (angle != 0) f.score -= 0.5;  // prefer upright when equally good
     if (f.score > best.score) best = f, best_angle = angle, best_img = img;
     if (angle == 0 && best.g.eyes_detected && best.score > 4) break;  // a clear upright face

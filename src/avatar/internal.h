@@ -30,7 +30,9 @@ struct FaceGeometry {
 };
 
 // Haar cascades from opencv-data. kInvalidArgument "No face found in the image" when none.
-Result<FaceGeometry> detect_face(const cv::Mat& bgr);
+// thorough: detection at 800 px with tilted (+-15 degree) retries, for photos; otherwise a quick
+// upright pass at 480 px, for scanning many video frames.
+Result<FaceGeometry> detect_face(const cv::Mat& bgr, bool thorough = true);
 // Sharpness (variance of the Laplacian) inside `r`, for picking the best video frame.
 double sharpness(const cv::Mat& bgr, const cv::Rect& r);
 

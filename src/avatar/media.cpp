@@ -1,6 +1,7 @@
 // Decoding user media with libavformat/libavcodec from memory (custom AVIOContext), converting
 // video with libswscale and audio with libswresample.
 #include <cstring>
+#include <mutex>
 #include <opencv2/imgproc.hpp>
 
 #include "avatar/internal.h"
@@ -11,6 +12,7 @@ extern "C" {
 #include <libavformat/avformat.h>
 #include <libavutil/channel_layout.h>
 #include <libavutil/imgutils.h>
+#include <libavutil/log.h>
 #include <libavutil/opt.h>
 #include <libswresample/swresample.h>
 #include <libswscale/swscale.h>
@@ -61,6 +63,11 @@ class Input {
     }
   }
   Status open(std::string_view bytes, const char* what) {
+    // User media often carries harmless stream oddities; keep libav's warnings out of the log.
+    static std::once_flag quiet;
+    std::call_once(quiet, [] {
+      if (av_log_get_level() == AV_LOG_INFO) av_log_set_level(AV_LOG_ERROR);
+    });
     reader_.data = bytes;
     auto* buf = static_cast<uint8_t*>(av_malloc(65536));
     avio_ = avio_alloc_context(buf, 65536, 0, &reader_, mem_read, nullptr, mem_seek);
