@@ -22,7 +22,10 @@ ServerContext::ServerContext(ServerOptions opts, Dispatcher& d)
       ioc(options.io_threads),
       control(net::make_strand(ioc)),
       grace_timer(control),
-      workers(static_cast<std::size_t>(options.worker_threads)) {}
+      // About one awake worker per core; more wake up only when handlers block (see WorkerPool).
+      workers(static_cast<std::size_t>(options.worker_threads),
+              std::min<std::size_t>(static_cast<std::size_t>(options.worker_threads),
+                                    std::max(1u, std::thread::hardware_concurrency()))) {}
 
 void ServerContext::add_session(Session* s, std::weak_ptr<Session> w) {
   std::lock_guard lock(mu);
@@ -147,7 +150,7 @@ Server::Server(ServerOptions options, Dispatcher& dispatcher) : impl_(std::make_
 Server::~Server() {
   // Normally run() has returned. If it never ran, drop the queued work: the worker pool is
   // joined first, then the listener and the io_context (which destroys any pending session).
-  impl_->ctx->workers.stop();
+  impl_->ctx->workers.shutdown(/*drain=*/false);
   impl_->ctx->workers.join();
   impl_->listener.reset();
   impl_->ctx.reset();
@@ -183,6 +186,7 @@ void Server::run() {
   impl_->run_io();
   for (auto& t : threads) t.join();
   // Every worker task holds a work guard on the io_context, so none is left at this point.
+  ctx.workers.shutdown(/*drain=*/true);
   ctx.workers.join();
 }
 

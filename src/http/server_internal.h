@@ -7,7 +7,6 @@
 #include <boost/asio/signal_set.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/strand.hpp>
-#include <boost/asio/thread_pool.hpp>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -17,6 +16,7 @@
 #include <vector>
 
 #include "http/server.h"
+#include "http/server_workers.h"
 
 namespace imago::http::detail {
 
@@ -41,7 +41,7 @@ struct ServerContext {
   net::steady_timer grace_timer;
   std::optional<net::signal_set> signals;
   bool finished = false;  // shutdown complete; only touched on `control`
-  net::thread_pool workers;
+  WorkerPool workers;
 
   void add_session(Session* s, std::weak_ptr<Session> w);
   void remove_session(Session* s);

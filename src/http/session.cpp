@@ -257,7 +257,7 @@ void Session::dispatch_request() {
 
   // The handler may block (database): it runs on the worker pool. The work guard keeps
   // io_context::run() from returning while a request is out there.
-  net::post(ctx_.workers, [self = shared_from_this(), req = std::move(req),
+  ctx_.workers.post([self = shared_from_this(), req = std::move(req),
                            work = net::make_work_guard(ctx_.ioc)]() mutable {
     Response res;
     try {
@@ -367,7 +367,7 @@ void Session::start_stream(Response res, bool close) {
 }
 
 void Session::run_producer(std::function<void(ResponseStream&)> producer) {
-  net::post(ctx_.workers, [self = shared_from_this(), producer = std::move(producer),
+  ctx_.workers.post([self = shared_from_this(), producer = std::move(producer),
                            work = net::make_work_guard(ctx_.ioc)]() mutable {
     ChunkWriter writer(self);
     bool ok = true;
