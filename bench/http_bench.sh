@@ -1,0 +1,185 @@
+#!/usr/bin/env bash
+# HTTP benchmark (issue 2): authenticated GET /v1/me and POST /v1/validate on imagod, side by side
+# with nginx serving a static JSON file of the same size as the /v1/me response. wrk with keep-alive,
+# 64 connections, 2 threads. Prints requests/s, p50/p99 latency, imagod RSS and the ratio to nginx.
+#
+#   bash bench/http_bench.sh [path/to/imagod]      (default build/imagod; builds nothing itself)
+#   env: DURATION=15s CONNECTIONS=64 THREADS=2 WARMUP=3s
+#
+# Everything runs on 127.0.0.1 only; every process started here is stopped on exit.
+set -euo pipefail
+
+IMAGOD=${1:-build/imagod}
+DURATION=${DURATION:-15s}
+CONNECTIONS=${CONNECTIONS:-64}
+THREADS=${THREADS:-2}
+WARMUP=${WARMUP:-3s}
+HERE=$(cd "$(dirname "$0")" && pwd)
+LUA="$HERE/wrk_imago.lua"
+
+die() { echo "http_bench: $*" >&2; exit 1; }
+[ -x "$IMAGOD" ] || die "no imagod at '$IMAGOD' (run 'make build' first)"
+for tool in wrk curl python3; do command -v "$tool" >/dev/null || die "$tool is missing (scripts/setup.sh installs it)"; done
+NGINX=$(command -v nginx || true)
+[ -n "$NGINX" ] || { [ -x /usr/sbin/nginx ] && NGINX=/usr/sbin/nginx; } || true
+[ -n "$NGINX" ] || die "nginx is missing (scripts/setup.sh installs nginx-light)"
+
+WORK=$(mktemp -d /tmp/imago-bench-XXXXXX)
+IMAGOD_PID=""
+NGINX_PID=""
+cleanup() {
+  # Only the processes this script started, by pid.
+  if [ -n "$NGINX_PID" ] && kill -0 "$NGINX_PID" 2>/dev/null; then
+    kill -QUIT "$NGINX_PID" 2>/dev/null || true
+    for _ in $(seq 50); do kill -0 "$NGINX_PID" 2>/dev/null || break; sleep 0.1; done
+    kill -KILL "$NGINX_PID" 2>/dev/null || true
+  fi
+  if [ -n "$IMAGOD_PID" ] && kill -0 "$IMAGOD_PID" 2>/dev/null; then
+    kill -TERM "$IMAGOD_PID" 2>/dev/null || true
+    for _ in $(seq 100); do kill -0 "$IMAGOD_PID" 2>/dev/null || break; sleep 0.1; done
+    kill -KILL "$IMAGOD_PID" 2>/dev/null || true
+  fi
+  wait 2>/dev/null || true
+  rm -rf "$WORK"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+free_port() {
+  python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1]); s.close()'
+}
+json_field() {  # json_field FIELD.PATH < json
+  python3 -c 'import json,sys; v=json.load(sys.stdin)
+for k in sys.argv[1].split("."): v=v[k]
+print(v)' "$1"
+}
+
+# ---- imagod --------------------------------------------------------------------------------------
+IMAGO_PORT=$(free_port)
+ADMIN_TOKEN=$(python3 -c 'import secrets; print(secrets.token_hex(32))')
+BASE="http://127.0.0.1:$IMAGO_PORT"
+EXTRA_ARGS=()
+# SPEC 8.3 caps /v1/me at 120 requests/min per client IP; a single-IP benchmark needs that cap lifted.
+if "$IMAGOD" serve --help 2>&1 | grep -q -- '--anon-ip-limit'; then
+  EXTRA_ARGS+=(--anon-ip-limit 100000000)
+  ANON_NOTE=""
+else
+  ANON_NOTE="note: this imagod has no --anon-ip-limit flag, so GET /v1/me is capped at 120/min per IP (see non-2xx)"
+fi
+IMAGO_ADMIN_TOKEN="$ADMIN_TOKEN" "$IMAGOD" serve --listen "127.0.0.1:$IMAGO_PORT" --data-dir "$WORK/data" \
+  --no-bootstrap --log-level warn "${EXTRA_ARGS[@]}" >"$WORK/imagod.log" 2>&1 &
+IMAGOD_PID=$!
+for _ in $(seq 200); do
+  curl -fsS -o /dev/null "$BASE/healthz" 2>/dev/null && break
+  kill -0 "$IMAGOD_PID" 2>/dev/null || { tail -20 "$WORK/imagod.log" >&2; die "imagod exited"; }
+  sleep 0.1
+done
+curl -fsS -o /dev/null "$BASE/healthz" || { tail -20 "$WORK/imagod.log" >&2; die "imagod did not come up"; }
+
+admin() {  # admin METHOD PATH BODY
+  curl -fsS -X "$1" "$BASE$2" -H "Authorization: Bearer $ADMIN_TOKEN" -H 'Content-Type: application/json' -d "$3"
+}
+ACCOUNT_JSON=$(admin POST /admin/v1/accounts '{"name":"bench","plan":"enterprise","credits":1000}')
+ACCOUNT_ID=$(json_field account_id <<<"$ACCOUNT_JSON")
+SECRET=$(json_field api_secret <<<"$ACCOUNT_JSON")
+# Limits far above what one machine can do, so the buckets never throttle the run.
+admin PUT "/admin/v1/accounts/$ACCOUNT_ID/plan" \
+  '{"plan":"enterprise","limits":{"generate":10000000,"write":10000000,"read":10000000}}' >/dev/null
+
+ME_BODY=$(curl -fsS "$BASE/v1/me" -H "api-secret: $SECRET")
+ME_SIZE=${#ME_BODY}
+
+# ---- nginx ---------------------------------------------------------------------------------------
+NGINX_PORT=$(free_port)
+mkdir -p "$WORK/nginx/html" "$WORK/nginx/tmp"
+# Started as root, nginx runs its workers as "nobody": they must be able to reach the file.
+chmod 711 "$WORK" "$WORK/nginx"
+chmod 755 "$WORK/nginx/html"
+# A JSON object padded to exactly the size of the /v1/me body.
+python3 - "$ME_SIZE" >"$WORK/nginx/html/me.json" <<'EOF'
+import sys
+n = int(sys.argv[1])
+head, tail = '{"success":true,"data":{"pad":"', '"}}'
+sys.stdout.write(head + "x" * max(0, n - len(head) - len(tail)) + tail)
+EOF
+chmod 644 "$WORK/nginx/html/me.json"
+cat >"$WORK/nginx/nginx.conf" <<EOF
+worker_processes auto;  # one per core, like imagod's I/O threads
+pid $WORK/nginx/nginx.pid;
+error_log $WORK/nginx/error.log warn;
+events { worker_connections 1024; }
+http {
+  access_log off;
+  client_body_temp_path $WORK/nginx/tmp;
+  proxy_temp_path $WORK/nginx/tmp;
+  fastcgi_temp_path $WORK/nginx/tmp;
+  uwsgi_temp_path $WORK/nginx/tmp;
+  scgi_temp_path $WORK/nginx/tmp;
+  keepalive_requests 100000000;
+  server {
+    listen 127.0.0.1:$NGINX_PORT;
+    root $WORK/nginx/html;
+    location = /me.json { default_type application/json; }
+  }
+}
+EOF
+"$NGINX" -p "$WORK/nginx" -e "$WORK/nginx/error.log" -c "$WORK/nginx/nginx.conf" -g 'daemon off;' \
+  >"$WORK/nginx/stdout.log" 2>&1 &
+NGINX_PID=$!
+for _ in $(seq 100); do
+  curl -fsS -o /dev/null "http://127.0.0.1:$NGINX_PORT/me.json" 2>/dev/null && break
+  kill -0 "$NGINX_PID" 2>/dev/null || { cat "$WORK/nginx/error.log" >&2; die "nginx exited"; }
+  sleep 0.1
+done
+NGINX_SIZE=$(curl -fsS "http://127.0.0.1:$NGINX_PORT/me.json" | wc -c)
+
+# ---- runs ----------------------------------------------------------------------------------------
+run_wrk() {  # run_wrk DURATION METHOD SECRET URL -> RESULT line
+  IMAGO_SECRET="$3" WRK_METHOD="$2" wrk -t"$THREADS" -c"$CONNECTIONS" -d"$1" --timeout 5s -s "$LUA" "$4" \
+    | grep '^RESULT' || die "wrk produced no result for $4"
+}
+field() { sed -E "s/.* $1=([0-9.]+).*/\1/" <<<"$2"; }
+
+echo "imagod vs nginx; wrk -t$THREADS -c$CONNECTIONS -d$DURATION, keep-alive; body $ME_SIZE B (nginx file $NGINX_SIZE B)"
+[ -n "$ANON_NOTE" ] && echo "$ANON_NOTE"
+echo "warming up ($WARMUP each)..."
+run_wrk "$WARMUP" GET "$SECRET" "$BASE/v1/me" >/dev/null
+run_wrk "$WARMUP" POST "$SECRET" "$BASE/v1/validate" >/dev/null
+run_wrk "$WARMUP" GET "" "http://127.0.0.1:$NGINX_PORT/me.json" >/dev/null
+
+ME=$(run_wrk "$DURATION" GET "$SECRET" "$BASE/v1/me")
+VALIDATE=$(run_wrk "$DURATION" POST "$SECRET" "$BASE/v1/validate")
+NGX=$(run_wrk "$DURATION" GET "" "http://127.0.0.1:$NGINX_PORT/me.json")
+
+rss_kb() { awk -v k="$1:" '$1 == k { print $2 }' "/proc/$IMAGOD_PID/status"; }
+HWM=$(rss_kb VmHWM)
+RSS=$(rss_kb VmRSS)
+
+NGX_RPS=$(field rps "$NGX")
+printf '\n%-22s %12s %10s %10s %10s %8s %10s\n' target "requests/s" "p50 ms" "p99 ms" "max ms" "non-2xx" "vs nginx"
+for row in "GET /v1/me|$ME" "POST /v1/validate|$VALIDATE" "nginx static|$NGX"; do
+  name=${row%%|*}
+  r=${row#*|}
+  python3 - "$name" "$(field rps "$r")" "$(field p50_us "$r")" "$(field p99_us "$r")" "$(field max_us "$r")" \
+    "$(field non2xx "$r")" "$NGX_RPS" <<'EOF'
+import sys
+name, rps, p50, p99, mx, non2xx, ngx = sys.argv[1:]
+print(f"{name:<22} {float(rps):12.0f} {int(p50)/1000:10.2f} {int(p99)/1000:10.2f} {int(mx)/1000:10.2f} {int(non2xx):8d} "
+      f"{float(rps)/float(ngx):9.2f}x")
+EOF
+done
+echo
+echo "imagod RSS: peak (VmHWM) $((HWM / 1024)) MB, now (VmRSS) $((RSS / 1024)) MB"
+python3 - "$(field rps "$ME")" "$(field rps "$VALIDATE")" "$NGX_RPS" "$(field p99_us "$ME")" \
+  "$(field p99_us "$VALIDATE")" "$HWM" "$(field non2xx "$ME")" "$(field non2xx "$VALIDATE")" <<'EOF'
+import sys
+me, va, ngx, p99me, p99va, hwm, bad_me, bad_va = map(float, sys.argv[1:])
+checks = [
+    ("GET /v1/me >= 0.5x nginx", me >= 0.5 * ngx),
+    ("POST /v1/validate >= 0.5x nginx", va >= 0.5 * ngx),
+    ("p99 < 5 ms", max(p99me, p99va) < 5000),
+    ("RSS < 100 MB", hwm < 100 * 1024),
+    ("no non-2xx answers", bad_me == 0 and bad_va == 0),
+]
+print("targets: " + ", ".join(f"{n}: {'yes' if ok else 'NO'}" for n, ok in checks))
+EOF
