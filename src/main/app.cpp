@@ -55,7 +55,10 @@ Result<std::string> resolve_admin_token(const Config& config) {
     std::string token;
     std::getline(in, token);
     if (token.size() >= 16) return token;
-    return Status::Invalid(path + " is too short to be an admin token (need at least 16 characters)");
+    // Built with append: GCC 12 reports a false -Warray-bounds on `path + "literal"` here (PR105651).
+    std::string msg = path;
+    msg.append(" is too short to be an admin token (need at least 16 characters)");
+    return Status::Invalid(std::move(msg));
   }
   std::string token = "imago_admin_" + random_base62(43);
   const std::string tmp = path + ".tmp";
