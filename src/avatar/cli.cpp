@@ -133,7 +133,10 @@ int imx_info(const std::string& path, bool verify_only) {
 int imx_build(int argc, char** argv) {
   Args a = parse(argc, argv, 1, {"image", "video", "audio", "model", "aspect", "name", "agent-id", "voice", "o"});
   if (!a.error.empty()) return fail(a.error + "\n" + kImxUsage);
-  if (!a.flags.count("o")) return fail(std::string("missing -o OUT.imx\n") + kImxUsage);
+  if (!a.flags.count("o")) {
+    std::cerr << "error: missing -o OUT.imx\n" << kImxUsage;
+    return 1;
+  }
   BuildInput in;
   in.agent_id = a.flags.count("agent-id") ? a.flags["agent-id"] : "cli";
   in.name = a.flags.count("name") ? a.flags["name"] : in.agent_id;
