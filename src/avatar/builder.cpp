@@ -65,8 +65,30 @@ void normalize_frame(const cv::Mat& src_in, const FaceGeometry& g_in, FrameSize 
   cv::Point2d target(fs.width / 2.0, pl.face_cy_frac * fs.height);
   M.at<double>(0, 2) += target.x - fc.x;
   M.at<double>(1, 2) += target.y - fc.y;
-  cv::warpAffine(src, out, M, {fs.width, fs.height}, s > 1 ? cv::INTER_CUBIC : cv::INTER_LINEAR,
-                 cv::BORDER_REPLICATE);
+  int interp = s > 1 ? cv::INTER_CUBIC : cv::INTER_LINEAR;
+  cv::warpAffine(src, out, M, {fs.width, fs.height}, interp, cv::BORDER_REFLECT_101);
+  // Where the photo does not reach, show a heavily blurred mirror of it rather than smeared edge
+  // pixels: it reads as out-of-focus background.
+  cv::Mat cover;
+  cv::warpAffine(cv::Mat(src.size(), CV_8UC1, cv::Scalar(255)), cover, M, out.size(), cv::INTER_LINEAR,
+                 cv::BORDER_CONSTANT, cv::Scalar(0));
+  if (cv::countNonZero(cover < 255) > 0) {
+    cv::Mat small, blurred;
+    cv::resize(out, small, {}, 0.125, 0.125, cv::INTER_AREA);
+    cv::GaussianBlur(small, small, {0, 0}, 3.0);
+    cv::resize(small, blurred, out.size(), 0, 0, cv::INTER_LINEAR);
+    cv::Mat alpha;
+    cv::erode(cover, alpha, cv::Mat(), {-1, -1}, 3);
+    cv::GaussianBlur(alpha, alpha, {0, 0}, 6.0);
+    for (int y = 0; y < out.rows; ++y) {
+      auto* o = out.ptr<cv::Vec3b>(y);
+      const auto* b = blurred.ptr<cv::Vec3b>(y);
+      const auto* a = alpha.ptr<uint8_t>(y);
+      for (int x = 0; x < out.cols; ++x)
+        if (a[x] < 255)
+          for (int c = 0; c < 3; ++c) o[x][c] = static_cast<uint8_t>((o[x][c] * a[x] + b[x][c] * (255 - a[x])) / 255);
+    }
+  }
   g.eyes_detected = gi.eyes_detected;
   double fw = gi.face.width * s, fh = gi.face.height * s;
   g.face = cv::Rect2d(target.x - fw / 2, target.y - fh / 2, fw, fh);
@@ -244,6 +266,7 @@ void procedural_avatar(const std::string& agent_id, FrameSize fs, std::string_vi
   const auto AA = cv::LINE_AA;
   if (hair_style == 1) cv::ellipse(img, P(0.5, 0.55), S(0.62, 0.85), 0, 0, 360, shade(hair, 1), cv::FILLED, AA);
   cv::ellipse(img, P(0.5, 1.75), S(1.25, 0.75), 0, 180, 360, shade(shirt, 1), cv::FILLED, AA);   // shoulders
+  cv::rectangle(img, P(-0.75, 1.75), cv::Point(int(g.face.x + 1.75 * fw), img.rows), shade(shirt, 1), cv::FILLED);
   cv::rectangle(img, P(0.36, 0.8), P(0.64, 1.12), shade(skin, 0.85), cv::FILLED, AA);            // neck
   cv::ellipse(img, P(0.5, 1.08), S(0.16, 0.08), 0, 0, 180, shade(skin, 0.85), cv::FILLED, AA);
   cv::ellipse(img, P(0.03, 0.47), S(0.07, 0.12), 0, 0, 360, shade(skin, 0.92), cv::FILLED, AA);  // ears
