@@ -147,17 +147,18 @@ Viseme viseme_for_phoneme(std::string_view p) {
   std::string s;
   for (char c : p)
     if (c != '\'' && c != ',' && c != '%' && c != '=' && c != ':' && c != ';') s.push_back(c);
-  if (s.empty() || s[0] == '_' || s[0] == ' ') return Viseme::kRest;
+  // Pauses, and language-switch markers such as "(en)" which are not sounds.
+  if (s.empty() || s[0] == '_' || s[0] == ' ' || s[0] == '(') return Viseme::kRest;
   auto starts = [&](std::string_view x) { return s.rfind(x, 0) == 0; };
   if (starts("tS") || starts("dZ") || s[0] == 'S' || s[0] == 'Z') return Viseme::kSH;
   switch (s[0]) {
     case 'p': case 'b': case 'm': return Viseme::kMBP;
     case 'f': case 'v': return Viseme::kFV;
-    case 'w': case 'u': case 'U': return Viseme::kOO;
+    case 'w': case 'u': case 'U': case 'y': case 'Y': return Viseme::kOO;  // y, Y: rounded front vowels
     case 'O': case '0': case 'o': return Viseme::kOH;
     case 'a': case 'A': case 'V': return Viseme::kAA;
-    case 'i': case 'I': case 'e': case 'j': case 'y': return Viseme::kEE;
-    case 'E': case '@': case '3': case 'Y': case 'W': return Viseme::kEH;
+    case 'i': case 'I': case 'e': case 'j': return Viseme::kEE;
+    case 'E': case '@': case '3': case 'W': return Viseme::kEH;
     default: return Viseme::kTD;  // t d n s z l r k g N h T D x ...
   }
 }

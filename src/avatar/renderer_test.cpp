@@ -97,10 +97,12 @@ TEST(Renderer, ExactlyTwentyFiveFpsWithAlignedAudioOverAMixedMinute) {
   Frame f;
   auto pull = [&](int64_t count) {
     for (int64_t i = 0; i < count && n < frames; ++i, ++n) {
-      r->next_frame(f, n % 5 == 0);  // pictures for every 5th frame keep this test quick
+      r->next_frame(f);
       ASSERT_EQ(f.index, n);
       ASSERT_DOUBLE_EQ(f.pts_s, n / 25.0);
       ASSERT_EQ(static_cast<int>(f.audio.size()), spf);
+      ASSERT_TRUE(f.has_image);
+      ASSERT_EQ(f.rgb.size(), size_t(640) * 360 * 3);
       got.insert(got.end(), f.audio.begin(), f.audio.end());
       if (f.end_of_speech) {
         ++eos_count;
@@ -277,6 +279,9 @@ TEST(Renderer, VisemeMapCoversEspeakMnemonics) {
   EXPECT_EQ(viseme_for_phoneme("t"), Viseme::kTD);
   EXPECT_EQ(viseme_for_phoneme("_:"), Viseme::kRest);
   EXPECT_EQ(viseme_for_phoneme(""), Viseme::kRest);
+  EXPECT_EQ(viseme_for_phoneme("(en)"), Viseme::kRest);  // language switch marker
+  EXPECT_EQ(viseme_for_phoneme("y"), Viseme::kOO);       // French "u"
+  EXPECT_EQ(viseme_for_phoneme("dZ"), Viseme::kSH);
 }
 
 TEST(Renderer, ExpressionAddsMouthShapesAndProsodyThatEssenceLacks) {
