@@ -116,7 +116,7 @@ std::string render_variant_file(const VoiceDefinition& v) {
     return clampi(100 * std::pow(2.0, t * 1.6 * octaves_from_pivot), 5, 255);
   };
   o << "tone 300 " << amp(-2) << " 1200 " << amp(0) << " 2400 " << amp(1) << " 4800 " << amp(2) << "\n";
-  if (v.flutter > 0) o << "flutter " << v.flutter << "\n";
+  o << "flutter " << v.flutter << "\n";
   if (v.roughness > 0) o << "roughness " << v.roughness << "\n";
   return o.str();
 }

@@ -22,7 +22,11 @@ struct VoiceDefinition {
   double formant_scale = 1.0;   // multiplies formants F1..F5 (vocal tract length)
   double tone_tilt = 0;         // spectral tilt, -1 (dark) .. +1 (bright); espeak "tone" curve
   int rate_wpm = 175;           // speaking rate, words per minute
-  int flutter = 0;              // pitch jitter (espeak "flutter")
+  // Pitch jitter (espeak "flutter"). Always written, as 0 by default: espeak-ng's flutter phase
+  // runs on across utterances, so flutter makes the same request differ a little every time.
+  // (Other wave-generator state also carries over between utterances, so output is reproducible
+  // only to within a few milliseconds, not bit for bit.)
+  int flutter = 0;
   int roughness = 0;            // creak (espeak "roughness")
   bool female = false;          // espeak "gender" (affects a few language rules)
 };

@@ -105,6 +105,22 @@ TEST(Service, StreamingDeliversSentencesInOrderAndCancels) {
   EXPECT_EQ(calls, 2);
 }
 
+TEST(Service, RepeatedRequestsAgree) {
+  // espeak-ng carries some wave-generator state between utterances, so repeats are not bit-exact;
+  // they must still agree closely in length and pitch whatever ran in between.
+  auto a = test_service().synthesize(kText, settings(1.05));
+  VoiceSettings other = settings(1.3);
+  other.voice = "F3";
+  other.axes.pitch = 0.2;
+  ASSERT_TRUE(test_service().synthesize("Something else in between.", other).ok());
+  auto b = test_service().synthesize(kText, settings(1.05));
+  ASSERT_TRUE(a.ok() && b.ok());
+  EXPECT_NEAR(a->duration_s(), b->duration_s(), 0.02);
+  EXPECT_NEAR(measure(*a).f0 / measure(*b).f0, 1.0, 0.02);
+  ASSERT_EQ(a->phonemes.size(), b->phonemes.size());
+  for (size_t i = 0; i < a->phonemes.size(); ++i) EXPECT_EQ(a->phonemes[i].phoneme, b->phonemes[i].phoneme);
+}
+
 TEST(Service, OutputRateResamples) {
   VoiceSettings s = settings();
   s.output_rate = 24000;

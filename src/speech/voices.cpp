@@ -45,7 +45,7 @@ const std::vector<BuiltinVoice>& builtin_voice_table() {
       {"F2", "low, warm female", def(160, 60, 1.10, -0.4, 170, true)},
       {"F3", "high, bright female", def(235, 90, 1.19, 0.4, 185, true)},
       {"F4", "crisp female", def(200, 50, 1.12, 0.7, 180, true)},
-      {"F5", "soft, breathy-dark female", def(175, 70, 1.16, -0.8, 165, true, 4)},
+      {"F5", "soft, dark female", def(175, 70, 1.16, -0.8, 165, true, 0, 1)},
   };
   return table;
 }
