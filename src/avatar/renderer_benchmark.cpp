@@ -88,6 +88,35 @@ BENCHMARK_CAPTURE(BM_Render, square_512_idle, "1:1", 512, 512, false)->Unit(benc
 BENCHMARK_CAPTURE(BM_Render, hd_1280x720_speech, "16:9", 0, 0, true)->Unit(benchmark::kMillisecond);
 BENCHMARK_CAPTURE(BM_Render, hd_1280x720_idle, "16:9", 0, 0, false)->Unit(benchmark::kMillisecond);
 
+// N speaking sessions sharing one model, rendered round-robin on one thread (one core): one
+// iteration is one frame of every session. The session count is sustainable in real time while
+// session_fps (frames per second each session gets) stays >= 25.
+void BM_ConcurrentSessions512(benchmark::State& state) {
+  auto m = load_model(model("1:1"), 512, 512);
+  std::vector<std::unique_ptr<Renderer>> sessions;
+  for (int i = 0; i < state.range(0); ++i) {
+    RendererOptions o;
+    o.session_seed = static_cast<uint64_t>(i);
+    sessions.push_back(Renderer::create(*m, o).value());
+  }
+  speech::Audio a = speech_audio();
+  Frame f;
+  for (auto _ : state) {
+    for (auto& r : sessions) {
+      if (r->queued_seconds() < 1) {
+        state.PauseTiming();
+        (void)r->push_audio(a, true);
+        state.ResumeTiming();
+      }
+      r->next_frame(f);
+      benchmark::DoNotOptimize(f.rgb.data());
+    }
+  }
+  state.counters["session_fps"] =
+      benchmark::Counter(static_cast<double>(state.iterations()), benchmark::Counter::kIsRate);
+}
+BENCHMARK(BM_ConcurrentSessions512)->Arg(8)->Arg(16)->Unit(benchmark::kMillisecond);
+
 void BM_Build1MegapixelPhoto(benchmark::State& state) {
   std::string photo = slurp("/usr/share/doc/opencv-doc/opencv4/html/face_swapped.jpg");
   if (photo.empty()) {
