@@ -36,7 +36,9 @@ int64_t ms_since(Clock::time_point t) {
 class FakeDispatcher : public Dispatcher {
  public:
   size_t body_limit(std::string_view, std::string_view path) const override {
-    return path == "/small" ? 16 : 1 << 20;
+    if (path == "/small") return 16;
+    if (path == "/big") return 8 << 20;
+    return 1 << 20;
   }
 
   Response dispatch(Request& req) override {
@@ -75,6 +77,7 @@ class FakeDispatcher : public Dispatcher {
       };
       return r;
     }
+    if (req.path == "/big") return Response::bytes(200, "text/plain", std::to_string(req.body.size()));
     if (req.path == "/nocontent") return Response::bytes(204, "text/plain", "");
     if (req.path == "/with-id") {
       Response r = Response::bytes(200, "text/plain", "x");
@@ -503,6 +506,26 @@ TEST_F(ServerTest, ReadTimeoutCoversTheWholeRequestNotEachRead) {
   if (!closed) closed = closed_by_peer(s, buf);
   EXPECT_TRUE(closed);
   EXPECT_LT(ms_since(t0), 4000);
+}
+
+TEST_F(ServerTest, LargeDeclaredBodyGetsMoreReadTime) {
+  ServerOptions o;
+  o.read_timeout_s = 1;
+  start(o);
+  auto s = connect();
+  boost::beast::flat_buffer buf;
+  const size_t size = 3 << 20;  // 3 MiB: 1 s + 3 s allowed
+  send(s, "POST /big HTTP/1.1\r\nHost: t\r\nContent-Length: " + std::to_string(size) + "\r\n\r\n");
+  std::string piece(size / 6, 'z');
+  for (int i = 0; i < 6; ++i) {  // takes about 1.8 s, longer than the plain read timeout
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    send(s, piece);
+  }
+  boost::system::error_code ec;
+  auto r = read_response(s, buf, ec);
+  ASSERT_FALSE(ec) << ec.message();
+  EXPECT_EQ(r.result_int(), 200u);
+  EXPECT_EQ(r.body(), std::to_string(size));
 }
 
 TEST_F(ServerTest, IdleKeepAliveConnectionIsClosed) {

@@ -21,6 +21,7 @@ namespace {
 
 constexpr std::size_t kReadChunk = 8192;
 constexpr auto kLingerTime = std::chrono::seconds(2);
+constexpr std::uint64_t kSlowBodyAllowance = 1 << 20;  // bytes per extra second of read time
 
 bool is_http_error(const beast::error_code& ec) {
   return ec.category() == bhttp::make_error_code(bhttp::error::bad_target).category();
@@ -190,6 +191,12 @@ void Session::on_header(beast::error_code ec, std::size_t) {
     return reject(413, "PAYLOAD_TOO_LARGE", "Request body too large");
   }
   bool expect_continue = iequals(trim(h[bhttp::field::expect]), "100-continue");
+  if (content_length && *content_length > kSlowBodyAllowance) {
+    // A 100 MB upload cannot arrive within a 30 s read timeout on an ordinary uplink: large
+    // declared bodies get one more second per MiB (still bounded, so slow-loris stays bounded).
+    stream_.expires_after(std::chrono::seconds(ctx_.options.read_timeout_s) +
+                          std::chrono::seconds(*content_length / kSlowBodyAllowance));
+  }
 
   try {
     body_parser_.emplace(std::move(*header_parser_));
