@@ -217,8 +217,15 @@ Result<DecodedVideo> decode_video(std::string_view bytes, int max_frames, int ou
   };
   while (av_read_frame(fmt, pkt.p) >= 0) {
     Status s;
+    bool frames_done = static_cast<int>(out.frames.size()) >= max_frames;
+    bool audio_done = !have_audio || static_cast<int64_t>(sink.pcm.samples.size()) >= kMaxDecodedAudioSamples;
+    if (frames_done && audio_done) {
+      av_packet_unref(pkt.p);
+      break;
+    }
     if (pkt.p->stream_index == vi) {
-      if (avcodec_send_packet(vctx.c, pkt.p) >= 0) s = drain(vctx.c, true);
+      // Once the sampled frames are taken, video packets are skipped (only audio is still needed).
+      if (!frames_done && avcodec_send_packet(vctx.c, pkt.p) >= 0) s = drain(vctx.c, true);
     } else if (have_audio && pkt.p->stream_index == ai) {
       if (avcodec_send_packet(actx.c, pkt.p) >= 0) s = drain(actx.c, false);
     }

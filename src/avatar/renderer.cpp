@@ -310,13 +310,20 @@ Result<std::unique_ptr<Renderer>> Renderer::create(std::shared_ptr<const AvatarM
 Status Renderer::Impl::push(std::vector<int16_t> pcm, int rate, const std::vector<speech::PhonemeTiming>* ph,
                             bool eot) {
   if (rate < 4000 || rate > 192000) return Status::Invalid("sample rate out of range");
+  if (pcm.size() > static_cast<size_t>(kMaxQueuedSeconds) * rate)
+    return Status(Code::kTooLarge, "speech longer than " + std::to_string(kMaxQueuedSeconds) + " s");
   if (rate != opt.audio_rate && !pcm.empty()) {
     auto r = speech::resample(pcm, rate, opt.audio_rate, speech::quality_for_steps(8));
     if (!r.ok()) return r.status();
     pcm = std::move(*r);
   }
-  Segment seg;
+  // Bound the queue: a live session speaks messages, not audiobooks.
   int64_t playhead = next_index * spf;
+  int64_t queued = segments.empty() ? 0 : std::max<int64_t>(0, segments.back().end() - playhead);
+  if (queued + static_cast<int64_t>(pcm.size()) > kMaxQueuedSeconds * opt.audio_rate)
+    return Status(Code::kTooLarge, "speech queue full: at most " + std::to_string(kMaxQueuedSeconds) +
+                                       " s of audio may wait");
+  Segment seg;
   seg.start = playhead;
   if (!segments.empty()) seg.start = std::max(playhead, segments.back().end());
   seg.pcm = std::move(pcm);

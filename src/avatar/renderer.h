@@ -22,6 +22,8 @@
 namespace imago::avatar {
 
 inline constexpr int kFps = 25;
+// Longest speech a renderer queues (pushes beyond it fail with kTooLarge).
+inline constexpr int kMaxQueuedSeconds = 600;
 
 struct ModelData;  // decoded pixels and sprites (private)
 
@@ -73,6 +75,7 @@ class Renderer {
 
   // Queues speech after anything already queued. Phoneme timing in `audio` drives visemes; without
   // it the audio envelope does. end_of_turn=false when more chunks of the same turn follow.
+  // kTooLarge when more than kMaxQueuedSeconds would be queued.
   Status push_audio(const speech::Audio& audio, bool end_of_turn = true);
   Status push_pcm(const int16_t* samples, size_t count, int sample_rate, bool end_of_turn = true);
   // Marks the turn finished after the audio already queued (for streamed turns).

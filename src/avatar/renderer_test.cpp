@@ -168,6 +168,13 @@ TEST(Renderer, EndOfSpeechForStreamedTurnsAndInterrupt) {
   EXPECT_FALSE(r->speaking());
   Frame g = r->next_frame();
   EXPECT_FALSE(g.end_of_speech);
+
+  // The queue is bounded.
+  std::vector<int16_t> long_silence(size_t(24000) * (kMaxQueuedSeconds + 1), 0);
+  EXPECT_EQ(r->push_pcm(long_silence.data(), long_silence.size(), 24000).code(), Code::kTooLarge);
+  EXPECT_TRUE(r->push_pcm(long_silence.data(), size_t(24000) * 300, 24000).ok());
+  EXPECT_EQ(r->push_pcm(long_silence.data(), size_t(24000) * 301, 24000).code(), Code::kTooLarge);
+  EXPECT_NEAR(r->queued_seconds(), 300, 0.01);
 }
 
 TEST(Renderer, IdleMotionAndVariedBlinks) {
