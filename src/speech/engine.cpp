@@ -4,6 +4,7 @@
 #include <espeak-ng/speak_lib.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
@@ -276,6 +277,10 @@ Result<EngineResult> Engine::synthesize(const EngineRequest& req) {
       size_t b = byte_offset_of_char(req.text, std::max(0, e.text_position - 1));
       size_t eb = byte_offset_of_char(req.text, std::max(0, e.text_position - 1 + e.length));
       std::string word = req.text.substr(b, eb > b ? eb - b : 0);
+      // espeak-ng sometimes reports a zero-length "word" at a clause boundary; it is not a word.
+      while (!word.empty() && std::isspace(static_cast<unsigned char>(word.back()))) word.pop_back();
+      while (!word.empty() && std::isspace(static_cast<unsigned char>(word.front()))) word.erase(0, 1);
+      if (word.empty()) continue;
       a.words.push_back({word, sec(e.sample), std::max(sec(e.sample), end)});
     }
   }

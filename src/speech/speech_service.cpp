@@ -114,6 +114,9 @@ class SpeechServiceImpl final : public SpeechService {
       }
       languages_.push_back({c.code, c.espeak_voice, c.name});
     }
+    // Leave espeak-ng in the default language, like every later request expects.
+    EngineRequest en{"Ready.", "en-us", voice, 0};
+    (void)engine_->synthesize(en);
   }
 
   void start_workers() {

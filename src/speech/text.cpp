@@ -48,9 +48,27 @@ bool is_abbreviation(std::string_view before) {
   return std::find(kAbbr.begin(), kAbbr.end(), w) != kAbbr.end();
 }
 
+// Leading and trailing white space carries nothing for the engine (and shifts its text positions).
+std::string_view strip(std::string_view s) {
+  while (!s.empty()) {
+    size_t len;
+    if (!is_space(decode(s, 0, &len))) break;
+    s.remove_prefix(len);
+  }
+  while (!s.empty()) {
+    size_t i = s.size() - 1;
+    while (i > 0 && (static_cast<unsigned char>(s[i]) & 0xC0) == 0x80) --i;  // start of the last code point
+    size_t len;
+    if (!is_space(decode(s, i, &len))) break;
+    s.remove_suffix(s.size() - i);
+  }
+  return s;
+}
+
 void push_piece(std::vector<std::string>& out, std::string_view piece, size_t max_chars) {
   while (!piece.empty()) {
-    if (is_blank(piece)) return;
+    piece = strip(piece);
+    if (piece.empty()) return;
     if (utf8_length(piece) <= max_chars) {
       out.emplace_back(piece);
       return;
@@ -66,7 +84,8 @@ void push_piece(std::vector<std::string>& out, std::string_view piece, size_t ma
       else if (is_space(c)) last_space = i;
     }
     size_t cut = last_comma ? last_comma : last_space ? last_space : i;
-    if (!is_blank(piece.substr(0, cut))) out.emplace_back(piece.substr(0, cut));
+    std::string_view head = strip(piece.substr(0, cut));
+    if (!head.empty()) out.emplace_back(head);
     piece.remove_prefix(cut);
   }
 }

@@ -10,9 +10,9 @@ TEST(Text, SplitsSentences) {
   auto s = split_sentences("Hello there. Dr. Smith is here! Is it? Yes...\nNew line");
   ASSERT_EQ(s.size(), 5u);
   EXPECT_EQ(s[0], "Hello there.");
-  EXPECT_EQ(s[1], " Dr. Smith is here!");
-  EXPECT_EQ(s[2], " Is it?");
-  EXPECT_EQ(s[3], " Yes...");
+  EXPECT_EQ(s[1], "Dr. Smith is here!");
+  EXPECT_EQ(s[2], "Is it?");
+  EXPECT_EQ(s[3], "Yes...");
   EXPECT_EQ(s[4], "New line");
   auto c = split_sentences("你好。今天很好！");
   ASSERT_EQ(c.size(), 2u);
