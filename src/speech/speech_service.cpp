@@ -48,6 +48,28 @@ struct Job {
   std::atomic<bool> cancelled{false};
 };
 
+// Speed (time-stretch keeping pitch) and output rate. Runs on the thread that reads the stream
+// (a handler or stream-producer thread), so it overlaps the worker's espeak-ng work on the next
+// sentence instead of delaying it.
+Audio postprocess(Audio a, const Job& job) {
+  const auto& s = job.settings;
+  if (std::abs(s.speed - 1.0) > 1e-4 && !a.samples.empty()) {
+    size_t before = a.samples.size();
+    a.samples = time_stretch(a.samples, a.sample_rate, s.speed, job.quality);
+    double k = static_cast<double>(a.samples.size()) / before;
+    for (auto& w : a.words) w.start_s *= k, w.end_s *= k;
+    for (auto& p : a.phonemes) p.start_s *= k, p.end_s *= k;
+  }
+  if (s.output_rate && s.output_rate != a.sample_rate) {
+    auto r = resample(a.samples, a.sample_rate, s.output_rate, job.quality);
+    if (r.ok()) {
+      a.samples = std::move(r.value());
+      a.sample_rate = s.output_rate;
+    }
+  }
+  return a;
+}
+
 class JobStream final : public SpeechStream {
  public:
   explicit JobStream(std::shared_ptr<Job> job) : job_(std::move(job)) {}
@@ -61,7 +83,8 @@ class JobStream final : public SpeechStream {
     }
     Audio a = std::move(job_->ready.front());
     job_->ready.pop_front();
-    return std::optional<Audio>(std::move(a));
+    lock.unlock();
+    return std::optional<Audio>(postprocess(std::move(a), *job_));
   }
 
  private:
@@ -271,7 +294,7 @@ class SpeechServiceImpl final : public SpeechService {
                                " seconds of audio (the per-request limit); split it into smaller requests");
       }
       raw_used += static_cast<int64_t>(r->audio.samples.size());
-      Audio a = postprocess(std::move(r->audio), job);
+      Audio a = std::move(r->audio);  // post-processed by the reader (JobStream::next)
       {
         std::lock_guard lock(job.mu);
         job.ready.push_back(std::move(a));
@@ -279,26 +302,6 @@ class SpeechServiceImpl final : public SpeechService {
       job.cv.notify_all();
     }
     return Status::Ok();
-  }
-
-  // Speed (time-stretch keeping pitch) and output rate, outside the engine lock.
-  Audio postprocess(Audio a, const Job& job) {
-    const auto& s = job.settings;
-    if (std::abs(s.speed - 1.0) > 1e-4 && !a.samples.empty()) {
-      size_t before = a.samples.size();
-      a.samples = time_stretch(a.samples, a.sample_rate, s.speed, job.quality);
-      double k = static_cast<double>(a.samples.size()) / before;
-      for (auto& w : a.words) w.start_s *= k, w.end_s *= k;
-      for (auto& p : a.phonemes) p.start_s *= k, p.end_s *= k;
-    }
-    if (s.output_rate && s.output_rate != a.sample_rate) {
-      auto r = resample(a.samples, a.sample_rate, s.output_rate, job.quality);
-      if (r.ok()) {
-        a.samples = std::move(r.value());
-        a.sample_rate = s.output_rate;
-      }
-    }
-    return a;
   }
 
   SpeechOptions opts_;
