@@ -113,8 +113,9 @@ void register_tts_routes(http::Router& router, Services& s) {
           http::Response r;
           const auto& a = *audio;
           if (t->pcm) {
-            r = http::Response::bytes(200, "audio/pcm", std::string(reinterpret_cast<const char*>(a.samples.data()),
-                                                                     a.samples.size() * 2));
+            auto pcm = speech::encode_audio(speech::AudioFormat::kPcm, a.sample_rate, a.samples.data(), a.samples.size());
+            if (!pcm.ok()) return http::Response::from_status(pcm.status());
+            r = http::Response::bytes(200, "audio/pcm", std::move(pcm.value()));
           } else {
             auto wav = speech::encode_audio(speech::AudioFormat::kWav, a.sample_rate, a.samples.data(), a.samples.size());
             if (!wav.ok()) return http::Response::from_status(wav.status());

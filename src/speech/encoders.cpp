@@ -10,6 +10,7 @@ extern "C" {
 #include <libavutil/channel_layout.h>
 }
 
+#include <bit>
 #include <cstring>
 #include <vector>
 
@@ -59,14 +60,18 @@ void put_u16(std::string& s, uint16_t v) {
   s.push_back(static_cast<char>(v >> 8));
 }
 
-std::string pcm_bytes(const int16_t* s, size_t n) {
-  std::string out(n * 2, '\0');
-  for (size_t i = 0; i < n; ++i) {
-    uint16_t v = static_cast<uint16_t>(s[i]);
-    out[2 * i] = static_cast<char>(v & 0xFF);
-    out[2 * i + 1] = static_cast<char>(v >> 8);
+void append_pcm(std::string& out, const int16_t* s, size_t n) {
+  size_t at = out.size();
+  out.resize(at + n * 2);
+  if constexpr (std::endian::native == std::endian::little) {
+    if (n) std::memcpy(out.data() + at, s, n * 2);
+  } else {
+    for (size_t i = 0; i < n; ++i) {
+      uint16_t v = static_cast<uint16_t>(s[i]);
+      out[at + 2 * i] = static_cast<char>(v & 0xFF);
+      out[at + 2 * i + 1] = static_cast<char>(v >> 8);
+    }
   }
-  return out;
 }
 
 class PcmEncoder : public Encoder {
@@ -75,7 +80,8 @@ class PcmEncoder : public Encoder {
   Result<std::string> write(const int16_t* s, size_t n) override {
     std::string out = std::move(header_);
     header_.clear();
-    out += pcm_bytes(s, n);
+    out.reserve(out.size() + n * 2);
+    append_pcm(out, s, n);
     return out;
   }
   Result<std::string> finish() override { return std::move(header_); }
@@ -424,7 +430,10 @@ Result<std::string> encode_audio(AudioFormat f, int rate, const int16_t* s, size
   if (!a.ok()) return a.status();
   auto b = (*enc)->finish();
   if (!b.ok()) return b.status();
-  return *a + *b;
+  if (b->empty()) return std::move(a.value());
+  if (a->empty()) return std::move(b.value());
+  a->append(*b);
+  return std::move(a.value());
 }
 
 }  // namespace imago::speech

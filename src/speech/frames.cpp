@@ -27,13 +27,18 @@ std::string header_frame(int rate, int channels, int bits) {
 }
 
 std::string audio_frame(const int16_t* s, size_t n) {
-  std::string p(n * 2, '\0');
-  for (size_t i = 0; i < n; ++i) {
+  std::string f;
+  f.reserve(5 + n * 2);
+  put_u32(f, static_cast<uint32_t>(n * 2));
+  f.push_back(static_cast<char>(FrameType::kAudio));
+  size_t at = f.size();
+  f.resize(at + n * 2);
+  for (size_t i = 0; i < n; ++i) {  // little-endian whatever the host
     uint16_t v = static_cast<uint16_t>(s[i]);
-    p[2 * i] = static_cast<char>(v & 0xFF);
-    p[2 * i + 1] = static_cast<char>(v >> 8);
+    f[at + 2 * i] = static_cast<char>(v & 0xFF);
+    f[at + 2 * i + 1] = static_cast<char>(v >> 8);
   }
-  return frame(FrameType::kAudio, p);
+  return f;
 }
 
 std::string end_frame(uint64_t total) {

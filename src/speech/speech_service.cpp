@@ -177,6 +177,8 @@ class SpeechServiceImpl final : public SpeechService {
   Result<Audio> synthesize(const std::string& text, const VoiceSettings& s) override {
     Audio all;
     all.sample_rate = s.output_rate ? s.output_rate : Engine::kSampleRate;
+    // About 15 characters per second of speech: one allocation for most texts.
+    all.samples.reserve(std::min<size_t>(text.size() * all.sample_rate / 12, 4u << 20));
     Status st = synthesize_stream(text, s, [&](const Audio& a) {
       append_audio(all, a);
       return true;
