@@ -158,6 +158,11 @@ int imx_build(int argc, char** argv) {
   return 0;
 }
 
+bool is_help(const char* a) {
+  std::string_view s(a);
+  return s == "--help" || s == "-h" || s == "help";
+}
+
 }  // namespace
 
 int imx_main(int argc, char** argv) {
@@ -166,6 +171,10 @@ int imx_main(int argc, char** argv) {
     return 2;
   }
   std::string cmd = argv[0];
+  if (is_help(argv[0])) {
+    std::cout << kImxUsage;
+    return 0;
+  }
   if ((cmd == "info" || cmd == "verify") && argc == 2) return imx_info(argv[1], cmd == "verify");
   if (cmd == "build") return imx_build(argc, argv);
   std::cerr << kImxUsage;
@@ -173,6 +182,10 @@ int imx_main(int argc, char** argv) {
 }
 
 int render_main(int argc, char** argv) {
+  if (argc >= 1 && is_help(argv[0])) {
+    std::cout << kRenderUsage;
+    return 0;
+  }
   Args a = parse(argc, argv, 0, {"text", "voice", "language", "audio", "gesture", "duration", "size", "o"});
   if (!a.error.empty()) return fail(a.error + "\n" + kRenderUsage);
   if (a.positional.size() != 1 || !a.flags.count("o")) {

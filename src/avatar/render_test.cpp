@@ -178,6 +178,9 @@ TEST(OfflineRender, CliBuildsInspectsAndRendersSpeechWhoseMouthFollowsTheAudio) 
   EXPECT_NE(call(render_main, {model, "-o", tmp / "nothing.mp4"}), 0);
   EXPECT_NE(call(render_main, {model, "--text", "hi", "--audio", wav, "-o", tmp / "x.mp4"}), 0);
   EXPECT_NE(call(render_main, {model, "--bogus", "1", "-o", tmp / "x.mp4"}), 0);
+  EXPECT_EQ(call(render_main, {"--help"}), 0);
+  EXPECT_EQ(call(imx_main, {"--help"}), 0);
+  EXPECT_EQ(call(imx_main, {"frobnicate"}), 2);
 }
 
 TEST(OfflineRender, CliRendersTextThroughTheSpeechEngine) {

@@ -811,6 +811,17 @@ void Renderer::next_frame(Frame& out, bool render_image) {
     for (int y = 0; y < out.height; ++y) std::memcpy(out.rgb.data() + size_t(y) * out.width * 3, I.canvas.ptr(y), out.width * 3);
 }
 
+Result<std::string> encode_jpeg(const Frame& f, int quality) {
+  if (!f.has_image || f.width <= 0 || f.height <= 0 || f.rgb.size() != size_t(f.width) * f.height * 3)
+    return Status::Invalid("frame has no image");
+  cv::Mat rgb(f.height, f.width, CV_8UC3, const_cast<uint8_t*>(f.rgb.data())), bgr;
+  cv::cvtColor(rgb, bgr, cv::COLOR_RGB2BGR);  // imencode expects BGR
+  std::vector<uint8_t> out;
+  if (!cv::imencode(".jpg", bgr, out, {cv::IMWRITE_JPEG_QUALITY, std::clamp(quality, 1, 100)}))
+    return Status::Internal("JPEG encoding failed");
+  return std::string(out.begin(), out.end());
+}
+
 Frame Renderer::next_frame() {
   Frame f;
   next_frame(f, true);

@@ -109,6 +109,11 @@ class Renderer {
   std::unique_ptr<Impl> impl_;
 };
 
+// The frame's picture as JPEG (libjpeg through OpenCV, which other subsystems do not include),
+// for viewers that show still images, e.g. a browser canvas over WebSocket. quality 1..100.
+// kInvalidArgument for a frame without an image.
+Result<std::string> encode_jpeg(const Frame& frame, int quality = 80);
+
 // Visemes (docs/avatar.md): espeak-ng phoneme mnemonic -> mouth shape class.
 enum class Viseme { kRest, kMBP, kAA, kEE, kOO, kFV, kTD, kSH, kOH, kEH };
 Viseme viseme_for_phoneme(std::string_view espeak_phoneme);

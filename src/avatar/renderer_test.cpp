@@ -82,6 +82,14 @@ TEST(Renderer, ProducesFramesOfTheModelSizeAndScales) {
   EXPECT_EQ(skip.index, 1);
   EXPECT_EQ(skip.audio.size(), 960u);
   dump(f, "procedural_1x1");
+
+  auto jpeg = encode_jpeg(f, 85);
+  ASSERT_TRUE(jpeg.ok());
+  cv::Mat back = cv::imdecode(cv::Mat(1, int(jpeg->size()), CV_8UC1, jpeg->data()), cv::IMREAD_COLOR);
+  ASSERT_EQ(back.cols, 720);
+  cv::cvtColor(back, back, cv::COLOR_BGR2RGB);
+  EXPECT_LT(region_diff(back, as_mat(f), cv::Rect(0, 0, 720, 720)), 4.0) << "colour order or quality wrong";
+  EXPECT_FALSE(encode_jpeg(skip).ok());
 }
 
 TEST(Renderer, ExactlyTwentyFiveFpsWithAlignedAudioOverAMixedMinute) {
