@@ -122,8 +122,8 @@ Result<std::shared_ptr<const AvatarModel>> load_model(std::string_view bytes, in
   // ellipse so the moving head blends into the still background and shoulders.
   const Box& f = m.face;
   // Tall enough for hair and chin, short of the shoulders (which must not turn with the head).
-  double cx = f.x + f.w / 2, cy = f.y + f.h * 0.42;
-  double ax = f.w * 0.78, ay = f.h * 0.95;
+  double cx = f.x + f.w / 2, cy = f.y + f.h * 0.40;
+  double ax = f.w * 0.76, ay = f.h * 0.80;
   double feather = f.w * 0.16;
   cv::Rect head(int(cx - ax - feather), int(cy - ay - feather), int(2 * (ax + feather)), int(2 * (ay + feather)));
   head &= cv::Rect(0, 0, m.width, m.height);
