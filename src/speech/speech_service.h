@@ -3,9 +3,9 @@
 //
 // espeak-ng keeps all of its state in globals, so exactly one synthesis runs inside it at a time
 // (per process). The service owns a bounded queue of requests and `workers` threads; a worker
-// holds the engine only while espeak produces one sentence, then releases it and does the
-// post-processing (time-stretch, filtering, resampling) outside the lock, so several requests
-// interleave sentence by sentence and the post-processing uses the other cores.
+// holds the engine only while espeak produces one sentence, so several requests interleave
+// sentence by sentence. Post-processing (time-stretch, resampling) runs on the thread reading
+// the stream, overlapping espeak on the next sentence.
 // Callers never run synthesis on an HTTP I/O thread: they block on the queue from a handler
 // worker (or a stream producer) thread.
 #pragma once
