@@ -3,7 +3,10 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <atomic>
+#include <chrono>
 #include <cstdlib>
+#include <thread>
 #include <opencv2/imgcodecs.hpp>
 #include <opencv2/imgproc.hpp>
 
@@ -183,6 +186,32 @@ TEST(Renderer, EndOfSpeechForStreamedTurnsAndInterrupt) {
   EXPECT_TRUE(r->push_pcm(long_silence.data(), size_t(24000) * 300, 24000).ok());
   EXPECT_EQ(r->push_pcm(long_silence.data(), size_t(24000) * 301, 24000).code(), Code::kTooLarge);
   EXPECT_NEAR(r->queued_seconds(), 300, 0.01);
+}
+
+TEST(Renderer, PushesGesturesAndInterruptsFromAnotherThread) {
+  auto r = make(procedural_model("1:1"), 256, 256);
+  std::atomic<bool> done{false};
+  std::thread producer([&] {
+    speech::Audio a = synthetic_speech({{"a", 0.2}, {"m", 0.1}, {"o", 0.2}}, 16000);
+    for (int i = 0; !done; ++i) {
+      Status s = r->push_audio(a, i % 3 == 0);
+      EXPECT_TRUE(s.ok() || s.code() == Code::kTooLarge) << s.message();
+      if (i % 4 == 0) {
+        EXPECT_TRUE(r->trigger_gesture(gesture_names()[i % 5]).ok());
+      }
+      if (i % 7 == 0) r->interrupt();
+      if (i % 5 == 0) r->end_turn();
+      std::this_thread::sleep_for(std::chrono::microseconds(300));
+    }
+  });
+  Frame f;
+  for (int64_t n = 0; n < 300; ++n) {
+    r->next_frame(f);
+    ASSERT_EQ(f.index, n);
+    ASSERT_EQ(f.audio.size(), size_t(r->samples_per_frame()));
+  }
+  done = true;
+  producer.join();
 }
 
 TEST(Renderer, IdleMotionAndVariedBlinks) {
