@@ -47,28 +47,27 @@ struct App::Parts {
   std::string admin_token;
 };
 
-Result<std::string> resolve_admin_token(const Config& config) {
-  if (!config.admin_token.empty()) return config.admin_token;
+Status resolve_admin_token(const Config& config, std::string* token) {
+  if (!config.admin_token.empty()) {
+    *token = config.admin_token;
+    return Status::Ok();
+  }
   const std::string path = config.data_dir + "/admin.token";
   std::ifstream in(path);
   if (in) {
-    std::string token;
-    std::getline(in, token);
-    if (token.size() >= 16) return token;
-    // Built with append: GCC 12 reports a false -Warray-bounds on `path + "literal"` here (PR105651).
-    std::string msg = path;
-    msg.append(" is too short to be an admin token (need at least 16 characters)");
-    return Status::Invalid(std::move(msg));
+    std::getline(in, *token);
+    if (token->size() >= 16) return Status::Ok();
+    return Status::Invalid("the admin token in " + path + " is shorter than 16 characters");
   }
-  std::string token = "imago_admin_" + random_base62(43);
+  *token = "imago_admin_" + random_base62(43);
   const std::string tmp = path + ".tmp";
   FILE* f = std::fopen(tmp.c_str(), "w");
   if (!f) return Status::Internal("cannot write " + tmp);
   ::chmod(tmp.c_str(), 0600);
-  std::fputs((token + "\n").c_str(), f);
+  std::fputs((*token + "\n").c_str(), f);
   std::fclose(f);
   if (std::rename(tmp.c_str(), path.c_str()) != 0) return Status::Internal("cannot create " + path);
-  return token;
+  return Status::Ok();
 }
 
 Result<std::unique_ptr<App>> App::create(Config config) {
@@ -82,9 +81,7 @@ Result<std::unique_ptr<App>> App::create(Config config) {
   if (ec) return Status::Invalid("cannot create data directory " + p.config.data_dir + ": " + ec.message());
   ::chmod(p.config.data_dir.c_str(), 0700);
 
-  auto token = resolve_admin_token(p.config);
-  if (!token.ok()) return token.status();
-  p.admin_token = *token;
+  if (Status st = resolve_admin_token(p.config, &p.admin_token); !st.ok()) return st;
 
   auto stores = open_stores(p.config.database_url, *p.clock);
   if (!stores.ok()) return stores.status();

@@ -21,9 +21,9 @@ class App {
   std::unique_ptr<Parts> p_;
 };
 
-// Reads IMAGO_ADMIN_TOKEN's value from the config or <data_dir>/admin.token, creating the file
-// (mode 0600, 256 random bits) when neither exists.
-Result<std::string> resolve_admin_token(const Config& config);
+// Reads the admin token from the config (IMAGO_ADMIN_TOKEN) or <data_dir>/admin.token, creating
+// the file (mode 0600, 256 random bits) when neither exists.
+Status resolve_admin_token(const Config& config, std::string* token);
 
 int serve_main(int argc, char** argv);
 
