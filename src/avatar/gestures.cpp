@@ -4,7 +4,6 @@
 #include <cmath>
 #include <numbers>
 
-#include "avatar/internal.h"
 
 namespace imago::avatar::internal {
 namespace {

@@ -49,6 +49,9 @@ struct GestureDef {
   std::vector<Osc> oscillators;
 };
 
+// The gesture motion definitions the builder writes into the GEST chunk (the five of SPEC 2.2).
+std::string default_gestures_json();
+
 // Parses the GEST chunk; unknown channels are ignored (forward compatible).
 Result<std::map<std::string, GestureDef>> parse_gestures(std::string_view json);
 // Gesture values at normalized time `u` (0..1) and elapsed seconds `t` (for oscillators),

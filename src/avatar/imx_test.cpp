@@ -5,6 +5,7 @@
 #include <fstream>
 #include <iterator>
 
+#include "avatar/gestures.h"
 #include "util/crypto.h"
 
 namespace imago::avatar {
@@ -189,6 +190,15 @@ TEST(ImxFormat, FuzzSeedIsAValidFileWrittenByAnIndependentEncoder) {
   EXPECT_EQ(f->manifest.voice, "F1");
   ASSERT_EQ(f->skipped.size(), 1u);
   EXPECT_EQ(f->skipped[0], "ZZZZ");
+
+  std::ifstream in2(IMAGO_AVATAR_SOURCE_DIR "/fuzz_corpus/seed_gestures.imx", std::ios::binary);
+  std::string bytes2((std::istreambuf_iterator<char>(in2)), std::istreambuf_iterator<char>());
+  auto g = read_imx(bytes2);
+  ASSERT_TRUE(g.ok()) << g.status().message();
+  auto gestures = internal::parse_gestures(*g->find(kChunkGestures));
+  ASSERT_TRUE(gestures.ok());
+  EXPECT_EQ(gestures->size(), 5u);
+  EXPECT_EQ(*g->find(kChunkGestures), internal::default_gestures_json()) << "regenerate the fuzz seed";
 }
 
 }  // namespace

@@ -59,7 +59,4 @@ struct VoiceChoice {
 };
 Result<VoiceChoice> match_voice(const Pcm& pcm);
 
-// The gesture motion definitions stored in the GEST chunk.
-std::string default_gestures_json();
-
 }  // namespace imago::avatar::internal
