@@ -265,6 +265,8 @@ struct Renderer::Impl {
   double blink_start = -10;
   // Envelope followers for prosody (expression) and envelope-only lip sync.
   double env_fast = 0, env_slow = 0, env_open = 0;
+  double loud_ref = 0;           // loudness reference for pushed speech (see push)
+  int64_t last_push_start = 0;
 
   cv::Mat canvas, head_buf, warped;
   cv::Rect dirty[2];
@@ -336,7 +338,12 @@ Status Renderer::Impl::push(std::vector<int16_t> pcm, int rate, const std::vecto
     for (size_t k = 0; k < n; ++k) e += double(seg.pcm[i + k]) * seg.pcm[i + k];
     peak = std::max(peak, std::sqrt(e / std::max<size_t>(1, n)));
   }
-  seg.peak_rms = std::max(peak, 100.0);
+  // Streams pushed in small chunks must not each be normalized to their own peak (every chunk
+  // would open the mouth fully): keep a loudness reference that decays with a 10 s half-life.
+  double dt = static_cast<double>(seg.start - last_push_start) / opt.audio_rate;
+  loud_ref = std::max(peak, loud_ref * std::pow(0.5, std::max(0.0, dt) / 10.0));
+  last_push_start = seg.start;
+  seg.peak_rms = std::max(loud_ref, 100.0);
   if (ph && !ph->empty()) {
     seg.timed = true;
     bool essence = d->manifest.visemes < 10;

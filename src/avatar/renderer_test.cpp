@@ -188,6 +188,32 @@ TEST(Renderer, EndOfSpeechForStreamedTurnsAndInterrupt) {
   EXPECT_NEAR(r->queued_seconds(), 300, 0.01);
 }
 
+TEST(Renderer, PcmStreamedInSmallChunksLipSyncsLikeOnePush) {
+  // 20 ms chunks (a live microphone or network stream) against the same audio in one push.
+  speech::Audio a = synthetic_speech({{"a", 0.3}, {"_", 0.2}, {"o", 0.3}, {"_", 0.2}, {"i", 0.3}}, 24000);
+  std::vector<int16_t> quiet = a.samples;
+  for (auto& v : quiet) v = static_cast<int16_t>(v / 6);  // a quieter middle part
+  std::vector<int16_t> pcm = a.samples;
+  pcm.insert(pcm.end(), quiet.begin(), quiet.end());
+  auto whole = make(procedural_model("1:1"), 256, 256, false);
+  auto chunked = make(procedural_model("1:1"), 256, 256, false);
+  ASSERT_TRUE(whole->push_pcm(pcm.data(), pcm.size(), 24000).ok());
+  for (size_t i = 0; i < pcm.size(); i += 480)
+    ASSERT_TRUE(chunked->push_pcm(pcm.data() + i, std::min<size_t>(480, pcm.size() - i), 24000, false).ok());
+  chunked->end_turn();
+  double diff = 0;
+  int eos = 0;
+  int frames = static_cast<int>(pcm.size() / 960);
+  for (int n = 0; n < frames + 5; ++n) {
+    Frame f = whole->next_frame(), g = chunked->next_frame();
+    EXPECT_EQ(f.audio, g.audio);
+    diff += std::abs(f.mouth_open - g.mouth_open);
+    eos += g.end_of_speech;
+  }
+  EXPECT_EQ(eos, 1);
+  EXPECT_LT(diff / frames, 0.05) << "chunked pushes should open the mouth like one push";
+}
+
 TEST(Renderer, PushesGesturesAndInterruptsFromAnotherThread) {
   auto r = make(procedural_model("1:1"), 256, 256);
   std::atomic<bool> done{false};
