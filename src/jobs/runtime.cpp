@@ -28,10 +28,14 @@ Result<std::unique_ptr<Runtime>> Runtime::create(const Config& config, sqlite::D
   auto blobs = make_fs_blob_store(config.data_dir + "/blobs");
   if (!blobs.ok()) return blobs.status();
   rt->blobs_ = std::move(blobs).value();
-  rt->agents_ = sqlite::make_agent_store(db, clock);
-  rt->files_ = sqlite::make_file_store(db, clock);
-  rt->webhooks_ = sqlite::make_webhook_store(db, clock);
-  rt->jobs_ = sqlite::make_job_store(db, clock);
+  auto own = sqlite::Db::open(db.path(), 8);
+  if (!own.ok()) return own.status();
+  rt->db_ = std::move(own).value();
+  sqlite::Db& mine = *rt->db_;
+  rt->agents_ = sqlite::make_agent_store(mine, clock);
+  rt->files_ = sqlite::make_file_store(mine, clock);
+  rt->webhooks_ = sqlite::make_webhook_store(mine, clock);
+  rt->jobs_ = sqlite::make_job_store(mine, clock);
   rt->fetcher_ = std::make_unique<fetch::Fetcher>(config.allow_private_fetch);
   rt->queue_ = std::make_unique<JobQueue>(*rt->jobs_, clock);
 

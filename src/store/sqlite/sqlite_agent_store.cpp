@@ -122,7 +122,9 @@ std::optional<AgentRecord> load(Conn& c, const std::string& code) {
   auto q = c.prepare("SELECT " AGENT_COLUMNS " FROM agents WHERE code = ?");
   q.bind(1, code);
   if (!q.step()) return std::nullopt;
-  return read_agent(q);
+  AgentRecord a = read_agent(q);
+  q.run();  // finish the statement so it holds no read snapshot past the transaction
+  return a;
 }
 
 void queue_blob_deletes(Conn& c, const std::string& account_id, const std::string& subject,
@@ -161,6 +163,7 @@ class SqliteAgentStore final : public AgentStore {
     return db_.write([&](Conn& c) -> Status {
       if (load(c, a.code)) return Status::Conflict("Agent id '" + a.code + "' is already taken");
       auto charged = apply_ledger_op(c, charge, now);
+      settle_statements(c);
       if (!charged.ok()) return charged.status();
       c.prepare(
            "INSERT INTO agents(code, account_id, name, status, progress, progress_msg, current_step, system_prompt,"
@@ -222,6 +225,7 @@ class SqliteAgentStore final : public AgentStore {
         auto n = c.prepare("SELECT COUNT(*) FROM agents WHERE account_id = ? AND status = ?");
         n.bind(1, account_id).bind(2, *status);
         if (n.step()) page.total = n.col_int(0);
+        n.run();
         auto q = c.prepare("SELECT " AGENT_COLUMNS
                            " FROM agents WHERE account_id = ? AND status = ?"
                            " ORDER BY created_at DESC, rowid DESC LIMIT ? OFFSET ?");
@@ -231,6 +235,7 @@ class SqliteAgentStore final : public AgentStore {
         auto n = c.prepare("SELECT COUNT(*) FROM agents WHERE account_id = ?");
         n.bind(1, account_id);
         if (n.step()) page.total = n.col_int(0);
+        n.run();
         auto q = c.prepare("SELECT " AGENT_COLUMNS
                            " FROM agents WHERE account_id = ? ORDER BY created_at DESC, rowid DESC LIMIT ? OFFSET ?");
         q.bind(1, account_id).bind(2, limit).bind(3, offset);
@@ -324,6 +329,7 @@ class SqliteAgentStore final : public AgentStore {
             .run();
         if (o.refund) {
           auto r = apply_ledger_op(c, *o.refund, now);
+          settle_statements(c);
           if (!r.ok()) return r.status();
         }
       }
@@ -340,6 +346,7 @@ class SqliteAgentStore final : public AgentStore {
       auto a = load(c, code);
       if (!a || a->account_id != account_id) return not_found(code);
       auto charged = apply_ledger_op(c, charge, now);
+      settle_statements(c);
       if (!charged.ok()) return charged.status();
       c.prepare("UPDATE agents SET dynamics_status = 'generating', dynamics_error = NULL, updated_at = ? WHERE code = ?")
           .bind(1, now)
@@ -399,6 +406,7 @@ class SqliteAgentStore final : public AgentStore {
             .run();
         if (o.refund) {
           auto r = apply_ledger_op(c, *o.refund, now);
+          settle_statements(c);
           if (!r.ok()) return r.status();
         }
       }

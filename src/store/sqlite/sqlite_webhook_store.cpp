@@ -167,7 +167,9 @@ class SqliteWebhookStore final : public WebhookStore {
       auto q = c.prepare("SELECT " WEBHOOK_COLUMNS " FROM webhooks WHERE id = ?");
       q.bind(1, id);
       if (!q.step()) return Status::NotFound("Webhook not found: " + id);
-      return read_webhook(q);
+      Webhook w = read_webhook(q);
+      q.run();  // finish the statement so it holds no read snapshot past the transaction
+      return w;
     });
   }
 
@@ -202,7 +204,9 @@ class SqliteWebhookStore final : public WebhookStore {
       auto q = c.prepare("SELECT " DELIVERY_COLUMNS " FROM webhook_deliveries WHERE id = ?");
       q.bind(1, id);
       if (!q.step()) return Status::NotFound("delivery not found");
-      return read_delivery(q);
+      WebhookDelivery d = read_delivery(q);
+      q.run();
+      return d;
     });
   }
 
@@ -247,6 +251,7 @@ class SqliteWebhookStore final : public WebhookStore {
       q.bind(1, delivery_id);
       if (!q.step()) return Status::NotFound("delivery not found");
       int attempt = static_cast<int>(q.col_int(0)) + 1;
+      q.run();
       auto ins = c.prepare(
           "INSERT INTO webhook_attempts(delivery_id, attempt, status_code, error, duration_ms, created_at)"
           " VALUES(?, ?, ?, ?, ?, ?)");
