@@ -85,7 +85,15 @@ TEST(Builder, FindsTheFaceInARealPhotoAndReportsProgress) {
 TEST(Builder, FindsFacesInOtherRealPhotos) {
   for (const std::string& p : {kOpenCvHtml + "face_swapped.jpg", kOpenCvHtml + "facereg.jpg"}) {
     auto r = build_image(slurp(p));
-    EXPECT_TRUE(r.ok()) << p << ": " << r.status().message();
+    ASSERT_TRUE(r.ok()) << p << ": " << r.status().message();
+    auto f = read_imx(*r);
+    ASSERT_TRUE(f.ok());
+    const Manifest& m = f->manifest;
+    EXPECT_TRUE(m.eyes_detected) << p;
+    // Levelled by the framing, about one mouth width apart, above the mouth.
+    EXPECT_NEAR(m.left_eye.y, m.right_eye.y, 0.02 * m.face.w) << p;
+    EXPECT_NEAR(m.right_eye.x - m.left_eye.x, m.mouth_width, 0.2 * m.mouth_width) << p;
+    EXPECT_GT(m.mouth.y - m.left_eye.y, 0.25 * m.face.h) << p;
   }
 }
 

@@ -82,6 +82,12 @@ void pretty(std::ostream& os, const boost::json::value& v, int indent = 0) {
       pretty(os, x, indent + 2);
     }
     os << "\n" << pad << "}";
+  } else if (v.is_double()) {
+    // Boost.JSON writes doubles as 5.704725E2; people read 570.4725.
+    std::ostringstream num;
+    num.precision(10);
+    num << v.as_double();
+    os << num.str();
   } else {
     os << boost::json::serialize(v);
   }

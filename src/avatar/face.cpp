@@ -16,7 +16,7 @@ std::string cascade_dir() {
 }
 
 struct Cascades {
-  cv::CascadeClassifier face, face_alt, eye;
+  cv::CascadeClassifier face, face_alt, eye, eye_glasses;
   bool ok = false;
 };
 
@@ -26,7 +26,7 @@ Cascades& cascades() {
     std::string d = cascade_dir();
     k.ok = k.face.load(d + "/haarcascade_frontalface_default.xml") &&
            k.face_alt.load(d + "/haarcascade_frontalface_alt2.xml") &&
-           k.eye.load(d + "/haarcascade_eye.xml");
+           k.eye.load(d + "/haarcascade_eye.xml") && k.eye_glasses.load(d + "/haarcascade_eye_tree_eyeglasses.xml");
     return k;
   }();
   return c;
@@ -38,23 +38,29 @@ std::optional<std::pair<cv::Point2d, cv::Point2d>> find_eyes(Cascades& cc, const
                  static_cast<int>(f.height * 0.45));
   upper &= cv::Rect(0, 0, gray.cols, gray.rows);
   if (upper.width < 8 || upper.height < 4) return std::nullopt;
-  double eye_scale = 240.0 / upper.width;  // a fixed working size: eyes 25..110 px
-  cv::Mat eroi;
-  cv::resize(gray(upper), eroi, {}, eye_scale, eye_scale, eye_scale < 1 ? cv::INTER_AREA : cv::INTER_LINEAR);
-  cv::equalizeHist(eroi, eroi);
-  std::vector<cv::Rect> eyes;
-  cc.eye.detectMultiScale(eroi, eyes, 1.08, 3, 0, {24, 24}, {110, 110});
-  std::optional<cv::Point2d> le, re;
-  double la = 0, ra = 0;
-  for (const auto& e : eyes) {
-    cv::Point2d c(upper.x + (e.x + e.width / 2.0) / eye_scale, upper.y + (e.y + e.height / 2.0) / eye_scale);
-    double rel = (c.x - f.x) / f.width;
-    double area = e.area();
-    if (rel > 0.12 && rel < 0.48 && area > la) la = area, le = c;
-    if (rel > 0.52 && rel < 0.88 && area > ra) ra = area, re = c;
+  double eye_scale = 240.0 / upper.width;  // a fixed working size: eyes 24..110 px
+  cv::Mat plain, eq;
+  cv::resize(gray(upper), plain, {}, eye_scale, eye_scale, eye_scale < 1 ? cv::INTER_AREA : cv::INTER_LINEAR);
+  cv::equalizeHist(plain, eq);
+  // Equalization helps dim photos and hurts bright ones; glasses need their own cascade. Try the
+  // combinations until one gives a plausible pair.
+  for (const cv::Mat* img : {&plain, &eq}) {
+    for (cv::CascadeClassifier* cascade : {&cc.eye, &cc.eye_glasses}) {
+      std::vector<cv::Rect> eyes;
+      cascade->detectMultiScale(*img, eyes, 1.08, 3, 0, {24, 24}, {110, 110});
+      std::optional<cv::Point2d> le, re;
+      double la = 0, ra = 0;
+      for (const auto& e : eyes) {
+        cv::Point2d c(upper.x + (e.x + e.width / 2.0) / eye_scale, upper.y + (e.y + e.height / 2.0) / eye_scale);
+        double rel = (c.x - f.x) / f.width;
+        double area = e.area();
+        if (rel > 0.12 && rel < 0.48 && area > la) la = area, le = c;
+        if (rel > 0.52 && rel < 0.88 && area > ra) ra = area, re = c;
+      }
+      if (le && re && std::abs(le->y - re->y) < 0.15 * f.height && (re->x - le->x) > 0.25 * f.width)
+        return std::make_pair(*le, *re);
+    }
   }
-  if (le && re && std::abs(le->y - re->y) < 0.15 * f.height && (re->x - le->x) > 0.25 * f.width)
-    return std::make_pair(*le, *re);
   return std::nullopt;
 }
 

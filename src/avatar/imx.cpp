@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <boost/json.hpp>
+#include <cmath>
 #include <cstring>
 
 #include <zlib.h>
@@ -99,7 +100,10 @@ struct Reader {
   }
 };
 
-json::object point_json(const Point& p) { return {{"x", p.x}, {"y", p.y}}; }
+// Geometry is stored to 1/100 px: enough for rendering, readable in `imagod imx info`.
+double r2(double v) { return std::round(v * 100) / 100; }
+
+json::object point_json(const Point& p) { return {{"x", r2(p.x)}, {"y", r2(p.y)}}; }
 
 void read_point(Reader& parent, const char* k, Point& p) {
   if (auto* o = parent.obj(k)) {
@@ -139,11 +143,11 @@ std::string manifest_to_json(const Manifest& m) {
                             {"fps", m.fps},
                             {"pixel_format", m.pixel_format}};
   o["geometry"] = json::object{
-      {"face", json::object{{"x", m.face.x}, {"y", m.face.y}, {"w", m.face.w}, {"h", m.face.h}}},
+      {"face", json::object{{"x", r2(m.face.x)}, {"y", r2(m.face.y)}, {"w", r2(m.face.w)}, {"h", r2(m.face.h)}}},
       {"left_eye", point_json(m.left_eye)},
       {"right_eye", point_json(m.right_eye)},
       {"mouth", point_json(m.mouth)},
-      {"mouth_width", m.mouth_width},
+      {"mouth_width", r2(m.mouth_width)},
       {"eyes_detected", m.eyes_detected}};
   json::object voice{{"id", m.voice},
                      {"language", m.language},

@@ -50,6 +50,8 @@ struct DecodedVideo {
 Result<DecodedVideo> decode_video(std::string_view bytes, int max_frames, int out_audio_rate);
 Result<Pcm> decode_audio(std::string_view bytes, int out_rate);
 std::string encode_wav(const Pcm& pcm);
+// Lowers libav's default log level (info) to errors, once per process.
+void quiet_libav_logs();
 
 // Voice matching (docs/avatar.md): measurements of a sample and the nearest built-in voice.
 struct VoiceChoice {

@@ -63,11 +63,7 @@ class Input {
     }
   }
   Status open(std::string_view bytes, const char* what) {
-    // User media often carries harmless stream oddities; keep libav's warnings out of the log.
-    static std::once_flag quiet;
-    std::call_once(quiet, [] {
-      if (av_log_get_level() == AV_LOG_INFO) av_log_set_level(AV_LOG_ERROR);
-    });
+    quiet_libav_logs();
     reader_.data = bytes;
     auto* buf = static_cast<uint8_t*>(av_malloc(65536));
     avio_ = avio_alloc_context(buf, 65536, 0, &reader_, mem_read, nullptr, mem_seek);
@@ -169,6 +165,15 @@ cv::Mat to_bgr(const AVFrame* f, SwsContext*& sws) {
 constexpr int64_t kMaxDecodedAudioSamples = 22050LL * 600;  // 10 minutes is plenty for a sample
 
 }  // namespace
+
+void quiet_libav_logs() {
+  // User media often carries harmless stream oddities, and x264 reports its settings at info
+  // level; keep both out of the server's log unless someone raised the level on purpose.
+  static std::once_flag quiet;
+  std::call_once(quiet, [] {
+    if (av_log_get_level() == AV_LOG_INFO) av_log_set_level(AV_LOG_ERROR);
+  });
+}
 
 Result<DecodedVideo> decode_video(std::string_view bytes, int max_frames, int out_audio_rate) {
   Input in;

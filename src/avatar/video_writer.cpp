@@ -1,5 +1,7 @@
 #include "avatar/video_writer.h"
 
+#include "avatar/internal.h"
+
 #include <vector>
 
 extern "C" {
@@ -79,6 +81,7 @@ Mp4Writer::~Mp4Writer() = default;
 
 Result<std::unique_ptr<Mp4Writer>> Mp4Writer::open(const std::string& path, int width, int height, int audio_rate) {
   if (width % 2 || height % 2) return Status::Invalid("video size must be even for H.264 4:2:0");
+  quiet_libav_logs();
   auto I = std::make_unique<Impl>();
   I->width = width;
   I->height = height;
