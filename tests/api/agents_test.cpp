@@ -251,6 +251,28 @@ TEST(Agents, AnotherAccountsAgentIsNotFoundEverywhere) {
   EXPECT_EQ(str(s.get("/v1/agent/" + code, a.api_secret).json().at("data"), "agent_id"), code);
 }
 
+TEST(Agents, DeletingAnAgentMidGenerationCancelsItsJob) {
+  FixtureServer fx;
+  TestServer s;
+  auto acct = s.create_account("enterprise", 1000);
+  ASSERT_EQ(s.post("/v1/webhooks", json::serialize(json::object{{"url", fx.url() + "/hook/del"}}), acct.api_secret).status,
+            200);
+  std::string video = read_file("/usr/share/doc/opencv-doc/examples/data/Megamind.avi");
+  auto r = s.post("/v1/agent/generate", json::serialize(json::object{{"video", fx.put_file("m.avi", video)}}),
+                  acct.api_secret);
+  ASSERT_EQ(r.status, 200) << r.body;
+  std::string code = str(r.json(), "agent_id");
+  ASSERT_TRUE(eventually(
+      [&] { return str(s.get("/v1/agent/status/" + code, acct.api_secret).json().at("data"), "status") != "processing"; },
+      20));
+  ASSERT_EQ(s.del("/v1/agent/" + code, acct.api_secret).status, 200);
+  std::this_thread::sleep_for(std::chrono::seconds(3));
+  expect_error(s.get("/v1/agent/status/" + code, acct.api_secret), 404, "NOT_FOUND");
+  // The cancelled job recorded nothing: no event, and the agent did not come back.
+  EXPECT_TRUE(fx.hooks("del").empty()) << json::serialize(fx.hooks("del"));
+  EXPECT_EQ(s.get("/v1/agents", acct.api_secret).json().at("pagination").at("total").as_int64(), 0);
+}
+
 TEST(Agents, UnsafeUrlsFailTheJobAndAreRefunded) {
   FixtureServer fx;
   std::string local = fx.put_file("face.jpg", face_jpeg());

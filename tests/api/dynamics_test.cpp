@@ -19,8 +19,14 @@ std::string error_code(const HttpResponse& r) {
 }
 
 TEST(Dynamics, GenerateGetBeforeAndAfterAndToggle) {
+  FixtureServer fx;
   TestServer s;
   auto acct = s.create_account("enterprise", 1000);
+  ASSERT_EQ(s.post("/v1/webhooks", json::serialize(json::object{{"url", fx.url() + "/hook/dyn"},
+                                                                {"events", json::array{"dynamics.ready"}}}),
+                   acct.api_secret)
+                .status,
+            200);
   auto r = s.post("/v1/agent/generate", R"({"image": ")" + base64_encode(face_jpeg()) + R"(", "aspect_ratio": "1:1"})",
                   acct.api_secret);
   ASSERT_EQ(r.status, 200) << r.body;
@@ -91,6 +97,13 @@ TEST(Dynamics, GenerateGetBeforeAndAfterAndToggle) {
   auto model = s.get(url.substr(s.url().size()), acct.api_secret);
   ASSERT_EQ(model.status, 200);
   EXPECT_EQ(str(model.json(), "format"), "imago-dynamics");
+
+  // The dynamics.ready webhook carries the same URLs.
+  ASSERT_TRUE(eventually([&] { return !fx.hooks("dyn").empty(); }, 20));
+  auto event = json::parse(str(fx.hooks("dyn")[0], "body"));
+  EXPECT_EQ(str(event, "type"), "dynamics.ready");
+  EXPECT_EQ(str(event.at("data"), "url"), url);
+  EXPECT_EQ(event.at("data").at("gestures"), done.at("gestures"));
 
   // PUT: merge config, toggle the model, regeneration of background movements starts.
   auto put = s.put("/v1/dynamics/" + code,
