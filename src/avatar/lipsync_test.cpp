@@ -185,5 +185,42 @@ TEST(VoiceMatch, FindsTheVoiceThatSpokeAnotherSentenceAndMovesAxesTowardIt) {
   EXPECT_FALSE(internal::match_voice(noise).ok());
 }
 
+TEST(VoiceMatch, BuilderMatchesAnAudioSampleAndRecordsIt) {
+  speech::VoiceSettings s;
+  s.voice = "F3";
+  s.speed = 1.0;
+  auto a = service().synthesize("Thank you for calling. How can I help you with your order today?", s);
+  ASSERT_TRUE(a.ok());
+  BuildInput in;
+  in.agent_id = "agent_voice";
+  in.image_bytes = slurp(kOpenCvHtml + "face_swapped.jpg");
+  in.audio_bytes = internal::encode_wav({a->sample_rate, a->samples});
+  auto r = build_imx(in, {});
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  auto f = read_imx(*r);
+  ASSERT_TRUE(f.ok());
+  EXPECT_EQ(f->manifest.voice, "F3");
+  ASSERT_TRUE(f->manifest.voice_match.has_value());
+  EXPECT_NEAR(f->manifest.voice_match->median_f0_hz, find_voice_reference("F3")->median_f0_hz, 30);
+  EXPECT_NE(f->find(kChunkVoiceSample), nullptr);
+  // A preset wins over the match; the measurements stay.
+  in.voice = "M2";
+  auto p = build_imx(in, {});
+  ASSERT_TRUE(p.ok());
+  auto fp = read_imx(*p);
+  EXPECT_EQ(fp->manifest.voice, "M2");
+  EXPECT_TRUE(fp->manifest.voice_match.has_value());
+  // An explicit sample that is not audio, or holds no voice, is a clear failure.
+  in.voice.clear();
+  in.audio_bytes = "definitely not audio";
+  auto bad = build_imx(in, {});
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.status().code(), Code::kInvalidArgument);
+  in.audio_bytes = internal::encode_wav({22050, std::vector<int16_t>(22050 * 3, 0)});
+  auto silent = build_imx(in, {});
+  ASSERT_FALSE(silent.ok());
+  EXPECT_EQ(silent.status().message(), "No voiced speech found in the voice sample");
+}
+
 }  // namespace
 }  // namespace imago::avatar
