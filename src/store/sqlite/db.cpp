@@ -75,6 +75,10 @@ void Conn::exec(const char* sql) {
   }
 }
 
+void Conn::reset_all() {
+  for (auto& [sql, stmt] : cache_) sqlite3_reset(stmt);
+}
+
 Stmt Conn::prepare(const char* sql) {
   // Keyed by the literal's address: every call site passes a string literal.
   auto it = cache_.find(sql);

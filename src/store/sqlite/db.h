@@ -68,6 +68,10 @@ class Conn {
   void exec(const char* sql);
   // Prepared once per connection and reused; reset and cleared on each call.
   Stmt prepare(const char* sql);
+  // Resets every cached statement. A SELECT left mid-result keeps its read snapshot open past
+  // COMMIT; the next BEGIN IMMEDIATE on this connection would then fail with SQLITE_BUSY_SNAPSHOT
+  // for good. Transactions call this before they end, so callers may stop stepping at any row.
+  void reset_all();
   int changes() const { return sqlite3_changes(db_); }
   int64_t last_insert_rowid() const { return sqlite3_last_insert_rowid(db_); }
   sqlite3* raw() const { return db_; }
@@ -161,6 +165,7 @@ auto Db::run_tx(F&& fn, const char* begin) -> detail::TxResult<decltype(fn(std::
       c->exec(begin);
       try {
         R r = fn(*c);
+        c->reset_all();
         if (detail::failed(r)) {
           c->exec("ROLLBACK");
         } else {
@@ -169,6 +174,7 @@ auto Db::run_tx(F&& fn, const char* begin) -> detail::TxResult<decltype(fn(std::
         return r;
       } catch (...) {
         try {
+          c->reset_all();
           c->exec("ROLLBACK");
         } catch (...) {
         }
