@@ -3,7 +3,7 @@
 #include <curl/curl.h>
 #include <fcntl.h>
 #include <signal.h>
-#include <spawn.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -81,6 +81,58 @@ bool wait_for(int pid, int* status, std::chrono::milliseconds timeout) {
     if (std::chrono::steady_clock::now() >= deadline) return false;
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }
+}
+
+// fork + exec rather than posix_spawn, for two things posix_spawn cannot do: the server gets
+// SIGTERM when the test process dies (a crashed or timed-out test never leaves imagod running),
+// and it inherits no descriptor but stdin/stdout/stderr (a leaked pipe end would keep the test
+// runner's output pipe open). Returns the pid, or -errno when exec failed.
+pid_t spawn_server(char* const* argv, char* const* envp, const std::string& log_path) {
+  int report[2];  // the child writes errno here if exec fails; closed by a successful exec
+  if (pipe2(report, O_CLOEXEC) != 0) return -errno;
+  const pid_t parent = getpid();
+  pid_t pid = fork();
+  if (pid < 0) {
+    int e = errno;
+    close(report[0]);
+    close(report[1]);
+    return -e;
+  }
+  if (pid == 0) {
+    // Child of a multithreaded process: only async-signal-safe calls until execve.
+    prctl(PR_SET_PDEATHSIG, SIGTERM);
+    if (getppid() != parent) _exit(127);  // the test died before prctl took effect
+    int in = open("/dev/null", O_RDONLY);
+    int out = open(log_path.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
+    if (in < 0 || out < 0 || dup2(in, STDIN_FILENO) < 0 || dup2(out, STDOUT_FILENO) < 0 ||
+        dup2(out, STDERR_FILENO) < 0) {
+      int e = errno;
+      (void)!write(report[1], &e, sizeof e);
+      _exit(127);
+    }
+    // Everything above stderr closes at exec, including `report[1]` (already close-on-exec).
+    if (close_range(3, ~0U, CLOSE_RANGE_CLOEXEC) != 0) {  // kernels before 5.11: close now
+      close_range(3, static_cast<unsigned>(report[1]) - 1, 0);
+      close_range(static_cast<unsigned>(report[1]) + 1, ~0U, 0);
+    }
+    execve(argv[0], argv, envp);
+    int e = errno;
+    (void)!write(report[1], &e, sizeof e);
+    _exit(127);
+  }
+  close(report[1]);
+  int child_errno = 0;
+  ssize_t n;
+  do {
+    n = read(report[0], &child_errno, sizeof child_errno);
+  } while (n < 0 && errno == EINTR);
+  close(report[0]);
+  if (n == static_cast<ssize_t>(sizeof child_errno)) {
+    int st = 0;
+    waitpid(pid, &st, 0);
+    return -child_errno;
+  }
+  return pid;
 }
 
 }  // namespace
@@ -215,16 +267,14 @@ void TestServer::start(std::vector<std::string> extra_args, std::map<std::string
   for (auto& e : env_strings) envp.push_back(e.data());
   envp.push_back(nullptr);
 
-  posix_spawn_file_actions_t fa;
-  posix_spawn_file_actions_init(&fa);
-  posix_spawn_file_actions_addopen(&fa, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
-  posix_spawn_file_actions_addopen(&fa, STDOUT_FILENO, log_path.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
-  posix_spawn_file_actions_adddup2(&fa, STDOUT_FILENO, STDERR_FILENO);
-  pid_t pid = -1;
-  int rc = posix_spawn(&pid, argv[0], &fa, nullptr, argv.data(), envp.data());
-  posix_spawn_file_actions_destroy(&fa);
-  if (rc != 0) {
-    throw std::runtime_error("cannot start " + args[0] + ": " + std::strerror(rc));
+  pid_t pid = spawn_server(argv.data(), envp.data(), log_path);
+  if (pid < 0) {
+    if (own_dir_ && !std::getenv("IMAGO_KEEP_TEST_DIRS")) {
+      std::error_code ec;
+      std::filesystem::remove_all(data_dir_, ec);
+      own_dir_ = false;  // the constructor throws: the destructor will not run
+    }
+    throw std::runtime_error("cannot start " + args[0] + ": " + std::strerror(static_cast<int>(-pid)));
   }
   pid_ = pid;
   exit_status_ = -1;

@@ -31,6 +31,8 @@ struct TestAccount {
   std::string api_secret;
 };
 
+// The server gets SIGTERM when the thread that created the TestServer exits (PR_SET_PDEATHSIG),
+// so a crashed or killed test never leaves imagod running: create it on the test's own thread.
 class TestServer {
  public:
   // Extra flags for `imagod serve` and extra environment variables.

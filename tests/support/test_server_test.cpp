@@ -7,7 +7,11 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <sys/wait.h>
+
 #include <filesystem>
+#include <fstream>
+#include <thread>
 
 #include "support/test_server.h"
 
@@ -126,6 +130,65 @@ TEST(Harness, StartupFailureReportsTheLogTail) {
     EXPECT_NE(what.find("imagod did not start"), std::string::npos) << what;
     EXPECT_NE(what.find("definitely-not-a-flag"), std::string::npos) << "log tail missing: " << what;
   }
+}
+
+// State letter from /proc/PID/stat, or 0 when the process is gone.
+char proc_state(int pid) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
+  std::string stat;
+  if (!std::getline(in, stat)) return 0;
+  auto close_paren = stat.rfind(')');
+  return close_paren != std::string::npos && close_paren + 2 < stat.size() ? stat[close_paren + 2] : 0;
+}
+
+TEST(Harness, ServerDoesNotOutliveACrashedTestProcess) {
+  int fds[2];
+  ASSERT_EQ(pipe(fds), 0);
+  pid_t child = fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {  // a "test process" that dies without running any destructor
+    close(fds[0]);
+    try {
+      auto* s = new TestServer();
+      std::string msg = std::to_string(s->pid()) + " " + s->data_dir();
+      (void)!write(fds[1], msg.data(), msg.size());
+    } catch (...) {
+    }
+    _exit(0);
+  }
+  close(fds[1]);
+  char buf[512] = {};
+  ssize_t n = read(fds[0], buf, sizeof buf - 1);
+  close(fds[0]);
+  int st = 0;
+  waitpid(child, &st, 0);
+  ASSERT_GT(n, 0) << "the child could not start a server";
+  int server_pid = 0;
+  char dir[400] = {};
+  ASSERT_EQ(sscanf(buf, "%d %399s", &server_pid, dir), 2);
+  bool gone = false;
+  for (int i = 0; i < 200 && !gone; ++i) {  // 10 s
+    char state = proc_state(server_pid);
+    gone = state == 0 || state == 'Z';  // a zombie waits for a reaper, but it has exited
+    if (!gone) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  EXPECT_TRUE(gone) << "imagod " << server_pid << " still runs after its test process died";
+  if (!gone) kill(server_pid, SIGKILL);
+  std::error_code ec;
+  std::filesystem::remove_all(dir, ec);
+}
+
+TEST(Harness, MissingBinaryIsReportedClearly) {
+  setenv("IMAGO_IMAGOD", "/nonexistent/imagod", 1);
+  std::string what;
+  try {
+    TestServer s;
+  } catch (const std::runtime_error& e) {
+    what = e.what();
+  }
+  unsetenv("IMAGO_IMAGOD");
+  EXPECT_NE(what.find("/nonexistent/imagod"), std::string::npos) << what;
+  EXPECT_NE(what.find("No such file"), std::string::npos) << what;
 }
 
 TEST(Harness, ImagodIsBuilt) { EXPECT_TRUE(std::filesystem::exists(imagod_path())) << imagod_path(); }
