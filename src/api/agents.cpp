@@ -151,6 +151,15 @@ http::Response generate(Services& s, http::Request& req) {
     if (Status st = check_custom_code(**custom); !st.ok()) return http::Response::from_status(st);
   }
 
+  // A retried request with the same Idempotency-Key gets the first one's agent, charged once.
+  if (auto key = req.headers.get("idempotency-key")) {
+    std::string k(trim(*key));
+    if (k.empty() || k.size() > 200) {
+      return http::Response::from_status(Status::Invalid("Header 'Idempotency-Key' must be 1 to 200 characters"));
+    }
+    a.idempotency_key = k;
+  }
+
   // Media: validated (and inline data decoded and sniffed) before anything is stored or charged.
   std::vector<InlineInput> inline_inputs;
   struct Field {
@@ -236,13 +245,20 @@ http::Response generate(Services& s, http::Request& req) {
   charge.reason = "agent_generation";
   charge.operation_key = "agent_generation:" + job.id;
   charge.reference = a.code;
-  Status st = s.agents->create(a, files, charge, job);
-  if (!st.ok()) {
+  auto created = s.agents->create(a, files, charge, job);
+  if (!created.ok()) {
     cleanup();
-    if (st.code() == Code::kInsufficientFunds) {
+    if (created.status().code() == Code::kInsufficientFunds) {
       return http::Response::error(402, "INSUFFICIENT_BALANCE", "Insufficient credits");
     }
-    return http::Response::from_status(st);
+    return http::Response::from_status(created.status());
+  }
+  if (*created != a.code) {
+    cleanup();  // a replay: this attempt's inline files are not needed
+    return http::Response::json(200, {{"success", true},
+                                      {"message", "Agent generation started"},
+                                      {"agent_id", *created},
+                                      {"status", "processing"}});
   }
   s.jobs->wake();
   log::info("agent_generation_queued", {{"agent", a.code}, {"job", job.id}, {"account", account}});

@@ -40,6 +40,8 @@ struct AgentRecord {
   std::string dynamics_gestures = "{}";        // JSON: action name -> clip file id
   std::optional<std::string> dynamics_error;
   std::optional<std::string> movements_file;   // idle background-movement clip
+  // Idempotency-Key of the generate request: a retry with the same key gets this agent back.
+  std::optional<std::string> idempotency_key;
   int64_t created_at = 0;  // Unix seconds
   int64_t updated_at = 0;
 };
@@ -94,9 +96,11 @@ class AgentStore {
   virtual ~AgentStore() = default;
 
   // Creates the agent with its inline input files, charges `charge` and enqueues `job`, all or
-  // nothing. kConflict when the code is taken; kInsufficientFunds when the balance is short.
-  virtual Status create(const AgentRecord& agent, const std::vector<FileRecord>& files, const LedgerOp& charge,
-                        const NewJob& job) = 0;
+  // nothing, and returns its code. When the account already has an agent created with the same
+  // idempotency key, nothing is written and that agent's code is returned. kConflict when the
+  // code is taken; kInsufficientFunds when the balance is short.
+  virtual Result<std::string> create(const AgentRecord& agent, const std::vector<FileRecord>& files,
+                                     const LedgerOp& charge, const NewJob& job) = 0;
   // kNotFound for a missing agent and for another account's (indistinguishable).
   virtual Result<AgentRecord> get(const std::string& account_id, const std::string& code) = 0;
   virtual Result<AgentRecord> get_by_code(const std::string& code) = 0;

@@ -211,6 +211,22 @@ TEST(Agents, InsufficientBalanceCreatesNothing) {
   EXPECT_EQ(usage_count(s, acct.api_secret, "charge"), 0);
 }
 
+TEST(Agents, AnIdempotencyKeyMakesARetryChargeOnce) {
+  TestServer s;
+  auto acct = s.create_account("enterprise", 1000);
+  HttpRequestOptions o;
+  o.headers["Idempotency-Key"] = "5b0c9a52-retry-me";
+  auto first = s.request("POST", "/v1/agent/generate", R"({"prompt": "once"})", acct.api_secret, o);
+  auto again = s.request("POST", "/v1/agent/generate", R"({"prompt": "once"})", acct.api_secret, o);
+  ASSERT_EQ(first.status, 200) << first.body;
+  ASSERT_EQ(again.status, 200) << again.body;
+  EXPECT_EQ(str(first.json(), "agent_id"), str(again.json(), "agent_id"));
+  EXPECT_EQ(s.get("/v1/agents", acct.api_secret).json().at("pagination").at("total").as_int64(), 1);
+  EXPECT_EQ(balance_of(s, acct.api_secret), 750);
+  o.headers["Idempotency-Key"] = std::string(201, 'k');
+  expect_error(s.request("POST", "/v1/agent/generate", "{}", acct.api_secret, o), 400, "VALIDATION_ERROR", "Idempotency-Key");
+}
+
 TEST(Agents, FailedGenerationIsRefundedWithAReason) {
   TestServer s;
   auto acct = s.create_account("enterprise", 1000);

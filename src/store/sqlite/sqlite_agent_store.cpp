@@ -72,6 +72,10 @@ std::vector<Migration> agent_migrations() {
        "CREATE INDEX jobs_claimable ON jobs(lane, state, run_at);"
        "CREATE INDEX jobs_by_subject ON jobs(subject);"
        "CREATE INDEX jobs_by_account ON jobs(account_id, kind, state);"},
+      {201, "agent_idempotency_keys",
+       "ALTER TABLE agents ADD COLUMN idempotency_key TEXT;"
+       "CREATE UNIQUE INDEX agents_by_idempotency_key ON agents(account_id, idempotency_key)"
+       " WHERE idempotency_key IS NOT NULL;"},
   };
 }
 
@@ -156,11 +160,20 @@ class SqliteAgentStore final : public AgentStore {
  public:
   SqliteAgentStore(Db& db, Clock& clock) : db_(db), clock_(clock) {}
 
-  Status create(const AgentRecord& a, const std::vector<FileRecord>& files, const LedgerOp& charge,
-                const NewJob& job) override {
+  Result<std::string> create(const AgentRecord& a, const std::vector<FileRecord>& files, const LedgerOp& charge,
+                             const NewJob& job) override {
     int64_t now_us = clock_.now_us();
     int64_t now = now_us / 1000000;
-    return db_.write([&](Conn& c) -> Status {
+    return db_.write([&](Conn& c) -> Result<std::string> {
+      if (a.idempotency_key) {
+        auto q = c.prepare("SELECT code FROM agents WHERE account_id = ? AND idempotency_key = ?");
+        q.bind(1, a.account_id).bind(2, *a.idempotency_key);
+        if (q.step()) {
+          std::string existing = q.col_text(0);
+          q.run();
+          return existing;
+        }
+      }
       if (load(c, a.code)) return Status::Conflict("Agent id '" + a.code + "' is already taken");
       auto charged = apply_ledger_op(c, charge, now);
       settle_statements(c);
@@ -168,8 +181,8 @@ class SqliteAgentStore final : public AgentStore {
       c.prepare(
            "INSERT INTO agents(code, account_id, name, status, progress, progress_msg, current_step, system_prompt,"
            " model, aspect_ratio, video_aspect_ratio, duration, image_source, video_source, audio_source,"
-           " image_file, video_file, audio_file, dynamics_config, created_at, updated_at)"
-           " VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")
+           " image_file, video_file, audio_file, dynamics_config, created_at, updated_at, idempotency_key)"
+           " VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")
           .bind(1, a.code)
           .bind(2, a.account_id)
           .bind(3, a.name)
@@ -191,10 +204,11 @@ class SqliteAgentStore final : public AgentStore {
           .bind(19, a.dynamics_config)
           .bind(20, now)
           .bind(21, now)
+          .bind(22, a.idempotency_key)
           .run();
       for (const auto& f : files) insert_file(c, f);
       insert_job(c, job, now_us);
-      return Status::Ok();
+      return a.code;
     });
   }
 

@@ -39,7 +39,7 @@ class AgentStoreTest : public ::testing::Test {
     job.account_id = acct;
     job.subject = code;
     LedgerOp op{acct, LedgerKind::kCharge, 250, "agent_generation", "agent_generation:" + job.id, code};
-    return agents->create(a, {}, op, job);
+    return agents->create(a, {}, op, job).status();
   }
   int64_t balance(const std::string& acct) { return ledger->balance(acct)->total(); }
 };
@@ -54,6 +54,29 @@ TEST_F(AgentStoreTest, CreateChargesAndEnqueuesTogether) {
   auto dup = create(acct, "A11AAA1111");
   EXPECT_EQ(dup.code(), Code::kConflict);
   EXPECT_EQ(balance(acct), 350);
+}
+
+TEST_F(AgentStoreTest, AnIdempotencyKeyReplaysTheFirstAgent) {
+  auto acct = account(1000);
+  auto make = [&](const std::string& code) {
+    AgentRecord a;
+    a.code = code;
+    a.account_id = acct;
+    a.name = "n";
+    a.system_prompt = "p";
+    a.idempotency_key = "key-1";
+    NewJob job;
+    job.id = "job_" + code;
+    job.kind = std::string(kJobAgentGenerate);
+    job.account_id = acct;
+    job.subject = code;
+    LedgerOp op{acct, LedgerKind::kCharge, 250, "agent_generation", "agent_generation:" + job.id, code};
+    return agents->create(a, {}, op, job);
+  };
+  EXPECT_EQ(*make("A66FFF6666"), "A66FFF6666");
+  EXPECT_EQ(*make("A77GGG7777"), "A66FFF6666");
+  EXPECT_EQ(balance(acct), 750);
+  EXPECT_EQ(agents->get_by_code("A77GGG7777").status().code(), Code::kNotFound);
 }
 
 TEST_F(AgentStoreTest, InsufficientFundsCreatesNothing) {
