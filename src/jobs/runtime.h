@@ -52,8 +52,8 @@ class Runtime {
   Runtime() = default;
   const Config* config_ = nullptr;
   RuntimeOptions options_;
-  // A connection pool of our own on the same database file: the queue polls and writes often,
-  // and keeping its connections apart isolates it from statements other stores leave open.
+  // A connection pool of our own on the same database file: the workers poll and write often and
+  // should neither wait for nor hold up the request handlers' connections.
   std::unique_ptr<sqlite::Db> db_;
   std::unique_ptr<AgentStore> agents_;
   std::unique_ptr<FileStore> files_;
