@@ -94,6 +94,12 @@ const std::vector<Option>& options() {
          c.bootstrap_account = !b;
          return s;
        }},
+      {"failed-auth-limit", "IMAGO_FAILED_AUTH_LIMIT", "N",
+       "failed authentications per minute per client IP before 429 (default 30)",
+       [](Config& c, const std::string& v) { return set_int(c.failed_auth_limit, v, "failed-auth-limit", 1, 100000000); }},
+      {"anon-ip-limit", "IMAGO_ANON_IP_LIMIT", "N",
+       "requests per minute per client IP on anonymous self-authenticating endpoints (default 120)",
+       [](Config& c, const std::string& v) { return set_int(c.anon_ip_limit, v, "anon-ip-limit", 1, 100000000); }},
       {"allow-private-fetch", "IMAGO_ALLOW_PRIVATE_FETCH", nullptr,
        "let user-supplied URLs reach private, loopback and link-local addresses",
        [](Config& c, const std::string& v) { return set_bool(c.allow_private_fetch, v, "allow-private-fetch"); }},

@@ -26,6 +26,8 @@ struct Config {
   int header_limit_bytes = 16 * 1024;
   int shutdown_grace_s = 20;
   bool bootstrap_account = true;  // create and print a first account on an empty database
+  int failed_auth_limit = 30;     // SPEC 8.3: failed authentications per minute per client IP
+  int anon_ip_limit = 120;        // SPEC 8.3: requests per minute per IP on anonymous endpoints
   bool allow_private_fetch = false;  // let user URLs reach private/loopback addresses (tests)
   std::string log_level = "info";
 

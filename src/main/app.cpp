@@ -126,6 +126,8 @@ Result<std::unique_ptr<App>> App::create(Config config) {
   http::PipelineOptions po;
   po.admin_token = p.admin_token;
   po.trusted_proxies = p.config.trusted_proxies;
+  po.failed_auth_per_minute = p.config.failed_auth_limit;
+  po.anon_per_minute = p.config.anon_ip_limit;
   p.pipeline = std::make_unique<http::Pipeline>(p.router, *p.authenticator, *p.limiter, *p.windows, p.metrics, po);
 
   http::ServerOptions so;

@@ -154,3 +154,18 @@ TEST(AnonymousEndpoints, MeIsCappedPerIpAt120PerMinute) {
 
 }  // namespace
 }  // namespace imago::testing
+
+namespace imago::testing {
+namespace {
+
+TEST(RateLimit, OperatorCanTuneThePerIpLimits) {
+  TestServer s({"--failed-auth-limit", "3", "--anon-ip-limit", "5"}, {});
+  for (int i = 0; i < 3; ++i) ASSERT_EQ(s.get("/v1/keys", "imago_sk_x").status, 401);
+  EXPECT_EQ(s.get("/v1/keys", "imago_sk_x").status, 429);
+  auto acct = s.create_account("business", 0);
+  for (int i = 0; i < 5; ++i) ASSERT_EQ(s.get("/v1/me", acct.api_secret).status, 200);
+  EXPECT_EQ(s.get("/v1/me", acct.api_secret).status, 429);
+}
+
+}  // namespace
+}  // namespace imago::testing
