@@ -1,6 +1,9 @@
 #include "http/server_workers.h"
 
 #include <algorithm>
+#include <system_error>
+
+#include "util/log.h"
 
 namespace imago::http::detail {
 
@@ -13,8 +16,23 @@ WorkerPool::WorkerPool(std::size_t max_threads, std::size_t target_awake, std::c
     : target_awake_(std::max<std::size_t>(1, target_awake)), starvation_(starvation) {
   max_threads = std::max<std::size_t>(1, max_threads);
   threads_.reserve(max_threads);
-  for (std::size_t i = 0; i < max_threads; ++i) threads_.emplace_back([this] { worker_loop(); });
-  monitor_ = std::thread([this] { monitor_loop(); });
+  for (std::size_t i = 0; i < max_threads; ++i) {
+    try {
+      threads_.emplace_back([this] { worker_loop(); });
+    } catch (const std::system_error& e) {
+      // Out of threads (EAGAIN): serve with fewer workers rather than not at all.
+      if (threads_.empty()) throw;
+      log::warn("worker_threads_reduced", {{"wanted", max_threads}, {"got", threads_.size()}, {"error", e.what()}});
+      break;
+    }
+  }
+  try {
+    monitor_ = std::thread([this] { monitor_loop(); });
+  } catch (...) {
+    shutdown(false);  // joinable threads must not outlive a constructor that throws
+    join();
+    throw;
+  }
 }
 
 WorkerPool::~WorkerPool() {

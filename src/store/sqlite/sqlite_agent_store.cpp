@@ -126,9 +126,7 @@ std::optional<AgentRecord> load(Conn& c, const std::string& code) {
   auto q = c.prepare("SELECT " AGENT_COLUMNS " FROM agents WHERE code = ?");
   q.bind(1, code);
   if (!q.step()) return std::nullopt;
-  AgentRecord a = read_agent(q);
-  q.run();  // finish the statement so it holds no read snapshot past the transaction
-  return a;
+  return read_agent(q);
 }
 
 void queue_blob_deletes(Conn& c, const std::string& account_id, const std::string& subject,
@@ -176,7 +174,6 @@ class SqliteAgentStore final : public AgentStore {
       }
       if (load(c, a.code)) return Status::Conflict("Agent id '" + a.code + "' is already taken");
       auto charged = apply_ledger_op(c, charge, now);
-      settle_statements(c);
       if (!charged.ok()) return charged.status();
       c.prepare(
            "INSERT INTO agents(code, account_id, name, status, progress, progress_msg, current_step, system_prompt,"
@@ -239,7 +236,6 @@ class SqliteAgentStore final : public AgentStore {
         auto n = c.prepare("SELECT COUNT(*) FROM agents WHERE account_id = ? AND status = ?");
         n.bind(1, account_id).bind(2, *status);
         if (n.step()) page.total = n.col_int(0);
-        n.run();
         auto q = c.prepare("SELECT " AGENT_COLUMNS
                            " FROM agents WHERE account_id = ? AND status = ?"
                            " ORDER BY created_at DESC, rowid DESC LIMIT ? OFFSET ?");
@@ -249,7 +245,6 @@ class SqliteAgentStore final : public AgentStore {
         auto n = c.prepare("SELECT COUNT(*) FROM agents WHERE account_id = ?");
         n.bind(1, account_id);
         if (n.step()) page.total = n.col_int(0);
-        n.run();
         auto q = c.prepare("SELECT " AGENT_COLUMNS
                            " FROM agents WHERE account_id = ? ORDER BY created_at DESC, rowid DESC LIMIT ? OFFSET ?");
         q.bind(1, account_id).bind(2, limit).bind(3, offset);
@@ -343,7 +338,6 @@ class SqliteAgentStore final : public AgentStore {
             .run();
         if (o.refund) {
           auto r = apply_ledger_op(c, *o.refund, now);
-          settle_statements(c);
           if (!r.ok()) return r.status();
         }
       }
@@ -360,7 +354,6 @@ class SqliteAgentStore final : public AgentStore {
       auto a = load(c, code);
       if (!a || a->account_id != account_id) return not_found(code);
       auto charged = apply_ledger_op(c, charge, now);
-      settle_statements(c);
       if (!charged.ok()) return charged.status();
       c.prepare("UPDATE agents SET dynamics_status = 'generating', dynamics_error = NULL, updated_at = ? WHERE code = ?")
           .bind(1, now)
@@ -420,7 +413,6 @@ class SqliteAgentStore final : public AgentStore {
             .run();
         if (o.refund) {
           auto r = apply_ledger_op(c, *o.refund, now);
-          settle_statements(c);
           if (!r.ok()) return r.status();
         }
       }

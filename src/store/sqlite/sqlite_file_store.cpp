@@ -41,9 +41,7 @@ class SqliteFileStore final : public FileStore {
           " created_at FROM files WHERE id = ? AND account_id = ?");
       q.bind(1, id).bind(2, account_id);
       if (!q.step()) return Status::NotFound("File not found: " + id);
-      FileRecord f = read_file(q);
-      q.run();  // finish the statement so it holds no read snapshot past the transaction
-      return f;
+      return read_file(q);
     });
   }
 
@@ -55,7 +53,6 @@ class SqliteFileStore final : public FileStore {
       q.bind(1, id).bind(2, account_id);
       if (!q.step()) return Status::NotFound("File not found: " + id);
       FileRecord f = read_file(q);
-      q.run();
       c.prepare("DELETE FROM files WHERE id = ?").bind(1, id).run();
       return f;
     });
@@ -101,10 +98,7 @@ std::vector<std::string> delete_files(Conn& c, const std::vector<std::string>& i
   for (const auto& id : ids) {
     auto q = c.prepare("SELECT blob_key FROM files WHERE id = ?");
     q.bind(1, id);
-    if (q.step()) {
-      keys.push_back(q.col_text(0));
-      q.run();
-    }
+    if (q.step()) keys.push_back(q.col_text(0));
     c.prepare("DELETE FROM files WHERE id = ?").bind(1, id).run();
   }
   return keys;

@@ -39,9 +39,7 @@ std::optional<Job> load_job(Conn& c, const std::string& id) {
       "lease_until, last_error, created_at, updated_at FROM jobs WHERE id = ?");
   q.bind(1, id);
   if (!q.step()) return std::nullopt;
-  Job j = read_job(q);
-  q.run();  // finish the statement so it holds no read snapshot past the transaction
-  return j;
+  return read_job(q);
 }
 
 class SqliteJobStore final : public JobStore {
@@ -71,7 +69,6 @@ class SqliteJobStore final : public JobStore {
       q.bind(1, lane).bind(2, now).bind(3, kMaxRunningAgentJobsPerAccount).bind(4, kMaxRunningDynamicsJobsPerAccount);
       if (!q.step()) return std::nullopt;
       std::string id = q.col_text(0);
-      q.run();
       c.prepare(
            "UPDATE jobs SET state = 'running', lease_owner = ?, lease_until = ?, attempts = attempts + 1,"
            " updated_at = ? WHERE id = ?")
@@ -194,9 +191,7 @@ std::string insert_job(Conn& c, const NewJob& job, int64_t now_us) {
 bool job_lease_held(Conn& c, const std::string& id, const std::string& owner) {
   auto q = c.prepare("SELECT 1 FROM jobs WHERE id = ? AND lease_owner = ? AND state = 'running'");
   q.bind(1, id).bind(2, owner);
-  bool held = q.step();
-  if (held) q.run();
-  return held;
+  return q.step();
 }
 
 bool finish_job(Conn& c, const std::string& id, const std::string& owner, std::string_view state,
@@ -212,12 +207,6 @@ bool finish_job(Conn& c, const std::string& id, const std::string& owner, std::s
       .bind(6, owner)
       .run();
   return c.changes() == 1;
-}
-
-void settle_statements(Conn& c) {
-  for (sqlite3_stmt* s = sqlite3_next_stmt(c.raw(), nullptr); s; s = sqlite3_next_stmt(c.raw(), s)) {
-    if (sqlite3_stmt_busy(s)) sqlite3_reset(s);
-  }
 }
 
 int cancel_jobs_for_subject(Conn& c, const std::string& subject, int64_t now_us) {

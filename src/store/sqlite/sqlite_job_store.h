@@ -20,10 +20,4 @@ bool finish_job(Conn& c, const std::string& id, const std::string& owner, std::s
                 const std::optional<std::string>& error, int64_t now_us);
 int cancel_jobs_for_subject(Conn& c, const std::string& subject, int64_t now_us);
 
-// Resets every statement of `c` still in progress. A SELECT left mid-result keeps its read
-// snapshot open past COMMIT, and a later BEGIN IMMEDIATE on that connection then fails with
-// SQLITE_BUSY_SNAPSHOT ("database is locked") for good; called after code that may leave one
-// (apply_ledger_op).
-void settle_statements(Conn& c);
-
 }  // namespace imago::sqlite

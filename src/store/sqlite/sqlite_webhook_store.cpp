@@ -167,9 +167,7 @@ class SqliteWebhookStore final : public WebhookStore {
       auto q = c.prepare("SELECT " WEBHOOK_COLUMNS " FROM webhooks WHERE id = ?");
       q.bind(1, id);
       if (!q.step()) return Status::NotFound("Webhook not found: " + id);
-      Webhook w = read_webhook(q);
-      q.run();  // finish the statement so it holds no read snapshot past the transaction
-      return w;
+      return read_webhook(q);
     });
   }
 
@@ -204,9 +202,7 @@ class SqliteWebhookStore final : public WebhookStore {
       auto q = c.prepare("SELECT " DELIVERY_COLUMNS " FROM webhook_deliveries WHERE id = ?");
       q.bind(1, id);
       if (!q.step()) return Status::NotFound("delivery not found");
-      WebhookDelivery d = read_delivery(q);
-      q.run();
-      return d;
+      return read_delivery(q);
     });
   }
 
@@ -251,7 +247,6 @@ class SqliteWebhookStore final : public WebhookStore {
       q.bind(1, delivery_id);
       if (!q.step()) return Status::NotFound("delivery not found");
       int attempt = static_cast<int>(q.col_int(0)) + 1;
-      q.run();
       auto ins = c.prepare(
           "INSERT INTO webhook_attempts(delivery_id, attempt, status_code, error, duration_ms, created_at)"
           " VALUES(?, ?, ?, ?, ?, ?)");
