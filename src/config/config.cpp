@@ -126,6 +126,9 @@ const std::vector<Option>& options() {
          c.run_workers = !b;
          return s;
        }},
+      {"job-lease-ms", "IMAGO_JOB_LEASE_MS", "MS",
+       "job lease: a crashed worker's job is taken again this long after its last heartbeat (default 15000)",
+       [](Config& c, const std::string& v) { return set_int(c.job_lease_ms, v, "job-lease-ms", 200, 3600000); }},
       {"job-workers", "IMAGO_JOB_WORKERS", "N", "generation jobs run at once on this node (default 2)",
        [](Config& c, const std::string& v) { return set_int(c.job_workers, v, "job-workers", 1, 256); }},
   };

@@ -40,6 +40,7 @@ struct Config {
   // --- jobs (issue 5) ---
   bool run_workers = true;    // serve also runs job workers
   int job_workers = 2;        // concurrent jobs per node
+  int job_lease_ms = 15000;   // a claimed job is re-claimable this long after its last heartbeat
 };
 
 // Parses argv (after the subcommand) and IMAGO_* variables into `cfg`. Returns kInvalidArgument

@@ -1,25 +1,17 @@
 #include "jobs/runtime.h"
 
-#include <cstdlib>
-
-#include "store/sqlite/sqlite_agent_store.h"
-#include "store/sqlite/sqlite_file_store.h"
-#include "store/sqlite/sqlite_job_store.h"
-#include "store/sqlite/sqlite_webhook_store.h"
 #include "util/log.h"
 #include "util/strings.h"
 
 namespace imago::jobs {
 
-RuntimeOptions RuntimeOptions::from_env() {
+RuntimeOptions RuntimeOptions::from_config(const Config& config) {
   RuntimeOptions o;
-  if (const char* v = std::getenv("IMAGO_JOB_LEASE_MS"); v && *v) {
-    if (auto n = parse_int(v); n && *n >= 200 && *n <= 3600 * 1000) o.lease_ms = *n;
-  }
+  o.lease_ms = config.job_lease_ms;
   return o;
 }
 
-Result<std::unique_ptr<Runtime>> Runtime::create(const Config& config, sqlite::Db& db, Clock& clock,
+Result<std::unique_ptr<Runtime>> Runtime::create(const Config& config, Stores& stores, Clock& clock,
                                                  RuntimeOptions options) {
   std::unique_ptr<Runtime> rt(new Runtime());
   rt->config_ = &config;
@@ -28,24 +20,20 @@ Result<std::unique_ptr<Runtime>> Runtime::create(const Config& config, sqlite::D
   auto blobs = make_fs_blob_store(config.data_dir + "/blobs");
   if (!blobs.ok()) return blobs.status();
   rt->blobs_ = std::move(blobs).value();
-  auto own = sqlite::Db::open(db.path(), 8);
-  if (!own.ok()) return own.status();
-  rt->db_ = std::move(own).value();
-  sqlite::Db& mine = *rt->db_;
-  rt->agents_ = sqlite::make_agent_store(mine, clock);
-  rt->files_ = sqlite::make_file_store(mine, clock);
-  rt->webhooks_ = sqlite::make_webhook_store(mine, clock);
-  rt->jobs_ = sqlite::make_job_store(mine, clock);
+  rt->agents_ = stores.agents.get();
+  rt->files_ = stores.files.get();
+  rt->webhooks_ = stores.webhooks.get();
+  rt->jobs_ = stores.jobs.get();
   rt->fetcher_ = std::make_unique<fetch::Fetcher>(config.allow_private_fetch);
   rt->queue_ = std::make_unique<JobQueue>(*rt->jobs_, clock);
 
   PipelineDeps d;
   d.config = &config;
   d.clock = &clock;
-  d.agents = rt->agents_.get();
-  d.files = rt->files_.get();
-  d.webhooks = rt->webhooks_.get();
-  d.jobs = rt->jobs_.get();
+  d.agents = rt->agents_;
+  d.files = rt->files_;
+  d.webhooks = rt->webhooks_;
+  d.jobs = rt->jobs_;
   d.blobs = rt->blobs_.get();
   d.fetcher = rt->fetcher_.get();
   rt->agent_handler_ = std::make_unique<AgentGenerationHandler>(d);
@@ -58,10 +46,10 @@ Result<std::unique_ptr<Runtime>> Runtime::create(const Config& config, sqlite::D
 Runtime::~Runtime() { stop_workers(); }
 
 void Runtime::fill(Services& s) {
-  s.agents = agents_.get();
-  s.files = files_.get();
-  s.webhooks = webhooks_.get();
-  s.job_store = jobs_.get();
+  s.agents = agents_;
+  s.files = files_;
+  s.webhooks = webhooks_;
+  s.job_store = jobs_;
   s.blobs = blobs_.get();
   s.fetcher = fetcher_.get();
   s.jobs = queue_.get();

@@ -1,6 +1,6 @@
-// Everything issue 5 adds to a process, built in one place so `imagod serve` and `imagod worker`
-// wire it identically: the agent/file/job/webhook stores on the shared database, the blob store
-// under <data_dir>/blobs, the SSRF-guarded fetcher, the job queue and the worker pools.
+// The generation machinery of a process, built in one place so `imagod serve` and `imagod worker`
+// wire it identically: the blob store under <data_dir>/blobs, the SSRF-guarded fetcher, the job
+// queue, the pipelines and the worker pools, on the stores opened by open_stores().
 #pragma once
 #include <memory>
 
@@ -13,25 +13,28 @@
 #include "store/agent_store.h"
 #include "store/file_store.h"
 #include "store/job_store.h"
-#include "store/sqlite/db.h"
+#include "store/stores.h"
 #include "store/webhook_store.h"
 #include "util/clock.h"
 
 namespace imago::jobs {
 
 struct RuntimeOptions {
-  int64_t lease_ms = 15000;      // IMAGO_JOB_LEASE_MS overrides (tests shorten it)
+  int64_t lease_ms = 15000;      // Config::job_lease_ms (--job-lease-ms; tests shorten it)
   int64_t heartbeat_ms = 0;      // 0: a quarter of the lease
   int light_workers = 2;         // webhook deliveries and blob cleanup
-  // Reads IMAGO_JOB_LEASE_MS from the environment.
-  static RuntimeOptions from_env();
+  static RuntimeOptions from_config(const Config& config);
 };
 
 class Runtime {
  public:
   // `config` must outlive the runtime (its public_url may change after listen()).
-  static Result<std::unique_ptr<Runtime>> create(const Config& config, sqlite::Db& db, Clock& clock,
-                                                 RuntimeOptions options = RuntimeOptions::from_env());
+  // `stores` must outlive the runtime.
+  static Result<std::unique_ptr<Runtime>> create(const Config& config, Stores& stores, Clock& clock,
+                                                 RuntimeOptions options);
+  static Result<std::unique_ptr<Runtime>> create(const Config& config, Stores& stores, Clock& clock) {
+    return create(config, stores, clock, RuntimeOptions::from_config(config));
+  }
   ~Runtime();
 
   // Adds the stores, blob store, fetcher and queue to the request handlers' services.
@@ -52,13 +55,10 @@ class Runtime {
   Runtime() = default;
   const Config* config_ = nullptr;
   RuntimeOptions options_;
-  // A connection pool of our own on the same database file: the workers poll and write often and
-  // should neither wait for nor hold up the request handlers' connections.
-  std::unique_ptr<sqlite::Db> db_;
-  std::unique_ptr<AgentStore> agents_;
-  std::unique_ptr<FileStore> files_;
-  std::unique_ptr<WebhookStore> webhooks_;
-  std::unique_ptr<JobStore> jobs_;
+  AgentStore* agents_ = nullptr;
+  FileStore* files_ = nullptr;
+  WebhookStore* webhooks_ = nullptr;
+  JobStore* jobs_ = nullptr;
   std::unique_ptr<BlobStore> blobs_;
   std::unique_ptr<fetch::Fetcher> fetcher_;
   std::unique_ptr<JobQueue> queue_;

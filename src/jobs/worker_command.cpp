@@ -43,11 +43,7 @@ int worker_main(int argc, char** argv) {
     std::cerr << "imagod worker: " << stores.status().message() << "\n";
     return 1;
   }
-  if (!stores->sqlite_db) {
-    std::cerr << "imagod worker: this database backend has no job queue yet\n";
-    return 1;
-  }
-  auto rt = Runtime::create(cfg, *stores->sqlite_db, clock);
+  auto rt = Runtime::create(cfg, *stores, clock);
   if (!rt.ok()) {
     std::cerr << "imagod worker: " << rt.status().message() << "\n";
     return 1;

@@ -15,10 +15,9 @@
 #include "http/pipeline.h"
 #include "http/router.h"
 #include "http/server.h"
-#include "jobs/runtime.h"  // issue 5
+#include "jobs/runtime.h"
 #include "limits/rate_limiter.h"
 #include "speech/speech_service.h"
-#include "store/sqlite/sqlite_voice_store.h"
 #include "store/stores.h"
 #include "util/log.h"
 #include "util/random.h"
@@ -29,13 +28,9 @@ struct App::Parts {
   Config config;
   Clock* clock = &SystemClock::instance();
   Stores stores;
-  // --- speech (issue 3): declared after the stores so they are destroyed before them ---
+  // Declared after the stores (destroyed before them) and before the server (destroyed after it).
   std::unique_ptr<speech::SpeechService> speech;
-  std::unique_ptr<VoiceStore> voices;
-  // --- end speech ---
-  // --- agents, dynamics, jobs, files, webhooks (issue 5): after the stores, before the server ---
   std::unique_ptr<jobs::Runtime> jobs_runtime;
-  // --- end issue 5 ---
   std::unique_ptr<RateLimiter> limiter;
   std::unique_ptr<WindowCounter> windows;
   Metrics metrics;
@@ -99,27 +94,18 @@ Result<std::unique_ptr<App>> App::create(Config config) {
   s.limiter = p.limiter.get();
   s.metrics = &p.metrics;
 
-  // --- subsystems construct their services here (speech, jobs, webhooks, ...) ---
+  s.voices = p.stores.voices.get();
 
-  // --- speech (issue 3) ---
-  {
-    auto speech = speech::make_speech_service(speech::speech_options_from_config(p.config));
-    if (!speech.ok()) return Status::Internal("speech engine: " + speech.status().message());
-    p.speech = std::move(speech).value();
-    p.voices = sqlite::make_sqlite_voice_store(*p.stores.sqlite_db, *p.clock);
-    s.speech = p.speech.get();
-    s.voices = p.voices.get();
-  }
-  // --- end speech ---
+  auto speech = speech::make_speech_service(speech::speech_options_from_config(p.config));
+  if (!speech.ok()) return Status::Internal("speech engine: " + speech.status().message());
+  p.speech = std::move(speech).value();
+  s.speech = p.speech.get();
 
-  // --- agents, dynamics, jobs, files, webhooks (issue 5); workers start in run() ---
-  {
-    auto rt = jobs::Runtime::create(p.config, *p.stores.sqlite_db, *p.clock);
-    if (!rt.ok()) return Status::Internal("jobs: " + rt.status().message());
-    p.jobs_runtime = std::move(rt).value();
-    p.jobs_runtime->fill(s);
-  }
-  // --- end issue 5 ---
+  // Agents, dynamics, files, webhooks; the job workers start in run().
+  auto rt = jobs::Runtime::create(p.config, p.stores, *p.clock);
+  if (!rt.ok()) return Status::Internal("jobs: " + rt.status().message());
+  p.jobs_runtime = std::move(rt).value();
+  p.jobs_runtime->fill(s);
 
   api::register_all_routes(p.router, s);
 
@@ -187,9 +173,8 @@ int App::run() {
                             std::to_string(p.server->port());
     }
   }
-  // --- issue 5: job workers start once public_url is final (it appears in webhook payloads) ---
+  // Job workers start once public_url is final: it appears in webhook payloads.
   if (p.config.run_workers) p.jobs_runtime->start_workers();
-  // --- end issue 5 ---
   if (p.config.bootstrap_account) bootstrap_first_account(*p.stores.accounts, p.config, p.config.public_url);
   log::info("listening", {{"address", p.config.listen_host},
                           {"port", p.server->port()},

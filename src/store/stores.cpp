@@ -3,7 +3,12 @@
 #include "store/sqlite/db.h"
 #include "store/sqlite/migrations.h"
 #include "store/sqlite/sqlite_account_store.h"
+#include "store/sqlite/sqlite_agent_store.h"
+#include "store/sqlite/sqlite_file_store.h"
+#include "store/sqlite/sqlite_job_store.h"
 #include "store/sqlite/sqlite_ledger_store.h"
+#include "store/sqlite/sqlite_voice_store.h"
+#include "store/sqlite/sqlite_webhook_store.h"
 
 namespace imago {
 
@@ -12,6 +17,11 @@ Stores::~Stores() {
   // Stores hold references to the database: drop them first.
   accounts.reset();
   ledger.reset();
+  voices.reset();
+  agents.reset();
+  files.reset();
+  jobs.reset();
+  webhooks.reset();
 }
 Stores::Stores(Stores&&) noexcept = default;
 Stores& Stores::operator=(Stores&&) noexcept = default;
@@ -34,6 +44,11 @@ Result<Stores> open_stores(const std::string& database_url, Clock& clock) {
   sqlite::Db& d = *s.sqlite_db;
   s.accounts = sqlite::make_account_store(d, clock);
   s.ledger = sqlite::make_ledger_store(d, clock);
+  s.voices = sqlite::make_sqlite_voice_store(d, clock);
+  s.agents = sqlite::make_agent_store(d, clock);
+  s.files = sqlite::make_file_store(d, clock);
+  s.jobs = sqlite::make_job_store(d, clock);
+  s.webhooks = sqlite::make_webhook_store(d, clock);
   return s;
 }
 

@@ -5,7 +5,12 @@
 #include <string>
 
 #include "store/account_store.h"
+#include "store/agent_store.h"
+#include "store/file_store.h"
+#include "store/job_store.h"
 #include "store/ledger_store.h"
+#include "store/voice_store.h"
+#include "store/webhook_store.h"
 #include "util/clock.h"
 #include "util/status.h"
 
@@ -24,7 +29,11 @@ struct Stores {
   std::unique_ptr<sqlite::Db> sqlite_db;  // set for the SQLite backend
   std::unique_ptr<AccountStore> accounts;
   std::unique_ptr<LedgerStore> ledger;
-  // Subsystems add their stores below (speech voices, agents, jobs, files, webhooks).
+  std::unique_ptr<VoiceStore> voices;  // designed voices (voice codes)
+  std::unique_ptr<AgentStore> agents;
+  std::unique_ptr<FileStore> files;
+  std::unique_ptr<JobStore> jobs;
+  std::unique_ptr<WebhookStore> webhooks;
 };
 
 // Opens the database named by `database_url` and applies pending migrations.
