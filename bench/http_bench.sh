@@ -4,7 +4,8 @@
 # 64 connections, 2 threads. Prints requests/s, p50/p99 latency, imagod RSS and the ratio to nginx.
 #
 #   bash bench/http_bench.sh [path/to/imagod]      (default build/imagod; builds nothing itself)
-#   env: DURATION=15s CONNECTIONS=64 THREADS=2 WARMUP=3s
+#   env: DURATION=15s CONNECTIONS=64 THREADS=2 WARMUP=3s LOG_LEVEL=info (info: one access-log
+#        line per request, as in production; warn measures without it)
 #
 # Everything runs on 127.0.0.1 only; every process started here is stopped on exit.
 set -euo pipefail
@@ -14,6 +15,7 @@ DURATION=${DURATION:-15s}
 CONNECTIONS=${CONNECTIONS:-64}
 THREADS=${THREADS:-2}
 WARMUP=${WARMUP:-3s}
+LOG_LEVEL=${LOG_LEVEL:-info}
 HERE=$(cd "$(dirname "$0")" && pwd)
 LUA="$HERE/wrk_imago.lua"
 
@@ -67,7 +69,7 @@ else
   ANON_NOTE="note: this imagod has no --anon-ip-limit flag, so GET /v1/me is capped at 120/min per IP (see non-2xx)"
 fi
 IMAGO_ADMIN_TOKEN="$ADMIN_TOKEN" "$IMAGOD" serve --listen "127.0.0.1:$IMAGO_PORT" --data-dir "$WORK/data" \
-  --no-bootstrap --log-level warn "${EXTRA_ARGS[@]}" >"$WORK/imagod.log" 2>&1 &
+  --no-bootstrap --log-level "$LOG_LEVEL" "${EXTRA_ARGS[@]}" >"$WORK/imagod.log" 2>&1 &
 IMAGOD_PID=$!
 for _ in $(seq 200); do
   curl -fsS -o /dev/null "$BASE/healthz" 2>/dev/null && break
@@ -140,7 +142,7 @@ run_wrk() {  # run_wrk DURATION METHOD SECRET URL -> RESULT line
 }
 field() { sed -E "s/.* $1=([0-9.]+).*/\1/" <<<"$2"; }
 
-echo "imagod vs nginx; wrk -t$THREADS -c$CONNECTIONS -d$DURATION, keep-alive; body $ME_SIZE B (nginx file $NGINX_SIZE B)"
+echo "imagod (log level $LOG_LEVEL) vs nginx; wrk -t$THREADS -c$CONNECTIONS -d$DURATION, keep-alive; body $ME_SIZE B (nginx file $NGINX_SIZE B)"
 [ -n "$ANON_NOTE" ] && echo "$ANON_NOTE"
 echo "warming up ($WARMUP each)..."
 run_wrk "$WARMUP" GET "$SECRET" "$BASE/v1/me" >/dev/null

@@ -1,5 +1,7 @@
 #include "http/router.h"
 
+#include <algorithm>
+#include <array>
 #include <stdexcept>
 
 namespace imago::http {
@@ -11,54 +13,43 @@ Tier Route::tier() const {
 
 namespace {
 
-// Next '/'-separated segment of `s` starting at `pos` (which points just past a '/').
-std::string_view next_segment(std::string_view s, size_t& pos) {
-  size_t end = s.find('/', pos);
-  if (end == std::string_view::npos) end = s.size();
-  std::string_view seg = s.substr(pos, end - pos);
-  pos = end + 1;
-  return seg;
-}
+constexpr size_t kMaxSegments = 32;  // longer paths match no route
 
 bool is_param(std::string_view seg) { return seg.size() >= 2 && seg.front() == '{' && seg.back() == '}'; }
 
-// Matches `path` against `pattern` segment by segment without allocating. On success returns a
-// specificity key: bit i (from the left, most significant first) set when segment i is literal,
-// so comparing keys makes a literal segment win over a {param} at the first place they differ.
-std::optional<uint64_t> match_pattern(std::string_view pattern, std::string_view path,
-                                      std::map<std::string, std::string>* params) {
-  if (pattern.empty() || path.empty() || pattern[0] != '/' || path[0] != '/') return std::nullopt;
-  size_t pp = 1, sp = 1;
-  uint64_t key = 0;
-  int i = 0;
-  while (true) {
-    bool p_end = pp > pattern.size(), s_end = sp > path.size();
-    if (p_end || s_end) {
-      if (p_end != s_end) return std::nullopt;
-      break;
+// Splits "/a/b/c" into {"a","b","c"} ("/" gives one empty segment). Returns the count, or 0 when
+// the path does not start with '/' or has more than kMaxSegments segments.
+size_t split_path(std::string_view path, std::array<std::string_view, kMaxSegments>& out) {
+  if (path.empty() || path[0] != '/') return 0;
+  size_t n = 0, pos = 1;
+  for (;;) {
+    size_t end = path.find('/', pos);
+    if (n == kMaxSegments) return 0;
+    if (end == std::string_view::npos) {
+      out[n++] = path.substr(pos);
+      return n;
     }
-    std::string_view pseg = next_segment(pattern, pp);
-    std::string_view sseg = next_segment(path, sp);
-    if (is_param(pseg)) {
-      if (sseg.empty()) return std::nullopt;
-      if (params) (*params)[std::string(pseg.substr(1, pseg.size() - 2))] = std::string(sseg);
-    } else {
-      if (pseg != sseg) return std::nullopt;
-      if (i < 64) key |= uint64_t{1} << (63 - i);
-    }
-    ++i;
+    out[n++] = path.substr(pos, end - pos);
+    pos = end + 1;
   }
-  return key;
 }
 
 }  // namespace
 
 void Router::add(std::string method, std::string pattern, Handler handler, RouteOptions options) {
-  if (pattern.empty() || pattern[0] != '/') throw std::invalid_argument("route pattern must start with '/': " + pattern);
+  std::array<std::string_view, kMaxSegments> segs;
+  size_t n = split_path(pattern, segs);
+  if (n == 0) throw std::invalid_argument("route pattern must start with '/' and be shorter: " + pattern);
   for (const auto& r : routes_) {
     if (r->method == method && r->pattern == pattern) {
       throw std::invalid_argument("duplicate route: " + method + " " + pattern);
     }
+  }
+  Compiled c;
+  for (size_t i = 0; i < n; ++i) {
+    c.segments.emplace_back(segs[i]);
+    c.is_param.push_back(is_param(segs[i]));
+    if (!c.is_param.back() && i < 64) c.literal_key |= uint64_t{1} << (63 - i);
   }
   auto r = std::make_unique<Route>();
   r->method = std::move(method);
@@ -66,34 +57,44 @@ void Router::add(std::string method, std::string pattern, Handler handler, Route
   r->handler = std::move(handler);
   r->options = std::move(options);
   routes_.push_back(std::move(r));
+  compiled_.push_back(std::move(c));
 }
 
 RouteMatch Router::match(std::string_view method, std::string_view path) const {
   RouteMatch m;
-  const Route* best = nullptr;
-  uint64_t best_key = 0;
-  const Route* best_get = nullptr;  // HEAD falls back to GET when no HEAD route exists
-  uint64_t best_get_key = 0;
-  for (const auto& r : routes_) {
-    auto key = match_pattern(r->pattern, path, nullptr);
-    if (!key) continue;
+  std::array<std::string_view, kMaxSegments> segs;
+  const size_t n = split_path(path, segs);
+  if (n == 0) return m;
+
+  // A literal segment beats a {param} at the first place two candidates differ: with the key's
+  // bits ordered from the first segment down, the larger key is the more specific pattern.
+  size_t best = SIZE_MAX, best_get = SIZE_MAX;  // HEAD falls back to GET when no HEAD route exists
+  for (size_t i = 0; i < routes_.size(); ++i) {
+    const Compiled& c = compiled_[i];
+    if (c.segments.size() != n) continue;
+    bool ok = true;
+    for (size_t s = 0; s < n && ok; ++s) {
+      ok = c.is_param[s] ? !segs[s].empty() : c.segments[s] == segs[s];
+    }
+    if (!ok) continue;
+    const Route& r = *routes_[i];
     m.path_known = true;
-    if (std::find(m.allowed.begin(), m.allowed.end(), r->method) == m.allowed.end()) m.allowed.push_back(r->method);
+    if (std::find(m.allowed.begin(), m.allowed.end(), r.method) == m.allowed.end()) m.allowed.push_back(r.method);
     // Routes of the request's method are preferred over a more specific pattern of another method,
     // so a valid request never gets 405 just because a sibling literal route exists.
-    if (r->method == method && (!best || *key > best_key)) {
-      best = r.get();
-      best_key = *key;
-    }
-    if (method == "HEAD" && r->method == "GET" && (!best_get || *key > best_get_key)) {
-      best_get = r.get();
-      best_get_key = *key;
+    if (r.method == method && (best == SIZE_MAX || c.literal_key > compiled_[best].literal_key)) best = i;
+    if (method == "HEAD" && r.method == "GET" &&
+        (best_get == SIZE_MAX || c.literal_key > compiled_[best_get].literal_key)) {
+      best_get = i;
     }
   }
-  if (!best) best = best_get;
-  if (best) {
-    m.route = best;
-    match_pattern(best->pattern, path, &m.params);
+  if (best == SIZE_MAX) best = best_get;
+  if (best != SIZE_MAX) {
+    m.route = routes_[best].get();
+    const Compiled& c = compiled_[best];
+    for (size_t s = 0; s < n; ++s) {
+      if (c.is_param[s]) m.params[c.segments[s].substr(1, c.segments[s].size() - 2)] = std::string(segs[s]);
+    }
   }
   return m;
 }

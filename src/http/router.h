@@ -55,7 +55,14 @@ class Router {
   const std::vector<std::unique_ptr<Route>>& routes() const { return routes_; }
 
  private:
+  // Each pattern split once at add(), so matching a request splits only its path.
+  struct Compiled {
+    std::vector<std::string> segments;  // "{name}" for parameters
+    std::vector<bool> is_param;
+    uint64_t literal_key = 0;  // bit i (from the top) set when segment i is literal
+  };
   std::vector<std::unique_ptr<Route>> routes_;
+  std::vector<Compiled> compiled_;  // parallel to routes_
 };
 
 }  // namespace imago::http

@@ -106,6 +106,16 @@ TEST(Router, HeadFallsBackToGet) {
   EXPECT_EQ(run(m), "health");
 }
 
+TEST(Router, VeryLongPathsMatchNothing) {
+  Router r;
+  r.add("GET", "/a/{x}", named("a"));
+  std::string path;
+  for (int i = 0; i < 1000; ++i) path += "/a";
+  auto m = r.match("GET", path);
+  EXPECT_EQ(m.route, nullptr);
+  EXPECT_FALSE(m.path_known);
+}
+
 TEST(Router, RootPath) {
   Router r;
   r.add("GET", "/", named("root"));
