@@ -143,6 +143,12 @@ class SpeechServiceImpl final : public SpeechService {
   }
 
   void start_workers() {
+    // Workers count as idle from the start, not from when their threads first run: otherwise a
+    // request arriving right after start-up is refused as "queue full" with nothing queued.
+    {
+      std::lock_guard lock(mu_);
+      idle_ = opts_.workers;
+    }
     for (int i = 0; i < opts_.workers; ++i) workers_.emplace_back([this] { worker_loop(); });
   }
 
@@ -255,7 +261,6 @@ class SpeechServiceImpl final : public SpeechService {
 
   void worker_loop() {
     std::unique_lock lock(mu_);
-    ++idle_;
     for (;;) {
       cv_.wait(lock, [&] { return stop_ || !queue_.empty(); });
       if (stop_) {
