@@ -129,6 +129,23 @@ std::optional<AgentRecord> load(Conn& c, const std::string& code) {
   return read_agent(q);
 }
 
+// The common head of recording a job's outcome, in the caller's transaction: the agent must still
+// exist and the worker must still hold the job's lease (otherwise the outcome was recorded already,
+// or the job was cancelled); then the files the job produced are registered. Returns the agent when
+// the caller should go on.
+std::optional<AgentRecord> begin_outcome(Conn& c, const std::string& code, const JobLease& lease, bool success,
+                                         const std::string& error, const std::vector<FileRecord>& files,
+                                         int64_t now_us) {
+  auto a = load(c, code);
+  if (!a) return std::nullopt;
+  if (!finish_job(c, lease.job_id, lease.owner, success ? "succeeded" : "failed",
+                  success ? std::nullopt : std::optional<std::string>(error), now_us)) {
+    return std::nullopt;
+  }
+  for (const auto& f : files) insert_file(c, f);
+  return a;
+}
+
 void queue_blob_deletes(Conn& c, const std::string& account_id, const std::string& subject,
                         const std::vector<std::string>& keys, int64_t now_us) {
   if (keys.empty()) return;
@@ -302,13 +319,8 @@ class SqliteAgentStore final : public AgentStore {
     int64_t now_us = clock_.now_us();
     int64_t now = now_us / 1000000;
     return db_.write([&](Conn& c) -> Result<bool> {
-      auto a = load(c, o.code);
+      auto a = begin_outcome(c, o.code, o.lease, o.success, o.error, o.files, now_us);
       if (!a) return false;
-      if (!finish_job(c, o.lease.job_id, o.lease.owner, o.success ? "succeeded" : "failed",
-                      o.success ? std::nullopt : std::optional<std::string>(o.error), now_us)) {
-        return false;
-      }
-      for (const auto& f : o.files) insert_file(c, f);
       if (o.success) {
         c.prepare(
              "UPDATE agents SET status = 'ready', progress = 1.0, progress_msg = 'Agent is ready',"
@@ -368,13 +380,8 @@ class SqliteAgentStore final : public AgentStore {
     int64_t now_us = clock_.now_us();
     int64_t now = now_us / 1000000;
     return db_.write([&](Conn& c) -> Result<bool> {
-      auto a = load(c, o.code);
+      auto a = begin_outcome(c, o.code, o.lease, o.success, o.error, o.files, now_us);
       if (!a) return false;
-      if (!finish_job(c, o.lease.job_id, o.lease.owner, o.success ? "succeeded" : "failed",
-                      o.success ? std::nullopt : std::optional<std::string>(o.error), now_us)) {
-        return false;
-      }
-      for (const auto& f : o.files) insert_file(c, f);
       if (o.success) {
         // The previous results are replaced: their files go, their blobs are deleted later.
         std::vector<std::string> old;
