@@ -162,20 +162,18 @@ auto Db::run_tx(F&& fn, const char* begin) -> detail::TxResult<decltype(fn(std::
   } releaser{this, c};
   for (int attempt = 0;; ++attempt) {
     try {
-      c->exec(begin);
+      // Transaction control goes through the statement cache: sqlite3_exec would parse it again on
+      // every request.
+      c->prepare(begin).run();
       try {
         R r = fn(*c);
         c->reset_all();
-        if (detail::failed(r)) {
-          c->exec("ROLLBACK");
-        } else {
-          c->exec("COMMIT");
-        }
+        c->prepare(detail::failed(r) ? "ROLLBACK" : "COMMIT").run();
         return r;
       } catch (...) {
         try {
           c->reset_all();
-          c->exec("ROLLBACK");
+          c->prepare("ROLLBACK").run();
         } catch (...) {
         }
         throw;
