@@ -1,6 +1,7 @@
 // Agents (SPEC 4.2-4.7): generate, status, get, list, update prompt, delete.
 #include <boost/json.hpp>
 
+#include "billing/prices.h"
 #include "api/pagination.h"
 #include "api/routes.h"
 #include "blobs/blob_store.h"
@@ -241,16 +242,13 @@ http::Response generate(Services& s, http::Request& req) {
   LedgerOp charge;
   charge.account_id = account;
   charge.kind = LedgerKind::kCharge;
-  charge.amount = jobs::kAgentGenerationCredits;
+  charge.amount = billing::kAgentGenerationCredits;
   charge.reason = "agent_generation";
   charge.operation_key = "agent_generation:" + job.id;
   charge.reference = a.code;
   auto created = s.agents->create(a, files, charge, job);
   if (!created.ok()) {
     cleanup();
-    if (created.status().code() == Code::kInsufficientFunds) {
-      return http::Response::error(402, "INSUFFICIENT_BALANCE", "Insufficient credits");
-    }
     return http::Response::from_status(created.status());
   }
   if (*created != a.code) {

@@ -2,6 +2,7 @@
 // configuration (keyword mapping, enablement) and regenerate background movements.
 #include <boost/json.hpp>
 
+#include "billing/prices.h"
 #include "api/routes.h"
 #include "blobs/blob_store.h"
 #include "jobs/dynamics_config.h"
@@ -100,13 +101,12 @@ http::Response generate(Services& s, http::Request& req) {
   LedgerOp charge;
   charge.account_id = account;
   charge.kind = LedgerKind::kCharge;
-  charge.amount = jobs::kDynamicsGenerationCredits;
+  charge.amount = billing::kDynamicsGenerationCredits;
   charge.reason = "dynamics_generation";
   charge.operation_key = "dynamics_generation:" + job.id;
   charge.reference = agent->code;
   Status st = s.agents->start_dynamics(account, agent->code, charge, job);
   if (!st.ok()) {
-    if (st.code() == Code::kInsufficientFunds) return http::Response::error(402, "INSUFFICIENT_BALANCE", "Insufficient credits");
     return http::Response::from_status(st);
   }
   s.jobs->wake();

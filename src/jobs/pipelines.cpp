@@ -1,3 +1,4 @@
+#include "billing/prices.h"
 #include "jobs/pipelines.h"
 
 #include <filesystem>
@@ -54,6 +55,16 @@ void delete_written(const PipelineDeps& d, std::vector<std::string>& written) {
 
 std::string file_url(const PipelineDeps& d, const FileRecord& f) { return d.absolute_url(file_url_path(f.id, f.ext)); }
 
+// The job's subject (agent, delivery) could not be loaded: when it is gone for good the job ends,
+// any other failure (a busy database) is retried.
+JobStep subject_unavailable(const PipelineDeps& d, JobContext& ctx, const Status& st, const char* gone) {
+  if (st.code() == Code::kNotFound) {
+    (void)d.jobs->fail(ctx.job().id, ctx.owner(), gone);
+    return JobStep::done();
+  }
+  return JobStep::retry(st.message());
+}
+
 }  // namespace
 
 std::string agent_event_data(const PipelineDeps& d, const std::string& code, const std::string& status,
@@ -84,7 +95,7 @@ void AgentGenerationHandler::fail(JobContext& ctx, const AgentRecord* agent, con
   LedgerOp refund;
   refund.account_id = agent ? agent->account_id : job.account_id;
   refund.kind = LedgerKind::kRefund;
-  refund.amount = kAgentGenerationCredits;
+  refund.amount = billing::kAgentGenerationCredits;
   refund.reason = "refund: agent generation failed: " + message.substr(0, 300);
   // The charge was keyed by the job id; so is its refund, so it can happen only once.
   refund.operation_key = "refund:agent_generation:" + job.id;
@@ -109,13 +120,7 @@ void AgentGenerationHandler::give_up(JobContext& ctx, const std::string& reason)
 JobStep AgentGenerationHandler::run(JobContext& ctx) {
   const Job& job = ctx.job();
   auto got = d_.agents->get_by_code(job.subject);
-  if (!got.ok()) {
-    if (got.status().code() == Code::kNotFound) {
-      (void)d_.jobs->fail(job.id, ctx.owner(), "agent was deleted");
-      return JobStep::done();
-    }
-    return JobStep::retry(got.status().message());
-  }
+  if (!got.ok()) return subject_unavailable(d_, ctx, got.status(), "agent was deleted");
   const AgentRecord& a = *got;
   const JobLease lease = ctx.lease();
   auto progress = [&](const std::string& status, double p, const std::string& msg, const std::string& step) {
@@ -255,7 +260,7 @@ void DynamicsHandler::fail(JobContext& ctx, const std::string& message, std::vec
     LedgerOp refund;
     refund.account_id = job.account_id;
     refund.kind = LedgerKind::kRefund;
-    refund.amount = kDynamicsGenerationCredits;
+    refund.amount = billing::kDynamicsGenerationCredits;
     refund.reason = "refund: dynamics generation failed: " + message.substr(0, 300);
     refund.operation_key = "refund:dynamics_generation:" + job.id;
     refund.reference = job.subject;
@@ -278,13 +283,7 @@ JobStep DynamicsHandler::run(JobContext& ctx) {
   const bool movements = job.kind == kJobDynamicsMovements;
   std::vector<std::string> written;
   auto got = d_.agents->get_by_code(job.subject);
-  if (!got.ok()) {
-    if (got.status().code() == Code::kNotFound) {
-      (void)d_.jobs->fail(job.id, ctx.owner(), "agent was deleted");
-      return JobStep::done();
-    }
-    return JobStep::retry(got.status().message());
-  }
+  if (!got.ok()) return subject_unavailable(d_, ctx, got.status(), "agent was deleted");
   const AgentRecord& a = *got;
   if (a.status == "failed") {
     fail(ctx, "Agent " + a.code + " failed to generate; dynamics need a ready agent", written);
@@ -446,13 +445,7 @@ JobStep DynamicsHandler::run(JobContext& ctx) {
 JobStep WebhookDeliveryHandler::run(JobContext& ctx) {
   const Job& job = ctx.job();
   auto d = d_.webhooks->get_delivery(job.subject);
-  if (!d.ok()) {
-    if (d.status().code() == Code::kNotFound) {
-      (void)d_.jobs->fail(job.id, ctx.owner(), "delivery no longer exists");
-      return JobStep::done();
-    }
-    return JobStep::retry(d.status().message());
-  }
+  if (!d.ok()) return subject_unavailable(d_, ctx, d.status(), "delivery no longer exists");
   if (d->state != "pending") {
     (void)d_.jobs->complete(job.id, ctx.owner());
     return JobStep::done();

@@ -18,9 +18,6 @@
 
 namespace imago::jobs {
 
-inline constexpr int64_t kAgentGenerationCredits = 250;
-inline constexpr int64_t kDynamicsGenerationCredits = 250;
-
 struct PipelineDeps {
   const Config* config = nullptr;
   Clock* clock = nullptr;
