@@ -23,7 +23,9 @@ void register_voice_routes(http::Router& router, Services& s) {
     }
     json::array languages;
     for (const auto& l : s.speech->languages()) {
-      languages.push_back({{"code", l.code}, {"name", l.name}, {"espeak_voice", l.espeak_voice}});
+      json::object lang{{"code", l.code}, {"name", l.name}, {"espeak_voice", l.espeak_voice}};
+      if (!l.note.empty()) lang["note"] = l.note;
+      languages.push_back(std::move(lang));
     }
     return http::Response::json(200, {{"voices", std::move(voices)}, {"languages", std::move(languages)}});
   });

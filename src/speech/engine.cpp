@@ -212,6 +212,22 @@ bool Engine::has_voice(const std::string& espeak_voice) {
   return espeak_SetVoiceByName(espeak_voice.c_str()) == EE_OK;
 }
 
+Result<std::string> Engine::transcribe_ipa(const std::string& text, const std::string& espeak_voice) {
+  if (espeak_SetVoiceByName(espeak_voice.c_str()) != EE_OK) {
+    return Status::Internal("espeak-ng cannot load voice " + espeak_voice);
+  }
+  std::string out;
+  const void* p = text.c_str();
+  // Returns one clause per call and advances p (to null at the end of the text).
+  while (p) {
+    const char* ph = espeak_TextToPhonemes(&p, espeakCHARS_UTF8, espeakPHONEMES_IPA);
+    if (!ph) break;
+    if (!out.empty() && *ph) out += ' ';
+    out += ph;
+  }
+  return out;
+}
+
 Result<EngineResult> Engine::synthesize(const EngineRequest& req) {
   auto variant = variant_for(req.voice);
   if (!variant.ok()) return variant.status();

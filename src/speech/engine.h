@@ -55,11 +55,14 @@ class Engine {
   Engine(const Engine&) = delete;
   Engine& operator=(const Engine&) = delete;
 
-  // Hold this while calling synthesize()/has_voice(): espeak-ng is global state.
+  // Hold this while calling synthesize()/has_voice()/transcribe_ipa(): espeak-ng is global state.
   std::mutex& mutex() { return mu_; }
   Result<EngineResult> synthesize(const EngineRequest& req);
   // True when espeak-ng can load this voice (language) file.
   bool has_voice(const std::string& espeak_voice);
+  // espeak-ng's IPA transcription of `text` in that language voice (no audio), with "(xx)"
+  // where espeak-ng switched to another language's rules. Leaves that voice selected.
+  Result<std::string> transcribe_ipa(const std::string& text, const std::string& espeak_voice);
 
   static constexpr int kSampleRate = 22050;
 

@@ -43,10 +43,10 @@ TEST(Service, AtLeastThirtyLanguagesVerifiedAndSpoken) {
   std::map<std::string, std::string> m;
   for (const auto& l : langs) m[l.code] = l.espeak_voice;
   EXPECT_EQ(m["en"], "en-us");
-  EXPECT_EQ(m["zh"], "cmn");
+  EXPECT_EQ(m.count("zh"), 0u) << "espeak-ng reads hanzi as English words; Chinese must not be offered";
   EXPECT_EQ(m["no"], "nb");
   for (auto [code, text] : std::vector<std::pair<std::string, std::string>>{
-           {"de", "Guten Morgen, wie geht es dir?"}, {"zh", "你好，今天天气很好。"}, {"ru", "Доброе утро, как дела?"},
+           {"de", "Guten Morgen, wie geht es dir?"}, {"ru", "Доброе утро, как дела?"},
            {"es", "Buenos días, ¿cómo estás?"}, {"hi", "नमस्ते, आप कैसे हैं?"}}) {
     VoiceSettings s = settings();
     s.language = code;
@@ -57,6 +57,36 @@ TEST(Service, AtLeastThirtyLanguagesVerifiedAndSpoken) {
   VoiceSettings s = settings();
   s.language = "xx";
   EXPECT_EQ(test_service().synthesize("hello", s).status().code(), Code::kInvalidArgument);
+}
+
+// Languages are offered only when espeak-ng reads a native sentence correctly: Chinese (hanzi read
+// as English "Chinese letter"), Burmese and Thai (letters mangled) are refused; Japanese is offered
+// for kana only, and Japanese text with kanji is refused with the reason.
+TEST(Service, OnlyLanguagesReadCorrectlyAreOffered) {
+  std::map<std::string, std::string> notes;
+  for (const auto& l : test_service().languages()) notes[l.code] = l.note;
+  for (const char* refused : {"zh", "my", "th"}) {
+    EXPECT_EQ(notes.count(refused), 0u) << refused;
+    VoiceSettings s = settings();
+    s.language = refused;
+    Status st = test_service().validate("hello", s);
+    EXPECT_EQ(st.code(), Code::kInvalidArgument) << refused;
+  }
+  for (const char* ok : {"en", "de", "fr", "es", "ru", "hi", "ar", "he", "ko", "el", "no"}) {
+    EXPECT_EQ(notes.count(ok), 1u) << ok;
+  }
+  ASSERT_EQ(notes.count("ja"), 1u);
+  EXPECT_NE(notes["ja"].find("kana only"), std::string::npos) << notes["ja"];
+  EXPECT_TRUE(notes["en"].empty());
+  VoiceSettings ja = settings();
+  ja.language = "ja";
+  EXPECT_TRUE(test_service().validate("こんにちは、げんきですか", ja).ok());
+  Status kanji = test_service().validate("私は日本語を話します", ja);
+  EXPECT_EQ(kanji.code(), Code::kInvalidArgument);
+  EXPECT_NE(kanji.message().find("kanji"), std::string::npos) << kanji.message();
+  auto kana = test_service().synthesize("こんにちは", ja);
+  ASSERT_TRUE(kana.ok()) << kana.status().message();
+  EXPECT_GT(active_duration(kana->samples, kana->sample_rate), 0.4);
 }
 
 TEST(Service, WordAndPhonemeTimingIsReal) {

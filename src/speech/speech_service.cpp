@@ -1,5 +1,6 @@
 #include "speech/speech_service.h"
 
+#include <algorithm>
 #include <atomic>
 #include <cmath>
 #include <condition_variable>
@@ -123,19 +124,43 @@ class SpeechServiceImpl final : public SpeechService {
     for (auto& j : queue_) finish(*j, Status::Unavailable("speech service stopped"));
   }
 
-  // Synthesizes each candidate's sample phrase; only languages that produce speech are offered.
+  // Offers a language only when espeak-ng reads its native sample sentence correctly (phonemes
+  // compared with a known reading) and it synthesizes audible speech. Partial languages are
+  // offered with a note; texts they cannot read are refused in validate().
   void verify_languages() {
     std::lock_guard lock(engine_->mutex());
     const VoiceDefinition& voice = find_builtin_voice("M1")->definition;
     for (const auto& c : language_candidates()) {
       if (!engine_->has_voice(c.espeak_voice)) continue;
+      auto unavailable = [&](const std::string& why) {
+        log::warn("speech_language_unavailable", {{"language", c.code}, {"espeak_voice", c.espeak_voice}, {"reason", why}});
+      };
+      auto ipa = engine_->transcribe_ipa(c.sample, c.espeak_voice);
+      if (!ipa.ok()) {
+        unavailable(ipa.status().message());
+        continue;
+      }
+      TranscriptionCheck check = check_transcription(*ipa, c.expected_ipa);
+      if (!check.passed) {
+        unavailable(check.reason + ": " + *ipa);
+        continue;
+      }
       EngineRequest r{c.sample, c.espeak_voice, voice, 0};
       auto res = engine_->synthesize(r);
       if (!res.ok() || active_duration(res->audio.samples, Engine::kSampleRate) < 0.2) {
-        log::warn("speech_language_unavailable", {{"language", c.code}, {"espeak_voice", c.espeak_voice}});
+        unavailable("no audible speech");
         continue;
       }
-      languages_.push_back({c.code, c.espeak_voice, c.name});
+      LanguageInfo info{c.code, c.espeak_voice, c.name, ""};
+      if (const char* caveat = language_caveat(c.code)) info.note = caveat;
+      if (const PartialLanguage* p = find_partial_language(c.code)) {
+        auto full = engine_->transcribe_ipa(p->full_sample, c.espeak_voice);
+        if (!full.ok() || !check_transcription(*full, p->full_expected_ipa).passed) {
+          info.note = p->note;
+          partial_.push_back(c.code);
+        }
+      }
+      languages_.push_back(std::move(info));
     }
     // Leave espeak-ng in the default language, like every later request expects.
     EngineRequest en{"Ready.", "en-us", voice, 0};
@@ -167,6 +192,12 @@ class SpeechServiceImpl final : public SpeechService {
     if (!a.ok()) return a;
     if (!language_voice(s.language)) {
       return Status::Invalid("unsupported language '" + s.language + "' (GET /v1/voices lists the languages)");
+    }
+    if (std::find(partial_.begin(), partial_.end(), s.language) != partial_.end()) {
+      const PartialLanguage* p = find_partial_language(s.language);
+      if (p && p->unreadable(text)) {
+        return Status::Invalid("language '" + s.language + "' is supported in part on this server: " + p->note);
+      }
     }
     if (!std::isfinite(s.speed) || s.speed < kSpeedMin || s.speed > kSpeedMax) {
       return Status::Invalid("speed must be between 0.25 and 4.0");
@@ -314,6 +345,7 @@ class SpeechServiceImpl final : public SpeechService {
   SpeechOptions opts_;
   std::shared_ptr<Engine> engine_;
   std::vector<LanguageInfo> languages_;  // written once before the workers start
+  std::vector<std::string> partial_;     // codes offered in part (see PartialLanguage)
 
   mutable std::mutex mu_;
   std::condition_variable cv_;

@@ -52,6 +52,8 @@ struct LanguageInfo {
   std::string code;          // ISO-639-1, e.g. "en", "zh"
   std::string espeak_voice;  // e.g. "en-us", "cmn"
   std::string name;          // English name, e.g. "Chinese (Mandarin)"
+  // Set for languages that work only in part (e.g. Japanese: kana only), or with a caveat.
+  std::string note;
 };
 
 // A tuning axis as shown by GET /v1/studio/axes.
@@ -112,7 +114,8 @@ class SpeechService {
 
   virtual std::vector<BuiltinVoiceInfo> builtin_voices() const = 0;
   virtual bool is_builtin_voice(const std::string& id) const = 0;
-  // Languages that passed a synthesis check when the service started.
+  // Languages whose native sample sentence espeak-ng read correctly (phonemes checked against a
+  // known reading, see speech/languages.h) and synthesized when the service started.
   virtual std::vector<LanguageInfo> languages() const = 0;
   virtual std::vector<AxisInfo> axes() const = 0;
   virtual SpeechStats stats() const = 0;

@@ -266,10 +266,21 @@ TEST_F(Speech, LanguagesListedAndSpoken) {
   EXPECT_GE(langs.size(), 30u);
   std::set<std::string> codes;
   for (const auto& l : langs) codes.insert(std::string(l.at("code").as_string()));
-  for (const char* c : {"en", "de", "fr", "es", "zh", "ru", "ja", "hi", "ar", "no"}) EXPECT_TRUE(codes.count(c)) << c;
+  for (const char* c : {"en", "de", "fr", "es", "ru", "ja", "hi", "ar", "no"}) EXPECT_TRUE(codes.count(c)) << c;
+  // Not read correctly by espeak-ng here: not listed, and refused.
+  EXPECT_FALSE(codes.count("zh"));
+  for (const auto& l : langs) {
+    if (l.at("code") == "ja") EXPECT_NE(std::string(l.at("note").as_string()).find("kana"), std::string::npos);
+  }
+  auto zh = tts({{"text", "你好，很高兴认识你。"}, {"language", "zh"}});
+  EXPECT_EQ(zh.status, 400);
+  EXPECT_EQ(error_code(zh), "VALIDATION_ERROR");
+  auto kanji = tts({{"text", "私は日本語を話します"}, {"language", "ja"}});
+  EXPECT_EQ(kanji.status, 400);
+  EXPECT_EQ(error_code(kanji), "VALIDATION_ERROR");
   std::vector<std::pair<std::string, std::string>> samples = {{"de", "Guten Tag, wie geht es Ihnen?"},
                                                               {"fr", "Bonjour, comment allez-vous ?"},
-                                                              {"zh", "你好，很高兴认识你。"},
+                                                              {"ja", "こんにちは、げんきですか。"},
                                                               {"ru", "Здравствуйте, как дела?"},
                                                               {"ar", "مرحبا، كيف حالك؟"}};
   for (const auto& [code, text] : samples) {
