@@ -12,6 +12,8 @@ PACKAGES=(
   # speech
   espeak-ng libespeak-ng-dev libsoxr-dev libsonic-dev
   libmp3lame-dev libopusenc-dev libopus-dev libflac-dev
+  # speech recognition (conversation): pocketsphinx with its US English model
+  libpocketsphinx-dev pocketsphinx-en-us
   # audio/video codecs and containers
   libavcodec-dev libavformat-dev libavutil-dev libswresample-dev libswscale-dev ffmpeg
   # images and face detection

@@ -58,9 +58,11 @@ class Fetcher {
 
   bool allow_private() const { return allow_private_; }
 
- private:
-  // Resolves host and returns the address to pin, or why it is refused.
+  // Resolves host and returns the numeric address to pin (CURLOPT_RESOLVE), or why it is
+  // refused: for callers that drive libcurl themselves (the streaming chat client).
   Result<std::string> resolve_checked(const ParsedUrl& u) const;
+
+ private:
   bool allow_private_;
 };
 
