@@ -76,7 +76,9 @@ TEST(TurnDetector, LearnsSteadyBackgroundNoise) {
   // floor is learned (1.5 s, + 600 ms); after that it opens none.
   EXPECT_LE(ev.size(), 2u);
   for (const auto& e : ev) {
-    if (e.kind == TurnEvent::kSpeechStarted) EXPECT_LT(e.at_ms, 1600);
+    if (e.kind == TurnEvent::kSpeechStarted) {
+      EXPECT_LT(e.at_ms, 1600);
+    }
     EXPECT_LT(e.at_ms, 2300);
   }
   auto speech_over_noise = signal(3.0, 0.5, 1.5, -38, -12);

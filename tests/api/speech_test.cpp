@@ -270,7 +270,9 @@ TEST_F(Speech, LanguagesListedAndSpoken) {
   // Not read correctly by espeak-ng here: not listed, and refused.
   EXPECT_FALSE(codes.count("zh"));
   for (const auto& l : langs) {
-    if (l.at("code") == "ja") EXPECT_NE(std::string(l.at("note").as_string()).find("kana"), std::string::npos);
+    if (l.at("code") == "ja") {
+      EXPECT_NE(std::string(l.at("note").as_string()).find("kana"), std::string::npos);
+    }
   }
   auto zh = tts({{"text", "你好，很高兴认识你。"}, {"language", "zh"}});
   EXPECT_EQ(zh.status, 400);

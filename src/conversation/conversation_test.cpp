@@ -1,0 +1,219 @@
+// The turn-taking engine with the built-in responder and with the fake streaming model: what is
+// spoken and when, what the model was sent, interrupts, a viewer speaking over the agent, failures.
+#include "conversation/conversation.h"
+
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <thread>
+
+#include "conversation/test_knowledge.h"
+#include "fixtures/fake_llm.h"
+
+namespace imago::conversation {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// Records everything a conversation emits.
+struct Recorder {
+  std::mutex mu;
+  std::vector<std::string> spoken;
+  std::vector<Clock::time_point> spoken_at;
+  std::vector<std::tuple<std::string, std::string, bool>> transcripts;
+  int thinking = 0;
+  std::vector<std::string> errors;
+
+  ConversationSink sink() {
+    ConversationSink s;
+    s.speak = [this](const std::string& x) {
+      std::lock_guard l(mu);
+      spoken.push_back(x);
+      spoken_at.push_back(Clock::now());
+    };
+    s.transcript = [this](const std::string& role, const std::string& text, bool final) {
+      std::lock_guard l(mu);
+      transcripts.emplace_back(role, text, final);
+    };
+    s.thinking = [this] {
+      std::lock_guard l(mu);
+      ++thinking;
+    };
+    s.error = [this](const std::string& code, const std::string& message) {
+      std::lock_guard l(mu);
+      errors.push_back(code + ": " + message);
+    };
+    return s;
+  }
+  size_t spoken_count() {
+    std::lock_guard l(mu);
+    return spoken.size();
+  }
+};
+
+bool wait_for(const std::function<bool()>& f, int ms = 5000) {
+  auto until = Clock::now() + std::chrono::milliseconds(ms);
+  while (Clock::now() < until) {
+    if (f()) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  return f();
+}
+
+ChatClientOptions llm_options(const testing::FakeLlmServer& s) {
+  ChatClientOptions o;
+  o.base_url = s.base_url();
+  o.model = "fake";
+  o.allow_private = true;
+  return o;
+}
+
+TEST(Conversation, BuiltinResponderAnswersFromInjectedKnowledge) {
+  Recorder rec;
+  Conversation c({testdata::kSystemPrompt, std::nullopt, {}}, rec.sink());
+  c.user_text("Where is the swimming pool?");
+  c.wait_idle();
+  ASSERT_EQ(rec.spoken.size(), 2u);
+  EXPECT_EQ(rec.spoken[0], "I'm sorry, I don't know that.");
+  c.add_context("The swimming pool is in the basement.");
+  EXPECT_EQ(c.knowledge_items(), 1u);
+  EXPECT_EQ(rec.spoken.size(), 2u);  // knowledge gets no spoken reply
+  c.user_text("Where is the swimming pool?");
+  c.wait_idle();
+  ASSERT_EQ(rec.spoken.size(), 3u);
+  EXPECT_EQ(rec.spoken[2], "Here is what I know: The swimming pool is in the basement.");
+  EXPECT_EQ(rec.thinking, 2);
+  // transcript: the user's turn (final), each spoken sentence (not final), the whole answer (final).
+  EXPECT_EQ(rec.transcripts.front(),
+            std::make_tuple(std::string("user"), std::string("Where is the swimming pool?"), true));
+  EXPECT_EQ(rec.transcripts.back(),
+            std::make_tuple(std::string("agent"),
+                            std::string("Here is what I know: The swimming pool is in the basement."), true));
+  auto h = c.history();
+  ASSERT_EQ(h.size(), 4u);
+  EXPECT_EQ(h[3].role, "assistant");
+  EXPECT_EQ(c.stats().answers, 2);
+}
+
+TEST(Conversation, ModelAnswerIsSpokenSentenceBySentenceWhileItStreams) {
+  testing::FakeLlmServer llm;
+  llm.control({{"reply", "The museum opens at nine. Tickets cost twelve dollars. Enjoy your visit today."},
+               {"delay_ms", 40}});
+  Recorder rec;
+  Conversation c({"You are Nora, a museum guide.", llm_options(llm), {}}, rec.sink());
+  c.add_context("The museum opens at nine in the morning.");
+  c.agent_said("Welcome to the museum!");
+  auto t0 = Clock::now();
+  c.user_text("When do you open?");
+  c.wait_idle();
+  auto total = Clock::now() - t0;
+  ASSERT_EQ(rec.spoken.size(), 3u);
+  EXPECT_EQ(rec.spoken[0], "The museum opens at nine.");
+  EXPECT_EQ(rec.spoken[2], "Enjoy your visit today.");
+  // The first sentence went to speech well before the model finished (13 words x 40 ms).
+  EXPECT_LT(rec.spoken_at[0] - t0, total / 2);
+
+  auto sent = llm.requests().at(0).at("body").at("messages").as_array();
+  std::string system(sent[0].at("content").as_string());
+  EXPECT_NE(system.find("You are Nora, a museum guide."), std::string::npos);
+  EXPECT_NE(system.find("The museum opens at nine in the morning."), std::string::npos);
+  ASSERT_EQ(sent.size(), 3u);
+  EXPECT_EQ(sent[1].at("role"), "assistant");
+  EXPECT_EQ(sent[1].at("content"), "Welcome to the museum!");
+  EXPECT_EQ(sent[2].at("content"), "When do you open?");
+  // The next turn carries this exchange in its history.
+  c.user_text("Thanks");
+  c.wait_idle();
+  auto second = llm.requests().at(1).at("body").at("messages").as_array();
+  ASSERT_EQ(second.size(), 5u);
+  EXPECT_EQ(second[3].at("content"),
+            "The museum opens at nine. Tickets cost twelve dollars. Enjoy your visit today.");
+}
+
+TEST(Conversation, InterruptStopsAStreamingAnswerMidSentence) {
+  testing::FakeLlmServer llm;
+  llm.control({{"reply",
+                "First sentence is short. The second sentence is much longer and keeps going on and on "
+                "for quite a while before it ends."},
+               {"delay_ms", 60}});
+  Recorder rec;
+  Conversation c({"", llm_options(llm), {}}, rec.sink());
+  c.user_text("Talk to me");
+  ASSERT_TRUE(wait_for([&] { return rec.spoken_count() == 1; }));
+  std::this_thread::sleep_for(std::chrono::milliseconds(150));  // mid second sentence
+  auto t0 = Clock::now();
+  c.interrupt();
+  c.wait_idle();
+  EXPECT_LT(Clock::now() - t0, std::chrono::milliseconds(300));
+  EXPECT_EQ(rec.spoken.size(), 1u);
+  EXPECT_EQ(c.stats().cancelled, 1);
+  // What the viewer heard is what the history keeps.
+  auto h = c.history();
+  ASSERT_EQ(h.size(), 2u);
+  EXPECT_EQ(h[1].text, "First sentence is short.");
+  EXPECT_TRUE(rec.errors.empty());
+  // The model's stream was closed by us, not read to the end.
+  EXPECT_TRUE(wait_for([&] { return llm.cancelled() >= 1; }, 3000));
+}
+
+TEST(Conversation, AViewerSpeakingOverTheAgentGetsTheNextAnswer) {
+  testing::FakeLlmServer llm;
+  llm.control({{"delay_ms", 50}});
+  Recorder rec;
+  Conversation c({"", llm_options(llm), {}}, rec.sink());
+  c.user_text("first question that is being answered slowly");
+  ASSERT_TRUE(wait_for([&] { return llm.requests().size() == 1; }));
+  c.user_text("second question");
+  c.wait_idle();
+  ASSERT_FALSE(rec.spoken.empty());
+  EXPECT_EQ(rec.spoken.back(), "That is all I know.");
+  EXPECT_NE(rec.spoken[rec.spoken.size() - 2].find("second question"), std::string::npos);
+  EXPECT_EQ(c.stats().answers, 1);
+  EXPECT_EQ(c.stats().cancelled, 1);
+}
+
+TEST(Conversation, UpstreamFailureIsAnErrorEventAndASpokenApology) {
+  testing::FakeLlmServer llm;
+  llm.control({{"mode", "status"}, {"status", 500}});
+  Recorder rec;
+  Conversation c({"", llm_options(llm), {}}, rec.sink());
+  c.user_text("hello?");
+  c.wait_idle();
+  ASSERT_EQ(rec.errors.size(), 1u);
+  EXPECT_EQ(rec.errors[0].rfind("LLM_UNAVAILABLE: ", 0), 0u) << rec.errors[0];
+  ASSERT_EQ(rec.spoken.size(), 1u);
+  EXPECT_EQ(rec.spoken[0], kApology);
+  EXPECT_EQ(c.stats().failed, 1);
+  // A timeout ends the same way, and the conversation goes on afterwards.
+  ChatClientOptions o = llm_options(llm);
+  o.first_token_timeout_ms = 200;
+  Recorder rec2;
+  Conversation c2({"", o, {}}, rec2.sink());
+  llm.control({{"mode", "hang"}});
+  c2.user_text("anyone there?");
+  c2.wait_idle();
+  ASSERT_EQ(rec2.errors.size(), 1u);
+  EXPECT_NE(rec2.errors[0].find("no answer within 200 ms"), std::string::npos);
+  llm.control({{"mode", "ok"}});
+  c2.user_text("and now?");
+  c2.wait_idle();
+  EXPECT_EQ(rec2.spoken.back(), "That is all I know.");
+}
+
+TEST(Conversation, BlankTurnsAreIgnoredAndDestructionCancels) {
+  testing::FakeLlmServer llm;
+  llm.control({{"delay_ms", 200}});
+  Recorder rec;
+  auto t0 = Clock::now();
+  {
+    Conversation c({"", llm_options(llm), {}}, rec.sink());
+    c.user_text("   ");
+    EXPECT_FALSE(c.busy());
+    c.user_text("a question with a slow answer");
+    ASSERT_TRUE(wait_for([&] { return llm.requests().size() == 1; }));
+  }
+  EXPECT_LT(Clock::now() - t0, std::chrono::seconds(2));
+}
+
+}  // namespace
+}  // namespace imago::conversation
