@@ -86,6 +86,30 @@ TEST_F(AgentServiceTest, GenerateChargesStoresInputsAndQueues) {
   EXPECT_EQ(blob_files(), 1u);
 }
 
+TEST_F(AgentServiceTest, RequestedVoiceIsKeptWithTheAgent) {
+  auto acct = account(1000);
+  auto none = service_->generate(acct, {});
+  ASSERT_TRUE(none.ok());
+  EXPECT_EQ(service_->get(acct, none->agent_id)->voice, "{}");  // decided by the generation
+  GenerateRequest r;
+  r.voice = "F3";
+  auto g = service_->generate(acct, r);
+  ASSERT_TRUE(g.ok()) << g.status().message();
+  auto v = boost::json::parse(service_->get(acct, g->agent_id)->voice);
+  EXPECT_EQ(v.at("id"), "F3");
+  EXPECT_EQ(v.at("source"), "requested");
+  GenerateRequest designed;
+  designed.voice = "M2";
+  designed.voice_code = "0f8fad5b-d9cb-469f-a165-70867728950e";
+  designed.voice_axes[1] = 0.2;
+  auto d = service_->generate(acct, designed);
+  ASSERT_TRUE(d.ok());
+  auto dv = boost::json::parse(service_->get(acct, d->agent_id)->voice);
+  EXPECT_EQ(dv.at("source"), "voice_code");
+  EXPECT_EQ(dv.at("voice_code"), "0f8fad5b-d9cb-469f-a165-70867728950e");
+  EXPECT_DOUBLE_EQ(dv.at("axes").at("pitch").as_double(), 0.2);
+}
+
 TEST_F(AgentServiceTest, InvalidRequestsChargeNothing) {
   auto acct = account(1000);
   auto code_of = [&](GenerateRequest r) { return service_->generate(acct, r).status().code(); };
@@ -104,6 +128,11 @@ TEST_F(AgentServiceTest, InvalidRequestsChargeNothing) {
   GenerateRequest long_prompt;
   long_prompt.prompt = std::string(kMaxPromptChars + 1, 'x');
   EXPECT_EQ(code_of(long_prompt), Code::kInvalidArgument);
+  for (const char* v : {"M6", "X1", "m1", "", "M12"}) {
+    GenerateRequest bad_voice;
+    bad_voice.voice = v;
+    EXPECT_EQ(code_of(bad_voice), Code::kInvalidArgument) << v;
+  }
   EXPECT_EQ(balance(acct), 1000);
   EXPECT_EQ(stores_.agents->list(acct, std::nullopt, 10, 0)->total, 0);
 }

@@ -5,6 +5,7 @@
 #include "agents/agent_service.h"
 #include "api/pagination.h"
 #include "api/routes.h"
+#include "api/tts_common.h"
 #include "store/file_store.h"
 #include "util/json.h"
 #include "util/strings.h"
@@ -36,6 +37,13 @@ json::object agent_json(Services& s, const AgentRecord& a, bool with_status) {
     o["error_message"] = a.error_message ? json::value(*a.error_message) : json::value(nullptr);
   }
   o["system_prompt"] = a.system_prompt;
+  if (!with_status) {
+    // The detail (not the status poll, whose fields SPEC 4.3 fixes) says which voice the agent
+    // speaks with in live sessions and videos: null until decided by the generation.
+    boost::system::error_code ec;
+    json::value voice = json::parse(a.voice, ec);
+    o["voice"] = !ec && voice.is_object() && voice.as_object().contains("id") ? voice : json::value(nullptr);
+  }
   o["image_url"] = image;
   o["video_url"] = video;
   o["model_url"] = file_url(s, a.account_id, a.model_file);
@@ -44,15 +52,23 @@ json::object agent_json(Services& s, const AgentRecord& a, bool with_status) {
 }
 
 http::Response generate(Services& s, http::Request& req) {
-  auto body = parse_json_object_with(req.body, {"prompt", "aspect_ratio", "video_aspect_ratio", "model", "duration",
-                                                "name", "agent_id", "image", "video", "audio"});
+  auto body = parse_json_object_with(
+      req.body, {"prompt", "aspect_ratio", "video_aspect_ratio", "model", "duration", "name", "agent_id",
+                 "image", "video", "audio", "voice", "voice_code"});
   if (!body.ok()) return http::Response::from_status(body.status());
   const json::object& b = *body;
   agents::GenerateRequest r;
-  for (auto [field, slot] : {std::pair{"prompt", &r.prompt}, {"aspect_ratio", &r.aspect_ratio},
-                             {"video_aspect_ratio", &r.video_aspect_ratio}, {"model", &r.model}, {"name", &r.name},
-                             {"agent_id", &r.agent_id}, {"image", &r.image}, {"video", &r.video},
-                             {"audio", &r.audio}}) {
+  for (auto [field, slot] : {std::pair{"prompt", &r.prompt},
+                             {"aspect_ratio", &r.aspect_ratio},
+                             {"video_aspect_ratio", &r.video_aspect_ratio},
+                             {"model", &r.model},
+                             {"name", &r.name},
+                             {"agent_id", &r.agent_id},
+                             {"image", &r.image},
+                             {"video", &r.video},
+                             {"audio", &r.audio},
+                             {"voice", &r.voice},
+                             {"voice_code", &r.voice_code}}) {
     auto v = get_string(b, field);
     if (!v.ok()) return http::Response::from_status(v.status());
     *slot = std::move(v).value();
@@ -61,6 +77,18 @@ http::Response generate(Services& s, http::Request& req) {
   if (!duration.ok()) return http::Response::from_status(duration.status());
   r.duration = *duration;
   if (auto key = req.headers.get("idempotency-key")) r.idempotency_key = std::string(*key);
+  if (r.voice_code) {
+    // Like /v1/tts: a designed voice wins over `voice`; the agent keeps its base voice and axes.
+    auto v = find_voice_code(s, req.principal->account_id, *r.voice_code);
+    if (!v.ok()) {
+      return http::Response::from_status(Status::Invalid("Field 'voice_code': " + v.status().message()));
+    }
+    r.voice = v->base_voice;
+    r.voice_axes[0] = v->gender;
+    r.voice_axes[1] = v->pitch;
+    r.voice_axes[2] = v->rate;
+    r.voice_axes[3] = v->brightness;
+  }
 
   auto g = s.agent_service->generate(req.principal->account_id, r);
   if (!g.ok()) return http::Response::from_status(g.status());
@@ -76,7 +104,8 @@ void register_agent_routes(http::Router& router, Services& s) {
   http::RouteOptions gen;
   gen.tier = Tier::kGenerate;
   gen.body_limit = kGenerateBodyLimit;
-  router.add("POST", "/v1/agent/generate", [&s](http::Request& req) { return generate(s, req); }, gen);
+  router.add(
+      "POST", "/v1/agent/generate", [&s](http::Request& req) { return generate(s, req); }, gen);
 
   router.add("GET", "/v1/agent/status/{agent_id}", [&s](http::Request& req) {
     auto a = s.agent_service->get(req.principal->account_id, req.param("agent_id"));
@@ -125,8 +154,9 @@ void register_agent_routes(http::Router& router, Services& s) {
                                    {"model", a.model},
                                    {"created_at", format_rfc3339(a.created_at)}});
     }
-    return http::Response::json(
-        200, {{"success", true}, {"data", std::move(items)}, {"pagination", pagination_json(*page, agents->total)}});
+    return http::Response::json(200, {{"success", true},
+                                      {"data", std::move(items)},
+                                      {"pagination", pagination_json(*page, agents->total)}});
   });
 }
 

@@ -401,7 +401,7 @@ Result<std::string> build_imx(const BuildInput& in, const ProgressFn& progress) 
   }
   if (!in.voice.empty()) {
     m.voice = in.voice;  // an explicit preset wins; measurements stay recorded
-    m.axes = {};
+    m.axes = in.axes;
     if (m.voice_match)
       m.voice_match->distance = voice_distance(*find_voice_reference(in.voice), m.voice_match->median_f0_hz,
                                                m.voice_match->spectral_centroid_hz,

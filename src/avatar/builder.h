@@ -8,6 +8,7 @@
 #include <string>
 #include <string_view>
 
+#include "speech/synthesis.h"
 #include "util/status.h"
 
 namespace imago::avatar {
@@ -20,6 +21,7 @@ struct BuildInput {
   // Raw file contents, already sniffed by the caller (JPEG/PNG/WebP; MP4/WebM/...; WAV/MP3/...).
   std::optional<std::string> image_bytes, video_bytes, audio_bytes;
   std::string voice = "";  // optional built-in preset (M1..M5, F1..F5); empty: match or default
+  speech::Axes axes;       // tuning of `voice` (a designed voice's axes); used only with `voice`
   int64_t created_unix_s = 0;  // manifest created_at; 0: now
 };
 

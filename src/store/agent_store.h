@@ -40,6 +40,10 @@ struct AgentRecord {
   std::string dynamics_gestures = "{}";        // JSON: action name -> clip file id
   std::optional<std::string> dynamics_error;
   std::optional<std::string> movements_file;   // idle background-movement clip
+  // The voice the agent speaks with, a JSON object: {"id": "M3", "axes": {...}, "source":
+  // "requested" | "voice_code" | "matched" | "default", "voice_code"?}. At creation only what was
+  // asked for ("{}": nothing); the generation records what the built model speaks with.
+  std::string voice = "{}";
   // Idempotency-Key of the generate request: a retry with the same key gets this agent back.
   std::optional<std::string> idempotency_key;
   int64_t created_at = 0;  // Unix seconds
@@ -70,6 +74,7 @@ struct GenerationOutcome {
   bool success = false;
   std::vector<FileRecord> files;  // artifacts to register (model, fetched inputs)
   std::optional<std::string> image_file, video_file, audio_file, model_file;
+  std::optional<std::string> voice;  // success: the voice JSON of the built model (AgentRecord::voice)
   std::string error;                // failure: the agent's error_message
   std::optional<LedgerOp> refund;   // failure: credits back
   std::string event;                // "agent.ready" / "agent.failed"

@@ -105,7 +105,7 @@ TEST(Agents, FullLifecycle) {
   auto got = s.get("/v1/agent/" + code, acct.api_secret);
   ASSERT_EQ(got.status, 200);
   EXPECT_EQ(keys_of(got.json().at("data")), (std::set<std::string>{"agent_id", "status", "system_prompt", "image_url",
-                                                                   "video_url", "model_url", "name"}));
+                                                                   "video_url", "model_url", "name", "voice"}));
 
   // A second agent (inline data URI, custom id), then list with paging, newest first.
   std::string data_uri = "data:image/jpeg;base64," + base64_encode(face_jpeg());
@@ -333,6 +333,48 @@ TEST(Agents, UnsafeUrlsFailTheJobAndAreRefunded) {
   EXPECT_EQ(str(sttxt, "status"), "failed");
   EXPECT_NE(str(sttxt, "error_message").find("image"), std::string::npos);
   EXPECT_EQ(balance_of(s, acct.api_secret), 1000);
+}
+
+// The agent's own voice: generate accepts a built-in `voice` or a designed `voice_code`, the built
+// model speaks with it, and the agent detail says which voice that is (also when it was chosen).
+TEST(Agents, TheAgentSpeaksWithTheVoiceItWasGiven) {
+  FixtureServer fx;
+  TestServer s;
+  auto acct = s.create_account("enterprise", 100000);
+  std::string image_url = fx.put_file("face.jpg", face_jpeg());
+  auto voice_of = [&](const std::string& extra) {
+    auto r = s.post("/v1/agent/generate", R"({"image": ")" + image_url + R"(")" + extra + "}", acct.api_secret);
+    EXPECT_EQ(r.status, 200) << r.body;
+    std::string code = str(r.json(), "agent_id");
+    auto st = wait_agent(s, acct.api_secret, code);
+    EXPECT_EQ(str(st, "status"), "ready") << json::serialize(st);
+    auto detail = s.get("/v1/agent/" + code, acct.api_secret);
+    EXPECT_EQ(detail.status, 200);
+    return detail.json().at("data").at("voice");
+  };
+  auto f3 = voice_of(R"(, "voice": "F3")");
+  EXPECT_EQ(str(f3, "id"), "F3");
+  EXPECT_EQ(str(f3, "source"), "requested");
+
+  auto designed = s.post("/v1/studio/voices",
+                         R"({"name": "Warm", "base_voice": "M4", "axes": {"pitch": -0.2, "rate": 0.1}})", acct.api_secret);
+  ASSERT_EQ(designed.status, 201) << designed.body;
+  std::string vcode = str(designed.json(), "voice_code");
+  ASSERT_FALSE(vcode.empty()) << designed.body;
+  auto dv = voice_of(R"(, "voice": "F1", "voice_code": ")" + vcode + R"(")");
+  EXPECT_EQ(str(dv, "id"), "M4");  // voice_code wins over voice, as on /v1/tts
+  EXPECT_EQ(str(dv, "source"), "voice_code");
+  EXPECT_NEAR(dv.at("axes").at("pitch").to_number<double>(), -0.2, 1e-9);
+
+  auto chosen = voice_of("");
+  EXPECT_FALSE(str(chosen, "id").empty());
+  EXPECT_EQ(str(chosen, "source"), "default");
+
+  long long before = balance_of(s, acct.api_secret);
+  expect_error(s.post("/v1/agent/generate", R"({"voice": "Z9"})", acct.api_secret), 400, "VALIDATION_ERROR", "voice");
+  expect_error(s.post("/v1/agent/generate", R"({"voice_code": "0f8fad5b-d9cb-469f-a165-70867728950e"})", acct.api_secret),
+               400, "VALIDATION_ERROR", "voice_code");
+  EXPECT_EQ(balance_of(s, acct.api_secret), before);
 }
 
 }  // namespace
