@@ -6,6 +6,7 @@
 #include "blobs/blob_store.h"
 #include "jobs/dynamics_config.h"
 #include "jobs/media_refs.h"
+#include "limits/storage_quota.h"
 #include "store/file_store.h"
 #include "store/job_store.h"
 #include "util/log.h"
@@ -77,6 +78,13 @@ Status check_custom_code(const std::string& id) {
   return Status::Ok();
 }
 
+Status AgentService::check_quota(const std::string& account_id, int64_t adding, int64_t quota) {
+  if (quota <= 0) return Status::Ok();
+  auto used = d_.files->usage_bytes(account_id);
+  if (!used.ok()) return used.status();
+  return check_storage_quota(*used, std::max<int64_t>(adding, 1), quota);
+}
+
 Result<std::string> AgentService::new_code() {
   for (int i = 0; i < 8; ++i) {
     std::string code = generate_code();
@@ -139,6 +147,11 @@ Result<Generated> AgentService::generate(const std::string& account, const Gener
     if (m->url) *f.source = *m->url;
     if (m->bytes) inline_inputs.push_back({f.file, std::move(*m->bytes), *m->type});
   }
+
+  // Storage quota, before anything is stored or charged.
+  int64_t inline_bytes = 0;
+  for (const auto& in : inline_inputs) inline_bytes += static_cast<int64_t>(in.bytes.size());
+  if (Status st = check_quota(account, inline_bytes, r.storage_quota_bytes); !st.ok()) return st;
 
   // The code: the caller's, or a fresh one. Whether a custom code is free is decided by the
   // store's create (a replay of the same Idempotency-Key returns the first agent instead).
@@ -249,6 +262,8 @@ Result<std::string> AgentService::start_dynamics(const std::string& account, con
   if (agent->dynamics_status && *agent->dynamics_status == "generating") {
     return Status::Conflict("Dynamics generation is already running for agent " + agent->code);
   }
+
+  if (Status st = check_quota(account, 0, r.storage_quota_bytes); !st.ok()) return st;
 
   json::object payload{{"duration", r.duration.value_or(5.0)}, {"model", "auto"}};
   if (r.image_url) {

@@ -119,6 +119,20 @@ TEST_F(AgentServiceTest, ShortBalanceLeavesNoAgentAndNoBlobs) {
   EXPECT_EQ(wakes_, 0);
 }
 
+TEST_F(AgentServiceTest, StorageQuotaIsCheckedBeforeAnythingIsChargedOrStored) {
+  auto acct = account(1000);
+  GenerateRequest r;
+  r.image = kPngBase64;
+  r.storage_quota_bytes = 10;  // smaller than the image
+  auto g = service_->generate(acct, r);
+  EXPECT_EQ(g.status().code(), Code::kQuotaExceeded);
+  EXPECT_EQ(balance(acct), 1000);
+  EXPECT_EQ(blob_files(), 0u);
+  r.storage_quota_bytes = 1'000'000;
+  ASSERT_TRUE(service_->generate(acct, r).ok());
+  EXPECT_EQ(balance(acct), 750);
+}
+
 TEST_F(AgentServiceTest, IdempotencyKeyReplaysEvenWithACustomAgentId) {
   auto acct = account(1000);
   GenerateRequest r;

@@ -77,8 +77,17 @@ Result<std::optional<PlanLimits>> limits_field(const json::object& body, Plan pl
       *slot = static_cast<int>(**v);
     }
   }
+  // The account's own storage quota in megabytes (limits/storage_quota.h).
+  auto storage = get_integer(**obj, "storage_mb");
+  if (!storage.ok()) return Status::Invalid("Field 'limits.storage_mb' must be an integer");
+  if (storage->has_value()) {
+    if (**storage < 1 || **storage > 1'000'000'000) {
+      return Status::Invalid("Field 'limits.storage_mb' must be from 1 to 1000000000");
+    }
+    l.storage_bytes = **storage * 1'000'000;
+  }
   for (const auto& kv : **obj) {
-    if (kv.key() != "generate" && kv.key() != "write" && kv.key() != "read") {
+    if (kv.key() != "generate" && kv.key() != "write" && kv.key() != "read" && kv.key() != "storage_mb") {
       return Status::Invalid("Unknown field 'limits." + std::string(kv.key()) + "'");
     }
   }

@@ -5,6 +5,7 @@
 #include "agents/agent_service.h"
 #include "api/pagination.h"
 #include "api/routes.h"
+#include "limits/storage_quota.h"
 #include "store/file_store.h"
 #include "util/json.h"
 #include "util/strings.h"
@@ -61,6 +62,8 @@ http::Response generate(Services& s, http::Request& req) {
   if (!duration.ok()) return http::Response::from_status(duration.status());
   r.duration = *duration;
   if (auto key = req.headers.get("idempotency-key")) r.idempotency_key = std::string(*key);
+  r.storage_quota_bytes =
+      effective_storage_quota(*s.storage_quotas, req.principal->plan, req.principal->custom_limits);
 
   auto g = s.agent_service->generate(req.principal->account_id, r);
   if (!g.ok()) return http::Response::from_status(g.status());

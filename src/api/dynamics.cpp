@@ -4,6 +4,7 @@
 
 #include "agents/agent_service.h"
 #include "api/routes.h"
+#include "limits/storage_quota.h"
 #include "store/file_store.h"
 #include "util/json.h"
 
@@ -31,6 +32,8 @@ http::Response generate(Services& s, http::Request& req) {
   auto duration = get_number(*body, "duration");
   if (!duration.ok()) return http::Response::from_status(duration.status());
   r.duration = *duration;
+  r.storage_quota_bytes =
+      effective_storage_quota(*s.storage_quotas, req.principal->plan, req.principal->custom_limits);
   auto code = s.agent_service->start_dynamics(req.principal->account_id, r);
   if (!code.ok()) return http::Response::from_status(code.status());
   return http::Response::json(200, {{"success", true},

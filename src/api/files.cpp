@@ -9,6 +9,7 @@
 #include "fetch/media_input.h"
 #include "fetch/multipart.h"
 #include "jobs/media_refs.h"
+#include "limits/storage_quota.h"
 #include "store/file_store.h"
 #include "store/job_store.h"
 #include "util/json.h"
@@ -112,6 +113,13 @@ Result<Upload> read_multipart_upload(const http::Request& req) {
 
 http::Response upload(Services& s, http::Request& req) {
   const std::string& account = req.principal->account_id;
+  // Storage quota: an account at its quota is refused before anything is read or fetched; the
+  // size is checked again once known. Concurrent uploads may overshoot by what is in flight.
+  const int64_t quota =
+      effective_storage_quota(*s.storage_quotas, req.principal->plan, req.principal->custom_limits);
+  auto used = s.files->usage_bytes(account);
+  if (!used.ok()) return http::Response::from_status(used.status());
+  if (Status st = check_storage_quota(*used, 1, quota); !st.ok()) return http::Response::from_status(st);
   Result<Upload> up = req.content_type() == "multipart/form-data" ? read_multipart_upload(req)
                       : req.content_type() == "application/json" || req.content_type().empty()
                           ? read_json_upload(s, req)
@@ -134,6 +142,9 @@ http::Response upload(Services& s, http::Request& req) {
   if (up->bytes.size() > max) {
     return http::Response::from_status(Status(Code::kTooLarge, "File too large: " + kind + " uploads are limited to " +
                                                                    std::to_string(max >> 20) + " MB"));
+  }
+  if (Status st = check_storage_quota(*used, static_cast<int64_t>(up->bytes.size()), quota); !st.ok()) {
+    return http::Response::from_status(st);
   }
   FileRecord f;
   f.id = new_id("file");

@@ -1,5 +1,5 @@
 // Webhook subscriptions (SPEC 6): create (secret shown once), list, get, delete, test ping and
-// the delivery log. Deliveries themselves run as jobs (src/jobs/pipelines.cpp).
+// the delivery log. Deliveries themselves run as jobs (src/jobs/job_handlers.cpp).
 #include <boost/json.hpp>
 
 #include "api/routes.h"

@@ -101,6 +101,7 @@ Response Response::from_status(const Status& s) {
     case Code::kUnauthenticated: return error(401, "UNAUTHORIZED", s.message());
     case Code::kInsufficientFunds: return error(402, "INSUFFICIENT_BALANCE", s.message());
     case Code::kForbidden: return error(403, "FORBIDDEN", s.message());
+    case Code::kQuotaExceeded: return error(403, "STORAGE_QUOTA_EXCEEDED", s.message());
     case Code::kNotFound: return error(404, "NOT_FOUND", s.message());
     case Code::kConflict: return error(409, "CONFLICT", s.message());
     case Code::kTooLarge: return error(413, "PAYLOAD_TOO_LARGE", s.message());

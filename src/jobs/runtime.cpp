@@ -25,7 +25,7 @@ Result<std::unique_ptr<Runtime>> Runtime::create(const Config& config, Stores& s
   rt->webhooks_ = stores.webhooks.get();
   rt->jobs_ = stores.jobs.get();
   rt->fetcher_ = std::make_unique<fetch::Fetcher>(config.allow_private_fetch);
-  rt->queue_ = std::make_unique<JobQueue>(*rt->jobs_, clock);
+  rt->queue_ = std::make_unique<JobNotifier>(*rt->jobs_, clock);
 
   Services& d = rt->bag_;
   d.config = &config;
@@ -56,21 +56,21 @@ void Runtime::fill(Services& s) const {
 void Runtime::start_workers() {
   if (generate_pool_) return;
   std::string owner = process_owner_id();
-  WorkerPoolOptions g;
+  JobWorkerPoolOptions g;
   g.lane = std::string(kLaneGenerate);
   g.threads = std::max(1, config_->job_workers);
   g.lease_ms = options_.lease_ms;
   g.heartbeat_ms = options_.heartbeat_ms;
   g.owner_prefix = owner;
-  generate_pool_ = std::make_unique<WorkerPool>(*queue_, g);
+  generate_pool_ = std::make_unique<JobWorkerPool>(*queue_, g);
   generate_pool_->add_handler(std::string(kJobAgentGenerate), agent_handler_.get());
   generate_pool_->add_handler(std::string(kJobDynamicsGenerate), dynamics_handler_.get());
   generate_pool_->add_handler(std::string(kJobDynamicsMovements), dynamics_handler_.get());
 
-  WorkerPoolOptions l = g;
+  JobWorkerPoolOptions l = g;
   l.lane = std::string(kLaneLight);
   l.threads = std::max(1, options_.light_workers);
-  light_pool_ = std::make_unique<WorkerPool>(*queue_, l);
+  light_pool_ = std::make_unique<JobWorkerPool>(*queue_, l);
   light_pool_->add_handler(std::string(kJobWebhookDelivery), webhook_handler_.get());
   light_pool_->add_handler(std::string(kJobBlobDelete), blob_handler_.get());
 

@@ -8,8 +8,8 @@
 #include "blobs/blob_store.h"
 #include "config/config.h"
 #include "fetch/fetcher.h"
-#include "jobs/pipelines.h"
-#include "jobs/worker_pool.h"
+#include "jobs/job_handlers.h"
+#include "jobs/job_workers.h"
 #include "store/agent_store.h"
 #include "store/file_store.h"
 #include "store/job_store.h"
@@ -48,7 +48,7 @@ class Runtime {
   WebhookStore& webhooks() { return *webhooks_; }
   JobStore& job_store() { return *jobs_; }
   BlobStore& blobs() { return *blobs_; }
-  JobQueue& queue() { return *queue_; }
+  JobNotifier& queue() { return *queue_; }
   const fetch::Fetcher& fetcher() const { return *fetcher_; }
 
  private:
@@ -61,14 +61,14 @@ class Runtime {
   JobStore* jobs_ = nullptr;
   std::unique_ptr<BlobStore> blobs_;
   std::unique_ptr<fetch::Fetcher> fetcher_;
-  std::unique_ptr<JobQueue> queue_;
+  std::unique_ptr<JobNotifier> queue_;
   Services bag_;  // what the job handlers see
   std::unique_ptr<AgentGenerationHandler> agent_handler_;
   std::unique_ptr<DynamicsHandler> dynamics_handler_;
   std::unique_ptr<WebhookDeliveryHandler> webhook_handler_;
   std::unique_ptr<BlobDeleteHandler> blob_handler_;
-  std::unique_ptr<WorkerPool> generate_pool_;
-  std::unique_ptr<WorkerPool> light_pool_;
+  std::unique_ptr<JobWorkerPool> generate_pool_;
+  std::unique_ptr<JobWorkerPool> light_pool_;
 };
 
 }  // namespace imago::jobs

@@ -39,6 +39,9 @@ class FileStore {
   virtual Result<FileRecord> get(const std::string& account_id, const std::string& id) = 0;
   // Removes the record; returns it so the caller can delete the blob.
   virtual Result<FileRecord> remove(const std::string& account_id, const std::string& id) = 0;
+  // Bytes the account keeps in files of every purpose (uploads, inputs, models, clips): what its
+  // storage quota counts (limits/storage_quota.h).
+  virtual Result<int64_t> usage_bytes(const std::string& account_id) = 0;
 };
 
 }  // namespace imago

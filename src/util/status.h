@@ -17,13 +17,15 @@ enum class Code {
   kNotFound,           // 404
   kConflict,           // 409
   kTooLarge,           // 413
+  kQuotaExceeded,      // 403 STORAGE_QUOTA_EXCEEDED (the account keeps too many bytes)
   kUnsupportedMedia,   // 415
   kRateLimited,        // 429
   kUnavailable,        // 503 (busy, retry later)
   kInternal,           // 500
 };
 
-class Status {
+// [[nodiscard]]: an ignored Status or Result is a dropped error. Discard on purpose with (void).
+class [[nodiscard]] Status {
  public:
   Status() = default;
   Status(Code code, std::string message) : code_(code), message_(std::move(message)) {}
@@ -49,7 +51,7 @@ class Status {
 
 // A value or the Status explaining why there is none.
 template <typename T>
-class Result {
+class [[nodiscard]] Result {
  public:
   Result(T value) : v_(std::move(value)) {}       // NOLINT(google-explicit-constructor)
   Result(Status status) : v_(std::move(status)) {}  // NOLINT(google-explicit-constructor)

@@ -83,6 +83,9 @@ std::vector<Migration> agent_migrations() {
        "ALTER TABLE jobs ADD COLUMN claim_seq INTEGER;"
        "CREATE INDEX jobs_by_claim_seq ON jobs(claim_seq);"
        "CREATE INDEX jobs_account_claims ON jobs(account_id, lane, claim_seq);"},
+      {203, "files_by_account",
+       // Storage quotas sum an account's file sizes.
+       "CREATE INDEX files_by_account ON files(account_id);"},
   };
 }
 

@@ -1,4 +1,4 @@
-#include "jobs/worker_pool.h"
+#include "jobs/job_workers.h"
 
 #include <gtest/gtest.h>
 
@@ -67,9 +67,9 @@ class PoolTest : public ::testing::Test {
  protected:
   sqlite::TestDb tdb;
   std::unique_ptr<JobStore> store = sqlite::make_job_store(tdb.db(), SystemClock::instance());
-  JobQueue queue{*store, SystemClock::instance()};
-  WorkerPoolOptions opts() {
-    WorkerPoolOptions o;
+  JobNotifier queue{*store, SystemClock::instance()};
+  JobWorkerPoolOptions opts() {
+    JobWorkerPoolOptions o;
     o.lane = std::string(kLaneLight);
     o.threads = 2;
     o.lease_ms = 300;
@@ -88,7 +88,7 @@ class PoolTest : public ::testing::Test {
 
 TEST_F(PoolTest, TransientFailuresRetryThenSucceedOnce) {
   CountingHandler h(*store, 2);
-  WorkerPool pool(queue, opts());
+  JobWorkerPool pool(queue, opts());
   pool.add_handler(std::string(kJobWebhookDelivery), &h);
   std::string id = add(5);
   pool.start();
@@ -102,7 +102,7 @@ TEST_F(PoolTest, TransientFailuresRetryThenSucceedOnce) {
 
 TEST_F(PoolTest, ExhaustedAttemptsGiveUpWithTheLastError) {
   CountingHandler h(*store, 100);
-  WorkerPool pool(queue, opts());
+  JobWorkerPool pool(queue, opts());
   pool.add_handler(std::string(kJobWebhookDelivery), &h);
   std::string id = add(3);
   pool.start();
@@ -119,7 +119,7 @@ TEST_F(PoolTest, AJobOfADeadWorkerIsTakenOverAfterItsLeaseExpires) {
   auto claimed = store->claim(kLaneLight, "dead-worker", 200 * 1000);
   ASSERT_TRUE(claimed.ok() && claimed->has_value());
   CountingHandler h(*store, 0);
-  WorkerPool pool(queue, opts());
+  JobWorkerPool pool(queue, opts());
   pool.add_handler(std::string(kJobWebhookDelivery), &h);
   pool.start();
   ASSERT_TRUE(eventually([&] { return store->get(id)->state == "succeeded"; }));
@@ -148,7 +148,7 @@ class SlowHandler : public JobHandler {
 
 TEST_F(PoolTest, HeartbeatKeepsALongJobFromBeingRunTwice) {
   SlowHandler h(*store);
-  WorkerPool a(queue, opts()), b(queue, opts());
+  JobWorkerPool a(queue, opts()), b(queue, opts());
   a.add_handler(std::string(kJobWebhookDelivery), &h);
   b.add_handler(std::string(kJobWebhookDelivery), &h);
   std::string id = add(3);
@@ -171,7 +171,7 @@ TEST_F(PoolTest, CancellationIsSeenThroughTheHeartbeat) {
     void give_up(JobContext&, const std::string&) override {}
     std::atomic<bool> saw_lost{false};
   } h;
-  WorkerPool pool(queue, opts());
+  JobWorkerPool pool(queue, opts());
   pool.add_handler(std::string(kJobWebhookDelivery), &h);
   NewJob j;
   j.kind = std::string(kJobWebhookDelivery);

@@ -1,4 +1,4 @@
-#include "jobs/pipelines.h"
+#include "jobs/job_handlers.h"
 
 #include <filesystem>
 #include <fstream>

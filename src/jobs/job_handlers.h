@@ -11,7 +11,7 @@
 #include "core/services.h"
 #include "config/config.h"
 #include "fetch/fetcher.h"
-#include "jobs/worker_pool.h"
+#include "jobs/job_workers.h"
 #include "store/agent_store.h"
 #include "store/file_store.h"
 #include "store/job_store.h"
