@@ -99,10 +99,12 @@ Result<Generated> AgentService::generate(const std::string& account, const Gener
   AgentRecord a;
   a.account_id = account;
   if (r.prompt && r.prompt->size() > kMaxPromptChars) {
-    return Status::Invalid("Field 'prompt' must be at most " + std::to_string(kMaxPromptChars) + " characters");
+    return Status::Invalid("Field 'prompt' must be at most " + std::to_string(kMaxPromptChars) +
+                           " characters");
   }
-  a.system_prompt = r.prompt && !trim(*r.prompt).empty() ? *r.prompt
-                                                          : kRandomPrompts[random_below(std::size(kRandomPrompts))];
+  a.system_prompt = r.prompt && !trim(*r.prompt).empty()
+                        ? *r.prompt
+                        : kRandomPrompts[random_below(std::size(kRandomPrompts))];
   auto aspect = one_of(r.aspect_ratio, "aspect_ratio", {"16:9", "9:16", "1:1"}, "16:9");
   if (!aspect.ok()) return aspect.status();
   a.aspect_ratio = *aspect;
@@ -124,7 +126,8 @@ Result<Generated> AgentService::generate(const std::string& account, const Gener
   }
   if (r.idempotency_key) {
     std::string k(trim(*r.idempotency_key));
-    if (k.empty() || k.size() > 200) return Status::Invalid("Header 'Idempotency-Key' must be 1 to 200 characters");
+    if (k.empty() || k.size() > 200)
+      return Status::Invalid("Header 'Idempotency-Key' must be 1 to 200 characters");
     a.idempotency_key = k;
   }
 
@@ -225,7 +228,8 @@ Result<AgentPage> AgentService::list(const std::string& account_id, const std::o
     static const char* known[] = {"processing", "generating", "completed", "success", "ready", "failed"};
     if (std::find(std::begin(known), std::end(known), *status) == std::end(known)) {
       return Status::Invalid(
-          "Query parameter 'status' must be one of: processing, generating, completed, success, ready, failed");
+          "Query parameter 'status' must be one of: processing, generating, completed, success, ready, "
+          "failed");
     }
   }
   return d_.agents->list(account_id, status, limit, offset);
@@ -252,7 +256,8 @@ Result<std::string> AgentService::start_dynamics(const std::string& account, con
   if (r.duration && (*r.duration <= 0 || *r.duration > kMaxGestureSeconds)) {
     return Status::Invalid("Field 'duration' must be a number of seconds in (0, 10]");
   }
-  if (r.model && *r.model != "auto") return Status::Invalid("Field 'model' must be 'auto' (the only gesture preset)");
+  if (r.model && *r.model != "auto")
+    return Status::Invalid("Field 'model' must be 'auto' (the only gesture preset)");
 
   auto agent = d_.agents->get(account, *r.agent_id);
   if (!agent.ok()) return agent.status();
@@ -300,8 +305,8 @@ Result<std::string> AgentService::start_dynamics(const std::string& account, con
   job.subject = agent->code;
   job.payload = json::serialize(payload);
   job.max_attempts = 3;
-  Status st =
-      d_.agents->start_dynamics(account, agent->code, billing::dynamics_generation_charge(account, job.id, agent->code), job);
+  Status st = d_.agents->start_dynamics(
+      account, agent->code, billing::dynamics_generation_charge(account, job.id, agent->code), job);
   if (!st.ok()) return st;
   wake();
   log::info("dynamics_queued", {{"agent", agent->code}, {"job", job.id}});

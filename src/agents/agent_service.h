@@ -3,11 +3,10 @@
 // docs/agents.md) and the dynamics configuration. No HTTP here: handlers in src/api parse the
 // request into these structs, call one method and render the result.
 #pragma once
+#include <boost/json.hpp>
 #include <functional>
 #include <optional>
 #include <string>
-
-#include <boost/json.hpp>
 
 #include "store/agent_store.h"
 #include "util/clock.h"
@@ -31,7 +30,7 @@ struct GenerateRequest {
   std::optional<std::string> aspect_ratio, video_aspect_ratio, model;
   std::optional<double> duration;
   std::optional<std::string> name;
-  std::optional<std::string> agent_id;  // a custom code
+  std::optional<std::string> agent_id;             // a custom code
   std::optional<std::string> image, video, audio;  // file URL / id, external URL or inline data
   std::optional<std::string> idempotency_key;      // the Idempotency-Key header
   int64_t storage_quota_bytes = 0;                 // the caller's quota (0: unlimited)

@@ -53,7 +53,8 @@ class AgentServiceTest : public ::testing::Test {
     size_t n = 0;
     std::error_code ec;
     if (!std::filesystem::exists(dir_ + "/blobs")) return 0;
-    for (auto& e : std::filesystem::recursive_directory_iterator(dir_ + "/blobs", ec)) n += e.is_regular_file();
+    for (auto& e : std::filesystem::recursive_directory_iterator(dir_ + "/blobs", ec))
+      n += e.is_regular_file();
     return n;
   }
 

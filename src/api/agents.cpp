@@ -45,14 +45,19 @@ json::object agent_json(Services& s, const AgentRecord& a, bool with_status) {
 }
 
 http::Response generate(Services& s, http::Request& req) {
-  auto body = parse_json_object_with(req.body, {"prompt", "aspect_ratio", "video_aspect_ratio", "model", "duration",
-                                                "name", "agent_id", "image", "video", "audio"});
+  auto body = parse_json_object_with(req.body, {"prompt", "aspect_ratio", "video_aspect_ratio", "model",
+                                                "duration", "name", "agent_id", "image", "video", "audio"});
   if (!body.ok()) return http::Response::from_status(body.status());
   const json::object& b = *body;
   agents::GenerateRequest r;
-  for (auto [field, slot] : {std::pair{"prompt", &r.prompt}, {"aspect_ratio", &r.aspect_ratio},
-                             {"video_aspect_ratio", &r.video_aspect_ratio}, {"model", &r.model}, {"name", &r.name},
-                             {"agent_id", &r.agent_id}, {"image", &r.image}, {"video", &r.video},
+  for (auto [field, slot] : {std::pair{"prompt", &r.prompt},
+                             {"aspect_ratio", &r.aspect_ratio},
+                             {"video_aspect_ratio", &r.video_aspect_ratio},
+                             {"model", &r.model},
+                             {"name", &r.name},
+                             {"agent_id", &r.agent_id},
+                             {"image", &r.image},
+                             {"video", &r.video},
                              {"audio", &r.audio}}) {
     auto v = get_string(b, field);
     if (!v.ok()) return http::Response::from_status(v.status());
@@ -79,7 +84,8 @@ void register_agent_routes(http::Router& router, Services& s) {
   http::RouteOptions gen;
   gen.tier = Tier::kGenerate;
   gen.body_limit = kGenerateBodyLimit;
-  router.add("POST", "/v1/agent/generate", [&s](http::Request& req) { return generate(s, req); }, gen);
+  router.add(
+      "POST", "/v1/agent/generate", [&s](http::Request& req) { return generate(s, req); }, gen);
 
   router.add("GET", "/v1/agent/status/{agent_id}", [&s](http::Request& req) {
     auto a = s.agent_service->get(req.principal->account_id, req.param("agent_id"));
@@ -128,8 +134,9 @@ void register_agent_routes(http::Router& router, Services& s) {
                                    {"model", a.model},
                                    {"created_at", format_rfc3339(a.created_at)}});
     }
-    return http::Response::json(
-        200, {{"success", true}, {"data", std::move(items)}, {"pagination", pagination_json(*page, agents->total)}});
+    return http::Response::json(200, {{"success", true},
+                                      {"data", std::move(items)},
+                                      {"pagination", pagination_json(*page, agents->total)}});
   });
 }
 

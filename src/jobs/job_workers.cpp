@@ -36,13 +36,18 @@ std::string process_owner_id() {
   return std::string(host) + ":" + std::to_string(getpid()) + ":" + random_hex(4);
 }
 
-JobWorkerPool::JobWorkerPool(JobNotifier& queue, JobWorkerPoolOptions options) : queue_(queue), opt_(std::move(options)) {
+JobWorkerPool::JobWorkerPool(JobNotifier& queue, JobWorkerPoolOptions options)
+    : queue_(queue), opt_(std::move(options)) {
   if (opt_.owner_prefix.empty()) opt_.owner_prefix = process_owner_id();
 }
 
-JobWorkerPool::~JobWorkerPool() { stop(); }
+JobWorkerPool::~JobWorkerPool() {
+  stop();
+}
 
-void JobWorkerPool::add_handler(std::string kind, JobHandler* handler) { handlers_[std::move(kind)] = handler; }
+void JobWorkerPool::add_handler(std::string kind, JobHandler* handler) {
+  handlers_[std::move(kind)] = handler;
+}
 
 void JobWorkerPool::start() {
   if (started_) return;
@@ -91,7 +96,8 @@ void JobWorkerPool::run_one(const Job& job, const std::string& owner) {
     std::lock_guard lock(mu_);
     running_[job.id] = shared;
   }
-  log::info("job_started", {{"job", job.id}, {"kind", job.kind}, {"subject", job.subject}, {"attempt", job.attempts}});
+  log::info("job_started",
+            {{"job", job.id}, {"kind", job.kind}, {"subject", job.subject}, {"attempt", job.attempts}});
   if (job.attempts > job.max_attempts) {
     // Claimed again after its workers died mid-run too often: a poison job, stop here.
     handler.give_up(ctx, "interrupted " + std::to_string(job.attempts - 1) + " times" +
@@ -110,8 +116,11 @@ void JobWorkerPool::run_one(const Job& job, const std::string& owner) {
         } else {
           int64_t delay = backoff_delay_ms(handler.backoff(), job.attempts);
           (void)store.retry(job.id, owner, step.message, queue_.clock().now_us() + delay * 1000);
-          log::warn("job_retry", {{"job", job.id}, {"kind", job.kind}, {"attempt", job.attempts},
-                                  {"delay_ms", delay}, {"error", step.message}});
+          log::warn("job_retry", {{"job", job.id},
+                                  {"kind", job.kind},
+                                  {"attempt", job.attempts},
+                                  {"delay_ms", delay},
+                                  {"error", step.message}});
         }
       } else if (step.kind == JobStep::kDefer) {
         (void)store.release(job.id, owner, queue_.clock().now_us() + step.defer_ms * 1000);
@@ -128,7 +137,8 @@ void JobWorkerPool::heartbeat_loop() {
   while (true) {
     hb_cv_.wait_for(lock, std::chrono::milliseconds(opt_.heartbeat_ms));
     if (stopping_.load() && running_.empty()) return;
-    std::vector<std::pair<std::string, std::shared_ptr<JobContext>>> current(running_.begin(), running_.end());
+    std::vector<std::pair<std::string, std::shared_ptr<JobContext>>> current(running_.begin(),
+                                                                             running_.end());
     lock.unlock();
     for (auto& [id, ctx] : current) {
       auto held = queue_.store().heartbeat(id, ctx->owner(), opt_.lease_ms * 1000);

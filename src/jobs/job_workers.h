@@ -50,8 +50,8 @@ class JobContext {
 
 struct JobStep {
   enum Kind { kDone, kRetry, kDefer } kind = kDone;
-  std::string message;    // kRetry: why (kept as the job's last_error)
-  int64_t defer_ms = 0;   // kDefer: run again after this long, attempt not counted
+  std::string message;   // kRetry: why (kept as the job's last_error)
+  int64_t defer_ms = 0;  // kDefer: run again after this long, attempt not counted
   static JobStep done() { return {}; }
   static JobStep retry(std::string why) { return {kRetry, std::move(why), 0}; }
   static JobStep defer(int64_t ms) { return {kDefer, {}, ms}; }

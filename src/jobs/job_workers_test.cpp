@@ -15,7 +15,8 @@ namespace {
 TEST(Backoff, GrowsExponentiallyWithJitterAndACap) {
   Backoff b{1000, 3, 20000};
   for (int i = 0; i < 50; ++i) {
-    int64_t d1 = backoff_delay_ms(b, 1), d2 = backoff_delay_ms(b, 2), d4 = backoff_delay_ms(b, 4), d9 = backoff_delay_ms(b, 9);
+    int64_t d1 = backoff_delay_ms(b, 1), d2 = backoff_delay_ms(b, 2), d4 = backoff_delay_ms(b, 4),
+            d9 = backoff_delay_ms(b, 9);
     EXPECT_GE(d1, 500);
     EXPECT_LE(d1, 1000);
     EXPECT_GE(d2, 1500);

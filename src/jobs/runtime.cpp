@@ -16,7 +16,8 @@ Result<std::unique_ptr<Runtime>> Runtime::create(const Config& config, Stores& s
   std::unique_ptr<Runtime> rt(new Runtime());
   rt->config_ = &config;
   rt->options_ = options;
-  if (rt->options_.heartbeat_ms <= 0) rt->options_.heartbeat_ms = std::max<int64_t>(100, options.lease_ms / 4);
+  if (rt->options_.heartbeat_ms <= 0)
+    rt->options_.heartbeat_ms = std::max<int64_t>(100, options.lease_ms / 4);
   auto blobs = make_fs_blob_store(config.data_dir + "/blobs");
   if (!blobs.ok()) return blobs.status();
   rt->blobs_ = std::move(blobs).value();
@@ -41,7 +42,9 @@ Result<std::unique_ptr<Runtime>> Runtime::create(const Config& config, Stores& s
   return rt;
 }
 
-Runtime::~Runtime() { stop_workers(); }
+Runtime::~Runtime() {
+  stop_workers();
+}
 
 void Runtime::fill(Services& s) const {
   s.agents = agents_;

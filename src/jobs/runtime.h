@@ -4,9 +4,9 @@
 #pragma once
 #include <memory>
 
-#include "core/services.h"
 #include "blobs/blob_store.h"
 #include "config/config.h"
+#include "core/services.h"
 #include "fetch/fetcher.h"
 #include "jobs/job_handlers.h"
 #include "jobs/job_workers.h"
@@ -20,9 +20,9 @@
 namespace imago::jobs {
 
 struct RuntimeOptions {
-  int64_t lease_ms = 15000;      // Config::job_lease_ms (--job-lease-ms; tests shorten it)
-  int64_t heartbeat_ms = 0;      // 0: a quarter of the lease
-  int light_workers = 2;         // webhook deliveries and blob cleanup
+  int64_t lease_ms = 15000;  // Config::job_lease_ms (--job-lease-ms; tests shorten it)
+  int64_t heartbeat_ms = 0;  // 0: a quarter of the lease
+  int light_workers = 2;     // webhook deliveries and blob cleanup
   static RuntimeOptions from_config(const Config& config);
 };
 

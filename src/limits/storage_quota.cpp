@@ -44,7 +44,8 @@ Result<StorageQuotas> parse_storage_quotas(std::string_view spec) {
   return q;
 }
 
-int64_t effective_storage_quota(const StorageQuotas& quotas, Plan plan, const std::optional<PlanLimits>& custom) {
+int64_t effective_storage_quota(const StorageQuotas& quotas, Plan plan,
+                                const std::optional<PlanLimits>& custom) {
   if (plan == Plan::kEnterprise && custom && custom->storage_bytes > 0) return custom->storage_bytes;
   return quotas.for_plan(plan);
 }
@@ -52,8 +53,9 @@ int64_t effective_storage_quota(const StorageQuotas& quotas, Plan plan, const st
 Status check_storage_quota(int64_t used, int64_t adding, int64_t quota) {
   if (quota <= 0) return Status::Ok();  // unlimited
   if (used + adding <= quota) return Status::Ok();
-  return Status(Code::kQuotaExceeded, "Storage quota exceeded: this account keeps " + human(used) + " of its " +
-                                          human(quota) + "; delete files or agents, or ask for a larger plan");
+  return Status(Code::kQuotaExceeded, "Storage quota exceeded: this account keeps " + human(used) +
+                                          " of its " + human(quota) +
+                                          "; delete files or agents, or ask for a larger plan");
 }
 
 }  // namespace imago

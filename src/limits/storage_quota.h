@@ -27,7 +27,8 @@ Result<StorageQuotas> parse_storage_quotas(std::string_view spec);
 
 // The quota that applies to an account: an enterprise account's own value when set, else its
 // plan's. 0 means unlimited.
-int64_t effective_storage_quota(const StorageQuotas& quotas, Plan plan, const std::optional<PlanLimits>& custom);
+int64_t effective_storage_quota(const StorageQuotas& quotas, Plan plan,
+                                const std::optional<PlanLimits>& custom);
 
 // kQuotaExceeded (403 STORAGE_QUOTA_EXCEEDED) when keeping `adding` more bytes on top of `used`
 // would pass `quota`. Work that will produce files (a generation) passes adding >= 1, so an

@@ -43,7 +43,7 @@ TEST(StorageQuota, CheckRefusesWhatWouldPassTheQuota) {
   EXPECT_EQ(st.code(), Code::kQuotaExceeded);
   EXPECT_NE(st.message().find("Storage quota exceeded"), std::string::npos);
   EXPECT_EQ(check_storage_quota(100, 1, 100).code(), Code::kQuotaExceeded);  // at the quota: no new work
-  EXPECT_TRUE(check_storage_quota(1'000'000'000'000, 1, 0).ok());           // 0: unlimited
+  EXPECT_TRUE(check_storage_quota(1'000'000'000'000, 1, 0).ok());            // 0: unlimited
 }
 
 }  // namespace

@@ -15,11 +15,11 @@ struct FileRecord {
   std::string id;  // "file_" + 20 base62 characters
   std::string account_id;
   std::optional<std::string> agent_code;  // set for agent artifacts (deleted with the agent)
-  std::string purpose;   // "upload", "input", "model", "clip", "dynamics"
+  std::string purpose;                    // "upload", "input", "model", "clip", "dynamics"
   std::string blob_key;
-  std::string kind;      // "image", "video", "audio", "model", "other"
+  std::string kind;  // "image", "video", "audio", "model", "other"
   std::string mime;
-  std::string ext;       // without dot
+  std::string ext;  // without dot
   int64_t size = 0;
   std::optional<std::string> original_name;
   std::optional<std::string> source_url;

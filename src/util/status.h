@@ -36,9 +36,7 @@ class [[nodiscard]] Status {
   static Status Conflict(std::string m) { return {Code::kConflict, std::move(m)}; }
   static Status Internal(std::string m) { return {Code::kInternal, std::move(m)}; }
   static Status Unavailable(std::string m) { return {Code::kUnavailable, std::move(m)}; }
-  static Status InsufficientFunds(std::string m) {
-    return {Code::kInsufficientFunds, std::move(m)};
-  }
+  static Status InsufficientFunds(std::string m) { return {Code::kInsufficientFunds, std::move(m)}; }
 
   bool ok() const { return code_ == Code::kOk; }
   Code code() const { return code_; }
@@ -53,7 +51,7 @@ class [[nodiscard]] Status {
 template <typename T>
 class [[nodiscard]] Result {
  public:
-  Result(T value) : v_(std::move(value)) {}       // NOLINT(google-explicit-constructor)
+  Result(T value) : v_(std::move(value)) {}         // NOLINT(google-explicit-constructor)
   Result(Status status) : v_(std::move(status)) {}  // NOLINT(google-explicit-constructor)
 
   bool ok() const { return std::holds_alternative<T>(v_); }

@@ -13,7 +13,8 @@ AttemptResult attempt_delivery(const fetch::Fetcher& fetcher, Clock& clock, cons
   req.method = "POST";
   req.url = hook.url;
   req.body = delivery.payload;
-  req.headers = delivery_headers(hook.secret, delivery.id, delivery.event_type, clock.now_s(), delivery.payload);
+  req.headers =
+      delivery_headers(hook.secret, delivery.id, delivery.event_type, clock.now_s(), delivery.payload);
   req.max_bytes = 64 * 1024;  // the receiver's answer is not used beyond its status
   req.truncate_body = true;
   req.timeout_ms = timeout_ms;

@@ -36,7 +36,8 @@ TEST(DomainRules, UnknownFieldsAreRefusedByNameAndNothingIsCharged) {
       {"POST", "/v1/agent/generate", R"({"prompt": "hi", "modle": "expression"})", "modle"},
       {"POST", "/v1/dynamics/generate", R"({"agent_id": "nope", "duraton": 3})", "duraton"},
       {"POST", "/v1/tts", R"({"text": "hello", "voise": "F1"})", "voise"},
-      {"POST", "/v1/audio/speech", R"({"model": "tts-1", "input": "hi", "voice": "alloy", "sped": 1})", "sped"},
+      {"POST", "/v1/audio/speech", R"({"model": "tts-1", "input": "hi", "voice": "alloy", "sped": 1})",
+       "sped"},
       {"POST", "/v1/keys", R"({"alias": "x", "scope": "all"})", "scope"},
       {"POST", "/v1/webhooks", R"({"url": "http://127.0.0.1:9/", "event": ["agent.ready"]})", "event"},
       {"POST", "/v1/studio/voices", R"({"name": "n", "base_voice": "F1", "pitchh": 1})", "pitchh"},
@@ -50,7 +51,8 @@ TEST(DomainRules, UnknownFieldsAreRefusedByNameAndNothingIsCharged) {
   EXPECT_EQ(balance_of(s, acct.api_secret), 1000);
   EXPECT_EQ(s.get("/v1/agents", acct.api_secret).json().at("pagination").at("total").to_number<int64_t>(), 0);
   // The admin API is held to the same rule.
-  auto admin = s.admin("POST", "/admin/v1/accounts/" + acct.account_id + "/credits", R"({"amount": 5, "reasn": "x"})");
+  auto admin =
+      s.admin("POST", "/admin/v1/accounts/" + acct.account_id + "/credits", R"({"amount": 5, "reasn": "x"})");
   EXPECT_EQ(admin.status, 400) << admin.body;
   EXPECT_EQ(balance_of(s, acct.api_secret), 1000);
 }
@@ -59,21 +61,18 @@ TEST(DomainRules, OpenAiSpeechTakesEveryDocumentedFieldAndTheNewVoices) {
   TestServer s;
   auto acct = s.create_account("enterprise", 0);
   for (const char* voice : {"marin", "cedar", "alloy", "verse"}) {
-    json::object body{{"model", "gpt-4o-mini-tts"},
-                      {"input", "Hello there."},
-                      {"voice", voice},
-                      {"instructions", "Speak warmly."},
-                      {"response_format", "wav"},
-                      {"speed", 1.0},
+    json::object body{{"model", "gpt-4o-mini-tts"},      {"input", "Hello there."},  {"voice", voice},
+                      {"instructions", "Speak warmly."}, {"response_format", "wav"}, {"speed", 1.0},
                       {"stream_format", "audio"}};
     auto r = s.post("/v1/audio/speech", json::serialize(body), acct.api_secret);
     EXPECT_EQ(r.status, 200) << voice << " " << r.body.substr(0, 300);
     EXPECT_EQ(r.body.substr(0, 4), "RIFF") << voice;
   }
   // A voice given as an object names a voice code; an unknown one is the usual 404.
-  auto obj = s.post("/v1/audio/speech",
-                    R"({"model": "tts-1", "input": "hi", "voice": {"id": "0b5c0b5c-0000-4000-8000-000000000009"}})",
-                    acct.api_secret);
+  auto obj =
+      s.post("/v1/audio/speech",
+             R"({"model": "tts-1", "input": "hi", "voice": {"id": "0b5c0b5c-0000-4000-8000-000000000009"}})",
+             acct.api_secret);
   EXPECT_EQ(obj.status, 404) << obj.body;
 }
 

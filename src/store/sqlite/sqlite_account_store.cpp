@@ -111,8 +111,8 @@ class SqliteAccountStore final : public AccountStore {
  public:
   SqliteAccountStore(Db& db, Clock& clock) : db_(db), clock_(clock) {}
 
-  Result<std::pair<Account, ApiKey>> create_account(const std::string& name, Plan plan, int64_t initial_credits,
-                                                    const std::string& key_alias,
+  Result<std::pair<Account, ApiKey>> create_account(const std::string& name, Plan plan,
+                                                    int64_t initial_credits, const std::string& key_alias,
                                                     const KeyMaterial& key) override {
     const int64_t now = clock_.now_s();
     return db_.write([&](Conn& c) -> Result<std::pair<Account, ApiKey>> {
@@ -139,7 +139,8 @@ class SqliteAccountStore final : public AccountStore {
   Result<Account> get_account(const std::string& id) override {
     return db_.read([&](Conn& c) -> Result<Account> {
       auto s = c.prepare(
-          "SELECT id, name, plan, limit_generate, limit_write, limit_read, created_at, limit_storage FROM accounts WHERE id = ?");
+          "SELECT id, name, plan, limit_generate, limit_write, limit_read, created_at, limit_storage FROM "
+          "accounts WHERE id = ?");
       s.bind(1, id);
       if (!s.step()) return Status::NotFound("Account not found: " + id);
       return read_account(s, 0);
@@ -153,7 +154,8 @@ class SqliteAccountStore final : public AccountStore {
       n.step();
       page.total = n.col_int(0);
       auto s = c.prepare(
-          "SELECT id, name, plan, limit_generate, limit_write, limit_read, created_at, limit_storage FROM accounts "
+          "SELECT id, name, plan, limit_generate, limit_write, limit_read, created_at, limit_storage FROM "
+          "accounts "
           "ORDER BY created_at DESC, id DESC LIMIT ? OFFSET ?");
       s.bind(1, limit).bind(2, offset);
       while (s.step()) page.accounts.push_back(read_account(s, 0));
@@ -173,7 +175,8 @@ class SqliteAccountStore final : public AccountStore {
     if (plan != Plan::kEnterprise) limits.reset();
     return db_.write([&](Conn& c) -> Status {
       auto s = c.prepare(
-          "UPDATE accounts SET plan = ?, limit_generate = ?, limit_write = ?, limit_read = ?, limit_storage = ?"
+          "UPDATE accounts SET plan = ?, limit_generate = ?, limit_write = ?, limit_read = ?, limit_storage "
+          "= ?"
           " WHERE id = ?");
       s.bind(1, plan_name(plan));
       if (limits) {
@@ -244,8 +247,10 @@ class SqliteAccountStore final : public AccountStore {
   Result<KeyOwner> find_active_key(const std::string& hash_hex) override {
     return db_.read([&](Conn& c) -> Result<KeyOwner> {
       auto s = c.prepare(
-          "SELECT k.id, k.account_id, k.alias, k.prefix, k.last4, k.created_at, k.last_used_at, k.revoked_at, "
-          "a.id, a.name, a.plan, a.limit_generate, a.limit_write, a.limit_read, a.created_at, a.limit_storage, "
+          "SELECT k.id, k.account_id, k.alias, k.prefix, k.last4, k.created_at, k.last_used_at, "
+          "k.revoked_at, "
+          "a.id, a.name, a.plan, a.limit_generate, a.limit_write, a.limit_read, a.created_at, "
+          "a.limit_storage, "
           "k.secret_hash "
           "FROM api_keys k JOIN accounts a ON a.id = k.account_id "
           "WHERE k.secret_hash = ? AND k.revoked_at IS NULL");
@@ -269,7 +274,8 @@ class SqliteAccountStore final : public AccountStore {
       if (last_touch_.size() > 100000) last_touch_.clear();
     }
     (void)db_.write([&](Conn& c) -> Status {
-      c.prepare("UPDATE api_keys SET last_used_at = ? WHERE id = ? AND (last_used_at IS NULL OR last_used_at < ?)")
+      c.prepare(
+           "UPDATE api_keys SET last_used_at = ? WHERE id = ? AND (last_used_at IS NULL OR last_used_at < ?)")
           .bind(1, now_s)
           .bind(2, key_id)
           .bind(3, now_s)
@@ -288,8 +294,8 @@ class SqliteAccountStore final : public AccountStore {
   }
 
  private:
-  Result<ApiKey> revoke_in_tx(Conn& c, const std::optional<std::string>& account_id, const std::string& key_id,
-                              int64_t now) {
+  Result<ApiKey> revoke_in_tx(Conn& c, const std::optional<std::string>& account_id,
+                              const std::string& key_id, int64_t now) {
     auto s = c.prepare(
         "SELECT id, account_id, alias, prefix, last4, created_at, last_used_at, revoked_at FROM api_keys "
         "WHERE id = ? AND revoked_at IS NULL");
