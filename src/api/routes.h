@@ -11,7 +11,7 @@ void register_all_routes(http::Router& router, Services& services);
 void register_health_routes(http::Router& router, Services& services);
 void register_account_routes(http::Router& router, Services& services);  // validate, me
 void register_key_routes(http::Router& router, Services& services);
-void register_credit_routes(http::Router& router, Services& services);   // credit summary, usage
+void register_credit_routes(http::Router& router, Services& services);  // credit summary, usage
 void register_admin_routes(http::Router& router, Services& services);
 
 // Speech (issue 3).

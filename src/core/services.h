@@ -11,6 +11,7 @@ namespace imago {
 class AccountStore;
 class LedgerStore;
 class RateLimiter;
+struct StorageQuotas;
 class Metrics;
 class BlobStore;
 class AgentStore;
@@ -26,7 +27,7 @@ namespace speech {
 class SpeechService;
 }
 namespace jobs {
-class JobQueue;
+class JobNotifier;
 }
 namespace agents {
 class AgentService;
@@ -38,6 +39,7 @@ struct Services {
   AccountStore* accounts = nullptr;
   LedgerStore* ledger = nullptr;
   RateLimiter* limiter = nullptr;
+  const StorageQuotas* storage_quotas = nullptr;  // per plan (--storage-quota)
   Metrics* metrics = nullptr;
 
   // Speech (issue 3).
@@ -45,7 +47,7 @@ struct Services {
   VoiceStore* voices = nullptr;  // designed voices (voice codes)
   // Agents, files, jobs, webhooks (issue 5) add their stores here.
   BlobStore* blobs = nullptr;
-  jobs::JobQueue* jobs = nullptr;
+  jobs::JobNotifier* jobs = nullptr;
   AgentStore* agents = nullptr;
   FileStore* files = nullptr;
   JobStore* job_store = nullptr;
@@ -55,9 +57,7 @@ struct Services {
   agents::AgentService* agent_service = nullptr;
 
   // Absolute URL for a path under the server's public base ("/v1/files/x" -> "http://host/v1/files/x").
-  std::string absolute_url(std::string_view path) const {
-    return config->public_url + std::string(path);
-  }
+  std::string absolute_url(std::string_view path) const { return config->public_url + std::string(path); }
 };
 
 }  // namespace imago

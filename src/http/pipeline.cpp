@@ -16,8 +16,8 @@ constexpr size_t kUnknownRouteBodyLimit = 64 * 1024;
 bool sane_request_id(std::string_view id) {
   if (id.empty() || id.size() > 128) return false;
   for (char c : id) {
-    bool ok = (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '-' || c == '_' ||
-              c == '.' || c == ':';
+    bool ok = (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '-' ||
+              c == '_' || c == '.' || c == ':';
     if (!ok) return false;
   }
   return true;
@@ -26,7 +26,8 @@ bool sane_request_id(std::string_view id) {
 bool looks_like_ip(std::string_view s) {
   if (s.empty() || s.size() > 45) return false;
   for (char c : s) {
-    bool ok = (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F') || c == ':' || c == '.';
+    bool ok =
+        (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F') || c == ':' || c == '.';
     if (!ok) return false;
   }
   return true;
@@ -102,7 +103,8 @@ Response Pipeline::run(Request& req, const RouteMatch& m, std::string* route_nam
   if (!m.route) {
     if (m.path_known) {
       *route_name = "method_not_allowed";
-      Response r = Response::error(405, "METHOD_NOT_ALLOWED", "Method " + req.method + " is not allowed on " + req.path);
+      Response r = Response::error(405, "METHOD_NOT_ALLOWED",
+                                   "Method " + req.method + " is not allowed on " + req.path);
       std::string allow;
       for (const auto& a : m.allowed) allow += (allow.empty() ? "" : ", ") + a;
       r.headers.set("Allow", allow);
@@ -126,10 +128,13 @@ Response Pipeline::run(Request& req, const RouteMatch& m, std::string* route_nam
   }
 
   switch (route.options.auth) {
-    case AuthMode::kNone: break;
+    case AuthMode::kNone:
+      break;
     case AuthMode::kAdmin: {
       auto token = bearer_token(req);
-      if (!token) return throttled_or(req, Response::error(401, "MISSING_AUTH", "Missing Authorization: Bearer header"));
+      if (!token)
+        return throttled_or(req,
+                            Response::error(401, "MISSING_AUTH", "Missing Authorization: Bearer header"));
       if (options_.admin_token.empty() || !constant_time_equal(*token, options_.admin_token)) {
         return throttled_or(req, Response::error(401, "UNAUTHORIZED", "Invalid admin token"));
       }
@@ -141,7 +146,8 @@ Response Pipeline::run(Request& req, const RouteMatch& m, std::string* route_nam
       if (!secret && route.options.accept_bearer) {
         if (auto b = bearer_token(req); b && !b->empty()) secret = *b;
       }
-      if (!secret) return throttled_or(req, Response::error(401, "MISSING_AUTH", "Missing api-secret header"));
+      if (!secret)
+        return throttled_or(req, Response::error(401, "MISSING_AUTH", "Missing api-secret header"));
       auto p = auth_.authenticate(*secret);
       if (p.ok()) {
         req.principal = std::move(p).value();
@@ -195,7 +201,8 @@ Response Pipeline::dispatch(Request& req) {
   try {
     resp = run(req, m, &route_name, &rate);
   } catch (const std::exception& e) {
-    log::error("handler_exception", {{"request_id", req.request_id}, {"route", route_name}, {"error", e.what()}});
+    log::error("handler_exception",
+               {{"request_id", req.request_id}, {"route", route_name}, {"error", e.what()}});
     resp = Response::error(500, "INTERNAL_ERROR", "Internal server error");
   }
 

@@ -42,10 +42,10 @@ struct Route {
 };
 
 struct RouteMatch {
-  const Route* route = nullptr;        // set on a match
+  const Route* route = nullptr;  // set on a match
   std::map<std::string, std::string> params;
-  bool path_known = false;             // some route has this path under another method (-> 405)
-  std::vector<std::string> allowed;    // methods allowed on this path
+  bool path_known = false;           // some route has this path under another method (-> 405)
+  std::vector<std::string> allowed;  // methods allowed on this path
 };
 
 class Router {

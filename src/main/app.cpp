@@ -9,15 +9,16 @@
 
 #include "agents/agent_service.h"
 #include "api/routes.h"
-#include "core/services.h"
 #include "auth/authenticator.h"
 #include "auth/provisioning.h"
+#include "core/services.h"
 #include "http/metrics.h"
 #include "http/pipeline.h"
 #include "http/router.h"
 #include "http/server.h"
 #include "jobs/runtime.h"
 #include "limits/rate_limiter.h"
+#include "limits/storage_quota.h"
 #include "speech/speech_service.h"
 #include "store/stores.h"
 #include "util/log.h"
@@ -34,6 +35,7 @@ struct App::Parts {
   std::unique_ptr<jobs::Runtime> jobs_runtime;
   std::unique_ptr<agents::AgentService> agent_service;
   std::unique_ptr<RateLimiter> limiter;
+  StorageQuotas storage_quotas;
   std::unique_ptr<WindowCounter> windows;
   Metrics metrics;
   std::unique_ptr<Authenticator> authenticator;
@@ -94,6 +96,10 @@ Result<std::unique_ptr<App>> App::create(Config config) {
   s.accounts = p.stores.accounts.get();
   s.ledger = p.stores.ledger.get();
   s.limiter = p.limiter.get();
+  auto quotas = parse_storage_quotas(p.config.storage_quota);
+  if (!quotas.ok()) return quotas.status();
+  p.storage_quotas = *quotas;
+  s.storage_quotas = &p.storage_quotas;
   s.metrics = &p.metrics;
 
   s.voices = p.stores.voices.get();
@@ -125,7 +131,8 @@ Result<std::unique_ptr<App>> App::create(Config config) {
   po.trusted_proxies = p.config.trusted_proxies;
   po.failed_auth_per_minute = p.config.failed_auth_limit;
   po.anon_per_minute = p.config.anon_ip_limit;
-  p.pipeline = std::make_unique<http::Pipeline>(p.router, *p.authenticator, *p.limiter, *p.windows, p.metrics, po);
+  p.pipeline =
+      std::make_unique<http::Pipeline>(p.router, *p.authenticator, *p.limiter, *p.windows, p.metrics, po);
 
   http::ServerOptions so;
   so.host = p.config.listen_host;
@@ -155,7 +162,8 @@ void bootstrap_first_account(AccountStore& accounts, const Config& config, const
     log::error("bootstrap_failed", {{"error", created.status().message()}});
     return;
   }
-  log::info("bootstrap_account_created", {{"account", created->account.id}, {"plan", "pro"}, {"credits", 5000}});
+  log::info("bootstrap_account_created",
+            {{"account", created->account.id}, {"plan", "pro"}, {"credits", 5000}});
   std::cerr << "\n"
             << "  Imago created its first account (\"owner\", plan pro, 5000 credits).\n"
             << "  Its API secret is shown this once; keep it somewhere safe:\n\n"
@@ -180,8 +188,8 @@ int App::run() {
   if (p.config.listen_port == 0) {
     p.config.listen_port = p.server->port();
     if (p.config.public_url.ends_with(":0")) {
-      p.config.public_url = p.config.public_url.substr(0, p.config.public_url.size() - 1) +
-                            std::to_string(p.server->port());
+      p.config.public_url =
+          p.config.public_url.substr(0, p.config.public_url.size() - 1) + std::to_string(p.server->port());
     }
   }
   // Job workers start once public_url is final: it appears in webhook payloads.

@@ -104,7 +104,8 @@ const PartialLanguage* find_partial_language(const std::string& code) {
 }
 
 const char* language_caveat(const std::string& code) {
-  if (code == "ar") return "reads vocalised text (with tashkeel) well; unvocalised words may lose short vowels";
+  if (code == "ar")
+    return "reads vocalised text (with tashkeel) well; unvocalised words may lose short vowels";
   if (code == "he") return "reads unvocalised text by dictionary and rules; rare words may be misread";
   return nullptr;
 }
@@ -131,7 +132,11 @@ std::vector<uint32_t> normalised(std::string_view ipa) {
   std::vector<uint32_t> out;
   for (uint32_t cp : code_points(ipa)) {
     switch (cp) {
-      case ' ': case '_': case '|': case '-': case '.':
+      case ' ':
+      case '_':
+      case '|':
+      case '-':
+      case '.':
       case 0x02C8:  // primary stress
       case 0x02CC:  // secondary stress
       case 0x02D0:  // length
@@ -174,7 +179,8 @@ TranscriptionCheck check_transcription(std::string_view actual_ipa, std::string_
   r.distance = longest == 0 ? 1.0 : static_cast<double>(edit_distance(a, e)) / static_cast<double>(longest);
   if (a.empty()) r.reason = "no phonemes";
   if (!r.switched_language && !a.empty() && r.distance > kMaxPhonemeDistance) {
-    r.reason = "phonemes differ from a correct reading (distance " + std::to_string(r.distance).substr(0, 4) + ")";
+    r.reason =
+        "phonemes differ from a correct reading (distance " + std::to_string(r.distance).substr(0, 4) + ")";
   }
   r.passed = r.reason.empty();
   return r;

@@ -23,8 +23,8 @@ namespace imago::speech {
 
 SpeechOptions speech_options_from_config(const Config& cfg) {
   SpeechOptions o;
-  o.workers = std::max(1, cfg.tts_workers > 0 ? cfg.tts_workers
-                                              : static_cast<int>(std::thread::hardware_concurrency()));
+  o.workers = std::max(
+      1, cfg.tts_workers > 0 ? cfg.tts_workers : static_cast<int>(std::thread::hardware_concurrency()));
   o.queue = std::max(0, cfg.tts_queue);
   o.max_chars = cfg.tts_max_chars;
   o.max_audio_s = cfg.tts_max_audio_s;
@@ -133,7 +133,8 @@ class SpeechServiceImpl final : public SpeechService {
     for (const auto& c : language_candidates()) {
       if (!engine_->has_voice(c.espeak_voice)) continue;
       auto unavailable = [&](const std::string& why) {
-        log::warn("speech_language_unavailable", {{"language", c.code}, {"espeak_voice", c.espeak_voice}, {"reason", why}});
+        log::warn("speech_language_unavailable",
+                  {{"language", c.code}, {"espeak_voice", c.espeak_voice}, {"reason", why}});
       };
       auto ipa = engine_->transcribe_ipa(c.sample, c.espeak_voice);
       if (!ipa.ok()) {
@@ -191,12 +192,14 @@ class SpeechServiceImpl final : public SpeechService {
     Status a = validate_axes(s.axes);
     if (!a.ok()) return a;
     if (!language_voice(s.language)) {
-      return Status::Invalid("unsupported language '" + s.language + "' (GET /v1/voices lists the languages)");
+      return Status::Invalid("unsupported language '" + s.language +
+                             "' (GET /v1/voices lists the languages)");
     }
     if (std::find(partial_.begin(), partial_.end(), s.language) != partial_.end()) {
       const PartialLanguage* p = find_partial_language(s.language);
       if (p && p->unreadable(text)) {
-        return Status::Invalid("language '" + s.language + "' is supported in part on this server: " + p->note);
+        return Status::Invalid("language '" + s.language +
+                               "' is supported in part on this server: " + p->note);
       }
     }
     if (!std::isfinite(s.speed) || s.speed < kSpeedMin || s.speed > kSpeedMax) {
@@ -319,7 +322,8 @@ class SpeechServiceImpl final : public SpeechService {
     for (const auto& sentence : job.sentences) {
       if (job.cancelled) return Status::Ok();
       if (stopping_) return Status::Unavailable("speech service is shutting down");
-      EngineRequest req{sentence, job.espeak_voice, job.definition, std::max<int64_t>(1, job.max_raw_samples - raw_used)};
+      EngineRequest req{sentence, job.espeak_voice, job.definition,
+                        std::max<int64_t>(1, job.max_raw_samples - raw_used)};
       Result<EngineResult> r = Status::Internal("not run");
       {
         // The engine is held for one sentence only, so concurrent requests interleave.
@@ -328,7 +332,8 @@ class SpeechServiceImpl final : public SpeechService {
       }
       if (!r.ok()) return r.status();
       if (r->truncated) {
-        return Status::Invalid("the text would produce more than " + std::to_string(static_cast<int>(opts_.max_audio_s)) +
+        return Status::Invalid("the text would produce more than " +
+                               std::to_string(static_cast<int>(opts_.max_audio_s)) +
                                " seconds of audio (the per-request limit); split it into smaller requests");
       }
       raw_used += static_cast<int64_t>(r->audio.samples.size());

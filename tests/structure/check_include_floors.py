@@ -16,7 +16,7 @@ FLOORS = [
     ["core"],  # the dependency bag: forward declarations only
     ["store"],
     ["auth", "speech", "webhooks", "avatar"],
-    ["jobs"],
+    ["jobs", "conversation"],
     ["agents"],
     ["http", "live"],
     ["api"],
