@@ -8,6 +8,7 @@
 #include <cstdio>
 
 #include "conversation/builtin_responder.h"
+#include "conversation/listener.h"
 #include "conversation/test_knowledge.h"
 #include "conversation/turn_detector.h"
 #include "speech/test_speech.h"
@@ -151,6 +152,37 @@ TEST(Recognizer, TurnDetectorFindsASpokenQuestion) {
   ASSERT_TRUE(heard.ok());
   auto a = builtin_answer(kSystemPrompt, knowledge(), *heard);
   EXPECT_NE(a.text.find("robot workshop"), std::string::npos) << *heard;
+}
+
+// The ears as a live session uses them: microphone bytes in odd-sized chunks while the agent is
+// speaking -> barge-in at the start of the viewer's speech, then the recognised question, answered
+// from the knowledge.
+TEST(Listener, HearsAQuestionAndBargesIn) {
+  auto rec = Recognizer::create();
+  ASSERT_TRUE(rec.ok());
+  int barge_ins = 0;
+  std::vector<std::string> heard;
+  ListenerSink sink;
+  sink.barge_in = [&] { ++barge_ins; };
+  sink.heard = [&](const std::string& t) { heard.push_back(t); };
+  Listener ears(std::move(rec.value()), sink);
+  ears.set_domain(domain_sentences());
+  ears.set_agent_speaking(true);
+  auto q = spoken("Is there wireless internet?");
+  std::vector<int16_t> mic(kRecognizerSampleRate / 2, 0);
+  mic.insert(mic.end(), q.begin(), q.end());
+  mic.insert(mic.end(), kRecognizerSampleRate, 0);
+  std::string bytes;
+  for (int16_t s : mic) {
+    bytes.push_back(static_cast<char>(s & 0xFF));
+    bytes.push_back(static_cast<char>((s >> 8) & 0xFF));
+  }
+  for (size_t i = 0; i < bytes.size(); i += 1001) ears.push_bytes(std::string_view(bytes).substr(i, 1001));
+  EXPECT_EQ(barge_ins, 1);
+  ASSERT_EQ(heard.size(), 1u);
+  auto a = builtin_answer(kSystemPrompt, knowledge(), heard[0]);
+  EXPECT_NE(a.text.find("wireless internet"), std::string::npos) << heard[0];
+  EXPECT_FALSE(ears.in_turn());
 }
 
 }  // namespace

@@ -42,6 +42,9 @@ class TurnDetector {
   bool in_speech() const { return in_speech_; }
   double noise_floor_dbfs() const;
   int64_t stream_ms() const;
+  // The audio of the turn so far (pre-roll included); right after kSpeechStarted it is the
+  // pre-roll and the frames that started it.
+  const std::vector<int16_t>& current_turn_audio() const { return turn_; }
   // Forgets the current turn (e.g. after an interrupt the caller decides to drop it).
   void reset_turn();
 
