@@ -31,6 +31,11 @@ struct StoreBackendFactory {
 // Every backend the contracts run against.
 std::vector<StoreBackendFactory> contract_backends();
 
+// gtest prints a parameter with this (the backend's name instead of its bytes).
+inline void PrintTo(const StoreBackendFactory& f, std::ostream* os) {
+  *os << f.name;
+}
+
 // The base of every contract suite: a ManualClock, the backend's stores and an account helper.
 class StoreContract : public ::testing::TestWithParam<StoreBackendFactory> {
  protected:
