@@ -26,6 +26,11 @@ class SpeechService;
 namespace jobs {
 class JobQueue;
 }
+class TokenKeyring;
+namespace live {
+class Rooms;
+class SelfHostedMeter;
+}
 
 struct Services {
   const Config* config = nullptr;
@@ -46,6 +51,12 @@ struct Services {
   JobStore* job_store = nullptr;
   WebhookStore* webhooks = nullptr;
   fetch::Fetcher* fetcher = nullptr;
+
+  // Live sessions (issue 10): signing keys of runtime/embed tokens, the node's rooms, and the
+  // per-minute meter of self-hosted sessions.
+  TokenKeyring* token_keys = nullptr;
+  live::Rooms* rooms = nullptr;
+  live::SelfHostedMeter* self_hosted = nullptr;
 
   // Absolute URL for a path under the server's public base ("/v1/files/x" -> "http://host/v1/files/x").
   std::string absolute_url(std::string_view path) const {
