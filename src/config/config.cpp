@@ -149,7 +149,7 @@ const std::vector<Option>& options() {
       {"live-max-duration-s", "IMAGO_LIVE_MAX_DURATION_S", "SECONDS", "longest live session (default 3600)",
        [](Config& c, const std::string& v) { return set_int(c.live_max_duration_s, v, "live-max-duration-s", 1, 604800); }},
       {"max-live-sessions", "IMAGO_MAX_LIVE_SESSIONS", "N",
-       "live sessions this node renders at once; beyond it joins get 503 (default 4 per core)",
+       "live sessions this node renders at once; beyond it joins get 503 (default 8 per core)",
        [](Config& c, const std::string& v) { return set_int(c.max_live_sessions, v, "max-live-sessions", 1, 100000); }},
       {"live-frame-side", "IMAGO_LIVE_FRAME_SIDE", "PX", "longest side of live video frames (default 512)",
        [](Config& c, const std::string& v) { return set_int(c.live_frame_side, v, "live-frame-side", 64, 1920); }},

@@ -56,7 +56,7 @@ struct Config {
 };
 
 // Measured concurrent 25 fps sessions per core at 512x512 with JPEG (bench/live, docs/live-protocol.md).
-inline constexpr int kLiveSessionsPerCore = 4;
+inline constexpr int kLiveSessionsPerCore = 8;
 
 // Parses argv (after the subcommand) and IMAGO_* variables into `cfg`. Returns kInvalidArgument
 // with a message for bad input; sets `*help` when --help was given.
