@@ -15,7 +15,9 @@ namespace {
 
 constexpr size_t kMaxSegments = 32;  // longer paths match no route
 
-bool is_param(std::string_view seg) { return seg.size() >= 2 && seg.front() == '{' && seg.back() == '}'; }
+bool is_param(std::string_view seg) {
+  return seg.size() >= 2 && seg.front() == '{' && seg.back() == '}';
+}
 
 // Splits "/a/b/c" into {"a","b","c"} ("/" gives one empty segment). Returns the count, or 0 when
 // the path does not start with '/' or has more than kMaxSegments segments.
@@ -60,6 +62,28 @@ void Router::add(std::string method, std::string pattern, Handler handler, Route
   compiled_.push_back(std::move(c));
 }
 
+void Router::add_websocket(std::string pattern, WebSocketOptions options, WebSocketFactory factory) {
+  RouteOptions ro;
+  ro.tier = options.tier ? *options.tier : Tier::kExempt;
+  ro.body_limit = 0;  // an upgrade request carries no body
+  switch (options.auth) {
+    case WebSocketOptions::Auth::kToken:
+      ro.auth = AuthMode::kNone;
+      break;
+    case WebSocketOptions::Auth::kApiKey:
+      ro.auth = AuthMode::kApiKey;
+      ro.accept_bearer = true;
+      break;
+    case WebSocketOptions::Auth::kAdmin:
+      ro.auth = AuthMode::kAdmin;
+      break;
+  }
+  add("GET", pattern, nullptr, ro);
+  Route& r = *routes_.back();
+  r.websocket = std::move(factory);
+  r.websocket_options = options;
+}
+
 RouteMatch Router::match(std::string_view method, std::string_view path) const {
   RouteMatch m;
   std::array<std::string_view, kMaxSegments> segs;
@@ -79,7 +103,8 @@ RouteMatch Router::match(std::string_view method, std::string_view path) const {
     if (!ok) continue;
     const Route& r = *routes_[i];
     m.path_known = true;
-    if (std::find(m.allowed.begin(), m.allowed.end(), r.method) == m.allowed.end()) m.allowed.push_back(r.method);
+    if (std::find(m.allowed.begin(), m.allowed.end(), r.method) == m.allowed.end())
+      m.allowed.push_back(r.method);
     // Routes of the request's method are preferred over a more specific pattern of another method,
     // so a valid request never gets 405 just because a sibling literal route exists.
     if (r.method == method && (best == SIZE_MAX || c.literal_key > compiled_[best].literal_key)) best = i;

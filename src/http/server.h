@@ -8,9 +8,20 @@
 #include <string_view>
 
 #include "http/message.h"
+#include "http/websocket.h"
 #include "util/status.h"
 
 namespace imago::http {
+
+// The outcome of a WebSocket upgrade request: a handler to run the connection with, or the HTTP
+// response to send instead.
+struct UpgradeDecision {
+  std::shared_ptr<WebSocketHandler> handler;
+  WebSocketOptions options;
+  std::string subprotocol;  // answered in Sec-WebSocket-Protocol when not empty
+  std::string request_id;
+  Response response;  // when handler is null
+};
 
 class Dispatcher {
  public:
@@ -20,16 +31,23 @@ class Dispatcher {
   virtual size_t body_limit(std::string_view method, std::string_view path) const = 0;
   // Called on a worker thread with the complete request; must not throw.
   virtual Response dispatch(Request& req) = 0;
+  // Called on a worker thread with a WebSocket upgrade request (GET, no body); must not throw.
+  virtual UpgradeDecision upgrade(Request& req) {
+    (void)req;
+    UpgradeDecision d;
+    d.response = Response::error(404, "NOT_FOUND", "No WebSocket endpoint here");
+    return d;
+  }
 };
 
 struct ServerOptions {
   std::string host = "127.0.0.1";
-  int port = 8080;             // 0 picks a free port
+  int port = 8080;  // 0 picks a free port
   int io_threads = 1;
-  int worker_threads = 16;     // pool that runs Dispatcher::dispatch and streaming producers
-  int read_timeout_s = 30;     // to receive a whole request once its first byte arrived
-  int write_timeout_s = 60;    // to send a response (per chunk for streams)
-  int idle_timeout_s = 60;     // keep-alive connection with no request in progress
+  int worker_threads = 16;   // pool that runs Dispatcher::dispatch and streaming producers
+  int read_timeout_s = 30;   // to receive a whole request once its first byte arrived
+  int write_timeout_s = 60;  // to send a response (per chunk for streams)
+  int idle_timeout_s = 60;   // keep-alive connection with no request in progress
   size_t header_limit = 16 * 1024;
   int shutdown_grace_s = 20;   // in-flight requests get this long after stop()
   bool handle_signals = true;  // SIGTERM / SIGINT trigger stop()

@@ -29,13 +29,13 @@ enum class WsMessageClass { kControl, kAudio, kVideo };  // video is droppable, 
 // Close codes the server uses (RFC 6455 7.4.1).
 namespace ws_close {
 inline constexpr uint16_t kNormal = 1000;
-inline constexpr uint16_t kGoingAway = 1001;       // server shutdown
+inline constexpr uint16_t kGoingAway = 1001;  // server shutdown
 inline constexpr uint16_t kProtocolError = 1002;
 inline constexpr uint16_t kPolicyViolation = 1008;  // e.g. missed pongs
 inline constexpr uint16_t kMessageTooBig = 1009;    // an incoming message above the route's limit
 inline constexpr uint16_t kInternalError = 1011;
-inline constexpr uint16_t kTryAgainLater = 1013;    // send queue full of audio/control: viewer too slow
-inline constexpr uint16_t kAbnormal = 1006;         // reported to on_close only: no close frame (drop, timeout)
+inline constexpr uint16_t kTryAgainLater = 1013;  // send queue full of audio/control: viewer too slow
+inline constexpr uint16_t kAbnormal = 1006;       // reported to on_close only: no close frame (drop, timeout)
 }  // namespace ws_close
 
 // Thread-safe handle to one upgraded connection. Never blocks the caller.
