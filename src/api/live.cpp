@@ -167,6 +167,14 @@ http::WebSocketFactory make_room_socket_factory(Services& s) {
 }
 
 void register_live_routes(http::Router& router, Services& s) {
+  // The WebSocket join (pinned path): tokens, never rate-limited (SPEC 8.2 /v1/runtime/*).
+  http::WebSocketOptions wso;
+  wso.auth = http::WebSocketOptions::Auth::kToken;
+  wso.max_message_bytes = 64 * 1024;
+  // Several seconds of media for a slow viewer; past it video is dropped first, never audio.
+  wso.max_queued_bytes = 8 * 1024 * 1024;
+  router.add_websocket("/v1/runtime/rooms/{room_id}", wso, make_room_socket_factory(s));
+
   // POST /v1/agent/{agent_code}/speak {message, room_id?} (SPEC 4.8)
   router.add("POST", "/v1/agent/{agent_code}/speak", [&s](http::Request& req) {
     auto body = parse_json_object(req.body);

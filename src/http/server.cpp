@@ -226,6 +226,7 @@ void Server::Impl::do_stop() {
   if (ctx->stopping.exchange(true)) return;
   log::info("shutdown_started", {{"grace_s", ctx->options.shutdown_grace_s}});
   if (listener) listener->stop();
+  if (ctx->options.before_shutdown) ctx->options.before_shutdown();
   auto live = ctx->live_sessions();
   for (auto& s : live) s->begin_shutdown();
   live.clear();  // a Session destroyed here takes ctx->mu: release before locking below

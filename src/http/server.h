@@ -3,6 +3,7 @@
 // Everything above it (routing, auth, limits, logging) lives behind the Dispatcher.
 #pragma once
 #include <cstddef>
+#include <functional>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -51,6 +52,9 @@ struct ServerOptions {
   size_t header_limit = 16 * 1024;
   int shutdown_grace_s = 20;   // in-flight requests get this long after stop()
   bool handle_signals = true;  // SIGTERM / SIGINT trigger stop()
+  // Runs once when shutdown starts, before connections are closed (live sessions tell their
+  // viewers `session.ended {reason: "shutdown"}` here). Runs on the control thread; keep it short.
+  std::function<void()> before_shutdown;
 };
 
 class Server {

@@ -154,6 +154,8 @@ Result<std::unique_ptr<App>> App::create(Config config) {
   so.idle_timeout_s = p.config.idle_timeout_s;
   so.header_limit = static_cast<size_t>(p.config.header_limit_bytes);
   so.shutdown_grace_s = p.config.shutdown_grace_s;
+  // Viewers hear session.ended {reason: shutdown} before their connections close.
+  so.before_shutdown = [rooms = p.rooms.get()] { rooms->shutdown(); };
   p.server = std::make_unique<http::Server>(so, *p.pipeline);
   return app;
 }
@@ -210,8 +212,7 @@ int App::run() {
                           {"data_dir", p.config.data_dir},
                           {"io_threads", p.config.io_threads}});
   p.server->run();
-  // Viewers are told (session.ended, reason shutdown) before the process exits.
-  p.rooms->shutdown();
+  p.rooms->shutdown();  // already done by before_shutdown unless run() ended otherwise
   log::info("stopped", {});
   return 0;
 }
