@@ -15,7 +15,7 @@
   // Exposed for tests and curious operators.
   const stats = window.imagoViewer = {
     state: 'connecting', connects: 0, framesDrawn: 0, framesReceived: 0, audioChunks: 0,
-    speakingChunks: 0, events: [], sessionId: null, lastError: null,
+    speakingChunks: 0, audioPlayed: 0, events: [], sessionId: null, lastError: null,
   };
 
   let ws = null, audio = null, player = null, audioPts = null, ended = false, retry = 0;
@@ -34,7 +34,7 @@
       await audio.audioWorklet.addModule('/embed-assets/pcm-player.js');
       player = new AudioWorkletNode(audio, 'pcm-player', { outputChannelCount: [1] });
       player.connect(audio.destination);
-      player.port.onmessage = (e) => { audioPts = e.data.pts; };
+      player.port.onmessage = (e) => { audioPts = e.data.pts; stats.audioPlayed = e.data.played; };
       if (audio.state !== 'running') document.getElementById('sound').hidden = false;
     } catch (err) {
       stats.lastError = 'audio: ' + err;
@@ -101,7 +101,9 @@
       case 'session.paused': setState('paused', 'waiting for the token to be renewed'); break;
       case 'session.resumed': setState('live'); break;
       case 'session.ended':
-        ended = true;
+        // A server shutting down is not the end of the conversation: come back (to this node
+        // once it restarts, or to another behind the same address). Other reasons are final.
+        ended = m.reason !== 'shutdown';
         setState('ended', m.reason);
         break;
       case 'playback_finished':
