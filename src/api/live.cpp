@@ -2,8 +2,8 @@
 // (SPEC 4.8, 4.9, 6), the account's rooms, the WebSocket join at /v1/runtime/rooms/{room_id}, and
 // the viewer page at /embed/{agent_code}.
 
-#include "api/live_tokens.h"
 #include "api/live_routes.h"
+#include "api/live_tokens.h"
 #include "api/routes.h"
 #include "api/views.h"
 #include "api/web_assets.h"
@@ -20,7 +20,8 @@ constexpr int kLiveRetryAfterS = 5;
 bool safe_room_id(std::string_view id) {
   if (id.empty() || id.size() > 128) return false;
   for (char c : id) {
-    if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_' || c == '.' || c == ':')) return false;
+    if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_' || c == '.' || c == ':'))
+      return false;
   }
   return true;
 }
@@ -104,8 +105,9 @@ class RoomSocket : public http::WebSocketHandler, public std::enable_shared_from
   }
   void on_binary(std::string_view) override {
     if (conn_) {
-      conn_->send_text(json_to_string(json::object{
-          {"type", "error"}, {"code", "VALIDATION_ERROR"}, {"message", "Viewers send JSON text messages only"}}));
+      conn_->send_text(json_to_string(json::object{{"type", "error"},
+                                                   {"code", "VALIDATION_ERROR"},
+                                                   {"message", "Viewers send JSON text messages only"}}));
     }
   }
   void on_close(uint16_t) override {
@@ -128,7 +130,8 @@ http::WebSocketFactory make_room_socket_factory(Services& s) {
     using A = http::WebSocketAccept;
     if (up.bearer_token.empty()) {
       return A::reject(http::Response::error(
-          401, "MISSING_AUTH", "Missing token: Authorization: Bearer or subprotocols 'imago.v1, bearer.<token>'"));
+          401, "MISSING_AUTH",
+          "Missing token: Authorization: Bearer or subprotocols 'imago.v1, bearer.<token>'"));
     }
     auto c = verify_any_live_token(s, up.bearer_token);
     if (!c.ok()) {
@@ -144,25 +147,27 @@ http::WebSocketFactory make_room_socket_factory(Services& s) {
     }
     auto code = up.request.query_param("agent_code");
     if (!code || code->empty()) {
-      return A::reject(http::Response::from_status(Status::Invalid("Query parameter 'agent_code' is required")));
+      return A::reject(
+          http::Response::from_status(Status::Invalid("Query parameter 'agent_code' is required")));
     }
     const bool embed = c->audience == kEmbedAudience;
     if (embed && c->agent != std::string(*code)) {
-      return A::reject(http::Response::error(403, "FORBIDDEN", "This embed token is not valid for agent " +
-                                                                    std::string(*code)));
+      return A::reject(http::Response::error(
+          403, "FORBIDDEN", "This embed token is not valid for agent " + std::string(*code)));
     }
     auto agent = s.agents->get(c->subject, std::string(*code));
     if (!agent.ok()) return A::reject(http::Response::from_status(agent.status()));
     auto room = s.rooms->join(c->subject, room_id, *agent);
     if (!room.ok()) {
       http::Response r = http::Response::from_status(room.status());
-      if (room.status().code() == Code::kUnavailable) r.headers.set("Retry-After", std::to_string(kLiveRetryAfterS));
+      if (room.status().code() == Code::kUnavailable)
+        r.headers.set("Retry-After", std::to_string(kLiveRetryAfterS));
       return A::reject(std::move(r));
     }
     // Joining with a good token counts as a renewal for the session.
     (*room)->renewed();
-    return A::upgrade(std::make_shared<RoomSocket>(s, *room, embed ? live::ViewerRole::kEmbed : live::ViewerRole::kRuntime,
-                                                  std::move(c).value()));
+    return A::upgrade(std::make_shared<RoomSocket>(
+        s, *room, embed ? live::ViewerRole::kEmbed : live::ViewerRole::kRuntime, std::move(c).value()));
   };
 }
 
@@ -188,7 +193,8 @@ void register_live_routes(http::Router& router, Services& s) {
     int delivered = 0;
     for (auto& r : t->rooms) {
       auto id = r->speak(*message);
-      if (!id.ok() && id.status().code() == Code::kInvalidArgument) return http::Response::from_status(id.status());
+      if (!id.ok() && id.status().code() == Code::kInvalidArgument)
+        return http::Response::from_status(id.status());
       delivered += id.ok() ? 1 : 0;
     }
     if (delivered == 0) return no_rooms(t->agent_code);

@@ -17,7 +17,8 @@ namespace imago::api {
 namespace {
 
 http::Response unauthorized(const Status& st) {
-  if (st.code() == Code::kUnauthenticated) return http::Response::error(401, "UNAUTHORIZED", "Invalid or expired token");
+  if (st.code() == Code::kUnauthenticated)
+    return http::Response::error(401, "UNAUTHORIZED", "Invalid or expired token");
   return http::Response::from_status(st);
 }
 
@@ -31,7 +32,8 @@ std::string bearer_token(const http::Request& req) {
   auto h = req.headers.get("authorization");
   if (!h) return "";
   std::string_view v = *h;
-  if (v.size() > 7 && (v.substr(0, 7) == "Bearer " || v.substr(0, 7) == "bearer ")) return std::string(v.substr(7));
+  if (v.size() > 7 && (v.substr(0, 7) == "Bearer " || v.substr(0, 7) == "bearer "))
+    return std::string(v.substr(7));
   return "";
 }
 
@@ -127,7 +129,8 @@ void register_runtime_token_routes(http::Router& router, Services& s) {
       "POST", "/v1/runtime/heartbeat",
       [&s](http::Request& req) {
         std::string token = bearer_token(req);
-        if (token.empty()) return http::Response::error(401, "MISSING_AUTH", "Missing Authorization: Bearer header");
+        if (token.empty())
+          return http::Response::error(401, "MISSING_AUTH", "Missing Authorization: Bearer header");
         auto c = verify_live_token(s, token, kRuntimeAudience);
         if (!c.ok()) return unauthorized(c.status());
         auto body = parse_json_object(req.body, /*allow_empty=*/true);
@@ -172,7 +175,8 @@ void register_runtime_token_routes(http::Router& router, Services& s) {
       return http::Response::from_status(Status::Invalid("Field 'agent_id' is required"));
     }
     if (!fingerprint->has_value() || (*fingerprint)->empty() || (*fingerprint)->size() > 128) {
-      return http::Response::from_status(Status::Invalid("Field 'fingerprint' is required (1-128 characters)"));
+      return http::Response::from_status(
+          Status::Invalid("Field 'fingerprint' is required (1-128 characters)"));
     }
     const Principal& p = *req.principal;
     auto a = s.agents->get(p.account_id, **agent_id);

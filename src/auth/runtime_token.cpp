@@ -15,9 +15,13 @@ namespace imago {
 
 namespace {
 
-Status unauthenticated(std::string why) { return {Code::kUnauthenticated, std::move(why)}; }
+Status unauthenticated(std::string why) {
+  return {Code::kUnauthenticated, std::move(why)};
+}
 
-SigningKey fresh_key() { return {"rk_" + random_base62(16), random_bytes(kMinSigningKeyBytes)}; }
+SigningKey fresh_key() {
+  return {"rk_" + random_base62(16), random_bytes(kMinSigningKeyBytes)};
+}
 
 json::object key_json(const SigningKey& k) {
   return {{"id", k.id}, {"secret", base64url_encode(k.secret)}};
@@ -152,8 +156,8 @@ Status TokenKeyring::save_locked() const {
 
 std::string sign_token(const SigningKey& key, const TokenClaims& c) {
   json::object header{{"alg", "HS256"}, {"typ", "JWT"}, {"kid", key.id}, {"akid", c.api_key_id}};
-  json::object payload{{"iss", kTokenIssuer},  {"sub", c.subject},    {"aud", c.audience},
-                       {"iat", c.issued_at},   {"exp", c.expires_at}, {"jti", c.token_id}};
+  json::object payload{{"iss", kTokenIssuer}, {"sub", c.subject},    {"aud", c.audience},
+                       {"iat", c.issued_at},  {"exp", c.expires_at}, {"jti", c.token_id}};
   if (c.agent) payload["agent"] = *c.agent;
   if (c.sid) payload["sid"] = *c.sid;
   std::string signing_input =
@@ -190,7 +194,8 @@ Result<TokenClaims> verify_token(const TokenKeyring& keys, std::string_view toke
   if (auto it = payload->find("aud"); it != payload->end()) {
     if (it->value().is_string()) aud_ok = it->value().as_string() == audience;
     if (it->value().is_array()) {
-      for (const auto& a : it->value().as_array()) aud_ok = aud_ok || (a.is_string() && a.as_string() == audience);
+      for (const auto& a : it->value().as_array())
+        aud_ok = aud_ok || (a.is_string() && a.as_string() == audience);
     }
   }
   if (!aud_ok) return unauthenticated("wrong token audience");
@@ -202,7 +207,8 @@ Result<TokenClaims> verify_token(const TokenKeyring& keys, std::string_view toke
   auto sub = string_of(*payload, "sub");
   auto jti = string_of(*payload, "jti");
   auto akid = string_of(*header, "akid");
-  if (!sub || sub->empty() || !jti || !akid || akid->empty()) return unauthenticated("token lacks sub, jti or akid");
+  if (!sub || sub->empty() || !jti || !akid || akid->empty())
+    return unauthenticated("token lacks sub, jti or akid");
   c.api_key_id = *akid;
   c.subject = *sub;
   c.audience = std::string(audience);

@@ -56,8 +56,8 @@ struct TokenClaims {
   // Header.
   std::string api_key_id;  // `akid`: the api key that minted the token (or its predecessor chain)
   // Registered claims.
-  std::string subject;   // `sub`: the account (user) id
-  std::string audience;  // `aud`: kRuntimeAudience or kEmbedAudience
+  std::string subject;     // `sub`: the account (user) id
+  std::string audience;    // `aud`: kRuntimeAudience or kEmbedAudience
   int64_t issued_at = 0;   // `iat`, Unix seconds
   int64_t expires_at = 0;  // `exp`, Unix seconds
   std::string token_id;    // `jti`

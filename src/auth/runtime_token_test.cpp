@@ -25,7 +25,9 @@ TokenClaims runtime_claims() {
   return c;
 }
 
-SigningKey test_key(std::string id = "rk_test") { return {std::move(id), std::string(32, 'k')}; }
+SigningKey test_key(std::string id = "rk_test") {
+  return {std::move(id), std::string(32, 'k')};
+}
 
 // Re-signs arbitrary header/payload JSON with `secret`.
 std::string forge(std::string_view header, std::string_view payload, std::string_view secret) {
@@ -60,7 +62,8 @@ TEST(RuntimeToken, WrongAudienceIsRefused) {
 
 TEST(RuntimeToken, AlgNoneAndOtherAlgorithmsAreRefused) {
   auto keys = TokenKeyring::in_memory(test_key());
-  std::string payload = R"({"iss":"imago","sub":"usr_1","aud":"imago-runtime","iat":1700000000,"exp":1700000300,"jti":"j"})";
+  std::string payload =
+      R"({"iss":"imago","sub":"usr_1","aud":"imago-runtime","iat":1700000000,"exp":1700000300,"jti":"j"})";
   std::string none = base64url_encode(R"({"alg":"none","kid":"rk_test","akid":"key_abc"})") + "." +
                      base64url_encode(payload) + ".";
   EXPECT_FALSE(verify_token(*keys, none, kRuntimeAudience, kNow).ok());
@@ -68,10 +71,12 @@ TEST(RuntimeToken, AlgNoneAndOtherAlgorithmsAreRefused) {
                       base64url_encode(payload) + ".AAAA";
   EXPECT_FALSE(verify_token(*keys, none2, kRuntimeAudience, kNow).ok());
   // Correct HMAC but a different declared algorithm: still refused.
-  std::string hs512 = forge(R"({"alg":"HS512","kid":"rk_test","akid":"key_abc"})", payload, std::string(32, 'k'));
+  std::string hs512 =
+      forge(R"({"alg":"HS512","kid":"rk_test","akid":"key_abc"})", payload, std::string(32, 'k'));
   EXPECT_FALSE(verify_token(*keys, hs512, kRuntimeAudience, kNow).ok());
   // The same with HS256 is accepted: the test above fails only because of alg.
-  std::string hs256 = forge(R"({"alg":"HS256","kid":"rk_test","akid":"key_abc"})", payload, std::string(32, 'k'));
+  std::string hs256 =
+      forge(R"({"alg":"HS256","kid":"rk_test","akid":"key_abc"})", payload, std::string(32, 'k'));
   EXPECT_TRUE(verify_token(*keys, hs256, kRuntimeAudience, kNow).ok());
 }
 
@@ -79,15 +84,39 @@ TEST(RuntimeToken, WrongIssuerOrMissingClaimsAreRefused) {
   auto keys = TokenKeyring::in_memory(test_key());
   const std::string k(32, 'k');
   const std::string h = R"({"alg":"HS256","kid":"rk_test","akid":"key_abc"})";
-  EXPECT_FALSE(verify_token(*keys, forge(h, R"({"iss":"other","sub":"u","aud":"imago-runtime","iat":1700000000,"exp":1700000300,"jti":"j"})", k),
-                            kRuntimeAudience, kNow).ok());
-  EXPECT_FALSE(verify_token(*keys, forge(h, R"({"iss":"imago","sub":"u","aud":"imago-runtime","iat":1700000000,"jti":"j"})", k),
-                            kRuntimeAudience, kNow).ok());
-  EXPECT_FALSE(verify_token(*keys, forge(R"({"alg":"HS256","kid":"rk_test"})", R"({"iss":"imago","sub":"u","aud":"imago-runtime","iat":1700000000,"exp":1700000300,"jti":"j"})", k),
-                            kRuntimeAudience, kNow).ok());
+  EXPECT_FALSE(
+      verify_token(
+          *keys,
+          forge(
+              h,
+              R"({"iss":"other","sub":"u","aud":"imago-runtime","iat":1700000000,"exp":1700000300,"jti":"j"})",
+              k),
+          kRuntimeAudience, kNow)
+          .ok());
+  EXPECT_FALSE(
+      verify_token(
+          *keys, forge(h, R"({"iss":"imago","sub":"u","aud":"imago-runtime","iat":1700000000,"jti":"j"})", k),
+          kRuntimeAudience, kNow)
+          .ok());
+  EXPECT_FALSE(
+      verify_token(
+          *keys,
+          forge(
+              R"({"alg":"HS256","kid":"rk_test"})",
+              R"({"iss":"imago","sub":"u","aud":"imago-runtime","iat":1700000000,"exp":1700000300,"jti":"j"})",
+              k),
+          kRuntimeAudience, kNow)
+          .ok());
   // iat far in the future.
-  EXPECT_FALSE(verify_token(*keys, forge(h, R"({"iss":"imago","sub":"u","aud":"imago-runtime","iat":1700000100,"exp":1700000300,"jti":"j"})", k),
-                            kRuntimeAudience, kNow).ok());
+  EXPECT_FALSE(
+      verify_token(
+          *keys,
+          forge(
+              h,
+              R"({"iss":"imago","sub":"u","aud":"imago-runtime","iat":1700000100,"exp":1700000300,"jti":"j"})",
+              k),
+          kRuntimeAudience, kNow)
+          .ok());
 }
 
 TEST(RuntimeToken, TamperedPayloadOrSignatureIsRefused) {

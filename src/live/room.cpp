@@ -31,8 +31,10 @@ std::string error_event(std::string_view code, std::string_view message) {
 
 }  // namespace
 
-Result<std::shared_ptr<Room>> Room::create(RoomSettings settings, std::shared_ptr<const avatar::AvatarModel> model,
-                                           speech::SpeechService* speech, Clock& clock, RoomCallbacks callbacks) {
+Result<std::shared_ptr<Room>> Room::create(RoomSettings settings,
+                                           std::shared_ptr<const avatar::AvatarModel> model,
+                                           speech::SpeechService* speech, Clock& clock,
+                                           RoomCallbacks callbacks) {
   avatar::RendererOptions ro;
   ro.audio_rate = 24000;
   ro.session_seed = random_u64();
@@ -70,7 +72,9 @@ void Room::start() {
 }
 
 void Room::join_threads() {
-  if (std::this_thread::get_id() == render_thread_.get_id() || std::this_thread::get_id() == speech_thread_.get_id()) {
+  std::lock_guard lock(join_mu_);
+  if (std::this_thread::get_id() == render_thread_.get_id() ||
+      std::this_thread::get_id() == speech_thread_.get_id()) {
     return;
   }
   if (render_thread_.joinable()) render_thread_.join();
@@ -82,8 +86,12 @@ void Room::set_brain(std::shared_ptr<SessionBrain> brain) {
   brain_ = std::move(brain);
 }
 
-int Room::width() const { return renderer_->width(); }
-int Room::height() const { return renderer_->height(); }
+int Room::width() const {
+  return renderer_->width();
+}
+int Room::height() const {
+  return renderer_->height();
+}
 
 std::string Room::session_started_json() const {
   return event("session.started", {{"room_id", s_.room_id},
@@ -173,8 +181,9 @@ std::vector<std::string> Room::context() const {
 void Room::finish_utterance_locked(Utterance& u, bool interrupted, std::vector<std::string>& events,
                                    std::vector<std::tuple<std::string, double, bool>>& done) {
   const double position = static_cast<double>(u.frames) / avatar::kFps;
-  events.push_back(event("playback_finished",
-                         {{"utterance_id", u.id}, {"playback_position", position}, {"interrupted", interrupted}}));
+  events.push_back(
+      event("playback_finished",
+            {{"utterance_id", u.id}, {"playback_position", position}, {"interrupted", interrupted}}));
   done.emplace_back(u.id, position, interrupted);
 }
 
@@ -251,7 +260,8 @@ RoomInfo Room::info() const {
   return i;
 }
 
-void Room::on_control(const std::shared_ptr<http::WebSocketConnection>& from, ViewerRole role, std::string_view text,
+void Room::on_control(const std::shared_ptr<http::WebSocketConnection>& from, ViewerRole role,
+                      std::string_view text,
                       const std::function<std::optional<json::object>(const std::string& token)>& renew) {
   boost::system::error_code ec;
   json::value v = json::parse(text, ec);
@@ -269,7 +279,8 @@ void Room::on_control(const std::shared_ptr<http::WebSocketConnection>& from, Vi
   auto text_field = [&](const char* name) -> std::optional<std::string> {
     auto f = get_string(o, name);
     if (!f.ok() || !f->has_value() || (*f)->empty()) {
-      from->send_text(error_event("VALIDATION_ERROR", "Field '" + std::string(name) + "' must be a non-empty string"));
+      from->send_text(
+          error_event("VALIDATION_ERROR", "Field '" + std::string(name) + "' must be a non-empty string"));
       return std::nullopt;
     }
     return **f;
@@ -309,7 +320,8 @@ void Room::on_control(const std::shared_ptr<http::WebSocketConnection>& from, Vi
     if (!tok) return;
     auto fresh = renew(*tok);
     if (!fresh) {
-      from->send_text(error_event("UNAUTHORIZED", "The token is invalid or expired, or its api-secret was revoked"));
+      from->send_text(
+          error_event("UNAUTHORIZED", "The token is invalid or expired, or its api-secret was revoked"));
       return;
     }
     renewed();
@@ -334,7 +346,8 @@ void Room::tick() {
     std::lock_guard lock(mu_);
     // Idle gestures while silent, when the agent's dynamics are on.
     if (dynamics_.enabled && !renderer_->speaking() && utterances_.empty() &&
-        now - last_speech_activity_us_ >= kIdleGestureAfterUs && now - last_idle_gesture_us_ >= kIdleGestureEveryUs) {
+        now - last_speech_activity_us_ >= kIdleGestureAfterUs &&
+        now - last_idle_gesture_us_ >= kIdleGestureEveryUs) {
       if (auto* g = dynamics_.config.if_contains("idle_gesture"); g && g->is_string()) {
         last_idle_gesture_us_ = now;
         (void)renderer_->trigger_gesture(std::string(g->as_string()));
@@ -384,7 +397,8 @@ void Room::apply_actions(const std::vector<SessionAction>& actions) {
         speech_cv_.notify_all();
         const uint16_t code =
             a.reason == EndReason::kShutdown ? http::ws_close::kGoingAway : http::ws_close::kNormal;
-        for (auto& v : viewers) v.conn->close(code, "session ended: " + std::string(end_reason_name(a.reason)));
+        for (auto& v : viewers)
+          v.conn->close(code, "session ended: " + std::string(end_reason_name(a.reason)));
         log::info("live_session_ended", {{"session", s_.session_id},
                                          {"room", s_.room_id},
                                          {"reason", end_reason_name(a.reason)},
@@ -460,7 +474,8 @@ void Room::render_loop() {
       base = clock::now();
       produced = 0;
     }
-    const int64_t elapsed = std::chrono::duration_cast<std::chrono::microseconds>(clock::now() - base).count();
+    const int64_t elapsed =
+        std::chrono::duration_cast<std::chrono::microseconds>(clock::now() - base).count();
     const int64_t due = (elapsed + s_.lookahead_us) / kFrameUs + 1;  // frames that should exist by now
     if (produced >= due) {
       const int64_t next_at = produced * kFrameUs - s_.lookahead_us;
@@ -486,8 +501,9 @@ void Room::render_loop() {
       MediaHeader h;
       h.frame_index = static_cast<uint32_t>(f.index);
       h.pts_us = f.index * kFrameUs;
-      h.flags = static_cast<uint16_t>((f.speaking ? kFlagSpeaking : 0) | (f.end_of_speech ? kFlagEndOfSpeech : 0) |
-                                      (f.interrupted ? kFlagInterrupted : 0));
+      h.flags =
+          static_cast<uint16_t>((f.speaking ? kFlagSpeaking : 0) | (f.end_of_speech ? kFlagEndOfSpeech : 0) |
+                                (f.interrupted ? kFlagInterrupted : 0));
       MediaHeader ah = h;
       ah.kind = MediaKind::kAudio;
       ah.codec = kCodecPcmS16;

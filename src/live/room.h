@@ -98,8 +98,10 @@ struct DynamicsResult {
 
 class Room : public std::enable_shared_from_this<Room> {
  public:
-  static Result<std::shared_ptr<Room>> create(RoomSettings settings, std::shared_ptr<const avatar::AvatarModel> model,
-                                              speech::SpeechService* speech, Clock& clock, RoomCallbacks callbacks);
+  static Result<std::shared_ptr<Room>> create(RoomSettings settings,
+                                              std::shared_ptr<const avatar::AvatarModel> model,
+                                              speech::SpeechService* speech, Clock& clock,
+                                              RoomCallbacks callbacks);
   ~Room();
   Room(const Room&) = delete;
   Room& operator=(const Room&) = delete;
@@ -117,7 +119,8 @@ class Room : public std::enable_shared_from_this<Room> {
   // A JSON control message from a viewer (speak, add_context, interrupt, trigger_dynamics,
   // keep_alive, heartbeat). `renew` validates a heartbeat token and mints its successor (nullopt: refused).
   // A heartbeat answers {type: "heartbeat.ok", token, expires_at} with what `renew` returns.
-  void on_control(const std::shared_ptr<http::WebSocketConnection>& from, ViewerRole role, std::string_view text,
+  void on_control(const std::shared_ptr<http::WebSocketConnection>& from, ViewerRole role,
+                  std::string_view text,
                   const std::function<std::optional<boost::json::object>(const std::string& token)>& renew);
 
   // Agent speech: queued after anything already queued. Returns the utterance id.
@@ -175,9 +178,9 @@ class Room : public std::enable_shared_from_this<Room> {
     ViewerRole role;
   };
   std::vector<Viewer> viewers_;
-  std::deque<Utterance> utterances_;                     // queued or playing, in order
+  std::deque<Utterance> utterances_;                               // queued or playing, in order
   std::deque<std::pair<std::string, std::string>> to_synthesize_;  // id, text
-  uint64_t speech_generation_ = 0;                        // bumped by interrupt()
+  uint64_t speech_generation_ = 0;                                 // bumped by interrupt()
   std::vector<std::string> context_;
   DynamicsSettings dynamics_;
   int64_t last_dynamics_refresh_us_ = 0;
@@ -187,6 +190,7 @@ class Room : public std::enable_shared_from_this<Room> {
   std::atomic<bool> stop_{false};
   std::atomic<bool> paused_{false};
   std::thread render_thread_, speech_thread_;
+  std::mutex join_mu_;  // DELETE and the registry's reaper may both join
   bool started_ = false;
 };
 

@@ -26,7 +26,9 @@ using Clock_ = std::chrono::steady_clock;
 
 namespace {
 
-double now_s() { return std::chrono::duration<double>(Clock_::now().time_since_epoch()).count(); }
+double now_s() {
+  return std::chrono::duration<double>(Clock_::now().time_since_epoch()).count();
+}
 
 class CountingViewer : public http::WebSocketConnection {
  public:
@@ -143,10 +145,11 @@ int main(int argc, char** argv) {
       min_afps = std::min(min_afps, v->audio / dt);
       bytes += v->bytes;
     }
-    std::printf("rooms=%d seconds=%.1f video_fps min=%.1f max=%.1f audio_frames_per_s min=%.1f cpu=%.2f cores "
-                "mbit_per_room=%.2f rss_per_room_mb=%.1f\n",
-                n, dt, min_fps, max_fps, min_afps, (cpu(ru1) - cpu(ru0)) / dt, bytes * 8 / dt / 1e6 / n,
-                (rss1 - rss0) / 1024.0 / n);
+    std::printf(
+        "rooms=%d seconds=%.1f video_fps min=%.1f max=%.1f audio_frames_per_s min=%.1f cpu=%.2f cores "
+        "mbit_per_room=%.2f rss_per_room_mb=%.1f\n",
+        n, dt, min_fps, max_fps, min_afps, (cpu(ru1) - cpu(ru0)) / dt, bytes * 8 / dt / 1e6 / n,
+        (rss1 - rss0) / 1024.0 / n);
     for (auto& r : rooms) {
       r->end(live::EndReason::kShutdown);
       r->tick();
@@ -166,7 +169,8 @@ int main(int argc, char** argv) {
       std::this_thread::sleep_for(std::chrono::milliseconds(300));
       v->reset();
       const double t0 = now_s();
-      (void)room->speak("Hello, this is round " + std::to_string(i) + " of the latency benchmark, speaking for a while.");
+      (void)room->speak("Hello, this is round " + std::to_string(i) +
+                        " of the latency benchmark, speaking for a while.");
       while (true) {
         std::this_thread::sleep_for(std::chrono::milliseconds(1));
         std::lock_guard l(v->mu);

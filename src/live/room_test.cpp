@@ -172,7 +172,9 @@ TEST(Room, InterruptFlushesQueuesAndReportsInterruptedPlayback) {
   Fixture fx;
   auto c = std::make_shared<FakeConnection>();
   fx.room->add_viewer(c, ViewerRole::kRuntime);
-  ASSERT_TRUE(fx.room->speak("This is a rather long sentence that keeps the agent busy for a few seconds at least.").ok());
+  ASSERT_TRUE(
+      fx.room->speak("This is a rather long sentence that keeps the agent busy for a few seconds at least.")
+          .ok());
   ASSERT_TRUE(eventually([&] { return !c->events("speech.started").empty(); }));
   fx.room->interrupt();
   auto f = c->events("playback_finished");
@@ -209,7 +211,8 @@ TEST(Room, ControlMessagesAndTheirErrors) {
   fx.room->on_control(c, ViewerRole::kEmbed, R"({"type":"heartbeat","token":"good"})", renew);
   fx.room->on_control(c, ViewerRole::kRuntime, R"({"type":"add_context","text":"The sky is green."})", renew);
   fx.room->on_control(c, ViewerRole::kRuntime, R"({"type":"trigger_dynamics","action":"no_such"})", renew);
-  fx.room->on_control(c, ViewerRole::kRuntime, R"({"type":"trigger_dynamics","action":"mini_wave_hello"})", renew);
+  fx.room->on_control(c, ViewerRole::kRuntime, R"({"type":"trigger_dynamics","action":"mini_wave_hello"})",
+                      renew);
   auto errors = c->events("error");
   ASSERT_EQ(errors.size(), 5u);
   EXPECT_EQ(errors[0].at("code").as_string(), "VALIDATION_ERROR");

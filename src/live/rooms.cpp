@@ -13,7 +13,9 @@ Rooms::Rooms(RoomsDeps deps, RoomsOptions options) : d_(deps), options_(options)
   ticker_ = std::thread([this] { tick_loop(); });
 }
 
-Rooms::~Rooms() { shutdown(); }
+Rooms::~Rooms() {
+  shutdown();
+}
 
 void Rooms::set_brain_factory(BrainFactory f) {
   std::lock_guard lock(mu_);
@@ -58,7 +60,8 @@ std::optional<DynamicsSettings> Rooms::dynamics_for(const Room& room) {
   s.config = jobs::effective_dynamics_config(*a);
   auto* en = s.config.if_contains("enabled");
   auto* am = s.config.if_contains("active_model");
-  s.enabled = (en && en->is_bool() && en->as_bool()) || (am && am->is_string() && am->as_string() == "dynamics");
+  s.enabled =
+      (en && en->is_bool() && en->as_bool()) || (am && am->is_string() && am->as_string() == "dynamics");
   return s;
 }
 
@@ -77,7 +80,8 @@ Result<std::shared_ptr<Room>> Rooms::join(const std::string& account_id, const s
     int live = 0;
     for (auto& [k, r] : rooms_) live += r->ended() ? 0 : 1;
     if (live >= options_.max_sessions) {
-      return Status::Unavailable("This node is at its live-session capacity (" + std::to_string(options_.max_sessions) + ")");
+      return Status::Unavailable("This node is at its live-session capacity (" +
+                                 std::to_string(options_.max_sessions) + ")");
     }
   }
   auto model = model_for(agent);
@@ -137,7 +141,8 @@ std::shared_ptr<Room> Rooms::find_session(const std::string& session_id) const {
   return nullptr;
 }
 
-std::vector<std::shared_ptr<Room>> Rooms::list(const std::string& account_id, const std::optional<std::string>& agent_code,
+std::vector<std::shared_ptr<Room>> Rooms::list(const std::string& account_id,
+                                               const std::optional<std::string>& agent_code,
                                                const std::optional<std::string>& room_id) const {
   std::vector<std::shared_ptr<Room>> out;
   std::lock_guard lock(mu_);

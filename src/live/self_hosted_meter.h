@@ -22,16 +22,17 @@ class SelfHostedMeter {
       : ledger_(ledger), clock_(clock), period_us_(period_us), grace_us_(grace_us) {}
   // Charges the minutes started since the last heartbeat of this session. kInsufficientFunds when
   // the balance cannot pay; kInvalidArgument for a billing type that is not self-hosted.
-  Status heartbeat(const std::string& account_id, const std::string& session_id, const std::string& billing_type);
+  Status heartbeat(const std::string& account_id, const std::string& session_id,
+                   const std::string& billing_type);
   // Minutes charged so far for the session (0 when unknown).
   int64_t minutes(const std::string& account_id, const std::string& session_id) const;
 
  private:
   struct Entry {
     std::string billing_type;
-    int64_t started_us = 0;     // start of minute 0 (billable clock, pauses removed)
+    int64_t started_us = 0;  // start of minute 0 (billable clock, pauses removed)
     int64_t last_seen_us = 0;
-    int64_t next_minute = 0;    // first minute not yet charged
+    int64_t next_minute = 0;  // first minute not yet charged
   };
   LedgerStore& ledger_;
   Clock& clock_;

@@ -4,23 +4,34 @@ namespace imago::live {
 
 std::string_view phase_name(SessionPhase p) {
   switch (p) {
-    case SessionPhase::kStarting: return "starting";
-    case SessionPhase::kActive: return "active";
-    case SessionPhase::kPaused: return "paused";
-    case SessionPhase::kEnded: return "ended";
+    case SessionPhase::kStarting:
+      return "starting";
+    case SessionPhase::kActive:
+      return "active";
+    case SessionPhase::kPaused:
+      return "paused";
+    case SessionPhase::kEnded:
+      return "ended";
   }
   return "ended";
 }
 
 std::string_view end_reason_name(EndReason r) {
   switch (r) {
-    case EndReason::kLeft: return "left";
-    case EndReason::kIdle: return "idle";
-    case EndReason::kAbsent: return "absent";
-    case EndReason::kMaxDuration: return "max_duration";
-    case EndReason::kInsufficientBalance: return "insufficient_balance";
-    case EndReason::kTerminated: return "terminated";
-    case EndReason::kShutdown: return "shutdown";
+    case EndReason::kLeft:
+      return "left";
+    case EndReason::kIdle:
+      return "idle";
+    case EndReason::kAbsent:
+      return "absent";
+    case EndReason::kMaxDuration:
+      return "max_duration";
+    case EndReason::kInsufficientBalance:
+      return "insufficient_balance";
+    case EndReason::kTerminated:
+      return "terminated";
+    case EndReason::kShutdown:
+      return "shutdown";
   }
   return "terminated";
 }
@@ -70,7 +81,9 @@ void SessionState::minute_retry(int64_t minute) {
   if (pending_minute_ && *pending_minute_ == minute) pending_minute_.reset();
 }
 
-void SessionState::end(EndReason reason) { finish(reason); }
+void SessionState::end(EndReason reason) {
+  finish(reason);
+}
 
 void SessionState::finish(EndReason r) {
   if (phase_ == SessionPhase::kEnded) return;

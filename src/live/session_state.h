@@ -19,18 +19,18 @@ std::string_view end_reason_name(EndReason r);  // left, idle, absent, max_durat
 
 // Operator settings (flags --live-*), in microseconds.
 struct SessionTimeouts {
-  int64_t absent_us = 300'000'000;       // nobody connected since start
-  int64_t left_us = 60'000'000;          // last viewer gone
-  int64_t idle_us = 120'000'000;         // no speech either way, no keep-alive
+  int64_t absent_us = 300'000'000;  // nobody connected since start
+  int64_t left_us = 60'000'000;     // last viewer gone
+  int64_t idle_us = 120'000'000;    // no speech either way, no keep-alive
   int64_t max_duration_us = 3600'000'000;
-  int64_t grace_us = 300'000'000;        // after the last good token renewal, then pause
+  int64_t grace_us = 300'000'000;          // after the last good token renewal, then pause
   int64_t billing_period_us = 60'000'000;  // one billed "minute"
 };
 
 struct SessionAction {
   enum class Kind { kChargeMinute, kPause, kResume, kEnd };
   Kind kind;
-  int64_t minute = 0;                  // kChargeMinute: 0-based index of the minute to pay
+  int64_t minute = 0;                   // kChargeMinute: 0-based index of the minute to pay
   EndReason reason = EndReason::kLeft;  // kEnd
   bool operator==(const SessionAction&) const = default;
 };
@@ -76,12 +76,12 @@ class SessionState {
   int64_t created_us_;
   int viewers_ = 0;
   bool ever_joined_ = false;
-  int64_t last_left_us_ = 0;     // when viewers dropped to 0
+  int64_t last_left_us_ = 0;  // when viewers dropped to 0
   int64_t last_activity_us_;
   int64_t last_renewal_us_;
-  int64_t active_accum_us_ = 0;  // active time before active_since_us_
-  int64_t active_since_us_ = 0;  // start of the current active stretch
-  int64_t paid_minutes_ = 0;     // minutes charged so far
+  int64_t active_accum_us_ = 0;            // active time before active_since_us_
+  int64_t active_since_us_ = 0;            // start of the current active stretch
+  int64_t paid_minutes_ = 0;               // minutes charged so far
   std::optional<int64_t> pending_minute_;  // asked for, outcome not yet known
   bool resume_wanted_ = false;
 };

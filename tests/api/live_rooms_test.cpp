@@ -20,8 +20,12 @@ std::string ready_agent(const TestServer& s, const std::string& secret) {
   return code;
 }
 
-std::string error_message(const HttpResponse& r) { return str(r.json().at("error"), "message"); }
-std::string error_code(const HttpResponse& r) { return str(r.json().at("error"), "code"); }
+std::string error_message(const HttpResponse& r) {
+  return str(r.json().at("error"), "message");
+}
+std::string error_code(const HttpResponse& r) {
+  return str(r.json().at("error"), "code");
+}
 
 TEST(LiveRooms, SpeakAndAddContextAnswerTheExact404s) {
   TestServer s;
@@ -35,10 +39,12 @@ TEST(LiveRooms, SpeakAndAddContextAnswerTheExact404s) {
   r = s.post("/v1/agent/" + code + "/speak", R"({"message":"hi"})", acct.api_secret);
   EXPECT_EQ(r.status, 404);
   EXPECT_EQ(error_message(r), "No active rooms found for agent " + code);
-  r = s.post("/v1/agent/" + code + "/add-context", R"({"context":"The shop opens at nine."})", acct.api_secret);
+  r = s.post("/v1/agent/" + code + "/add-context", R"({"context":"The shop opens at nine."})",
+             acct.api_secret);
   EXPECT_EQ(r.status, 404);
   EXPECT_EQ(error_message(r), "No active rooms found for agent " + code);
-  r = s.post("/v1/agent/" + code + "/add-context", R"({"context":"x","type":"speak","room_id":"r1"})", acct.api_secret);
+  r = s.post("/v1/agent/" + code + "/add-context", R"({"context":"x","type":"speak","room_id":"r1"})",
+             acct.api_secret);
   EXPECT_EQ(r.status, 404);
   EXPECT_EQ(error_message(r), "No active rooms found for agent " + code);
   r = s.post("/v1/agent/" + code + "/trigger-dynamics", R"({"action":"laugh_react"})", acct.api_secret);
@@ -56,7 +62,9 @@ TEST(LiveRooms, SpeakAndAddContextAnswerTheExact404s) {
   EXPECT_EQ(error_code(r), "VALIDATION_ERROR");
   EXPECT_EQ(s.post("/v1/agent/" + code + "/speak", R"({})", acct.api_secret).status, 400);
   EXPECT_EQ(s.post("/v1/agent/" + code + "/speak", R"({"message":"  "})", acct.api_secret).status, 400);
-  EXPECT_EQ(s.post("/v1/agent/" + code + "/speak", R"({"message":"hi","room_id":"a b"})", acct.api_secret).status, 400);
+  EXPECT_EQ(
+      s.post("/v1/agent/" + code + "/speak", R"({"message":"hi","room_id":"a b"})", acct.api_secret).status,
+      400);
   EXPECT_EQ(s.post("/v1/agent/" + code + "/add-context", R"({"type":"speak"})", acct.api_secret).status, 400);
 
   // Rooms: none running.

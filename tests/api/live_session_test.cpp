@@ -41,7 +41,9 @@ std::optional<Media> media(const WsMessage& m) {
   return x;
 }
 
-json::object obj(const WsMessage& m) { return json::parse(m.data).as_object(); }
+json::object obj(const WsMessage& m) {
+  return json::parse(m.data).as_object();
+}
 
 std::string ready_agent(const TestServer& s, const std::string& secret) {
   auto r = s.post("/v1/agent/generate", R"({"prompt":"A friendly guide.","aspect_ratio":"1:1"})", secret);
@@ -62,7 +64,8 @@ std::unique_ptr<WsClient> join(const TestServer& s, const std::string& room, con
   WsClient::Options o;
   o.bearer = token;
   o.via_subprotocol = subprotocol;
-  return WsClient::connect(s.port(), "/v1/runtime/rooms/" + room + "?agent_code=" + code, o, status, body, proto);
+  return WsClient::connect(s.port(), "/v1/runtime/rooms/" + room + "?agent_code=" + code, o, status, body,
+                           proto);
 }
 
 int count_reason(const TestServer& s, const std::string& secret, const std::string& reason) {
@@ -161,7 +164,8 @@ TEST(LiveSession, TwoViewersShareOneSessionAndRestSpeakReachesBoth) {
   EXPECT_EQ(rooms[0].at("viewers").as_int64(), 2);
   EXPECT_EQ(str(rooms[0], "state"), "active");
 
-  auto r = L.s.post("/v1/agent/" + L.code + "/speak", R"({"message":"Hello both of you."})", L.acct.api_secret);
+  auto r =
+      L.s.post("/v1/agent/" + L.code + "/speak", R"({"message":"Hello both of you."})", L.acct.api_secret);
   ASSERT_EQ(r.status, 200) << r.body;
   auto j = r.json();
   EXPECT_EQ(str(j, "agent_code"), L.code);
@@ -186,7 +190,8 @@ TEST(LiveSession, TwoViewersShareOneSessionAndRestSpeakReachesBoth) {
     EXPECT_EQ(obj(*finished).at("utterance_id"), obj(*started).at("utterance_id"));
   }
   // A named room that is not running.
-  r = L.s.post("/v1/agent/" + L.code + "/speak", R"({"message":"x","room_id":"elsewhere"})", L.acct.api_secret);
+  r = L.s.post("/v1/agent/" + L.code + "/speak", R"({"message":"x","room_id":"elsewhere"})",
+               L.acct.api_secret);
   EXPECT_EQ(r.status, 404);
   EXPECT_EQ(str(r.json().at("error"), "message"), "No active rooms found for agent " + L.code);
 }
@@ -200,9 +205,10 @@ TEST(LiveSession, AddContextIsKeptAndSpeakTypeSpeaks) {
   ASSERT_EQ(r.status, 200) << r.body;
   EXPECT_EQ(str(r.json(), "context_type"), "add_context");
   EXPECT_EQ(r.json().at("delivered_to_rooms").as_int64(), 1);
-  EXPECT_EQ(L.s.get("/v1/rooms/lobby", L.acct.api_secret).json().at("data").at("context_items").as_int64(), 1);
-  r = L.s.post("/v1/agent/" + L.code + "/add-context", R"({"context":"Say this.","type":"speak","room_id":"lobby"})",
-               L.acct.api_secret);
+  EXPECT_EQ(L.s.get("/v1/rooms/lobby", L.acct.api_secret).json().at("data").at("context_items").as_int64(),
+            1);
+  r = L.s.post("/v1/agent/" + L.code + "/add-context",
+               R"({"context":"Say this.","type":"speak","room_id":"lobby"})", L.acct.api_secret);
   ASSERT_EQ(r.status, 200);
   EXPECT_EQ(str(r.json(), "context_type"), "speak");
   auto started = ws->read_event("speech.started");
@@ -249,19 +255,24 @@ TEST(LiveSession, TriggerDynamicsAnswersAndFollowsTheToggle) {
   auto e = ws->read_event("error");
   ASSERT_TRUE(e);
   EXPECT_EQ(obj(*e).at("code").as_string(), "VALIDATION_ERROR");
-  EXPECT_EQ(L.s.post("/v1/agent/" + L.code + "/trigger-dynamics", R"({"action":"moonwalk"})", L.acct.api_secret).status,
-            400);
+  EXPECT_EQ(
+      L.s.post("/v1/agent/" + L.code + "/trigger-dynamics", R"({"action":"moonwalk"})", L.acct.api_secret)
+          .status,
+      400);
 
-  ASSERT_EQ(L.s.put("/v1/dynamics/" + L.code, R"({"dynamics":{},"toggle_enabled":true})", L.acct.api_secret).status, 200);
+  ASSERT_EQ(
+      L.s.put("/v1/dynamics/" + L.code, R"({"dynamics":{},"toggle_enabled":true})", L.acct.api_secret).status,
+      200);
   // The room re-reads the agent's dynamics every few seconds: no restart.
   ASSERT_TRUE(eventually(
       [&] {
-        auto r = L.s.post("/v1/agent/" + L.code + "/trigger-dynamics", R"({"action":"laugh_react"})", L.acct.api_secret);
+        auto r = L.s.post("/v1/agent/" + L.code + "/trigger-dynamics", R"({"action":"laugh_react"})",
+                          L.acct.api_secret);
         return r.status == 200 && r.json().at("animation_triggered").as_bool();
       },
       10));
-  auto r = L.s.post("/v1/agent/" + L.code + "/trigger-dynamics", R"({"action":"laugh_react","room_id":"lobby"})",
-                    L.acct.api_secret);
+  auto r = L.s.post("/v1/agent/" + L.code + "/trigger-dynamics",
+                    R"({"action":"laugh_react","room_id":"lobby"})", L.acct.api_secret);
   ASSERT_EQ(r.status, 200);
   EXPECT_EQ(r.json().at("delivered_to_rooms").as_int64(), 1);
   EXPECT_TRUE(ws->read_event("dynamics.triggered"));
@@ -274,7 +285,8 @@ TEST(LiveSession, BillingTicksChargeEachMinuteOnceInTheLedger) {
   auto started = ws->read_event("session.started");
   ASSERT_TRUE(started);
   std::string session = std::string(obj(*started).at("session_id").as_string());
-  ASSERT_TRUE(eventually([&] { return count_reason(L.s, L.acct.api_secret, "live_minute:essence_cloud") >= 3; }, 10));
+  ASSERT_TRUE(
+      eventually([&] { return count_reason(L.s, L.acct.api_secret, "live_minute:essence_cloud") >= 3; }, 10));
   std::set<std::string> keys;
   json::value usage = L.s.get("/v1/usage?limit=100", L.acct.api_secret).json();
   for (auto& e : usage.at("data").as_array()) {
@@ -285,7 +297,8 @@ TEST(LiveSession, BillingTicksChargeEachMinuteOnceInTheLedger) {
   EXPECT_TRUE(keys.count("live:" + session + ":0"));
   EXPECT_TRUE(keys.count("live:" + session + ":1"));
   EXPECT_TRUE(keys.count("live:" + session + ":2"));
-  EXPECT_GE(L.s.get("/v1/rooms/lobby", L.acct.api_secret).json().at("data").at("billed_minutes").as_int64(), 3);
+  EXPECT_GE(L.s.get("/v1/rooms/lobby", L.acct.api_secret).json().at("data").at("billed_minutes").as_int64(),
+            3);
 }
 
 TEST(LiveSession, InsufficientBalanceEndsTheSession) {
@@ -324,7 +337,8 @@ TEST(LiveSession, RotatedKeyFailsTheHeartbeatThenThePauseEndsWithANewToken) {
     if (m && !m->text) ++media_msgs;
   }
   EXPECT_LE(media_msgs, 12);  // at most what was in flight
-  ws->send_text(json::serialize(json::object{{"type", "heartbeat"}, {"token", runtime_token(L.s, new_secret)}}));
+  ws->send_text(
+      json::serialize(json::object{{"type", "heartbeat"}, {"token", runtime_token(L.s, new_secret)}}));
   ASSERT_TRUE(ws->read_event("heartbeat.ok"));
   ASSERT_TRUE(ws->read_event("session.resumed", 3000));
 }
@@ -374,7 +388,8 @@ TEST(LiveSession, DeleteEndsTheSessionAndAReconnectStartsAFreshOne) {
   auto third = join(L.s, "lobby", L.code, t);
   ASSERT_TRUE(third && third->read_event("session.started"));
   third->close();
-  EXPECT_TRUE(eventually([&] { return L.s.get("/v1/rooms", L.acct.api_secret).json().at("data").as_array().empty(); }, 5));
+  EXPECT_TRUE(eventually(
+      [&] { return L.s.get("/v1/rooms", L.acct.api_secret).json().at("data").as_array().empty(); }, 5));
 }
 
 TEST(LiveSession, ShutdownEndsSessionsWithReasonShutdown) {

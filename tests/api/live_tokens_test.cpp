@@ -79,7 +79,9 @@ TEST(LiveTokens, BadKeyIs401AndLowBalanceIs402) {
   // One credit pays a self-hosted essence minute but not an expression cloud minute.
   auto one = s.create_account("free", 1);
   EXPECT_EQ(s.post("/v1/runtime-tokens/request", "", one.api_secret).status, 200);
-  EXPECT_EQ(s.post("/v1/runtime-tokens/request", R"({"billing_type":"expression_cloud"})", one.api_secret).status, 402);
+  EXPECT_EQ(
+      s.post("/v1/runtime-tokens/request", R"({"billing_type":"expression_cloud"})", one.api_secret).status,
+      402);
   EXPECT_EQ(s.post("/v1/runtime-tokens/request", R"({"billing_type":"gold"})", one.api_secret).status, 400);
   r = s.post("/v1/runtime-tokens/request", R"({"agent_code":"Z99ZZZ9999"})", one.api_secret);
   EXPECT_EQ(r.status, 404);
@@ -171,7 +173,8 @@ TEST(LiveTokens, SelfHostedHeartbeatsBillEachMinuteOnce) {
 TEST(LiveTokens, EmbedTokenShapeAndScope) {
   TestServer s;
   auto acct = s.create_account("free", 100);
-  auto r = s.post("/v1/embed-tokens/request", R"({"agent_id":"Z99ZZZ9999","fingerprint":"abc"})", acct.api_secret);
+  auto r =
+      s.post("/v1/embed-tokens/request", R"({"agent_id":"Z99ZZZ9999","fingerprint":"abc"})", acct.api_secret);
   EXPECT_EQ(r.status, 404);
   EXPECT_EQ(str(r.json().at("error"), "message"), "Agent not found for code: Z99ZZZ9999");
   EXPECT_EQ(s.post("/v1/embed-tokens/request", R"({"fingerprint":"abc"})", acct.api_secret).status, 400);

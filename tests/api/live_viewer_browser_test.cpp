@@ -23,26 +23,36 @@ int run(const std::string& cmd) {
 
 TEST(LiveViewerBrowser, PageShowsFramesPlaysSpeechAndReconnects) {
   fs::path dir = fs::path(__FILE__).parent_path().parent_path() / "node";
-  ASSERT_EQ(run("command -v node >/dev/null 2>&1"), 0) << "node is not installed (scripts/setup.sh installs nodejs)";
+  ASSERT_EQ(run("command -v node >/dev/null 2>&1"), 0)
+      << "node is not installed (scripts/setup.sh installs nodejs)";
   ASSERT_TRUE(fs::exists("/usr/bin/chromium")) << "chromium is not installed (scripts/setup.sh installs it)";
   if (!fs::exists(dir / "node_modules" / "playwright-core")) {
-    ASSERT_EQ(run("cd '" + dir.string() + "' && PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1 npm ci --no-audit --no-fund --loglevel=error"), 0);
+    ASSERT_EQ(run("cd '" + dir.string() +
+                  "' && PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1 npm ci --no-audit --no-fund --loglevel=error"),
+              0);
   }
   auto s = std::make_unique<TestServer>();
   auto acct = s->create_account("enterprise", 2000);
-  auto g = s->post("/v1/agent/generate", R"({"prompt":"A friendly guide.","aspect_ratio":"1:1"})", acct.api_secret);
+  auto g = s->post("/v1/agent/generate", R"({"prompt":"A friendly guide.","aspect_ratio":"1:1"})",
+                   acct.api_secret);
   ASSERT_EQ(g.status, 200);
   std::string code = str(g.json(), "agent_id");
-  ASSERT_TRUE(eventually([&] { return str(s->get("/v1/agent/" + code, acct.api_secret).json().at("data"), "status") == "ready"; }, 120));
-  auto e = s->post("/v1/embed-tokens/request", R"({"agent_id":")" + code + R"(","fingerprint":"browser"})", acct.api_secret);
+  ASSERT_TRUE(eventually(
+      [&] {
+        return str(s->get("/v1/agent/" + code, acct.api_secret).json().at("data"), "status") == "ready";
+      },
+      120));
+  auto e = s->post("/v1/embed-tokens/request", R"({"agent_id":")" + code + R"(","fingerprint":"browser"})",
+                   acct.api_secret);
   ASSERT_EQ(e.status, 200);
   std::string token = str(e.json().at("data"), "token");
 
   std::string sync = make_temp_dir();
   const char* shots = std::getenv("IMAGO_SCREENSHOT_DIR");
-  std::string cmd = "cd '" + dir.string() + "' && IMAGO_URL='" + s->url() + "' AGENT_CODE='" + code + "' EMBED_TOKEN='" +
-                    token + "' API_SECRET='" + acct.api_secret + "' SYNC_DIR='" + sync + "' " +
-                    (shots ? "SCREENSHOT_DIR='" + std::string(shots) + "' " : "") + "timeout 150 node live_viewer_test.mjs";
+  std::string cmd = "cd '" + dir.string() + "' && IMAGO_URL='" + s->url() + "' AGENT_CODE='" + code +
+                    "' EMBED_TOKEN='" + token + "' API_SECRET='" + acct.api_secret + "' SYNC_DIR='" + sync +
+                    "' " + (shots ? "SCREENSHOT_DIR='" + std::string(shots) + "' " : "") +
+                    "timeout 150 node live_viewer_test.mjs";
   auto node = std::async(std::launch::async, [cmd] { return run(cmd); });
 
   // When the page is ready, drop every socket by restarting imagod on the same port and data.
@@ -53,8 +63,9 @@ TEST(LiveViewerBrowser, PageShowsFramesPlaysSpeechAndReconnects) {
   while (node.wait_for(std::chrono::milliseconds(100)) != std::future_status::ready) {
     if (!restarted && fs::exists(fs::path(sync) / "ready_for_drop")) {
       s->stop();
-      s2 = std::make_unique<TestServer>(data_dir, std::vector<std::string>{"--listen", "127.0.0.1:" + std::to_string(port)},
-                                        std::map<std::string, std::string>{});
+      s2 = std::make_unique<TestServer>(
+          data_dir, std::vector<std::string>{"--listen", "127.0.0.1:" + std::to_string(port)},
+          std::map<std::string, std::string>{});
       std::ofstream(fs::path(sync) / "restarted") << "1";
       restarted = true;
     }

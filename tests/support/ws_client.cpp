@@ -40,7 +40,8 @@ struct WsClient::Impl {
         cv.notify_all();
         return;
       }
-      inbox.push_back({ws.got_text(), beast::buffers_to_string(buf.data()), std::chrono::steady_clock::now()});
+      inbox.push_back(
+          {ws.got_text(), beast::buffers_to_string(buf.data()), std::chrono::steady_clock::now()});
       cv.notify_all();
     }
   }
@@ -48,10 +49,13 @@ struct WsClient::Impl {
 
 WsClient::WsClient(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 
-WsClient::~WsClient() { close(); }
+WsClient::~WsClient() {
+  close();
+}
 
-std::unique_ptr<WsClient> WsClient::connect(int port, const std::string& target, const Options& o, int* http_status,
-                                            std::string* http_body, std::string* subprotocol) {
+std::unique_ptr<WsClient> WsClient::connect(int port, const std::string& target, const Options& o,
+                                            int* http_status, std::string* http_body,
+                                            std::string* subprotocol) {
   auto impl = std::make_unique<Impl>();
   beast::error_code ec;
   tcp::endpoint ep(boost::asio::ip::make_address("127.0.0.1"), static_cast<unsigned short>(port));
@@ -91,7 +95,8 @@ bool WsClient::send_text(const std::string& m) {
 
 std::optional<WsMessage> WsClient::read(int timeout_ms) {
   std::unique_lock l(impl_->mu);
-  impl_->cv.wait_for(l, std::chrono::milliseconds(timeout_ms), [&] { return !impl_->inbox.empty() || impl_->closed; });
+  impl_->cv.wait_for(l, std::chrono::milliseconds(timeout_ms),
+                     [&] { return !impl_->inbox.empty() || impl_->closed; });
   if (impl_->inbox.empty()) return std::nullopt;
   WsMessage m = std::move(impl_->inbox.front());
   impl_->inbox.pop_front();
@@ -102,7 +107,8 @@ std::optional<WsMessage> WsClient::read_event(const std::string& type, int timeo
   auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
   while (std::chrono::steady_clock::now() < until) {
     int left = static_cast<int>(
-        std::chrono::duration_cast<std::chrono::milliseconds>(until - std::chrono::steady_clock::now()).count());
+        std::chrono::duration_cast<std::chrono::milliseconds>(until - std::chrono::steady_clock::now())
+            .count());
     auto m = read(std::max(1, left));
     if (!m) return std::nullopt;
     if (!m->text) continue;

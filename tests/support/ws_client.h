@@ -17,8 +17,8 @@ struct WsMessage {
 class WsClient {
  public:
   struct Options {
-    std::string bearer;             // sent as Authorization: Bearer unless via_subprotocol
-    bool via_subprotocol = false;   // Sec-WebSocket-Protocol: imago.v1, bearer.<token>
+    std::string bearer;            // sent as Authorization: Bearer unless via_subprotocol
+    bool via_subprotocol = false;  // Sec-WebSocket-Protocol: imago.v1, bearer.<token>
   };
   // Connects to ws://127.0.0.1:port<target>. On a refused upgrade returns null and fills
   // *http_status / *http_body with the server's HTTP answer.
@@ -35,7 +35,7 @@ class WsClient {
   std::optional<WsMessage> read_event(const std::string& type, int timeout_ms = 10000);
   bool closed() const;
   int close_code() const;  // the server's close code once closed (0 if none yet)
-  void close();  // drops the TCP connection (the server sees 1006)
+  void close();            // drops the TCP connection (the server sees 1006)
 
   struct Impl;
 
