@@ -112,7 +112,7 @@ int main(int argc, char** argv) {
       pct(finished_ms, 0.5), pct(finished_ms, 0.99), pct(finished_ms, 1), speaking_after_interrupt);
 
   // Steady state while talking continuously.
-  for (int k = 0; k < 1 + steady_s / 8; ++k) {
+  for (int k = 0; k < 1 + steady_s / 5; ++k) {
     s.post(
         "/v1/agent/" + code + "/speak",
         R"({"message":"I keep talking so that the benchmark sees a moving mouth and continuous speech for a while longer."})",
@@ -123,7 +123,15 @@ int main(int argc, char** argv) {
   uint32_t last_audio = 0;
   bool have_last = false;
   const auto t_start = SteadyClock::now();
+  auto last_heartbeat = t_start;
   while (SteadyClock::now() - t_start < std::chrono::seconds(steady_s)) {
+    // Renew like a client does (every 60 s), or the session pauses after the grace window.
+    if (SteadyClock::now() - last_heartbeat > std::chrono::seconds(60)) {
+      last_heartbeat = SteadyClock::now();
+      std::string fresh =
+          str(s.post("/v1/runtime-tokens/request", "", acct.api_secret).json().at("data"), "token");
+      ws->send_text(R"({"type":"heartbeat","token":")" + fresh + R"("})");
+    }
     auto m = ws->read(1000);
     if (!m) continue;
     Hdr h;

@@ -2,6 +2,7 @@
 // (SPEC 4.8, 4.9, 6), the account's rooms, the WebSocket join at /v1/runtime/rooms/{room_id}, and
 // the viewer page at /embed/{agent_code}.
 
+#include "agents/agent_service.h"
 #include "api/live_routes.h"
 #include "api/live_tokens.h"
 #include "api/routes.h"
@@ -54,7 +55,7 @@ struct Targets {
 };
 Result<Targets> targets(Services& s, const http::Request& req, const std::optional<std::string>& room_id) {
   const std::string& code = req.param("agent_code");
-  auto a = s.agents->get(req.principal->account_id, code);
+  auto a = s.agent_service->get(req.principal->account_id, code);
   if (!a.ok()) return a.status();
   Targets t{a->code, s.rooms->list(req.principal->account_id, a->code, room_id)};
   if (t.rooms.empty()) return Status::NotFound("No active rooms found for agent " + code);
@@ -155,7 +156,7 @@ http::WebSocketFactory make_room_socket_factory(Services& s) {
       return A::reject(http::Response::error(
           403, "FORBIDDEN", "This embed token is not valid for agent " + std::string(*code)));
     }
-    auto agent = s.agents->get(c->subject, std::string(*code));
+    auto agent = s.agent_service->get(c->subject, std::string(*code));
     if (!agent.ok()) return A::reject(http::Response::from_status(agent.status()));
     auto room = s.rooms->join(c->subject, room_id, *agent);
     if (!room.ok()) {

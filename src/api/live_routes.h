@@ -1,6 +1,6 @@
 // The WebSocket join of live sessions, built against http/websocket.h.
 #pragma once
-#include "api/services.h"
+#include "core/services.h"
 #include "http/websocket.h"
 
 namespace imago::api {

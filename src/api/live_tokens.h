@@ -5,8 +5,8 @@
 #include <string>
 #include <string_view>
 
-#include "api/services.h"
 #include "auth/runtime_token.h"
+#include "core/services.h"
 #include "http/message.h"
 
 namespace imago::api {

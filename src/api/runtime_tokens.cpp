@@ -1,6 +1,7 @@
 // Runtime tokens (SPEC 2.6, 3.4, 4.17, 5.8-5.9), heartbeats and embed tokens (SPEC 5.12).
 // Shapes are pinned in docs/live-protocol.md. /v1/runtime-tokens* and /v1/runtime/* are never
 // rate-limited (SPEC 8.2): their routes use Tier::kExempt.
+#include "agents/agent_service.h"
 #include "api/live_tokens.h"
 #include "api/routes.h"
 #include "live/minute_billing.h"
@@ -109,7 +110,7 @@ void register_runtime_token_routes(http::Router& router, Services& s) {
           needed = live::live_rate(**billing_type);
         }
         if (agent_code->has_value()) {
-          auto a = s.agents->get(p.account_id, **agent_code);
+          auto a = s.agent_service->get(p.account_id, **agent_code);
           if (!a.ok()) return http::Response::from_status(a.status());
         }
         auto bal = s.ledger->balance(p.account_id);
@@ -179,7 +180,7 @@ void register_runtime_token_routes(http::Router& router, Services& s) {
           Status::Invalid("Field 'fingerprint' is required (1-128 characters)"));
     }
     const Principal& p = *req.principal;
-    auto a = s.agents->get(p.account_id, **agent_id);
+    auto a = s.agent_service->get(p.account_id, **agent_id);
     if (!a.ok()) return http::Response::from_status(a.status());
     const std::string sid = "emb_" + random_base62(20);
     MintedToken t = mint_embed_token(s, p.account_id, p.key_id, a->code, sid);

@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-#include "billing/prices.h"
+#include "billing/operations.h"
 
 namespace imago::live {
 
@@ -17,10 +17,8 @@ bool is_live_billing_type(std::string_view t) {
 
 int64_t live_rate(std::string_view t) {
   if (!is_live_billing_type(t)) return 0;
-  for (const auto& p : billing::kPerMinutePrices) {
-    if (p.feature == t) return p.credits_per_minute;
-  }
-  return 0;
+  auto rate = billing::parse_minute_rate(t);
+  return rate ? billing::credits_per_minute(*rate) : 0;
 }
 
 int64_t cheapest_live_rate() {
@@ -33,22 +31,18 @@ int64_t cheapest_live_rate() {
 }
 
 std::string minute_operation_key(std::string_view session_id, int64_t minute) {
-  return "live:" + std::string(session_id) + ":" + std::to_string(minute);
+  return billing::live_session_minute("", std::string(session_id), minute, billing::MinuteRate::kEssenceCloud)
+      .operation_key;
 }
 
 Result<LedgerEntry> charge_live_minute(LedgerStore& ledger, const std::string& account_id,
                                        const std::string& session_id, int64_t minute,
                                        std::string_view billing_type, const std::string& agent_code) {
-  const int64_t rate = live_rate(billing_type);
-  if (rate <= 0) return Status::Invalid("unknown live billing type " + std::string(billing_type));
-  LedgerOp op;
-  op.account_id = account_id;
-  op.kind = LedgerKind::kCharge;
-  op.amount = rate;
-  op.reason = "live_minute:" + std::string(billing_type);
-  op.operation_key = minute_operation_key(session_id, minute);
-  op.reference = agent_code.empty() ? session_id : agent_code + "/" + session_id;
-  return ledger.apply(op);
+  (void)agent_code;
+  auto rate = is_live_billing_type(billing_type) ? billing::parse_minute_rate(billing_type) : std::nullopt;
+  if (!rate) return Status::Invalid("unknown live billing type " + std::string(billing_type));
+  // The named operation of src/billing: key live_minute:<session>:<minute>, reason live_minute:<rate>.
+  return ledger.apply(billing::live_session_minute(account_id, session_id, minute, *rate));
 }
 
 }  // namespace imago::live

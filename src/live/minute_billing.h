@@ -17,7 +17,8 @@ int64_t live_rate(std::string_view billing_type);
 int64_t cheapest_live_rate();
 bool is_live_billing_type(std::string_view billing_type);
 
-// "live:<session_id>:<minute>": a retried or duplicated tick never charges twice.
+// "live_minute:<session_id>:<minute>" (billing/operations.h): a retried or duplicated tick never
+// charges twice.
 std::string minute_operation_key(std::string_view session_id, int64_t minute);
 
 // Charges minute `minute` (0-based) of `session_id`. kInsufficientFunds when the balance cannot

@@ -491,6 +491,11 @@ void Room::render_loop() {
     for (int64_t i = 0; i < behind && !stop_; ++i) {
       // Catching up: only the newest picture is drawn; audio stays continuous.
       const bool draw = have_viewers && i == behind - 1;
+      uint64_t generation;
+      {
+        std::lock_guard lock(mu_);
+        generation = speech_generation_;
+      }
       renderer_->next_frame(f, draw);
       ++produced;
       std::string jpeg;
@@ -498,31 +503,36 @@ void Room::render_loop() {
         auto j = avatar::encode_jpeg(f, s_.jpeg_quality);
         if (j.ok()) jpeg = std::move(j).value();
       }
-      MediaHeader h;
-      h.frame_index = static_cast<uint32_t>(f.index);
-      h.pts_us = f.index * kFrameUs;
-      h.flags =
-          static_cast<uint16_t>((f.speaking ? kFlagSpeaking : 0) | (f.end_of_speech ? kFlagEndOfSpeech : 0) |
-                                (f.interrupted ? kFlagInterrupted : 0));
-      MediaHeader ah = h;
-      ah.kind = MediaKind::kAudio;
-      ah.codec = kCodecPcmS16;
-      ah.a = static_cast<uint16_t>(f.audio.size());
-      std::string audio_msg = encode_audio_message(ah, f.audio);
-      std::string video_msg;
-      if (!jpeg.empty()) {
-        MediaHeader vh = h;
-        vh.kind = MediaKind::kVideo;
-        vh.codec = kCodecJpeg;
-        vh.flags |= kFlagKeyFrame;
-        vh.a = static_cast<uint16_t>(f.width);
-        vh.b = static_cast<uint16_t>(f.height);
-        video_msg = encode_video_message(vh, jpeg);
-      }
       std::vector<std::tuple<std::string, double, bool>> done;
       std::shared_ptr<SessionBrain> brain;
       {
         std::lock_guard lock(mu_);
+        if (generation != speech_generation_ && f.speaking) {
+          // interrupt() ran while this frame was being drawn: its speech must not reach anyone.
+          std::fill(f.audio.begin(), f.audio.end(), int16_t{0});
+          f.speaking = false;
+        }
+        MediaHeader h;
+        h.frame_index = static_cast<uint32_t>(f.index);
+        h.pts_us = f.index * kFrameUs;
+        h.flags = static_cast<uint16_t>((f.speaking ? kFlagSpeaking : 0) |
+                                        (f.end_of_speech ? kFlagEndOfSpeech : 0) |
+                                        (f.interrupted ? kFlagInterrupted : 0));
+        MediaHeader ah = h;
+        ah.kind = MediaKind::kAudio;
+        ah.codec = kCodecPcmS16;
+        ah.a = static_cast<uint16_t>(f.audio.size());
+        std::string audio_msg = encode_audio_message(ah, f.audio);
+        std::string video_msg;
+        if (!jpeg.empty()) {
+          MediaHeader vh = h;
+          vh.kind = MediaKind::kVideo;
+          vh.codec = kCodecJpeg;
+          vh.flags |= kFlagKeyFrame;
+          vh.a = static_cast<uint16_t>(f.width);
+          vh.b = static_cast<uint16_t>(f.height);
+          video_msg = encode_video_message(vh, jpeg);
+        }
         std::vector<std::string> events;
         const int64_t now = clock_.now_us();
         if (f.speaking) {

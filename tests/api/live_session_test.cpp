@@ -294,9 +294,9 @@ TEST(LiveSession, BillingTicksChargeEachMinuteOnceInTheLedger) {
     EXPECT_EQ(e.at("amount").as_int64(), -2);
     keys.insert(str(e, "operation_key"));
   }
-  EXPECT_TRUE(keys.count("live:" + session + ":0"));
-  EXPECT_TRUE(keys.count("live:" + session + ":1"));
-  EXPECT_TRUE(keys.count("live:" + session + ":2"));
+  EXPECT_TRUE(keys.count("live_minute:" + session + ":0"));
+  EXPECT_TRUE(keys.count("live_minute:" + session + ":1"));
+  EXPECT_TRUE(keys.count("live_minute:" + session + ":2"));
   EXPECT_GE(L.s.get("/v1/rooms/lobby", L.acct.api_secret).json().at("data").at("billed_minutes").as_int64(),
             3);
 }
