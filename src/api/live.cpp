@@ -183,7 +183,7 @@ void register_live_routes(http::Router& router, Services& s) {
 
   // POST /v1/agent/{agent_code}/speak {message, room_id?} (SPEC 4.8)
   router.add("POST", "/v1/agent/{agent_code}/speak", [&s](http::Request& req) {
-    auto body = parse_json_object(req.body);
+    auto body = parse_json_object_with(req.body, {"message", "room_id"});
     if (!body.ok()) return http::Response::from_status(body.status());
     auto message = required_text(*body, "message");
     if (!message.ok()) return http::Response::from_status(message.status());
@@ -205,7 +205,7 @@ void register_live_routes(http::Router& router, Services& s) {
 
   // POST /v1/agent/{agent_code}/add-context {context, type?, room_id?} (SPEC 4.9)
   router.add("POST", "/v1/agent/{agent_code}/add-context", [&s](http::Request& req) {
-    auto body = parse_json_object(req.body);
+    auto body = parse_json_object_with(req.body, {"context", "type", "room_id"});
     if (!body.ok()) return http::Response::from_status(body.status());
     auto context = required_text(*body, "context");
     if (!context.ok()) return http::Response::from_status(context.status());
@@ -238,7 +238,7 @@ void register_live_routes(http::Router& router, Services& s) {
 
   // POST /v1/agent/{agent_code}/trigger-dynamics {action, room_id?} (SPEC 6)
   router.add("POST", "/v1/agent/{agent_code}/trigger-dynamics", [&s](http::Request& req) {
-    auto body = parse_json_object(req.body);
+    auto body = parse_json_object_with(req.body, {"action", "room_id"});
     if (!body.ok()) return http::Response::from_status(body.status());
     auto action = required_text(*body, "action");
     if (!action.ok()) return http::Response::from_status(action.status());

@@ -91,7 +91,8 @@ void register_runtime_token_routes(http::Router& router, Services& s) {
   router.add(
       "POST", "/v1/runtime-tokens/request",
       [&s](http::Request& req) {
-        auto body = parse_json_object(req.body, /*allow_empty=*/true);
+        auto body =
+            parse_json_object_with(req.body, {"agent_code", "room_id", "billing_type"}, /*allow_empty=*/true);
         if (!body.ok()) return http::Response::from_status(body.status());
         auto agent_code = get_string(*body, "agent_code");
         auto room_id = get_string(*body, "room_id");
@@ -134,7 +135,7 @@ void register_runtime_token_routes(http::Router& router, Services& s) {
           return http::Response::error(401, "MISSING_AUTH", "Missing Authorization: Bearer header");
         auto c = verify_live_token(s, token, kRuntimeAudience);
         if (!c.ok()) return unauthorized(c.status());
-        auto body = parse_json_object(req.body, /*allow_empty=*/true);
+        auto body = parse_json_object_with(req.body, {"session_id", "billing_type"}, /*allow_empty=*/true);
         if (!body.ok()) return http::Response::from_status(body.status());
         auto session_id = get_string(*body, "session_id");
         auto billing_type = get_string(*body, "billing_type");
@@ -165,7 +166,7 @@ void register_runtime_token_routes(http::Router& router, Services& s) {
 
   // POST /v1/embed-tokens/request {agent_id, fingerprint}: a 1-hour token for one agent's rooms.
   router.add("POST", "/v1/embed-tokens/request", [&s](http::Request& req) {
-    auto body = parse_json_object(req.body);
+    auto body = parse_json_object_with(req.body, {"agent_id", "fingerprint"});
     if (!body.ok()) return http::Response::from_status(body.status());
     auto agent_id = get_string(*body, "agent_id");
     auto fingerprint = get_string(*body, "fingerprint");

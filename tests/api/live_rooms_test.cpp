@@ -66,6 +66,9 @@ TEST(LiveRooms, SpeakAndAddContextAnswerTheExact404s) {
       s.post("/v1/agent/" + code + "/speak", R"({"message":"hi","room_id":"a b"})", acct.api_secret).status,
       400);
   EXPECT_EQ(s.post("/v1/agent/" + code + "/add-context", R"({"type":"speak"})", acct.api_secret).status, 400);
+  r = s.post("/v1/agent/" + code + "/speak", R"({"mesage":"typo"})", acct.api_secret);
+  EXPECT_EQ(r.status, 400);
+  EXPECT_NE(error_message(r).find("mesage"), std::string::npos) << r.body;
 
   // Rooms: none running.
   r = s.get("/v1/rooms", acct.api_secret);
