@@ -22,7 +22,7 @@ int run(const std::string& cmd) {
 }
 
 TEST(LiveViewerBrowser, PageShowsFramesPlaysSpeechAndReconnects) {
-  fs::path dir = fs::path(__FILE__).parent_path().parent_path() / "node";
+  fs::path dir = fs::path(IMAGO_SOURCE_DIR) / "tests" / "node";
   ASSERT_EQ(run("command -v node >/dev/null 2>&1"), 0)
       << "node is not installed (scripts/setup.sh installs nodejs)";
   ASSERT_TRUE(fs::exists("/usr/bin/chromium")) << "chromium is not installed (scripts/setup.sh installs it)";
