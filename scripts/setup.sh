@@ -21,6 +21,8 @@ PACKAGES=(
   opencv-data opencv-doc
   # tests and benchmarks
   libgtest-dev libgmock-dev libbenchmark-dev curl python3 nodejs npm wrk nginx-light
+  # the viewer page's browser test (playwright-core drives it; no browser download)
+  chromium
   # formatting check (tests/structure/check_format.sh)
   clang-format
 )

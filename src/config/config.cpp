@@ -172,6 +172,30 @@ const std::vector<Option>& options() {
        }},
       {"job-workers", "IMAGO_JOB_WORKERS", "N", "generation jobs run at once on this node (default 2)",
        [](Config& c, const std::string& v) { return set_int(c.job_workers, v, "job-workers", 1, 256); }},
+      {"runtime-token-ttl-s", "IMAGO_RUNTIME_TOKEN_TTL_S", "SECONDS", "runtime token lifetime (default 300)",
+       [](Config& c, const std::string& v) { return set_int(c.runtime_token_ttl_s, v, "runtime-token-ttl-s", 10, 86400); }},
+      {"live-grace-s", "IMAGO_LIVE_GRACE_S", "SECONDS",
+       "a live session pauses this long after its last token renewal (default 300)",
+       [](Config& c, const std::string& v) { return set_int(c.live_grace_s, v, "live-grace-s", 1, 86400); }},
+      {"live-billing-period-s", "IMAGO_LIVE_BILLING_PERIOD_S", "SECONDS",
+       "length of one billed live-session minute; only tests shorten it (default 60)",
+       [](Config& c, const std::string& v) { return set_int(c.live_billing_period_s, v, "live-billing-period-s", 1, 3600); }},
+      {"live-absent-s", "IMAGO_LIVE_ABSENT_S", "SECONDS", "end a session nobody joined after this long (default 300)",
+       [](Config& c, const std::string& v) { return set_int(c.live_absent_s, v, "live-absent-s", 1, 86400); }},
+      {"live-left-s", "IMAGO_LIVE_LEFT_S", "SECONDS", "end a session this long after its last viewer left (default 60)",
+       [](Config& c, const std::string& v) { return set_int(c.live_left_s, v, "live-left-s", 1, 86400); }},
+      {"live-idle-s", "IMAGO_LIVE_IDLE_S", "SECONDS",
+       "end a session without speech or keep-alive for this long (default 120)",
+       [](Config& c, const std::string& v) { return set_int(c.live_idle_s, v, "live-idle-s", 1, 86400); }},
+      {"live-max-duration-s", "IMAGO_LIVE_MAX_DURATION_S", "SECONDS", "longest live session (default 3600)",
+       [](Config& c, const std::string& v) { return set_int(c.live_max_duration_s, v, "live-max-duration-s", 1, 604800); }},
+      {"max-live-sessions", "IMAGO_MAX_LIVE_SESSIONS", "N",
+       "live sessions this node renders at once; beyond it joins get 503 (default 8 per core)",
+       [](Config& c, const std::string& v) { return set_int(c.max_live_sessions, v, "max-live-sessions", 1, 100000); }},
+      {"live-frame-side", "IMAGO_LIVE_FRAME_SIDE", "PX", "longest side of live video frames (default 512)",
+       [](Config& c, const std::string& v) { return set_int(c.live_frame_side, v, "live-frame-side", 64, 1920); }},
+      {"live-jpeg-quality", "IMAGO_LIVE_JPEG_QUALITY", "Q", "JPEG quality of live video frames, 1-100 (default 75)",
+       [](Config& c, const std::string& v) { return set_int(c.live_jpeg_quality, v, "live-jpeg-quality", 1, 100); }},
   };
   return opts;
 }
@@ -231,6 +255,10 @@ void finalize_config(Config& cfg) {
     cfg.io_threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   if (cfg.tts_workers <= 0)
     cfg.tts_workers = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  if (cfg.max_live_sessions <= 0) {
+    cfg.max_live_sessions =
+        kLiveSessionsPerCore * static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  }
   if (cfg.database_url.empty()) cfg.database_url = "sqlite:" + cfg.data_dir + "/imago.db";
   if (cfg.public_url.empty()) {
     bool v6 = cfg.listen_host.find(':') != std::string::npos;

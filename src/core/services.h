@@ -32,6 +32,11 @@ class JobNotifier;
 namespace agents {
 class AgentService;
 }
+class TokenKeyring;
+namespace live {
+class Rooms;
+class SelfHostedMeter;
+}  // namespace live
 
 struct Services {
   const Config* config = nullptr;
@@ -55,6 +60,12 @@ struct Services {
   fetch::Fetcher* fetcher = nullptr;
   // The agent lifecycle (src/agents); request handlers go through it, never the stores directly.
   agents::AgentService* agent_service = nullptr;
+
+  // Live sessions (issue 10): signing keys of runtime/embed tokens, the node's rooms, and the
+  // per-minute meter of self-hosted sessions.
+  TokenKeyring* token_keys = nullptr;
+  live::Rooms* rooms = nullptr;
+  live::SelfHostedMeter* self_hosted = nullptr;
 
   // Absolute URL for a path under the server's public base ("/v1/files/x" -> "http://host/v1/files/x").
   std::string absolute_url(std::string_view path) const { return config->public_url + std::string(path); }

@@ -41,6 +41,24 @@ std::optional<std::string> bearer_token(const Request& req) {
   return std::string(trim(v.substr(7)));
 }
 
+// Sec-WebSocket-Protocol: "imago.v1, bearer.<token>" (browsers cannot set Authorization).
+struct Subprotocols {
+  bool imago_v1 = false;
+  std::string bearer;
+};
+Subprotocols parse_subprotocols(const Request& req) {
+  Subprotocols out;
+  for (const auto& [name, value] : req.headers.all()) {
+    if (!iequals(name, "Sec-WebSocket-Protocol")) continue;
+    for (std::string_view p : split(value, ',')) {
+      p = trim(p);
+      if (p == "imago.v1") out.imago_v1 = true;
+      if (p.size() > 7 && p.substr(0, 7) == "bearer.") out.bearer = std::string(p.substr(7));
+    }
+  }
+  return out;
+}
+
 Response too_many(std::string message, int retry_after_s) {
   Response r = Response::error(429, "RATE_LIMITED", std::move(message));
   r.headers.set("Retry-After", std::to_string(retry_after_s));
@@ -99,7 +117,7 @@ Response Pipeline::throttled_or(Request& req, Response unauthorized) {
 }
 
 Response Pipeline::run(Request& req, const RouteMatch& m, std::string* route_name,
-                       std::optional<RateDecision>* rate) {
+                       std::optional<RateDecision>* rate, const std::function<Response(const Route&)>& last) {
   if (!m.route) {
     if (m.path_known) {
       *route_name = "method_not_allowed";
@@ -146,6 +164,9 @@ Response Pipeline::run(Request& req, const RouteMatch& m, std::string* route_nam
       if (!secret && route.options.accept_bearer) {
         if (auto b = bearer_token(req); b && !b->empty()) secret = *b;
       }
+      if (!secret && route.websocket) {
+        if (auto sp = parse_subprotocols(req); !sp.bearer.empty()) secret = sp.bearer;
+      }
       if (!secret)
         return throttled_or(req, Response::error(401, "MISSING_AUTH", "Missing api-secret header"));
       auto p = auth_.authenticate(*secret);
@@ -182,10 +203,61 @@ Response Pipeline::run(Request& req, const RouteMatch& m, std::string* route_nam
                                  std::to_string(d.retry_after_s) + " seconds");
     }
   }
-  return route.handler(req);
+  return last(route);
 }
 
 Response Pipeline::dispatch(Request& req) {
+  return process(req, [&](const Route& route) {
+    if (route.websocket) {
+      Response r = Response::error(426, "UPGRADE_REQUIRED", "This endpoint speaks WebSocket only");
+      r.headers.set("Upgrade", "websocket");
+      r.headers.set("Connection", "Upgrade");
+      return r;
+    }
+    return route.handler(req);
+  });
+}
+
+UpgradeDecision Pipeline::upgrade(Request& req) {
+  UpgradeDecision d;
+  d.response = process(req, [&](const Route& route) {
+    if (!route.websocket) return route.handler(req);  // Upgrade ignored on plain routes (RFC 9110 7.8)
+    Subprotocols sp = parse_subprotocols(req);
+    WebSocketUpgrade u{req, {}};
+    if (auto b = bearer_token(req); b && !b->empty()) {
+      u.bearer_token = *b;
+    } else {
+      u.bearer_token = sp.bearer;
+    }
+    const bool token_auth = route.options.auth == AuthMode::kNone;
+    if (token_auth && !u.bearer_token.empty()) {
+      // Token-authenticated upgrades share the failed-auth throttle of key-authenticated routes.
+      auto state = windows_.peek("authfail:" + req.client_ip, options_.failed_auth_per_minute, 60);
+      if (state.blocked) {
+        metrics_.count_auth_rejected("throttled");
+        return too_many("Too many failed authentication attempts from this address; retry after " +
+                            std::to_string(state.retry_after_s) + " seconds",
+                        state.retry_after_s);
+      }
+    }
+    WebSocketAccept a = route.websocket(u);
+    if (!a.handler) {
+      if (a.rejection.status == 401 && token_auth) return throttled_or(req, std::move(a.rejection));
+      return std::move(a.rejection);
+    }
+    d.handler = std::move(a.handler);
+    d.options = route.websocket_options;
+    if (sp.imago_v1) d.subprotocol = "imago.v1";
+    Response ok;
+    ok.status = 101;
+    return ok;
+  });
+  d.request_id = req.request_id;
+  if (d.handler) d.response = {};
+  return d;
+}
+
+Response Pipeline::process(Request& req, const std::function<Response(const Route&)>& last) {
   const auto started = std::chrono::steady_clock::now();
   if (auto incoming = req.headers.get("X-Request-Id"); incoming && sane_request_id(*incoming)) {
     req.request_id = std::string(*incoming);
@@ -199,7 +271,7 @@ Response Pipeline::dispatch(Request& req) {
   std::optional<RateDecision> rate;
   Response resp;
   try {
-    resp = run(req, m, &route_name, &rate);
+    resp = run(req, m, &route_name, &rate, last);
   } catch (const std::exception& e) {
     log::error("handler_exception",
                {{"request_id", req.request_id}, {"route", route_name}, {"error", e.what()}});
@@ -228,6 +300,7 @@ Response Pipeline::dispatch(Request& req) {
     if (req.principal) f["account"] = req.principal->account_id;
     if (!resp.error_code.empty()) f["error"] = resp.error_code;
     if (resp.stream) f["streamed"] = true;
+    if (resp.status == 101) f["websocket"] = true;
     log::info("request", std::move(f));
   }
   return resp;

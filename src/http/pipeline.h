@@ -3,6 +3,7 @@
 //   authentication with the failed-auth throttle -> rate limit of the route's tier ->
 //   handler -> X-Request-Id / X-RateLimit-* headers -> metrics and one access-log line.
 #pragma once
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -28,11 +29,15 @@ class Pipeline final : public Dispatcher {
 
   size_t body_limit(std::string_view method, std::string_view path) const override;
   Response dispatch(Request& req) override;
+  UpgradeDecision upgrade(Request& req) override;
 
  private:
   std::string client_ip(const Request& req) const;
   Response throttled_or(Request& req, Response unauthorized);
-  Response run(Request& req, const RouteMatch& m, std::string* route_name, std::optional<RateDecision>* rate);
+  // The whole pipeline around `last` (the handler, or the WebSocket factory): ids, auth, limits, log.
+  Response process(Request& req, const std::function<Response(const Route&)>& last);
+  Response run(Request& req, const RouteMatch& m, std::string* route_name, std::optional<RateDecision>* rate,
+               const std::function<Response(const Route&)>& last);
 
   const Router& router_;
   Authenticator& auth_;

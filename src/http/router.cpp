@@ -62,6 +62,28 @@ void Router::add(std::string method, std::string pattern, Handler handler, Route
   compiled_.push_back(std::move(c));
 }
 
+void Router::add_websocket(std::string pattern, WebSocketOptions options, WebSocketFactory factory) {
+  RouteOptions ro;
+  ro.tier = options.tier ? *options.tier : Tier::kExempt;
+  ro.body_limit = 0;  // an upgrade request carries no body
+  switch (options.auth) {
+    case WebSocketOptions::Auth::kToken:
+      ro.auth = AuthMode::kNone;
+      break;
+    case WebSocketOptions::Auth::kApiKey:
+      ro.auth = AuthMode::kApiKey;
+      ro.accept_bearer = true;
+      break;
+    case WebSocketOptions::Auth::kAdmin:
+      ro.auth = AuthMode::kAdmin;
+      break;
+  }
+  add("GET", pattern, nullptr, ro);
+  Route& r = *routes_.back();
+  r.websocket = std::move(factory);
+  r.websocket_options = options;
+}
+
 RouteMatch Router::match(std::string_view method, std::string_view path) const {
   RouteMatch m;
   std::array<std::string_view, kMaxSegments> segs;

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "http/message.h"
+#include "http/websocket.h"
 #include "limits/plan.h"
 
 namespace imago::http {
@@ -38,6 +39,10 @@ struct Route {
   std::string pattern;
   Handler handler;
   RouteOptions options;
+  // WebSocket routes (method GET): set for routes added with add_websocket(). A plain GET without
+  // the upgrade headers gets 426 Upgrade Required.
+  WebSocketFactory websocket;
+  WebSocketOptions websocket_options;
   Tier tier() const;
 };
 
@@ -51,6 +56,8 @@ struct RouteMatch {
 class Router {
  public:
   void add(std::string method, std::string pattern, Handler handler, RouteOptions options = {});
+  // A WebSocket endpoint at `pattern` (GET + Upgrade). Same pipeline as HTTP routes; see websocket.h.
+  void add_websocket(std::string pattern, WebSocketOptions options, WebSocketFactory factory);
   RouteMatch match(std::string_view method, std::string_view path) const;
   const std::vector<std::unique_ptr<Route>>& routes() const { return routes_; }
 

@@ -27,19 +27,19 @@ ServerContext::ServerContext(ServerOptions opts, Dispatcher& d)
               std::min<std::size_t>(static_cast<std::size_t>(options.worker_threads),
                                     std::max(1u, std::thread::hardware_concurrency()))) {}
 
-void ServerContext::add_session(Session* s, std::weak_ptr<Session> w) {
+void ServerContext::add_session(Connection* s, std::weak_ptr<Connection> w) {
   std::lock_guard lock(mu);
   sessions.emplace(s, std::move(w));
 }
 
-void ServerContext::remove_session(Session* s) {
+void ServerContext::remove_session(Connection* s) {
   std::lock_guard lock(mu);
   sessions.erase(s);
   if (sessions.empty() && stopping.load()) net::post(control, [this] { finish_shutdown(); });
 }
 
-std::vector<std::shared_ptr<Session>> ServerContext::live_sessions() {
-  std::vector<std::shared_ptr<Session>> out;
+std::vector<std::shared_ptr<Connection>> ServerContext::live_sessions() {
+  std::vector<std::shared_ptr<Connection>> out;
   std::lock_guard lock(mu);
   out.reserve(sessions.size());
   for (auto& [_, w] : sessions) {
@@ -226,6 +226,7 @@ void Server::Impl::do_stop() {
   if (ctx->stopping.exchange(true)) return;
   log::info("shutdown_started", {{"grace_s", ctx->options.shutdown_grace_s}});
   if (listener) listener->stop();
+  if (ctx->options.before_shutdown) ctx->options.before_shutdown();
   auto live = ctx->live_sessions();
   for (auto& s : live) s->begin_shutdown();
   live.clear();  // a Session destroyed here takes ctx->mu: release before locking below

@@ -3,14 +3,26 @@
 // Everything above it (routing, auth, limits, logging) lives behind the Dispatcher.
 #pragma once
 #include <cstddef>
+#include <functional>
 #include <memory>
 #include <string>
 #include <string_view>
 
 #include "http/message.h"
+#include "http/websocket.h"
 #include "util/status.h"
 
 namespace imago::http {
+
+// The outcome of a WebSocket upgrade request: a handler to run the connection with, or the HTTP
+// response to send instead.
+struct UpgradeDecision {
+  std::shared_ptr<WebSocketHandler> handler;
+  WebSocketOptions options;
+  std::string subprotocol;  // answered in Sec-WebSocket-Protocol when not empty
+  std::string request_id;
+  Response response;  // when handler is null
+};
 
 class Dispatcher {
  public:
@@ -20,6 +32,13 @@ class Dispatcher {
   virtual size_t body_limit(std::string_view method, std::string_view path) const = 0;
   // Called on a worker thread with the complete request; must not throw.
   virtual Response dispatch(Request& req) = 0;
+  // Called on a worker thread with a WebSocket upgrade request (GET, no body); must not throw.
+  virtual UpgradeDecision upgrade(Request& req) {
+    (void)req;
+    UpgradeDecision d;
+    d.response = Response::error(404, "NOT_FOUND", "No WebSocket endpoint here");
+    return d;
+  }
 };
 
 struct ServerOptions {
@@ -33,6 +52,9 @@ struct ServerOptions {
   size_t header_limit = 16 * 1024;
   int shutdown_grace_s = 20;   // in-flight requests get this long after stop()
   bool handle_signals = true;  // SIGTERM / SIGINT trigger stop()
+  // Runs once when shutdown starts, before connections are closed (live sessions tell their
+  // viewers `session.ended {reason: "shutdown"}` here). Runs on the control thread; keep it short.
+  std::function<void()> before_shutdown;
 };
 
 class Server {

@@ -22,7 +22,15 @@ namespace imago::http::detail {
 
 namespace net = boost::asio;
 
-class Session;
+// A live connection (HTTP session or upgraded WebSocket) as the shutdown logic sees it.
+class Connection {
+ public:
+  virtual ~Connection() = default;
+  // Graceful: close now when idle, otherwise after the exchange in progress (WebSocket: close 1001).
+  virtual void begin_shutdown() = 0;
+  // End of the grace period: close whatever it is doing.
+  virtual void force_close() = 0;
+};
 
 struct ServerContext {
   ServerContext(ServerOptions opts, Dispatcher& d);
@@ -33,7 +41,7 @@ struct ServerContext {
 
   // Declared before the io_context: sessions destroyed with it unregister themselves here.
   std::mutex mu;
-  std::unordered_map<Session*, std::weak_ptr<Session>> sessions;
+  std::unordered_map<Connection*, std::weak_ptr<Connection>> sessions;
 
   net::io_context ioc;
   // Serializes the shutdown bookkeeping (grace timer, signal set) across I/O threads.
@@ -43,9 +51,9 @@ struct ServerContext {
   bool finished = false;  // shutdown complete; only touched on `control`
   WorkerPool workers;
 
-  void add_session(Session* s, std::weak_ptr<Session> w);
-  void remove_session(Session* s);
-  std::vector<std::shared_ptr<Session>> live_sessions();
+  void add_session(Connection* s, std::weak_ptr<Connection> w);
+  void remove_session(Connection* s);
+  std::vector<std::shared_ptr<Connection>> live_sessions();
   // Called on `control` once stopping and no session is left: lets io_context::run() return.
   void finish_shutdown();
 };

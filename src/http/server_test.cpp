@@ -200,10 +200,9 @@ TEST_F(ServerTest, FillsRequestFields) {
   auto s = connect();
   boost::beast::flat_buffer buf;
   send(s,
-       "post /echo/a%20b%2Fc?x=1&y=a+b&y=c%26d&flag HTTP/1.1\r\nHost: t\r\nX-Test: hello\r\n"
+       "POST /echo/a%20b%2Fc?x=1&y=a+b&y=c%26d&flag HTTP/1.1\r\nHost: t\r\nX-Test: hello\r\n"
        "Content-Length: 4\r\n\r\nabcd");
   boost::system::error_code ec;
-  // Lower-case methods are not valid tokens for Beast's known verbs but are still tokens.
   auto r = read_response(s, buf, ec);
   ASSERT_FALSE(ec) << ec.message();
   ASSERT_EQ(r.result_int(), 200u) << r.body();
@@ -414,6 +413,59 @@ TEST_F(ServerTest, GarbageIs400) {
   send(s, get("/echo"));
   boost::system::error_code ec;
   EXPECT_EQ(read_response(s, buf, ec).result_int(), 200u);
+}
+
+// Request smuggling primitives (RFC 9112 6.1, 6.3, 5.2): each is refused with an error and the
+// connection closes, so the "body" can never run as a second request.
+TEST_F(ServerTest, SmugglingFramingIsRefusedAndConnectionClosed) {
+  start();
+  const std::string smuggled = "GET /echo?smuggled=1 HTTP/1.1\r\nHost: t\r\n\r\n";
+  const struct {
+    std::string head;
+    int status;
+    const char* code;
+  } cases[] = {
+      {"POST /echo HTTP/1.1\r\nHost: t\r\nTransfer-Encoding: xchunked\r\n", 400, "BAD_REQUEST"},
+      {"POST /echo HTTP/1.1\r\nHost: t\r\nTransfer-Encoding: gzip\r\n", 400, "BAD_REQUEST"},
+      {"POST /echo HTTP/1.1\r\nHost: t\r\nTransfer-Encoding: chunked, identity\r\n", 400, "BAD_REQUEST"},
+      {"POST /echo HTTP/1.1\r\nHost: t\r\nTransfer-Encoding: identity\r\n", 400, "BAD_REQUEST"},
+      {"POST /echo HTTP/1.1\r\nHost: t\r\nTransfer-Encoding: gzip, chunked\r\n", 501, "NOT_IMPLEMENTED"},
+      {"POST /echo HTTP/1.1\r\nHost: t\r\nTransfer-Encoding: chunked\r\nContent-Length: 3\r\n", 400,
+       "BAD_REQUEST"},
+      {"POST /echo HTTP/1.1\r\nHost: t\r\nContent-Length: 3\r\nTransfer-Encoding: chunked\r\n", 400,
+       "BAD_REQUEST"},
+      {"POST /echo HTTP/1.0\r\nHost: t\r\nTransfer-Encoding: chunked\r\n", 400, "BAD_REQUEST"},
+      {"POST /echo HTTP/1.1\r\nHost: t\r\nTransfer-Encoding:\r\n chunked\r\n", 400, "BAD_REQUEST"},
+      {"POST /echo HTTP/1.1\r\nHost: t\r\nX-Folded: a\r\n\tb\r\nContent-Length: 0\r\n", 400, "BAD_REQUEST"},
+      {"GET /echo HTTP/1.1\r\n", 400, "BAD_REQUEST"},                        // no Host
+      {"GET /echo HTTP/1.1\r\nHost: a\r\nHost: b\r\n", 400, "BAD_REQUEST"},  // two Hosts
+      {"get /echo HTTP/1.1\r\nHost: t\r\n", 400, "BAD_REQUEST"},             // lower-case method
+      {"Post /echo HTTP/1.1\r\nHost: t\r\nContent-Length: 0\r\n", 400, "BAD_REQUEST"},
+  };
+  for (const auto& c : cases) {
+    auto s = connect();
+    boost::beast::flat_buffer buf;
+    send(s, c.head + "\r\n" + smuggled);
+    boost::system::error_code ec;
+    auto r = read_response(s, buf, ec);
+    ASSERT_FALSE(ec) << ec.message() << " for " << c.head;
+    expect_envelope(r, c.status, c.code);
+    if (r.version() == 11) EXPECT_EQ(r[bhttp::field::connection], "close") << c.head;
+    // No second response: the smuggled request never ran.
+    EXPECT_TRUE(closed_by_peer(s, buf)) << c.head;
+  }
+  // Still accepted: a lone chunked coding (any case), and HTTP/1.0 without Host.
+  auto s = connect();
+  boost::beast::flat_buffer buf;
+  send(s, "POST /echo HTTP/1.1\r\nHost: t\r\nTransfer-Encoding: Chunked\r\n\r\n3\r\nabc\r\n0\r\n\r\n");
+  boost::system::error_code ec;
+  auto r = read_response(s, buf, ec);
+  ASSERT_EQ(r.result_int(), 200u) << r.body();
+  EXPECT_EQ(boost::json::parse(r.body()).at("body").as_string(), "abc");
+  auto s2 = connect();
+  send(s2, "GET /echo HTTP/1.0\r\n\r\n");
+  boost::beast::flat_buffer buf2;
+  EXPECT_EQ(read_response(s2, buf2, ec).result_int(), 200u);
 }
 
 TEST_F(ServerTest, HandlerExceptionIs500Envelope) {

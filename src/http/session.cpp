@@ -9,7 +9,9 @@
 #include <boost/beast/http/error.hpp>
 #include <boost/beast/http/read.hpp>
 #include <boost/beast/http/write.hpp>
+#include <boost/beast/websocket/rfc6455.hpp>
 
+#include "http/websocket_session.h"
 #include "util/clock.h"
 #include "util/log.h"
 #include "util/random.h"
@@ -149,8 +151,53 @@ void Session::start_request() {
   keep_alive_ = false;
   head_ = false;
   stream_.expires_after(std::chrono::seconds(ctx_.options.read_timeout_s));
-  bhttp::async_read_header(stream_, buffer_, *header_parser_,
-                           beast::bind_front_handler(&Session::on_header, shared_from_this()));
+  read_header_section();
+}
+
+// The header section is collected here rather than by beast::http::async_read_header so that
+// the raw bytes can be checked before Beast normalizes them: Beast silently unfolds obs-fold
+// lines, which RFC 9112 5.2 tells a server to reject (a classic smuggling primitive).
+void Session::read_header_section() {
+  for (;;) {
+    std::string_view data(static_cast<const char*>(buffer_.data().data()), buffer_.size());
+    // RFC 9112 2.2: empty lines before the request-line are ignored.
+    std::size_t skip = 0;
+    while (skip + 1 < data.size() && data[skip] == '\r' && data[skip + 1] == '\n') skip += 2;
+    if (skip > 0) {
+      buffer_.consume(skip);
+      continue;
+    }
+    auto end = data.find("\r\n\r\n");
+    if (end == std::string_view::npos) {
+      if (data.size() > ctx_.options.header_limit)
+        return reject(431, "HEADER_TOO_LARGE", "Request header too large");
+      stream_.async_read_some(buffer_.prepare(kReadChunk),
+                              [self = shared_from_this()](beast::error_code ec, std::size_t n) {
+                                if (ec) {  // the client went away or stalled (timeout): nobody to answer
+                                  self->close_now();
+                                  return;
+                                }
+                                self->buffer_.commit(n);
+                                self->read_header_section();
+                              });
+      return;
+    }
+    const std::size_t header_size = end + 4;
+    if (header_size > ctx_.options.header_limit)
+      return reject(431, "HEADER_TOO_LARGE", "Request header too large");
+    std::string_view header = data.substr(0, end + 2);
+    if (header.find("\r\n ") != std::string_view::npos || header.find("\r\n\t") != std::string_view::npos) {
+      unread_input_ = true;
+      return reject(400, "BAD_REQUEST", "Obsolete line folding in the request header");
+    }
+    beast::error_code ec;
+    header_parser_->eager(false);
+    std::size_t used = header_parser_->put(net::buffer(data.data(), header_size), ec);
+    if (!ec && !header_parser_->is_header_done()) ec = bhttp::error::partial_message;
+    buffer_.consume(used);
+    on_header(ec, used);
+    return;
+  }
 }
 
 void Session::on_header(beast::error_code ec, std::size_t) {
@@ -168,15 +215,24 @@ void Session::on_header(beast::error_code ec, std::size_t) {
   version_ = h.version();
   keep_alive_ = h.keep_alive();
   method_ = std::string(h.method_string());
-  for (char& c : method_) {
-    if (c >= 'a' && c <= 'z') c = static_cast<char>(c - 'a' + 'A');
-  }
   head_ = method_ == "HEAD";
+  if (const char* framing_error = check_framing(h)) {
+    return reject(framing_status_, framing_status_ == 501 ? "NOT_IMPLEMENTED" : "BAD_REQUEST", framing_error);
+  }
   path_.clear();
   query_.clear();
   if (!parse_target(h.target(), path_, query_)) {
     unread_input_ = true;
     return reject(400, "BAD_REQUEST", "Malformed request target");
+  }
+
+  if (boost::beast::websocket::is_upgrade(h)) {
+    if (header_parser_->content_length().value_or(0) > 0 || header_parser_->chunked()) {
+      unread_input_ = true;
+      return reject(400, "BAD_REQUEST", "A WebSocket upgrade request carries no body");
+    }
+    start_upgrade();
+    return;
   }
 
   std::size_t limit = 0;
@@ -250,6 +306,42 @@ void Session::on_body(beast::error_code ec, std::size_t) {
   dispatch_request();
 }
 
+// RFC 9110 / 9112 rules Beast leaves to the application. Returns an error message (and sets
+// framing_status_) when the request must be refused and the connection closed.
+const char* Session::check_framing(const bhttp::request_parser<bhttp::empty_body>::value_type& h) {
+  framing_status_ = 400;
+  // Methods are case-sensitive (RFC 9110 9.1): "get" is not GET.
+  for (char c : method_) {
+    if (!((c >= 'A' && c <= 'Z') || c == '-' || c == '_')) return "Method names are upper case";
+  }
+  std::size_t hosts = 0;
+  for (auto it = h.find(bhttp::field::host); it != h.end() && it->name() == bhttp::field::host; ++it) ++hosts;
+  if (hosts > 1) return "Duplicate Host header";
+  if (hosts == 0 && version_ >= 11) return "Missing Host header";  // RFC 9112 3.2
+
+  // Transfer-Encoding (RFC 9112 6.1, 6.3): only a lone, final "chunked" is accepted. Anything else
+  // leaves the body length undeterminable; answering and closing prevents request smuggling.
+  std::vector<std::string> codings;
+  bool has_te = false;
+  for (const auto& f : h) {
+    if (f.name() != bhttp::field::transfer_encoding) continue;
+    has_te = true;
+    for (std::string_view c : split(f.value(), ',')) {
+      c = trim(c);
+      if (!c.empty()) codings.emplace_back(c);
+    }
+  }
+  if (!has_te) return nullptr;
+  if (version_ < 11) return "Transfer-Encoding is not allowed in HTTP/1.0";
+  if (h.find(bhttp::field::content_length) != h.end()) return "Both Transfer-Encoding and Content-Length";
+  if (codings.size() == 1 && iequals(codings[0], "chunked")) return nullptr;
+  if (!codings.empty() && iequals(codings.back(), "chunked")) {
+    framing_status_ = 501;  // RFC 9112 6.1: a coding the server does not understand
+    return "Only the chunked transfer coding is supported";
+  }
+  return "Transfer-Encoding must end with chunked";
+}
+
 // ---- dispatching ------------------------------------------------------------------------------
 
 void Session::dispatch_request() {
@@ -287,6 +379,61 @@ void Session::dispatch_request() {
           self->send_response(std::move(res));
         });
       });
+}
+
+// ---- WebSocket upgrade -----------------------------------------------------------------------
+
+void Session::start_upgrade() {
+  upgrade_request_.emplace(header_parser_->release());
+  header_parser_.reset();
+  Request req;
+  req.method = method_;
+  req.target = std::string(upgrade_request_->target());
+  req.path = std::move(path_);
+  req.query = std::move(query_);
+  for (const auto& f : *upgrade_request_)
+    req.headers.add(std::string(f.name_string()), std::string(f.value()));
+  req.client_ip = client_ip_;
+  req.received_us = received_us_;
+  // Authentication may read the database: on the worker pool, like any request.
+  ctx_.workers.post(
+      [self = shared_from_this(), req = std::move(req), work = net::make_work_guard(ctx_.ioc)]() mutable {
+        UpgradeDecision d;
+        try {
+          d = self->ctx_.dispatcher.upgrade(req);
+        } catch (const std::exception& e) {
+          log::error("upgrade_threw", {{"error", e.what()}, {"path", req.path}});
+          d = {};
+          d.response = Response::error(500, "INTERNAL_ERROR", "Internal server error");
+        }
+        if (!d.handler && !d.response.headers.has("X-Request-Id")) {
+          d.response.headers.set("X-Request-Id", req.request_id.empty() ? new_id("req") : req.request_id);
+        }
+        auto ex = self->stream_.get_executor();
+        net::post(
+            ex, [self = std::move(self), d = std::move(d)]() mutable { self->finish_upgrade(std::move(d)); });
+      });
+}
+
+void Session::finish_upgrade(UpgradeDecision decision) {
+  if (closed_) return;
+  if (!decision.handler) {
+    upgrade_request_.reset();
+    keep_alive_ = false;  // the client expected a protocol switch; start over on a new connection
+    send_response(std::move(decision.response));
+    return;
+  }
+  if (ctx_.stopping.load()) {
+    upgrade_request_.reset();
+    close_now();
+    return;
+  }
+  // Hand the socket over; this session is done (its destructor unregisters it).
+  closed_ = true;
+  auto ws = std::make_shared<WebSocketSession>(std::move(stream_), ctx_, std::move(decision), client_ip_);
+  auto request = std::move(*upgrade_request_);
+  upgrade_request_.reset();
+  ws->start(std::move(request));
 }
 
 // ---- writing ----------------------------------------------------------------------------------

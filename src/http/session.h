@@ -23,19 +23,19 @@ namespace imago::http::detail {
 namespace beast = boost::beast;
 namespace bhttp = boost::beast::http;
 
-class Session : public std::enable_shared_from_this<Session> {
+class Session final : public Connection, public std::enable_shared_from_this<Session> {
  public:
   Session(net::ip::tcp::socket&& socket, ServerContext& ctx);
-  ~Session();
+  ~Session() override;
   Session(const Session&) = delete;
   Session& operator=(const Session&) = delete;
 
   void start();
   // Graceful shutdown: closes the connection now when it waits for a new request, otherwise
   // right after the response in progress.
-  void begin_shutdown();
+  void begin_shutdown() override;
   // End of the shutdown grace period: closes the connection whatever it is doing.
-  void force_close();
+  void force_close() override;
 
   // Called from a worker thread by the streaming producer; blocks until the chunk is written.
   bool write_chunk_blocking(std::string_view chunk);
@@ -44,11 +44,15 @@ class Session : public std::enable_shared_from_this<Session> {
   void next_request();
   void on_first_bytes(beast::error_code ec, std::size_t n);
   void start_request();
+  void read_header_section();
   void on_header(beast::error_code ec, std::size_t n);
+  const char* check_framing(const bhttp::request_parser<bhttp::empty_body>::value_type& h);
   void on_continue_written(beast::error_code ec, std::size_t n);
   void read_body();
   void on_body(beast::error_code ec, std::size_t n);
   void dispatch_request();
+  void start_upgrade();
+  void finish_upgrade(UpgradeDecision decision);
   void send_response(Response res);
   void on_write(bool close, beast::error_code ec, std::size_t n);
   void start_stream(Response res, bool close);
@@ -68,6 +72,7 @@ class Session : public std::enable_shared_from_this<Session> {
 
   std::optional<bhttp::request_parser<bhttp::empty_body>> header_parser_;
   std::optional<bhttp::request_parser<bhttp::string_body>> body_parser_;
+  std::optional<bhttp::request<bhttp::empty_body>> upgrade_request_;  // WebSocket upgrade in progress
 
   // The request being handled.
   unsigned version_ = 11;
@@ -85,6 +90,7 @@ class Session : public std::enable_shared_from_this<Session> {
   std::optional<bhttp::response_serializer<bhttp::empty_body>> stream_sr_;
   bool stream_close_ = false;
 
+  int framing_status_ = 400;
   bool idle_ = false;    // waiting for the first byte of a new request
   bool closed_ = false;  // no more I/O on this connection
   std::array<char, 4096> drain_buf_{};

@@ -12,6 +12,7 @@
 #include "auth/authenticator.h"
 #include "auth/provisioning.h"
 #include "core/services.h"
+#include "auth/runtime_token.h"
 #include "http/metrics.h"
 #include "http/pipeline.h"
 #include "http/router.h"
@@ -19,6 +20,8 @@
 #include "jobs/runtime.h"
 #include "limits/rate_limiter.h"
 #include "limits/storage_quota.h"
+#include "live/rooms.h"
+#include "live/self_hosted_meter.h"
 #include "speech/speech_service.h"
 #include "store/stores.h"
 #include "util/log.h"
@@ -34,6 +37,9 @@ struct App::Parts {
   std::unique_ptr<speech::SpeechService> speech;
   std::unique_ptr<jobs::Runtime> jobs_runtime;
   std::unique_ptr<agents::AgentService> agent_service;
+  std::unique_ptr<TokenKeyring> token_keys;
+  std::unique_ptr<live::Rooms> rooms;
+  std::unique_ptr<live::SelfHostedMeter> self_hosted;
   std::unique_ptr<RateLimiter> limiter;
   StorageQuotas storage_quotas;
   std::unique_ptr<WindowCounter> windows;
@@ -124,6 +130,28 @@ Result<std::unique_ptr<App>> App::create(Config config) {
   p.agent_service = std::make_unique<agents::AgentService>(std::move(ad));
   s.agent_service = p.agent_service.get();
 
+  // Live sessions: token keys in the data directory (0600), rooms, self-hosted metering.
+  auto keys = TokenKeyring::open(p.config.data_dir + "/runtime-token-keys.json");
+  if (!keys.ok()) return Status::Internal("runtime token keys: " + keys.status().message());
+  p.token_keys = std::move(keys).value();
+  s.token_keys = p.token_keys.get();
+  live::RoomsOptions lo;
+  lo.timeouts.absent_us = int64_t{p.config.live_absent_s} * 1'000'000;
+  lo.timeouts.left_us = int64_t{p.config.live_left_s} * 1'000'000;
+  lo.timeouts.idle_us = int64_t{p.config.live_idle_s} * 1'000'000;
+  lo.timeouts.max_duration_us = int64_t{p.config.live_max_duration_s} * 1'000'000;
+  lo.timeouts.grace_us = int64_t{p.config.live_grace_s} * 1'000'000;
+  lo.timeouts.billing_period_us = int64_t{p.config.live_billing_period_s} * 1'000'000;
+  lo.max_sessions = p.config.max_live_sessions;
+  lo.model_side = p.config.live_frame_side;
+  lo.jpeg_quality = p.config.live_jpeg_quality;
+  live::RoomsDeps ld{p.clock, s.agents, s.files, s.blobs, s.ledger, s.speech};
+  p.rooms = std::make_unique<live::Rooms>(ld, lo);
+  s.rooms = p.rooms.get();
+  p.self_hosted = std::make_unique<live::SelfHostedMeter>(*s.ledger, *p.clock, lo.timeouts.billing_period_us,
+                                                          lo.timeouts.grace_us);
+  s.self_hosted = p.self_hosted.get();
+
   api::register_all_routes(p.router, s);
 
   http::PipelineOptions po;
@@ -144,6 +172,8 @@ Result<std::unique_ptr<App>> App::create(Config config) {
   so.idle_timeout_s = p.config.idle_timeout_s;
   so.header_limit = static_cast<size_t>(p.config.header_limit_bytes);
   so.shutdown_grace_s = p.config.shutdown_grace_s;
+  // Viewers hear session.ended {reason: shutdown} before their connections close.
+  so.before_shutdown = [rooms = p.rooms.get()] { rooms->shutdown(); };
   p.server = std::make_unique<http::Server>(so, *p.pipeline);
   return app;
 }
@@ -201,6 +231,7 @@ int App::run() {
                           {"data_dir", p.config.data_dir},
                           {"io_threads", p.config.io_threads}});
   p.server->run();
+  p.rooms->shutdown();  // already done by before_shutdown unless run() ended otherwise
   log::info("stopped", {});
   return 0;
 }

@@ -1,0 +1,79 @@
+// Runtime and embed tokens (SPEC 2.6, 3.4, 5.8-5.12): JWTs signed with HS256 under a server key,
+// following RFC 8725. The algorithm is pinned (anything but "HS256", including "none", is refused),
+// `iss`, `aud` and `exp` are always checked, and the signing key (>= 256 bits) lives in the data
+// directory with a verify-only previous key after a rotation (docs/live-protocol.md).
+//
+// Every token names, in its JOSE header, the key it was signed with (`kid`) and the api-secret
+// that minted it (`akid`, the api key id), so a revoked or rotated api-secret is noticed on the
+// next verification (the API layer looks the api key up on every use).
+#pragma once
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "util/status.h"
+
+namespace imago {
+
+inline constexpr std::string_view kTokenIssuer = "imago";
+inline constexpr std::string_view kRuntimeAudience = "imago-runtime";
+inline constexpr std::string_view kEmbedAudience = "imago-embed";
+inline constexpr size_t kMinSigningKeyBytes = 32;  // RFC 8725 3.5 / RFC 7518 3.2: >= 256 bits
+
+struct SigningKey {
+  std::string id;      // "rk_..." : the `kid` header
+  std::string secret;  // raw bytes, at least kMinSigningKeyBytes
+};
+
+// The current signing key and, after a rotation, the previous one (verify only). Thread safe.
+class TokenKeyring {
+ public:
+  // Loads `path` (JSON, mode 0600) or creates it with a fresh random key.
+  static Result<std::unique_ptr<TokenKeyring>> open(const std::string& path);
+  // An in-memory keyring (tests); rotate() does not write anywhere.
+  static std::unique_ptr<TokenKeyring> in_memory(SigningKey current);
+
+  SigningKey current() const;
+  // The key with this id: the current one or the previous one.
+  std::optional<SigningKey> find(std::string_view kid) const;
+  // The current key becomes the previous (verify-only) key; tokens signed with the key before
+  // that stop verifying. Persists the change when the keyring has a file.
+  Status rotate();
+
+ private:
+  TokenKeyring() = default;
+  Status save_locked() const;
+  mutable std::mutex mu_;
+  std::string path_;  // empty: in memory
+  SigningKey current_;
+  std::optional<SigningKey> previous_;
+};
+
+struct TokenClaims {
+  // Header.
+  std::string api_key_id;  // `akid`: the api key that minted the token (or its predecessor chain)
+  // Registered claims.
+  std::string subject;     // `sub`: the account (user) id
+  std::string audience;    // `aud`: kRuntimeAudience or kEmbedAudience
+  int64_t issued_at = 0;   // `iat`, Unix seconds
+  int64_t expires_at = 0;  // `exp`, Unix seconds
+  std::string token_id;    // `jti`
+  // Embed tokens only: the one agent they may view, and the embed session id.
+  std::optional<std::string> agent;
+  std::optional<std::string> sid;
+};
+
+// Compact JWS (header.payload.signature), signed with `key`.
+std::string sign_token(const SigningKey& key, const TokenClaims& claims);
+
+// Verifies a compact JWS: exactly three base64url parts, header {"alg":"HS256"} with a known
+// `kid`, a valid HMAC (constant-time compare), `iss` == "imago", `aud` == `audience`, `exp` in the
+// future, `iat` not in the future (60 s of clock skew allowed), `sub`, `jti` and `akid` present.
+// kUnauthenticated with a short reason otherwise.
+Result<TokenClaims> verify_token(const TokenKeyring& keys, std::string_view token, std::string_view audience,
+                                 int64_t now_s);
+
+}  // namespace imago

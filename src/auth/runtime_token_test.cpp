@@ -1,0 +1,199 @@
+#include "auth/runtime_token.h"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "util/base64.h"
+#include "util/crypto.h"
+#include "util/random.h"
+
+namespace imago {
+namespace {
+
+constexpr int64_t kNow = 1'700'000'000;
+
+TokenClaims runtime_claims() {
+  TokenClaims c;
+  c.api_key_id = "key_abc";
+  c.subject = "usr_1";
+  c.audience = std::string(kRuntimeAudience);
+  c.issued_at = kNow;
+  c.expires_at = kNow + 300;
+  c.token_id = "jti-1";
+  return c;
+}
+
+SigningKey test_key(std::string id = "rk_test") {
+  return {std::move(id), std::string(32, 'k')};
+}
+
+// Re-signs arbitrary header/payload JSON with `secret`.
+std::string forge(std::string_view header, std::string_view payload, std::string_view secret) {
+  std::string in = base64url_encode(header) + "." + base64url_encode(payload);
+  return in + "." + base64url_encode(hmac_sha256(secret, in));
+}
+
+TEST(RuntimeToken, SignedTokenVerifiesWithItsClaims) {
+  auto keys = TokenKeyring::in_memory(test_key());
+  std::string t = sign_token(keys->current(), runtime_claims());
+  auto c = verify_token(*keys, t, kRuntimeAudience, kNow + 10);
+  ASSERT_TRUE(c.ok()) << c.status().message();
+  EXPECT_EQ(c->subject, "usr_1");
+  EXPECT_EQ(c->api_key_id, "key_abc");
+  EXPECT_EQ(c->expires_at, kNow + 300);
+  EXPECT_EQ(c->token_id, "jti-1");
+  EXPECT_FALSE(c->agent.has_value());
+}
+
+TEST(RuntimeToken, ExpiredTokenIsRefused) {
+  auto keys = TokenKeyring::in_memory(test_key());
+  std::string t = sign_token(keys->current(), runtime_claims());
+  EXPECT_EQ(verify_token(*keys, t, kRuntimeAudience, kNow + 300).status().code(), Code::kUnauthenticated);
+  EXPECT_TRUE(verify_token(*keys, t, kRuntimeAudience, kNow + 299).ok());
+}
+
+TEST(RuntimeToken, WrongAudienceIsRefused) {
+  auto keys = TokenKeyring::in_memory(test_key());
+  std::string t = sign_token(keys->current(), runtime_claims());
+  EXPECT_FALSE(verify_token(*keys, t, kEmbedAudience, kNow).ok());
+}
+
+TEST(RuntimeToken, AlgNoneAndOtherAlgorithmsAreRefused) {
+  auto keys = TokenKeyring::in_memory(test_key());
+  std::string payload =
+      R"({"iss":"imago","sub":"usr_1","aud":"imago-runtime","iat":1700000000,"exp":1700000300,"jti":"j"})";
+  std::string none = base64url_encode(R"({"alg":"none","kid":"rk_test","akid":"key_abc"})") + "." +
+                     base64url_encode(payload) + ".";
+  EXPECT_FALSE(verify_token(*keys, none, kRuntimeAudience, kNow).ok());
+  std::string none2 = base64url_encode(R"({"alg":"none","kid":"rk_test","akid":"key_abc"})") + "." +
+                      base64url_encode(payload) + ".AAAA";
+  EXPECT_FALSE(verify_token(*keys, none2, kRuntimeAudience, kNow).ok());
+  // Correct HMAC but a different declared algorithm: still refused.
+  std::string hs512 =
+      forge(R"({"alg":"HS512","kid":"rk_test","akid":"key_abc"})", payload, std::string(32, 'k'));
+  EXPECT_FALSE(verify_token(*keys, hs512, kRuntimeAudience, kNow).ok());
+  // The same with HS256 is accepted: the test above fails only because of alg.
+  std::string hs256 =
+      forge(R"({"alg":"HS256","kid":"rk_test","akid":"key_abc"})", payload, std::string(32, 'k'));
+  EXPECT_TRUE(verify_token(*keys, hs256, kRuntimeAudience, kNow).ok());
+}
+
+TEST(RuntimeToken, WrongIssuerOrMissingClaimsAreRefused) {
+  auto keys = TokenKeyring::in_memory(test_key());
+  const std::string k(32, 'k');
+  const std::string h = R"({"alg":"HS256","kid":"rk_test","akid":"key_abc"})";
+  EXPECT_FALSE(
+      verify_token(
+          *keys,
+          forge(
+              h,
+              R"({"iss":"other","sub":"u","aud":"imago-runtime","iat":1700000000,"exp":1700000300,"jti":"j"})",
+              k),
+          kRuntimeAudience, kNow)
+          .ok());
+  EXPECT_FALSE(
+      verify_token(
+          *keys, forge(h, R"({"iss":"imago","sub":"u","aud":"imago-runtime","iat":1700000000,"jti":"j"})", k),
+          kRuntimeAudience, kNow)
+          .ok());
+  EXPECT_FALSE(
+      verify_token(
+          *keys,
+          forge(
+              R"({"alg":"HS256","kid":"rk_test"})",
+              R"({"iss":"imago","sub":"u","aud":"imago-runtime","iat":1700000000,"exp":1700000300,"jti":"j"})",
+              k),
+          kRuntimeAudience, kNow)
+          .ok());
+  // iat far in the future.
+  EXPECT_FALSE(
+      verify_token(
+          *keys,
+          forge(
+              h,
+              R"({"iss":"imago","sub":"u","aud":"imago-runtime","iat":1700000100,"exp":1700000300,"jti":"j"})",
+              k),
+          kRuntimeAudience, kNow)
+          .ok());
+}
+
+TEST(RuntimeToken, TamperedPayloadOrSignatureIsRefused) {
+  auto keys = TokenKeyring::in_memory(test_key());
+  std::string t = sign_token(keys->current(), runtime_claims());
+  std::string tampered = t;
+  tampered[t.find('.') + 3] ^= 1;
+  EXPECT_FALSE(verify_token(*keys, tampered, kRuntimeAudience, kNow).ok());
+  std::string badsig = t.substr(0, t.rfind('.') + 1) + base64url_encode(std::string(32, 'x'));
+  EXPECT_FALSE(verify_token(*keys, badsig, kRuntimeAudience, kNow).ok());
+  EXPECT_FALSE(verify_token(*keys, "a.b", kRuntimeAudience, kNow).ok());
+  EXPECT_FALSE(verify_token(*keys, "a.b.c.d", kRuntimeAudience, kNow).ok());
+  EXPECT_FALSE(verify_token(*keys, "", kRuntimeAudience, kNow).ok());
+  // Padding or the standard alphabet is not base64url.
+  EXPECT_FALSE(verify_token(*keys, t + "=", kRuntimeAudience, kNow).ok());
+}
+
+TEST(RuntimeToken, RotationKeepsThePreviousKeyVerifyOnly) {
+  auto keys = TokenKeyring::in_memory(test_key());
+  std::string first = sign_token(keys->current(), runtime_claims());
+  ASSERT_TRUE(keys->rotate().ok());
+  EXPECT_NE(keys->current().id, "rk_test");
+  EXPECT_GE(keys->current().secret.size(), kMinSigningKeyBytes);
+  EXPECT_TRUE(verify_token(*keys, first, kRuntimeAudience, kNow).ok());
+  std::string second = sign_token(keys->current(), runtime_claims());
+  ASSERT_TRUE(keys->rotate().ok());
+  EXPECT_FALSE(verify_token(*keys, first, kRuntimeAudience, kNow).ok());
+  EXPECT_TRUE(verify_token(*keys, second, kRuntimeAudience, kNow).ok());
+}
+
+TEST(RuntimeToken, EmbedClaimsRoundTrip) {
+  auto keys = TokenKeyring::in_memory(test_key());
+  TokenClaims c = runtime_claims();
+  c.audience = std::string(kEmbedAudience);
+  c.agent = "A12BCD3456";
+  c.sid = "emb_1";
+  std::string t = sign_token(keys->current(), c);
+  EXPECT_FALSE(verify_token(*keys, t, kRuntimeAudience, kNow).ok());
+  auto v = verify_token(*keys, t, kEmbedAudience, kNow);
+  ASSERT_TRUE(v.ok());
+  EXPECT_EQ(v->agent, "A12BCD3456");
+  EXPECT_EQ(v->sid, "emb_1");
+}
+
+TEST(RuntimeTokenKeyring, FileIsCreatedPrivateAndReloaded) {
+  auto dir = std::filesystem::temp_directory_path() / ("imago_keys_" + random_hex(6));
+  std::filesystem::create_directories(dir);
+  const std::string path = (dir / "runtime-token-keys.json").string();
+  std::string kid;
+  std::string token;
+  {
+    auto k = TokenKeyring::open(path);
+    ASSERT_TRUE(k.ok()) << k.status().message();
+    kid = (*k)->current().id;
+    token = sign_token((*k)->current(), runtime_claims());
+    auto perms = std::filesystem::status(path).permissions();
+    EXPECT_EQ(perms & std::filesystem::perms::group_all, std::filesystem::perms::none);
+    EXPECT_EQ(perms & std::filesystem::perms::others_all, std::filesystem::perms::none);
+  }
+  {
+    auto k = TokenKeyring::open(path);
+    ASSERT_TRUE(k.ok());
+    EXPECT_EQ((*k)->current().id, kid);
+    EXPECT_TRUE(verify_token(**k, token, kRuntimeAudience, kNow).ok());
+    ASSERT_TRUE((*k)->rotate().ok());
+  }
+  {
+    auto k = TokenKeyring::open(path);
+    ASSERT_TRUE(k.ok());
+    EXPECT_NE((*k)->current().id, kid);
+    EXPECT_TRUE((*k)->find(kid).has_value());  // previous, verify only
+  }
+  // A short key is refused.
+  std::ofstream(path) << R"({"current":{"id":"rk_x","secret":"c2hvcnQ"}})";
+  EXPECT_FALSE(TokenKeyring::open(path).ok());
+  std::filesystem::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace imago

@@ -1,0 +1,87 @@
+// Private to src/http: one upgraded WebSocket connection. The HTTP Session hands over its socket
+// (like Beast's advanced server example); I/O runs on the connection's strand, handler callbacks
+// too, so they are serialized. send_*() may be called from any thread: the outgoing queue is
+// guarded by a mutex and only its head is written, one message at a time.
+#pragma once
+#include <atomic>
+#include <boost/beast/core/flat_buffer.hpp>
+#include <boost/beast/core/tcp_stream.hpp>
+#include <boost/beast/http/empty_body.hpp>
+#include <boost/beast/http/message.hpp>
+#include <boost/beast/websocket/stream.hpp>
+#include <deque>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+
+#include "http/server_internal.h"
+#include "http/websocket.h"
+
+namespace imago::http::detail {
+
+namespace beast = boost::beast;
+
+class WebSocketSession final : public WebSocketConnection,
+                               public Connection,
+                               public std::enable_shared_from_this<WebSocketSession> {
+ public:
+  WebSocketSession(beast::tcp_stream&& stream, ServerContext& ctx, UpgradeDecision decision,
+                   std::string client_ip);
+  ~WebSocketSession() override;
+
+  // Answers the upgrade request with 101 and starts reading.
+  void start(beast::http::request<beast::http::empty_body> upgrade_request);
+
+  // WebSocketConnection
+  bool send_text(std::string message) override;
+  bool send_binary(std::string bytes, WsMessageClass cls) override;
+  void discard_queued(WsMessageClass cls) override;
+  size_t queued_bytes() const override;
+  void close(uint16_t code, std::string reason) override;
+  const std::string& client_ip() const override { return client_ip_; }
+
+  // Connection
+  void begin_shutdown() override;
+  void force_close() override;
+
+ private:
+  struct Outgoing {
+    std::string data;
+    WsMessageClass cls;
+    bool text;
+  };
+
+  bool enqueue(std::string data, WsMessageClass cls, bool text);
+  void on_accept(beast::error_code ec);
+  void do_read();
+  void on_read(beast::error_code ec, std::size_t n);
+  void maybe_write();  // on the strand
+  void on_write(beast::error_code ec, std::size_t n);
+  void start_close();  // on the strand, once the queue is empty
+  void finish(uint16_t code);
+
+  ServerContext& ctx_;
+  beast::websocket::stream<beast::tcp_stream> ws_;
+  beast::flat_buffer read_buffer_;
+  std::shared_ptr<WebSocketHandler>
+      handler_;  // reset after on_close (breaks the handler <-> connection cycle)
+  const WebSocketOptions options_;
+  const std::string subprotocol_;
+  const std::string request_id_;
+  const std::string client_ip_;
+
+  mutable std::mutex mu_;
+  std::deque<Outgoing> queue_;
+  size_t queued_ = 0;  // bytes in queue_ plus the message being written
+  std::optional<Outgoing> writing_;
+  bool close_requested_ = false;  // no more sends; close once the queue is written
+  bool close_started_ = false;
+  beast::websocket::close_reason close_reason_;
+
+  // Strand-only state.
+  bool opened_ = false;
+  bool finished_ = false;
+};
+
+}  // namespace imago::http::detail

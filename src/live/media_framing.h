@@ -1,0 +1,42 @@
+// Binary WebSocket messages of a live session (docs/live-protocol.md, "Media framing").
+// Every binary message is a 20-byte header, little-endian, then the payload:
+//
+//   offset size  field
+//   0      1     kind: 1 video, 2 audio
+//   1      1     codec: video 1 = JPEG (2 reserved for VP8 via WebCodecs); audio 1 = PCM s16le mono
+//   2      2     flags: bit 0 speaking, bit 1 end_of_speech, bit 2 interrupted, bit 3 key frame
+//   4      4     frame index (u32): frame n covers [n/25, (n+1)/25) s of the session's audio clock
+//   8      8     pts in microseconds (i64) on the audio clock (n * 40000)
+//   16     2     video: width (u16);  audio: sample rate / 25 (u16 samples per frame)
+//   18     2     video: height (u16); audio: 0
+//   20     ...   video: the JPEG file; audio: samples, s16le
+#pragma once
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace imago::live {
+
+inline constexpr size_t kMediaHeaderBytes = 20;
+enum class MediaKind : uint8_t { kVideo = 1, kAudio = 2 };
+inline constexpr uint8_t kCodecJpeg = 1;
+inline constexpr uint8_t kCodecPcmS16 = 1;
+inline constexpr uint16_t kFlagSpeaking = 1, kFlagEndOfSpeech = 2, kFlagInterrupted = 4, kFlagKeyFrame = 8;
+
+struct MediaHeader {
+  MediaKind kind = MediaKind::kVideo;
+  uint8_t codec = 1;
+  uint16_t flags = 0;
+  uint32_t frame_index = 0;
+  int64_t pts_us = 0;
+  uint16_t a = 0;  // width, or samples per frame
+  uint16_t b = 0;  // height, or 0
+};
+
+std::string encode_video_message(const MediaHeader& h, std::string_view jpeg);
+std::string encode_audio_message(const MediaHeader& h, const std::vector<int16_t>& samples);
+// Parses a header (tests, benchmark clients); false when the message is shorter than a header.
+bool decode_media_header(std::string_view msg, MediaHeader* out);
+
+}  // namespace imago::live

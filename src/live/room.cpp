@@ -1,0 +1,577 @@
+#include "live/room.h"
+
+#include <chrono>
+
+#include "jobs/dynamics_config.h"
+#include "live/media_framing.h"
+#include "speech/speech_service.h"
+#include "util/json.h"
+#include "util/log.h"
+#include "util/random.h"
+
+namespace imago::live {
+
+namespace {
+
+constexpr int64_t kFrameUs = 1'000'000 / avatar::kFps;
+constexpr int64_t kDynamicsRefreshUs = 3'000'000;
+constexpr int64_t kIdleGestureAfterUs = 15'000'000;  // silence before an idle gesture
+constexpr int64_t kIdleGestureEveryUs = 20'000'000;
+constexpr size_t kMaxContextItems = 200;
+
+std::string event(std::string_view type, json::object fields = {}) {
+  json::object o{{"type", type}};
+  for (auto& kv : fields) o[kv.key()] = kv.value();
+  return json_to_string(o);
+}
+
+std::string error_event(std::string_view code, std::string_view message) {
+  return event("error", {{"code", code}, {"message", message}});
+}
+
+}  // namespace
+
+Result<std::shared_ptr<Room>> Room::create(RoomSettings settings,
+                                           std::shared_ptr<const avatar::AvatarModel> model,
+                                           speech::SpeechService* speech, Clock& clock,
+                                           RoomCallbacks callbacks) {
+  avatar::RendererOptions ro;
+  ro.audio_rate = 24000;
+  ro.session_seed = random_u64();
+  auto r = avatar::Renderer::create(std::move(model), ro);
+  if (!r.ok()) return r.status();
+  settings.voice.output_rate = ro.audio_rate;
+  return std::shared_ptr<Room>(
+      new Room(std::move(settings), std::move(r).value(), speech, clock, std::move(callbacks)));
+}
+
+Room::Room(RoomSettings s, std::unique_ptr<avatar::Renderer> r, speech::SpeechService* speech, Clock& clock,
+           RoomCallbacks cb)
+    : s_(std::move(s)),
+      renderer_(std::move(r)),
+      speech_(speech),
+      clock_(clock),
+      cb_(std::move(cb)),
+      state_(s_.timeouts, clock.now_us()) {}
+
+Room::~Room() {
+  stop_ = true;
+  speech_cv_.notify_all();
+  join_threads();
+}
+
+void Room::start() {
+  std::lock_guard lock(mu_);
+  if (started_) return;
+  started_ = true;
+  const int64_t now = clock_.now_us();
+  state_.activate(now);
+  last_speech_activity_us_ = now;
+  render_thread_ = std::thread([this] { render_loop(); });
+  speech_thread_ = std::thread([this] { speech_loop(); });
+}
+
+void Room::join_threads() {
+  std::lock_guard lock(join_mu_);
+  if (std::this_thread::get_id() == render_thread_.get_id() ||
+      std::this_thread::get_id() == speech_thread_.get_id()) {
+    return;
+  }
+  if (render_thread_.joinable()) render_thread_.join();
+  if (speech_thread_.joinable()) speech_thread_.join();
+}
+
+void Room::set_brain(std::shared_ptr<SessionBrain> brain) {
+  std::lock_guard lock(mu_);
+  brain_ = std::move(brain);
+}
+
+int Room::width() const {
+  return renderer_->width();
+}
+int Room::height() const {
+  return renderer_->height();
+}
+
+std::string Room::session_started_json() const {
+  return event("session.started", {{"room_id", s_.room_id},
+                                   {"session_id", s_.session_id},
+                                   {"agent_code", s_.agent_code},
+                                   {"width", renderer_->width()},
+                                   {"height", renderer_->height()},
+                                   {"fps", avatar::kFps},
+                                   {"audio_rate", renderer_->audio_rate()},
+                                   {"video_codec", "jpeg"},
+                                   {"audio_codec", "pcm_s16le"},
+                                   {"state", phase_name(state_.phase())}});
+}
+
+void Room::add_viewer(std::shared_ptr<http::WebSocketConnection> c, ViewerRole role) {
+  std::lock_guard lock(mu_);
+  if (state_.phase() == SessionPhase::kEnded) {
+    c->send_text(event("session.ended", {{"reason", end_reason_name(*state_.end_reason())}}));
+    c->close(http::ws_close::kNormal, "session ended");
+    return;
+  }
+  state_.viewer_joined(clock_.now_us());
+  c->send_text(session_started_json());
+  if (paused_) c->send_text(event("session.paused"));
+  viewers_.push_back({std::move(c), role});
+}
+
+void Room::remove_viewer(const http::WebSocketConnection* c) {
+  std::lock_guard lock(mu_);
+  for (auto it = viewers_.begin(); it != viewers_.end(); ++it) {
+    if (it->conn.get() == c) {
+      viewers_.erase(it);
+      state_.viewer_left(clock_.now_us());
+      return;
+    }
+  }
+}
+
+void Room::broadcast_text(const std::string& msg) {
+  for (auto& v : viewers_) v.conn->send_text(msg);
+}
+
+Result<std::string> Room::speak(const std::string& text) {
+  if (Status st = speech_->validate(text, s_.voice); !st.ok()) return st;
+  std::lock_guard lock(mu_);
+  if (state_.phase() == SessionPhase::kEnded) return Status::NotFound("the session has ended");
+  std::string id = "utt_" + std::to_string(++utterance_counter_);
+  Utterance u{id, text, 0, false, {}};
+  if (dynamics_.enabled) u.gesture = jobs::gesture_for_text(dynamics_.config, text);
+  utterances_.push_back(std::move(u));
+  to_synthesize_.emplace_back(id, text);
+  state_.activity(clock_.now_us());
+  speech_cv_.notify_one();
+  return id;
+}
+
+Status Room::user_text(const std::string& text) {
+  std::shared_ptr<SessionBrain> brain;
+  {
+    std::lock_guard lock(mu_);
+    brain = brain_;
+    state_.activity(clock_.now_us());
+  }
+  if (brain) {
+    brain->on_user_text(*this, text);
+    return Status::Ok();
+  }
+  return speak(text).status();
+}
+
+void Room::add_context(const std::string& text) {
+  std::shared_ptr<SessionBrain> brain;
+  {
+    std::lock_guard lock(mu_);
+    if (context_.size() >= kMaxContextItems) context_.erase(context_.begin());
+    context_.push_back(text);
+    brain = brain_;
+  }
+  if (brain) brain->on_add_context(*this, text);
+}
+
+std::vector<std::string> Room::context() const {
+  std::lock_guard lock(mu_);
+  return context_;
+}
+
+void Room::finish_utterance_locked(Utterance& u, bool interrupted, std::vector<std::string>& events,
+                                   std::vector<std::tuple<std::string, double, bool>>& done) {
+  const double position = static_cast<double>(u.frames) / avatar::kFps;
+  events.push_back(
+      event("playback_finished",
+            {{"utterance_id", u.id}, {"playback_position", position}, {"interrupted", interrupted}}));
+  done.emplace_back(u.id, position, interrupted);
+}
+
+void Room::interrupt() {
+  std::vector<std::string> events;
+  std::vector<std::tuple<std::string, double, bool>> done;
+  std::shared_ptr<SessionBrain> brain;
+  {
+    std::lock_guard lock(mu_);
+    ++speech_generation_;
+    to_synthesize_.clear();
+    renderer_->interrupt();
+    // Whatever is queued on the way to viewers is stale now: drop it so silence is immediate.
+    for (auto& v : viewers_) {
+      v.conn->discard_queued(http::WsMessageClass::kAudio);
+      v.conn->discard_queued(http::WsMessageClass::kVideo);
+    }
+    for (auto& u : utterances_) finish_utterance_locked(u, true, events, done);
+    utterances_.clear();
+    for (auto& e : events) broadcast_text(e);
+    state_.activity(clock_.now_us());
+    brain = brain_;
+  }
+  if (brain) {
+    for (auto& [id, pos, intr] : done) brain->on_playback_finished(*this, id, pos, intr);
+  }
+}
+
+DynamicsResult Room::trigger_dynamics(const std::string& action) {
+  std::lock_guard lock(mu_);
+  if (renderer_->gesture_default_s(action) <= 0) {
+    return {Status::Invalid("Unknown dynamics action '" + action + "'"), false};
+  }
+  bool triggered = false;
+  if (dynamics_.enabled) triggered = renderer_->trigger_gesture(action).ok();
+  broadcast_text(event("dynamics.triggered", {{"action", action}, {"animation_triggered", triggered}}));
+  return {Status::Ok(), triggered};
+}
+
+void Room::keep_alive() {
+  std::lock_guard lock(mu_);
+  state_.activity(clock_.now_us());
+}
+
+void Room::renewed() {
+  std::lock_guard lock(mu_);
+  state_.renewed(clock_.now_us());
+}
+
+void Room::end(EndReason reason) {
+  std::lock_guard lock(mu_);
+  state_.end(reason);
+}
+
+bool Room::ended() const {
+  std::lock_guard lock(mu_);
+  return state_.phase() == SessionPhase::kEnded;
+}
+
+RoomInfo Room::info() const {
+  std::lock_guard lock(mu_);
+  RoomInfo i;
+  i.room_id = s_.room_id;
+  i.session_id = s_.session_id;
+  i.agent_code = s_.agent_code;
+  i.account_id = s_.account_id;
+  i.phase = state_.phase();
+  i.end_reason = state_.end_reason();
+  i.started_at_s = state_.created_us() / 1'000'000;
+  i.viewers = state_.viewers();
+  i.billed_minutes = state_.billed_minutes();
+  i.billing_type = s_.billing_type;
+  i.context_items = context_.size();
+  return i;
+}
+
+void Room::on_control(const std::shared_ptr<http::WebSocketConnection>& from, ViewerRole role,
+                      std::string_view text,
+                      const std::function<std::optional<json::object>(const std::string& token)>& renew) {
+  boost::system::error_code ec;
+  json::value v = json::parse(text, ec);
+  if (ec || !v.is_object()) {
+    from->send_text(error_event("VALIDATION_ERROR", "Control messages are JSON objects with a 'type'"));
+    return;
+  }
+  const json::object& o = v.as_object();
+  auto type = get_string(o, "type");
+  if (!type.ok() || !type->has_value()) {
+    from->send_text(error_event("VALIDATION_ERROR", "Field 'type' is required"));
+    return;
+  }
+  const std::string& t = **type;
+  auto text_field = [&](const char* name) -> std::optional<std::string> {
+    auto f = get_string(o, name);
+    if (!f.ok() || !f->has_value() || (*f)->empty()) {
+      from->send_text(
+          error_event("VALIDATION_ERROR", "Field '" + std::string(name) + "' must be a non-empty string"));
+      return std::nullopt;
+    }
+    return **f;
+  };
+  if (t == "speak") {
+    auto s = text_field("text");
+    if (!s) return;
+    auto r = speak(*s);
+    if (!r.ok()) from->send_text(error_event("VALIDATION_ERROR", r.status().message()));
+  } else if (t == "user_text") {
+    auto s = text_field("text");
+    if (!s) return;
+    if (Status st = user_text(*s); !st.ok()) from->send_text(error_event("VALIDATION_ERROR", st.message()));
+  } else if (t == "add_context") {
+    if (role == ViewerRole::kEmbed) {
+      from->send_text(error_event("FORBIDDEN", "Embed tokens cannot add context"));
+      return;
+    }
+    auto s = text_field("text");
+    if (!s) return;
+    add_context(*s);
+  } else if (t == "interrupt") {
+    interrupt();
+  } else if (t == "trigger_dynamics") {
+    if (role == ViewerRole::kEmbed) {
+      from->send_text(error_event("FORBIDDEN", "Embed tokens cannot trigger dynamics"));
+      return;
+    }
+    auto a = text_field("action");
+    if (!a) return;
+    auto r = trigger_dynamics(*a);
+    if (!r.status.ok()) from->send_text(error_event("VALIDATION_ERROR", r.status.message()));
+  } else if (t == "keep_alive") {
+    keep_alive();
+  } else if (t == "heartbeat") {
+    auto tok = text_field("token");
+    if (!tok) return;
+    auto fresh = renew(*tok);
+    if (!fresh) {
+      from->send_text(
+          error_event("UNAUTHORIZED", "The token is invalid or expired, or its api-secret was revoked"));
+      return;
+    }
+    renewed();
+    json::object reply = *fresh;
+    from->send_text(event("heartbeat.ok", std::move(reply)));
+  } else {
+    from->send_text(error_event("VALIDATION_ERROR", "Unknown message type '" + t + "'"));
+  }
+}
+
+void Room::tick() {
+  const int64_t now = clock_.now_us();
+  if (cb_.dynamics && now - last_dynamics_refresh_us_ >= kDynamicsRefreshUs) {
+    last_dynamics_refresh_us_ = now;
+    if (auto d = cb_.dynamics(*this)) {
+      std::lock_guard lock(mu_);
+      dynamics_ = std::move(*d);
+    }
+  }
+  std::vector<SessionAction> actions;
+  {
+    std::lock_guard lock(mu_);
+    // Idle gestures while silent, when the agent's dynamics are on.
+    if (dynamics_.enabled && !renderer_->speaking() && utterances_.empty() &&
+        now - last_speech_activity_us_ >= kIdleGestureAfterUs &&
+        now - last_idle_gesture_us_ >= kIdleGestureEveryUs) {
+      if (auto* g = dynamics_.config.if_contains("idle_gesture"); g && g->is_string()) {
+        last_idle_gesture_us_ = now;
+        (void)renderer_->trigger_gesture(std::string(g->as_string()));
+      }
+    }
+    actions = state_.tick(now);
+  }
+  apply_actions(actions);
+}
+
+void Room::apply_actions(const std::vector<SessionAction>& actions) {
+  for (const SessionAction& a : actions) {
+    switch (a.kind) {
+      case SessionAction::Kind::kChargeMinute: {
+        Status st = cb_.charge_minute ? cb_.charge_minute(*this, a.minute) : Status::Ok();
+        std::lock_guard lock(mu_);
+        if (st.ok()) {
+          state_.minute_paid(a.minute);
+        } else if (st.code() == Code::kInsufficientFunds) {
+          state_.minute_refused(a.minute, EndReason::kInsufficientBalance);
+        } else {
+          log::warn("live_charge_failed", {{"session", s_.session_id}, {"error", st.message()}});
+          state_.minute_retry(a.minute);
+        }
+        break;
+      }
+      case SessionAction::Kind::kPause: {
+        std::lock_guard lock(mu_);
+        paused_ = true;
+        broadcast_text(event("session.paused", {{"reason", "token_not_renewed"}}));
+        break;
+      }
+      case SessionAction::Kind::kResume: {
+        std::lock_guard lock(mu_);
+        paused_ = false;
+        broadcast_text(event("session.resumed"));
+        break;
+      }
+      case SessionAction::Kind::kEnd: {
+        std::vector<Viewer> viewers;
+        {
+          std::lock_guard lock(mu_);
+          broadcast_text(event("session.ended", {{"reason", end_reason_name(a.reason)}}));
+          viewers.swap(viewers_);
+          stop_ = true;
+        }
+        speech_cv_.notify_all();
+        const uint16_t code =
+            a.reason == EndReason::kShutdown ? http::ws_close::kGoingAway : http::ws_close::kNormal;
+        for (auto& v : viewers)
+          v.conn->close(code, "session ended: " + std::string(end_reason_name(a.reason)));
+        log::info("live_session_ended", {{"session", s_.session_id},
+                                         {"room", s_.room_id},
+                                         {"reason", end_reason_name(a.reason)},
+                                         {"billed_minutes", state_.billed_minutes()}});
+        break;
+      }
+    }
+  }
+  // A refused minute ends the session: report it now rather than on the next tick.
+  std::vector<SessionAction> more;
+  {
+    std::lock_guard lock(mu_);
+    if (state_.phase() == SessionPhase::kEnded && !stop_) more = state_.tick(clock_.now_us());
+  }
+  if (!more.empty()) apply_actions(more);
+}
+
+void Room::speech_loop() {
+  for (;;) {
+    std::string id, text;
+    uint64_t gen = 0;
+    {
+      std::unique_lock lock(mu_);
+      speech_cv_.wait(lock, [&] { return stop_.load() || !to_synthesize_.empty(); });
+      if (stop_) return;
+      std::tie(id, text) = to_synthesize_.front();
+      to_synthesize_.pop_front();
+      gen = speech_generation_;
+    }
+    bool pushed = false;
+    Status st = speech_->synthesize_stream(text, s_.voice, [&](const speech::Audio& sentence) {
+      std::lock_guard lock(mu_);
+      if (stop_ || gen != speech_generation_) return false;
+      if (!renderer_->push_audio(sentence, false).ok()) return false;
+      pushed = true;
+      return true;
+    });
+    std::lock_guard lock(mu_);
+    if (stop_) return;
+    if (gen != speech_generation_) continue;  // interrupted: already reported
+    if (pushed) {
+      renderer_->end_turn();
+    } else {
+      for (auto it = utterances_.begin(); it != utterances_.end(); ++it) {
+        if (it->id == id) {
+          utterances_.erase(it);
+          break;
+        }
+      }
+    }
+    if (!st.ok()) {
+      broadcast_text(error_event(st.code() == Code::kUnavailable ? "TTS_BUSY" : "SPEECH_FAILED",
+                                 "Speech for " + id + " failed: " + st.message()));
+    }
+  }
+}
+
+void Room::render_loop() {
+  using clock = std::chrono::steady_clock;
+  auto base = clock::now();
+  int64_t produced = 0;  // frames since `base`
+  bool was_paused = false;
+  avatar::Frame f;
+  while (!stop_) {
+    if (paused_) {
+      // Frames stop while paused; the audio clock resumes where it stopped.
+      was_paused = true;
+      std::this_thread::sleep_for(std::chrono::milliseconds(40));
+      continue;
+    }
+    if (was_paused) {
+      was_paused = false;
+      base = clock::now();
+      produced = 0;
+    }
+    const int64_t elapsed =
+        std::chrono::duration_cast<std::chrono::microseconds>(clock::now() - base).count();
+    const int64_t due = (elapsed + s_.lookahead_us) / kFrameUs + 1;  // frames that should exist by now
+    if (produced >= due) {
+      const int64_t next_at = produced * kFrameUs - s_.lookahead_us;
+      std::this_thread::sleep_until(base + std::chrono::microseconds(next_at));
+      continue;
+    }
+    int64_t behind = due - produced;
+    bool have_viewers;
+    {
+      std::lock_guard lock(mu_);
+      have_viewers = !viewers_.empty();
+    }
+    for (int64_t i = 0; i < behind && !stop_; ++i) {
+      // Catching up: only the newest picture is drawn; audio stays continuous.
+      const bool draw = have_viewers && i == behind - 1;
+      uint64_t generation;
+      {
+        std::lock_guard lock(mu_);
+        generation = speech_generation_;
+      }
+      renderer_->next_frame(f, draw);
+      ++produced;
+      std::string jpeg;
+      if (f.has_image) {
+        auto j = avatar::encode_jpeg(f, s_.jpeg_quality);
+        if (j.ok()) jpeg = std::move(j).value();
+      }
+      std::vector<std::tuple<std::string, double, bool>> done;
+      std::shared_ptr<SessionBrain> brain;
+      {
+        std::lock_guard lock(mu_);
+        if (generation != speech_generation_ && f.speaking) {
+          // interrupt() ran while this frame was being drawn: its speech must not reach anyone.
+          std::fill(f.audio.begin(), f.audio.end(), int16_t{0});
+          f.speaking = false;
+        }
+        MediaHeader h;
+        h.frame_index = static_cast<uint32_t>(f.index);
+        h.pts_us = f.index * kFrameUs;
+        h.flags = static_cast<uint16_t>((f.speaking ? kFlagSpeaking : 0) |
+                                        (f.end_of_speech ? kFlagEndOfSpeech : 0) |
+                                        (f.interrupted ? kFlagInterrupted : 0));
+        MediaHeader ah = h;
+        ah.kind = MediaKind::kAudio;
+        ah.codec = kCodecPcmS16;
+        ah.a = static_cast<uint16_t>(f.audio.size());
+        std::string audio_msg = encode_audio_message(ah, f.audio);
+        std::string video_msg;
+        if (!jpeg.empty()) {
+          MediaHeader vh = h;
+          vh.kind = MediaKind::kVideo;
+          vh.codec = kCodecJpeg;
+          vh.flags |= kFlagKeyFrame;
+          vh.a = static_cast<uint16_t>(f.width);
+          vh.b = static_cast<uint16_t>(f.height);
+          video_msg = encode_video_message(vh, jpeg);
+        }
+        std::vector<std::string> events;
+        const int64_t now = clock_.now_us();
+        if (f.speaking) {
+          state_.activity(now);
+          last_speech_activity_us_ = now;
+          if (!utterances_.empty()) {
+            Utterance& u = utterances_.front();
+            if (!u.started) {
+              u.started = true;
+              events.push_back(event("speech.started", {{"utterance_id", u.id}, {"text", u.text}}));
+              if (!u.gesture.empty() && dynamics_.enabled) (void)renderer_->trigger_gesture(u.gesture);
+            }
+            ++u.frames;
+          }
+        }
+        if (f.end_of_speech && !f.interrupted && !utterances_.empty() && utterances_.front().started) {
+          finish_utterance_locked(utterances_.front(), false, events, done);
+          utterances_.pop_front();
+        }
+        // Events describing this frame go before its media; playback_finished after its audio.
+        for (auto& v : viewers_) {
+          for (size_t e = 0; e < events.size(); ++e) {
+            if (events[e].find("speech.started") != std::string::npos) v.conn->send_text(events[e]);
+          }
+          v.conn->send_binary(audio_msg, http::WsMessageClass::kAudio);
+          if (!video_msg.empty() && v.conn->queued_bytes() < s_.max_viewer_queue_bytes) {
+            v.conn->send_binary(video_msg, http::WsMessageClass::kVideo);
+          }
+          for (size_t e = 0; e < events.size(); ++e) {
+            if (events[e].find("speech.started") == std::string::npos) v.conn->send_text(events[e]);
+          }
+        }
+        brain = brain_;
+      }
+      if (brain) {
+        for (auto& [id, pos, intr] : done) brain->on_playback_finished(*this, id, pos, intr);
+      }
+    }
+  }
+}
+
+}  // namespace imago::live

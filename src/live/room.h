@@ -1,0 +1,197 @@
+// One running session of an agent in a room (docs/live-protocol.md): one renderer, one render
+// loop fanned out to every viewer, a speech queue, and the session state machine. Viewers come and
+// go; the room outlives them until the state machine ends it.
+//
+// Threads: a render thread paces frames (25 fps on the audio clock, a little ahead of real time
+// so viewers keep a small buffer) and a speech thread synthesizes queued utterances sentence by
+// sentence into the renderer. The registry (rooms.h) calls tick() about four times a second to
+// advance timeouts, grace and billing. Every public method is thread safe and never blocks on the
+// network (WebSocket sends are queued by the connection).
+#pragma once
+#include <atomic>
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "avatar/renderer.h"
+#include "http/websocket.h"
+#include "live/session_state.h"
+#include "speech/synthesis.h"
+#include "util/clock.h"
+#include "util/status.h"
+
+namespace imago::speech {
+class SpeechService;
+}
+
+namespace imago::live {
+
+class Room;
+
+// The seam for a conversation brain (the conversation subsystem plugs in here). Without one, a
+// viewer's typed text is spoken by the agent and context is kept in the room.
+class SessionBrain {
+ public:
+  virtual ~SessionBrain() = default;
+  // A viewer said something (typed text, later transcribed speech).
+  virtual void on_user_text(Room& room, const std::string& text) = 0;
+  // Knowledge injected through add-context (REST) or add_context (WebSocket).
+  virtual void on_add_context(Room& room, const std::string& text) = 0;
+  // The agent's own utterance finished or was interrupted.
+  virtual void on_playback_finished(Room& room, const std::string& utterance_id, double position_s,
+                                    bool interrupted) {
+    (void)room, (void)utterance_id, (void)position_s, (void)interrupted;
+  }
+};
+
+struct RoomSettings {
+  std::string account_id;
+  std::string room_id;
+  std::string agent_code;
+  std::string session_id;
+  std::string billing_type = "essence_cloud";
+  speech::VoiceSettings voice;
+  SessionTimeouts timeouts;
+  int jpeg_quality = 75;
+  int64_t lookahead_us = 120'000;  // frames are produced this far ahead of real time
+  // A viewer with more than this many bytes queued gets no new video frames (audio continues).
+  size_t max_viewer_queue_bytes = 512 * 1024;
+};
+
+// What the session's gesture settings are right now (re-read from the agent while running).
+struct DynamicsSettings {
+  bool enabled = false;
+  boost::json::object config;  // effective dynamics configuration (keywords, idle_gesture)
+};
+
+struct RoomCallbacks {
+  // Pays minute `minute`; kInsufficientFunds ends the session with insufficient_balance.
+  std::function<Status(const Room&, int64_t minute)> charge_minute;
+  // Current dynamics settings of the agent (called every few seconds from tick()).
+  std::function<std::optional<DynamicsSettings>(const Room&)> dynamics;
+};
+
+enum class ViewerRole { kRuntime, kEmbed };  // embed viewers may not add context or gesture
+
+struct RoomInfo {
+  std::string room_id, session_id, agent_code, account_id;
+  SessionPhase phase = SessionPhase::kStarting;
+  std::optional<EndReason> end_reason;
+  int64_t started_at_s = 0;
+  int viewers = 0;
+  int64_t billed_minutes = 0;
+  std::string billing_type;
+  size_t context_items = 0;
+};
+
+struct DynamicsResult {
+  Status status;  // kInvalidArgument for an unknown action
+  bool animation_triggered = false;
+};
+
+class Room : public std::enable_shared_from_this<Room> {
+ public:
+  static Result<std::shared_ptr<Room>> create(RoomSettings settings,
+                                              std::shared_ptr<const avatar::AvatarModel> model,
+                                              speech::SpeechService* speech, Clock& clock,
+                                              RoomCallbacks callbacks);
+  ~Room();
+  Room(const Room&) = delete;
+  Room& operator=(const Room&) = delete;
+
+  // Starts the render and speech threads and activates the session.
+  void start();
+  // Stops the threads (after end()); idempotent. Called by the registry, never from a callback.
+  void join_threads();
+
+  void set_brain(std::shared_ptr<SessionBrain> brain);
+
+  // Viewers. add_viewer sends session.started (and the current pause state) to that viewer.
+  void add_viewer(std::shared_ptr<http::WebSocketConnection> c, ViewerRole role);
+  void remove_viewer(const http::WebSocketConnection* c);
+  // A JSON control message from a viewer (speak, add_context, interrupt, trigger_dynamics,
+  // keep_alive, heartbeat). `renew` validates a heartbeat token and mints its successor (nullopt: refused).
+  // A heartbeat answers {type: "heartbeat.ok", token, expires_at} with what `renew` returns.
+  void on_control(const std::shared_ptr<http::WebSocketConnection>& from, ViewerRole role,
+                  std::string_view text,
+                  const std::function<std::optional<boost::json::object>(const std::string& token)>& renew);
+
+  // Agent speech: queued after anything already queued. Returns the utterance id.
+  Result<std::string> speak(const std::string& text);
+  // The viewer side said something: the brain answers, or (no brain) the agent speaks it.
+  Status user_text(const std::string& text);
+  void add_context(const std::string& text);
+  // Drops all queued and playing speech at once; playback_finished {interrupted: true} for each.
+  void interrupt();
+  DynamicsResult trigger_dynamics(const std::string& action);
+  void keep_alive();
+  void renewed();  // a token renewal for this session succeeded
+  void end(EndReason reason);
+
+  // Advances the state machine: billing, timeouts, grace, dynamics refresh.
+  void tick();
+
+  bool ended() const;
+  RoomInfo info() const;
+  const RoomSettings& settings() const { return s_; }
+  int width() const;
+  int height() const;
+  std::vector<std::string> context() const;
+
+ private:
+  struct Utterance {
+    std::string id;
+    std::string text;
+    int64_t frames = 0;  // speaking frames sent
+    bool started = false;
+    std::string gesture;  // keyword-mapped gesture played when the utterance starts
+  };
+  Room(RoomSettings s, std::unique_ptr<avatar::Renderer> r, speech::SpeechService* speech, Clock& clock,
+       RoomCallbacks cb);
+  void render_loop();
+  void speech_loop();
+  void broadcast_text(const std::string& msg);
+  void finish_utterance_locked(Utterance& u, bool interrupted, std::vector<std::string>& events,
+                               std::vector<std::tuple<std::string, double, bool>>& done);
+  void apply_actions(const std::vector<SessionAction>& actions);
+  std::string session_started_json() const;
+
+  RoomSettings s_;
+  std::unique_ptr<avatar::Renderer> renderer_;
+  speech::SpeechService* speech_;
+  Clock& clock_;
+  RoomCallbacks cb_;
+  std::shared_ptr<SessionBrain> brain_;
+
+  mutable std::mutex mu_;
+  std::condition_variable speech_cv_;
+  SessionState state_;
+  struct Viewer {
+    std::shared_ptr<http::WebSocketConnection> conn;
+    ViewerRole role;
+  };
+  std::vector<Viewer> viewers_;
+  std::deque<Utterance> utterances_;                               // queued or playing, in order
+  std::deque<std::pair<std::string, std::string>> to_synthesize_;  // id, text
+  uint64_t speech_generation_ = 0;                                 // bumped by interrupt()
+  std::vector<std::string> context_;
+  DynamicsSettings dynamics_;
+  int64_t last_dynamics_refresh_us_ = 0;
+  int64_t last_idle_gesture_us_ = 0;
+  int64_t last_speech_activity_us_ = 0;
+  int64_t utterance_counter_ = 0;
+  std::atomic<bool> stop_{false};
+  std::atomic<bool> paused_{false};
+  std::thread render_thread_, speech_thread_;
+  std::mutex join_mu_;  // DELETE and the registry's reaper may both join
+  bool started_ = false;
+};
+
+}  // namespace imago::live

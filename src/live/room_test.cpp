@@ -1,0 +1,273 @@
+// Room over a fake connection, the real renderer (procedural model) and the real speech engine:
+// session.started, speech events around the audio, interrupt flushing, gestures, billing ticks.
+#include "live/room.h"
+
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <thread>
+
+#include "avatar/builder.h"
+#include "live/media_framing.h"
+#include "speech/test_speech.h"
+#include "util/json.h"
+
+namespace imago::live {
+namespace {
+
+class FakeConnection : public http::WebSocketConnection {
+ public:
+  bool send_text(std::string m) override {
+    std::lock_guard l(mu);
+    texts.push_back(std::move(m));
+    return true;
+  }
+  bool send_binary(std::string b, http::WsMessageClass cls) override {
+    std::lock_guard l(mu);
+    MediaHeader h;
+    if (decode_media_header(b, &h)) {
+      if (h.kind == MediaKind::kAudio) {
+        ++audio;
+        if (h.flags & kFlagSpeaking) ++speaking_audio;
+      } else {
+        ++video;
+      }
+    }
+    (void)cls;
+    return true;
+  }
+  void discard_queued(http::WsMessageClass cls) override {
+    std::lock_guard l(mu);
+    discarded.push_back(cls);
+  }
+  size_t queued_bytes() const override { return 0; }
+  void close(uint16_t code, std::string) override {
+    std::lock_guard l(mu);
+    closed = code;
+  }
+  const std::string& client_ip() const override { return ip; }
+
+  std::vector<json::object> events(std::string_view type) {
+    std::lock_guard l(mu);
+    std::vector<json::object> out;
+    for (auto& t : texts) {
+      auto v = json::parse(t).as_object();
+      if (v.at("type").as_string() == type) out.push_back(v);
+    }
+    return out;
+  }
+  int count_audio() {
+    std::lock_guard l(mu);
+    return audio;
+  }
+  int count_video() {
+    std::lock_guard l(mu);
+    return video;
+  }
+
+  std::mutex mu;
+  std::vector<std::string> texts;
+  int audio = 0, video = 0, speaking_audio = 0;
+  std::vector<http::WsMessageClass> discarded;
+  int closed = 0;
+  std::string ip = "127.0.0.1";
+};
+
+std::shared_ptr<const avatar::AvatarModel> model() {
+  static std::shared_ptr<const avatar::AvatarModel> m = [] {
+    avatar::BuildInput in;
+    in.agent_id = "room_test";
+    in.aspect_ratio = "1:1";
+    auto imx = avatar::build_imx(in, {});
+    EXPECT_TRUE(imx.ok());
+    auto loaded = avatar::load_model(*imx, 256, 256);
+    EXPECT_TRUE(loaded.ok());
+    return *loaded;
+  }();
+  return m;
+}
+
+bool eventually(const std::function<bool()>& f, double seconds = 20) {
+  auto end = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
+  while (std::chrono::steady_clock::now() < end) {
+    if (f()) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  return f();
+}
+
+struct Fixture {
+  ManualClock clock;
+  std::vector<int64_t> charged;
+  std::mutex mu;
+  bool refuse = false;
+  bool dynamics_on = false;
+  std::shared_ptr<Room> room;
+
+  Fixture() {
+    RoomSettings s;
+    s.account_id = "usr_1";
+    s.room_id = "lobby";
+    s.agent_code = "A00AAA0000";
+    s.session_id = "ses_test";
+    RoomCallbacks cb;
+    cb.charge_minute = [this](const Room&, int64_t m) -> Status {
+      std::lock_guard l(mu);
+      if (refuse) return Status::InsufficientFunds("Insufficient credits");
+      charged.push_back(m);
+      return Status::Ok();
+    };
+    cb.dynamics = [this](const Room&) {
+      DynamicsSettings d;
+      d.enabled = dynamics_on;
+      return std::optional<DynamicsSettings>(d);
+    };
+    auto r = Room::create(s, model(), &speech::test_service(), clock, cb);
+    EXPECT_TRUE(r.ok());
+    room = *r;
+    room->start();
+  }
+  ~Fixture() {
+    room->end(EndReason::kTerminated);
+    room->tick();
+    room->join_threads();
+  }
+};
+
+TEST(Room, ViewerGetsSessionStartedThenFramesAtTheSameIndexForAudioAndVideo) {
+  Fixture fx;
+  auto c = std::make_shared<FakeConnection>();
+  fx.room->add_viewer(c, ViewerRole::kRuntime);
+  auto started = c->events("session.started");
+  ASSERT_EQ(started.size(), 1u);
+  EXPECT_EQ(started[0].at("room_id").as_string(), "lobby");
+  EXPECT_EQ(started[0].at("session_id").as_string(), "ses_test");
+  EXPECT_EQ(started[0].at("width").as_int64(), 256);
+  EXPECT_EQ(started[0].at("fps").as_int64(), 25);
+  EXPECT_EQ(started[0].at("audio_rate").as_int64(), 24000);
+  ASSERT_TRUE(eventually([&] { return c->count_video() >= 5; }));
+  EXPECT_GE(c->count_audio(), c->count_video());
+}
+
+TEST(Room, SpeakSendsSpeechStartedAudioAndPlaybackFinished) {
+  Fixture fx;
+  auto c = std::make_shared<FakeConnection>();
+  fx.room->add_viewer(c, ViewerRole::kRuntime);
+  auto id = fx.room->speak("Hello there.");
+  ASSERT_TRUE(id.ok());
+  ASSERT_TRUE(eventually([&] { return !c->events("playback_finished").empty(); }));
+  auto s = c->events("speech.started");
+  ASSERT_EQ(s.size(), 1u);
+  EXPECT_EQ(s[0].at("utterance_id").as_string(), *id);
+  EXPECT_EQ(s[0].at("text").as_string(), "Hello there.");
+  auto f = c->events("playback_finished")[0];
+  EXPECT_EQ(f.at("utterance_id").as_string(), *id);
+  EXPECT_FALSE(f.at("interrupted").as_bool());
+  EXPECT_GT(f.at("playback_position").as_double(), 0.3);
+  std::lock_guard l(c->mu);
+  EXPECT_GT(c->speaking_audio, 5);
+}
+
+TEST(Room, InterruptFlushesQueuesAndReportsInterruptedPlayback) {
+  Fixture fx;
+  auto c = std::make_shared<FakeConnection>();
+  fx.room->add_viewer(c, ViewerRole::kRuntime);
+  ASSERT_TRUE(
+      fx.room->speak("This is a rather long sentence that keeps the agent busy for a few seconds at least.")
+          .ok());
+  ASSERT_TRUE(eventually([&] { return !c->events("speech.started").empty(); }));
+  fx.room->interrupt();
+  auto f = c->events("playback_finished");
+  ASSERT_EQ(f.size(), 1u);
+  EXPECT_TRUE(f[0].at("interrupted").as_bool());
+  {
+    std::lock_guard l(c->mu);
+    EXPECT_EQ(c->discarded.size(), 2u);
+  }
+  // After the interrupt the audio is silent: no speaking frames follow.
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  int speaking_then;
+  {
+    std::lock_guard l(c->mu);
+    speaking_then = c->speaking_audio;
+  }
+  std::this_thread::sleep_for(std::chrono::milliseconds(400));
+  std::lock_guard l(c->mu);
+  EXPECT_EQ(c->speaking_audio, speaking_then);
+}
+
+TEST(Room, ControlMessagesAndTheirErrors) {
+  Fixture fx;
+  auto c = std::make_shared<FakeConnection>();
+  fx.room->add_viewer(c, ViewerRole::kEmbed);
+  auto renew = [](const std::string& t) -> std::optional<json::object> {
+    if (t == "good") return json::object{{"token", "next"}, {"expires_at", 1}};
+    return std::nullopt;
+  };
+  fx.room->on_control(c, ViewerRole::kEmbed, "not json", renew);
+  fx.room->on_control(c, ViewerRole::kEmbed, R"({"type":"dance"})", renew);
+  fx.room->on_control(c, ViewerRole::kEmbed, R"({"type":"add_context","text":"x"})", renew);
+  fx.room->on_control(c, ViewerRole::kEmbed, R"({"type":"heartbeat","token":"bad"})", renew);
+  fx.room->on_control(c, ViewerRole::kEmbed, R"({"type":"heartbeat","token":"good"})", renew);
+  fx.room->on_control(c, ViewerRole::kRuntime, R"({"type":"add_context","text":"The sky is green."})", renew);
+  fx.room->on_control(c, ViewerRole::kRuntime, R"({"type":"trigger_dynamics","action":"no_such"})", renew);
+  fx.room->on_control(c, ViewerRole::kRuntime, R"({"type":"trigger_dynamics","action":"mini_wave_hello"})",
+                      renew);
+  auto errors = c->events("error");
+  ASSERT_EQ(errors.size(), 5u);
+  EXPECT_EQ(errors[0].at("code").as_string(), "VALIDATION_ERROR");
+  EXPECT_EQ(errors[2].at("code").as_string(), "FORBIDDEN");
+  EXPECT_EQ(errors[3].at("code").as_string(), "UNAUTHORIZED");
+  auto ok = c->events("heartbeat.ok");
+  ASSERT_EQ(ok.size(), 1u);
+  EXPECT_EQ(ok[0].at("token").as_string(), "next");
+  EXPECT_EQ(fx.room->context(), std::vector<std::string>{"The sky is green."});
+  auto d = c->events("dynamics.triggered");
+  ASSERT_EQ(d.size(), 1u);
+  EXPECT_EQ(d[0].at("action").as_string(), "mini_wave_hello");
+  EXPECT_FALSE(d[0].at("animation_triggered").as_bool());  // dynamics off: the talking model
+}
+
+TEST(Room, GesturesPlayWhenDynamicsAreOn) {
+  Fixture fx;
+  fx.dynamics_on = true;
+  fx.room->tick();  // picks up the setting
+  auto r = fx.room->trigger_dynamics("laugh_react");
+  EXPECT_TRUE(r.status.ok());
+  EXPECT_TRUE(r.animation_triggered);
+}
+
+TEST(Room, BillingTicksChargeEachMinuteAndARefusalEndsTheSession) {
+  Fixture fx;
+  auto c = std::make_shared<FakeConnection>();
+  fx.room->add_viewer(c, ViewerRole::kRuntime);
+  fx.room->tick();
+  {
+    std::lock_guard l(fx.mu);
+    EXPECT_EQ(fx.charged, std::vector<int64_t>{0});
+  }
+  fx.clock.advance_seconds(30);
+  fx.room->keep_alive();
+  fx.room->renewed();
+  fx.room->tick();
+  fx.clock.advance_seconds(30);
+  fx.room->keep_alive();
+  fx.room->tick();
+  {
+    std::lock_guard l(fx.mu);
+    EXPECT_EQ(fx.charged, (std::vector<int64_t>{0, 1}));
+    fx.refuse = true;
+  }
+  fx.clock.advance_seconds(60);
+  fx.room->keep_alive();
+  fx.room->tick();
+  EXPECT_TRUE(fx.room->ended());
+  auto e = c->events("session.ended");
+  ASSERT_EQ(e.size(), 1u);
+  EXPECT_EQ(e[0].at("reason").as_string(), "insufficient_balance");
+  std::lock_guard l(c->mu);
+  EXPECT_EQ(c->closed, 1000);
+}
+
+}  // namespace
+}  // namespace imago::live

@@ -1,0 +1,214 @@
+#include "live/rooms.h"
+
+#include "blobs/blob_store.h"
+#include "jobs/dynamics_config.h"
+#include "live/minute_billing.h"
+#include "store/file_store.h"
+#include "util/log.h"
+#include "util/random.h"
+
+namespace imago::live {
+
+Rooms::Rooms(RoomsDeps deps, RoomsOptions options) : d_(deps), options_(options) {
+  ticker_ = std::thread([this] { tick_loop(); });
+}
+
+Rooms::~Rooms() {
+  shutdown();
+}
+
+void Rooms::set_brain_factory(BrainFactory f) {
+  std::lock_guard lock(mu_);
+  brains_ = std::move(f);
+}
+
+Result<std::shared_ptr<const avatar::AvatarModel>> Rooms::model_for(const AgentRecord& a) {
+  if ((a.status != "ready" && a.status != "success") || !a.model_file) {
+    return Status::Invalid("Agent " + a.code + " is not ready (status " + a.status + ")");
+  }
+  {
+    std::lock_guard lock(mu_);
+    if (auto it = models_.find(*a.model_file); it != models_.end()) {
+      if (auto m = it->second.lock()) return m;
+    }
+  }
+  auto f = d_.files->get(a.account_id, *a.model_file);
+  if (!f.ok()) return f.status();
+  auto bytes = d_.blobs->get(f->blob_key);
+  if (!bytes.ok()) return bytes.status();
+  auto probe = avatar::load_model(*bytes);
+  if (!probe.ok()) return probe.status();
+  // Scale so the longest side is model_side, keeping the aspect ratio (even sizes for codecs).
+  int w = (*probe)->width(), h = (*probe)->height();
+  std::shared_ptr<const avatar::AvatarModel> model = *probe;
+  if (std::max(w, h) > options_.model_side) {
+    const double k = static_cast<double>(options_.model_side) / std::max(w, h);
+    int sw = static_cast<int>(std::lround(w * k)) & ~1, sh = static_cast<int>(std::lround(h * k)) & ~1;
+    auto scaled = avatar::load_model(*bytes, sw, sh);
+    if (!scaled.ok()) return scaled.status();
+    model = *scaled;
+  }
+  std::lock_guard lock(mu_);
+  models_[*a.model_file] = model;
+  return model;
+}
+
+std::optional<DynamicsSettings> Rooms::dynamics_for(const Room& room) {
+  auto a = d_.agents->get(room.settings().account_id, room.settings().agent_code);
+  if (!a.ok()) return std::nullopt;
+  DynamicsSettings s;
+  s.config = jobs::effective_dynamics_config(*a);
+  auto* en = s.config.if_contains("enabled");
+  auto* am = s.config.if_contains("active_model");
+  s.enabled =
+      (en && en->is_bool() && en->as_bool()) || (am && am->is_string() && am->as_string() == "dynamics");
+  return s;
+}
+
+Result<std::shared_ptr<Room>> Rooms::join(const std::string& account_id, const std::string& room_id,
+                                          const AgentRecord& agent) {
+  {
+    std::lock_guard lock(mu_);
+    if (stopping_) return Status::Unavailable("The server is shutting down");
+    auto it = rooms_.find({account_id, room_id});
+    if (it != rooms_.end() && !it->second->ended()) {
+      if (it->second->settings().agent_code != agent.code) {
+        return Status::Conflict("Room " + room_id + " is running agent " + it->second->settings().agent_code);
+      }
+      return it->second;
+    }
+    int live = 0;
+    for (auto& [k, r] : rooms_) live += r->ended() ? 0 : 1;
+    if (live >= options_.max_sessions) {
+      return Status::Unavailable("This node is at its live-session capacity (" +
+                                 std::to_string(options_.max_sessions) + ")");
+    }
+  }
+  auto model = model_for(agent);
+  if (!model.ok()) return model.status();
+
+  RoomSettings s;
+  s.account_id = account_id;
+  s.room_id = room_id;
+  s.agent_code = agent.code;
+  s.session_id = "ses_" + random_base62(20);
+  s.billing_type = agent.model == "expression" ? "expression_cloud" : "essence_cloud";
+  s.timeouts = options_.timeouts;
+  s.jpeg_quality = options_.jpeg_quality;
+  // The agent's voice: its model's manifest carries the matched voice and axes.
+  const auto& m = (*model)->manifest();
+  if (!m.voice.empty()) s.voice.voice = m.voice;
+  s.voice.axes = m.axes;
+  if (!m.language.empty()) s.voice.language = m.language;
+
+  RoomCallbacks cb;
+  cb.charge_minute = [this](const Room& r, int64_t minute) -> Status {
+    auto e = charge_live_minute(*d_.ledger, r.settings().account_id, r.settings().session_id, minute,
+                                r.settings().billing_type, r.settings().agent_code);
+    return e.status();
+  };
+  cb.dynamics = [this](const Room& r) { return dynamics_for(r); };
+  auto room = Room::create(std::move(s), *model, d_.speech, *d_.clock, std::move(cb));
+  if (!room.ok()) return room.status();
+
+  std::lock_guard lock(mu_);
+  // Another join may have started the same room meanwhile.
+  auto it = rooms_.find({account_id, room_id});
+  if (it != rooms_.end() && !it->second->ended()) return it->second;
+  if (brains_) (*room)->set_brain(brains_(**room));
+  (*room)->start();
+  rooms_[{account_id, room_id}] = *room;
+  log::info("live_session_started", {{"session", (*room)->settings().session_id},
+                                     {"room", room_id},
+                                     {"agent", agent.code},
+                                     {"account", account_id}});
+  cv_.notify_all();
+  return *room;
+}
+
+std::shared_ptr<Room> Rooms::find(const std::string& account_id, const std::string& room_id) const {
+  std::lock_guard lock(mu_);
+  auto it = rooms_.find({account_id, room_id});
+  if (it == rooms_.end() || it->second->ended()) return nullptr;
+  return it->second;
+}
+
+std::shared_ptr<Room> Rooms::find_session(const std::string& session_id) const {
+  std::lock_guard lock(mu_);
+  for (auto& [k, r] : rooms_) {
+    if (r->settings().session_id == session_id && !r->ended()) return r;
+  }
+  return nullptr;
+}
+
+std::vector<std::shared_ptr<Room>> Rooms::list(const std::string& account_id,
+                                               const std::optional<std::string>& agent_code,
+                                               const std::optional<std::string>& room_id) const {
+  std::vector<std::shared_ptr<Room>> out;
+  std::lock_guard lock(mu_);
+  for (auto& [k, r] : rooms_) {
+    if (k.first != account_id || r->ended()) continue;
+    if (agent_code && r->settings().agent_code != *agent_code) continue;
+    if (room_id && k.second != *room_id) continue;
+    out.push_back(r);
+  }
+  return out;
+}
+
+int Rooms::running() const {
+  std::lock_guard lock(mu_);
+  int n = 0;
+  for (auto& [k, r] : rooms_) n += r->ended() ? 0 : 1;
+  return n;
+}
+
+void Rooms::end(const std::shared_ptr<Room>& room, EndReason reason) {
+  room->end(reason);
+  room->tick();
+  room->join_threads();
+}
+
+void Rooms::tick_loop() {
+  std::unique_lock lock(mu_);
+  while (!stopping_) {
+    cv_.wait_for(lock, std::chrono::milliseconds(250));
+    if (stopping_) break;
+    std::vector<std::shared_ptr<Room>> rooms;
+    for (auto& [k, r] : rooms_) rooms.push_back(r);
+    lock.unlock();
+    for (auto& r : rooms) r->tick();
+    std::vector<std::shared_ptr<Room>> reaped;
+    lock.lock();
+    for (auto it = rooms_.begin(); it != rooms_.end();) {
+      if (it->second->ended()) {
+        reaped.push_back(it->second);
+        it = rooms_.erase(it);
+      } else {
+        ++it;
+      }
+    }
+    lock.unlock();
+    for (auto& r : reaped) {
+      r->tick();  // reports the end if it has not been yet
+      r->join_threads();
+    }
+    reaped.clear();
+    lock.lock();
+  }
+}
+
+void Rooms::shutdown() {
+  std::vector<std::shared_ptr<Room>> rooms;
+  {
+    std::lock_guard lock(mu_);
+    if (stopping_ && !ticker_.joinable()) return;
+    stopping_ = true;
+    for (auto& [k, r] : rooms_) rooms.push_back(r);
+    rooms_.clear();
+  }
+  cv_.notify_all();
+  if (ticker_.joinable()) ticker_.join();
+  for (auto& r : rooms) end(r, EndReason::kShutdown);
+}
+
+}  // namespace imago::live

@@ -1,0 +1,36 @@
+// AudioWorklet: plays the session's 16-bit PCM chunks in order and reports which chunk is playing,
+// so the page can show the video frame with the same timestamp (audio is the master clock).
+class PcmPlayer extends AudioWorkletProcessor {
+  constructor() {
+    super();
+    this.chunks = [];   // {pts, samples: Int16Array}
+    this.offset = 0;    // samples of chunks[0] already played
+    this.played = 0;    // samples played in total
+    this.lastReport = 0;
+    this.port.onmessage = (e) => {
+      const m = e.data;
+      if (m.flush) { this.chunks = []; this.offset = 0; return; }
+      this.chunks.push({ pts: m.pts, samples: new Int16Array(m.samples) });
+    };
+  }
+  process(inputs, outputs) {
+    const out = outputs[0][0];
+    let i = 0;
+    while (i < out.length && this.chunks.length) {
+      const c = this.chunks[0];
+      const n = Math.min(out.length - i, c.samples.length - this.offset);
+      for (let k = 0; k < n; k++) out[i + k] = c.samples[this.offset + k] / 32768;
+      i += n; this.offset += n; this.played += n;
+      if (this.offset >= c.samples.length) { this.chunks.shift(); this.offset = 0; }
+    }
+    for (; i < out.length; i++) out[i] = 0;  // underrun: silence, the clock waits
+    if (currentTime - this.lastReport > 0.02) {
+      this.lastReport = currentTime;
+      const c = this.chunks[0];
+      this.port.postMessage({ pts: c ? c.pts + (this.offset / sampleRate) * 1e6 : null,
+                              queued: this.chunks.length, played: this.played });
+    }
+    return true;
+  }
+}
+registerProcessor('pcm-player', PcmPlayer);

@@ -1,0 +1,152 @@
+// The Imago viewer (docs/live-protocol.md): joins /v1/runtime/rooms/{room}?agent_code=CODE with the
+// embed token from the URL fragment (#token=...&room=...), draws JPEG frames on the canvas on the
+// audio clock, plays PCM through an AudioWorklet, and reconnects to the same room after a drop.
+(() => {
+  'use strict';
+  const agent = decodeURIComponent(location.pathname.split('/').filter(Boolean).pop() || '');
+  const frag = new URLSearchParams(location.hash.slice(1));
+  let token = frag.get('token') || '';
+  const room = frag.get('room') || 'lobby';
+  const canvas = document.getElementById('screen');
+  const ctx2d = canvas.getContext('2d');
+  const stateEl = document.getElementById('state');
+  const textEl = document.getElementById('text');
+
+  // Exposed for tests and curious operators.
+  const stats = window.imagoViewer = {
+    state: 'connecting', connects: 0, framesDrawn: 0, framesReceived: 0, audioChunks: 0,
+    speakingChunks: 0, audioPlayed: 0, events: [], sessionId: null, lastError: null,
+  };
+
+  let ws = null, audio = null, player = null, audioPts = null, ended = false, retry = 0;
+  let frames = [];   // decoded video frames waiting for their time: {pts, bitmap}
+  let heartbeatTimer = null;
+
+  function setState(s, detail) {
+    stats.state = s;
+    stateEl.textContent = s + (detail ? ' — ' + detail : '');
+  }
+
+  async function ensureAudio(rate) {
+    if (audio && audio.sampleRate === rate) return;
+    try {
+      audio = new AudioContext({ sampleRate: rate });
+      await audio.audioWorklet.addModule('/embed-assets/pcm-player.js');
+      player = new AudioWorkletNode(audio, 'pcm-player', { outputChannelCount: [1] });
+      player.connect(audio.destination);
+      player.port.onmessage = (e) => { audioPts = e.data.pts; stats.audioPlayed = e.data.played; };
+      if (audio.state !== 'running') document.getElementById('sound').hidden = false;
+    } catch (err) {
+      stats.lastError = 'audio: ' + err;
+      audio = null; player = null;
+    }
+  }
+  document.getElementById('sound').onclick = async () => {
+    if (audio) await audio.resume();
+    document.getElementById('sound').hidden = true;
+  };
+
+  function header(buf) {
+    const v = new DataView(buf);
+    return { kind: v.getUint8(0), codec: v.getUint8(1), flags: v.getUint16(2, true), index: v.getUint32(4, true),
+             pts: Number(v.getBigInt64(8, true)), a: v.getUint16(16, true), b: v.getUint16(18, true) };
+  }
+
+  async function onBinary(buf) {
+    if (buf.byteLength < 20) return;
+    const h = header(buf);
+    if (h.kind === 2) {  // audio
+      stats.audioChunks++;
+      if (h.flags & 1) stats.speakingChunks++;
+      if (player) player.port.postMessage({ pts: h.pts, samples: buf.slice(20) }, []);
+    } else if (h.kind === 1 && h.codec === 1) {  // JPEG video
+      stats.framesReceived++;
+      try {
+        const bitmap = await createImageBitmap(new Blob([new Uint8Array(buf, 20)], { type: 'image/jpeg' }));
+        frames.push({ pts: h.pts, bitmap });
+        if (frames.length > 50) frames.shift().bitmap.close();
+      } catch (err) { stats.lastError = 'decode: ' + err; }
+    }
+  }
+
+  function draw() {
+    // The newest frame not later than the audio being heard; without running audio, the newest.
+    const clockOk = audio && audio.state === 'running' && audioPts !== null;
+    let pick = -1;
+    for (let i = 0; i < frames.length; i++) {
+      if (!clockOk || frames[i].pts <= audioPts + 20000) pick = i;
+    }
+    if (pick >= 0) {
+      const f = frames[pick];
+      if (canvas.width !== f.bitmap.width) { canvas.width = f.bitmap.width; canvas.height = f.bitmap.height; }
+      ctx2d.drawImage(f.bitmap, 0, 0);
+      stats.framesDrawn++;
+      for (let i = 0; i < pick; i++) frames[i].bitmap.close();
+      frames.splice(0, pick + 1);
+    }
+    requestAnimationFrame(draw);
+  }
+  requestAnimationFrame(draw);
+
+  function onEvent(m) {
+    stats.events.push(m.type);
+    if (stats.events.length > 200) stats.events.shift();
+    switch (m.type) {
+      case 'session.started':
+        stats.sessionId = m.session_id;
+        retry = 0;
+        ensureAudio(m.audio_rate);
+        setState(m.state === 'paused' ? 'paused' : 'live', 'room ' + m.room_id);
+        break;
+      case 'session.paused': setState('paused', 'waiting for the token to be renewed'); break;
+      case 'session.resumed': setState('live'); break;
+      case 'session.ended':
+        // A server shutting down is not the end of the conversation: come back (to this node
+        // once it restarts, or to another behind the same address). Other reasons are final.
+        ended = m.reason !== 'shutdown';
+        setState('ended', m.reason);
+        break;
+      case 'playback_finished':
+        if (m.interrupted && player) { player.port.postMessage({ flush: true }); frames = []; }
+        break;
+      case 'heartbeat.ok': token = m.token; break;
+      case 'error': stats.lastError = m.code + ': ' + m.message; break;
+    }
+  }
+
+  function connect() {
+    if (!token || !agent) { setState('error', 'the page needs #token=<embed token>'); return; }
+    const proto = location.protocol === 'https:' ? 'wss:' : 'ws:';
+    const url = `${proto}//${location.host}/v1/runtime/rooms/${encodeURIComponent(room)}?agent_code=${encodeURIComponent(agent)}`;
+    stats.connects++;
+    ws = new WebSocket(url, ['imago.v1', 'bearer.' + token]);
+    ws.binaryType = 'arraybuffer';
+    ws.onmessage = (e) => {
+      if (typeof e.data === 'string') { try { onEvent(JSON.parse(e.data)); } catch (err) { stats.lastError = '' + err; } }
+      else onBinary(e.data);
+    };
+    ws.onclose = () => {
+      clearInterval(heartbeatTimer);
+      if (ended) return;
+      // Dropped: come back to the same room, backing off up to 10 s.
+      const delay = Math.min(10000, 250 * 2 ** retry++);
+      setState('reconnecting', 'in ' + (delay / 1000).toFixed(1) + ' s');
+      setTimeout(connect, delay);
+    };
+    clearInterval(heartbeatTimer);
+    heartbeatTimer = setInterval(() => send({ type: 'heartbeat', token }), 60000);
+  }
+
+  function send(m) { if (ws && ws.readyState === 1) ws.send(JSON.stringify(m)); }
+  function say() {
+    const t = textEl.value.trim();
+    if (!t) return;
+    if (audio && audio.state !== 'running') audio.resume();
+    send({ type: 'user_text', text: t });
+    textEl.value = '';
+  }
+  document.getElementById('send').onclick = say;
+  textEl.addEventListener('keydown', (e) => { if (e.key === 'Enter') say(); });
+  document.getElementById('stop').onclick = () => send({ type: 'interrupt' });
+  connect();
+})();
