@@ -169,6 +169,24 @@ void procedural_avatar(const std::string& agent_id, FrameSize fs, std::string_vi
   g.mouth = P(0.5, 0.78);
   g.mouth_width = 0.34 * fw;
   g.eyes_detected = true;
+  // Landmarks: the mean face, with eyes and lips put exactly on what was drawn so blinks and
+  // speech move the drawn lids and lips.
+  Landmarks68 lm = template_landmarks(g.left_eye, g.right_eye, g.mouth);
+  auto Q = [&](double rx, double ry) { return cv::Point2d(g.face.x + rx * fw, g.face.y + ry * fh); };
+  for (int e = 0; e < 2; ++e) {
+    double sx = e == 0 ? 0.31 : 0.69;
+    for (int k = 0; k < 6; ++k) {
+      double th = CV_PI + 2 * CV_PI * k / 6;
+      lm[36 + 6 * e + k] = Q(sx + 0.085 * std::cos(th), 0.40 + 0.045 * std::sin(th));
+    }
+  }
+  const double outer[12][2] = {{0.33, 0.78}, {0.38, 0.762}, {0.44, 0.752}, {0.5, 0.75},  {0.56, 0.752}, {0.62, 0.762},
+                               {0.67, 0.78}, {0.62, 0.806}, {0.56, 0.816}, {0.5, 0.82},  {0.44, 0.816}, {0.38, 0.806}};
+  for (int i = 0; i < 12; ++i) lm[48 + i] = Q(outer[i][0], outer[i][1]);
+  const double inner[8] = {0.35, 0.44, 0.5, 0.56, 0.65, 0.56, 0.5, 0.44};
+  for (int i = 0; i < 8; ++i) lm[60 + i] = Q(inner[i], 0.78);
+  g.landmarks = lm;
+  g.landmark_source = "template";
 }
 
 // The face with landmarks: dlib's HOG detector, else the Haar cascades (which also find faces

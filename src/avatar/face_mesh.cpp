@@ -177,8 +177,10 @@ void deform_mesh(const FaceMesh& m, const Pose& p, std::vector<cv::Point2f>& ful
   const int lids[4][2] = {{37, 41}, {38, 40}, {43, 47}, {44, 46}};
   for (const auto& l : lids) {
     cv::Point2f up = m.rest[l[0]], lo = m.rest[l[1]];
-    full[l[0]] += (lo - up) * (0.88f * eye);
-    full[l[1]] += (up - lo) * (0.12f * eye + 0.18f * sm * (1 - eye));
+    // The predictor's lower-lid points sit a little above the lid margin: closed lids meet a
+    // bit below them, so no strip of iris stays visible.
+    full[l[0]] += (lo - up) * (1.05f * eye);
+    full[l[1]] += (lo - up) * (0.05f * eye) + (up - lo) * (0.18f * sm * (1 - eye));
   }
   // Brows up (surprise, hello, emphasis): the forehead's first row follows a little.
   float b = float(std::clamp(p.brow, 0.0, 1.0)) * 0.11f * m.ed;
@@ -298,6 +300,7 @@ void MeshWarper::draw(const cv::Mat& base, const std::vector<cv::Point2f>& full,
   cv::Point2f lower[5] = {local(full[60]), local(full[67]), local(full[66]), local(full[65]), local(full[64])};
   const float teeth_h = float(std::clamp(p.mouth_teeth, 0.0, 1.0)) * 0.12f * m.mw;
   const float tooth_w = 0.11f * m.mw;
+  const float lid = float(std::clamp(p.eye_close, 0.0, 1.0));
   // A photo whose mouth is open: its own interior (teeth) moves with the lips it belongs to, the
   // upper half with the upper lip and the lower half with the lower lip; a wider opening shows
   // drawn cavity between them.
@@ -383,6 +386,21 @@ void MeshWarper::draw(const cv::Mat& base, const std::vector<cv::Point2f>& full,
     }()
                   : affine(d, s, A);
     if (!ok) continue;
+    if (eye && lid > 0.02f) {
+      // What is left of the eye while the lid passes over it darkens towards the lid's shade
+      // (lashes and the lid's shadow), so a closing eye never shows a bright sliver.
+      float k = 1 - 0.55f * lid;
+      raster(d, clip, [&](int y, int x0, int x1) {
+        uint8_t* row = canvas.ptr<uint8_t>(y);
+        float sx = A[0] * x0 + A[1] * y + A[2], sy = A[3] * x0 + A[4] * y + A[5];
+        for (int x = x0; x <= x1; ++x, sx += A[0], sy += A[3]) {
+          uint8_t* px = row + x * 3;
+          bilinear(base, sx, sy, px);
+          for (int c = 0; c < 3; ++c) px[c] = uint8_t(px[c] * k);
+        }
+      });
+      continue;
+    }
     raster(d, clip, [&](int y, int x0, int x1) {
       uint8_t* row = canvas.ptr<uint8_t>(y);
       float sx = A[0] * x0 + A[1] * y + A[2], sy = A[3] * x0 + A[4] * y + A[5];

