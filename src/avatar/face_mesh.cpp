@@ -10,7 +10,9 @@ namespace {
 
 constexpr int kFirstExtra = 68;
 
-float dist(cv::Point2f a, cv::Point2f b) { return std::hypot(a.x - b.x, a.y - b.y); }
+float dist(cv::Point2f a, cv::Point2f b) {
+  return std::hypot(a.x - b.x, a.y - b.y);
+}
 
 bool in_range(const FaceMesh::Tri& t, int lo, int hi) {
   for (int v : t.v)
@@ -95,7 +97,8 @@ Result<FaceMesh> build_face_mesh(const Landmarks68& lm, cv::Size size) {
   mesh_points(canon, cm);
   const std::vector<cv::Point2f>& tp = cm.rest;
   float x0 = 1e9f, y0 = 1e9f, x1 = -1e9f, y1 = -1e9f;
-  for (const auto& p : tp) x0 = std::min(x0, p.x), y0 = std::min(y0, p.y), x1 = std::max(x1, p.x), y1 = std::max(y1, p.y);
+  for (const auto& p : tp)
+    x0 = std::min(x0, p.x), y0 = std::min(y0, p.y), x1 = std::max(x1, p.x), y1 = std::max(y1, p.y);
   cv::Rect bounds(int(std::floor(x0)) - 10, int(std::floor(y0)) - 10, int(x1 - x0) + 21, int(y1 - y0) + 21);
   cv::Subdiv2D sub(bounds);
   for (const auto& p : tp) sub.insert(p);
@@ -114,21 +117,27 @@ Result<FaceMesh> build_face_mesh(const Landmarks68& lm, cv::Size size) {
       tri.v[k] = best;
     }
     if (!ok) continue;  // a virtual vertex of the subdivision
-    if (in_range(tri, 60, 67)) tri.kind = FaceMesh::kMouthInterior;
-    else if (in_range(tri, 36, 41)) tri.kind = FaceMesh::kEyeLeft;
-    else if (in_range(tri, 42, 47)) tri.kind = FaceMesh::kEyeRight;
+    if (in_range(tri, 60, 67))
+      tri.kind = FaceMesh::kMouthInterior;
+    else if (in_range(tri, 36, 41))
+      tri.kind = FaceMesh::kEyeLeft;
+    else if (in_range(tri, 42, 47))
+      tri.kind = FaceMesh::kEyeRight;
     m.tris.push_back(tri);
   }
   if (m.tris.size() < 100) return Status::Invalid("corrupt .imx: face mesh could not be built");
   x0 = 1e9f, y0 = 1e9f, x1 = -1e9f, y1 = -1e9f;
-  for (const auto& p : m.rest) x0 = std::min(x0, p.x), y0 = std::min(y0, p.y), x1 = std::max(x1, p.x), y1 = std::max(y1, p.y);
-  cv::Rect region(int(std::floor(x0)), int(std::floor(y0)), int(std::ceil(x1 - x0)) + 2, int(std::ceil(y1 - y0)) + 2);
+  for (const auto& p : m.rest)
+    x0 = std::min(x0, p.x), y0 = std::min(y0, p.y), x1 = std::max(x1, p.x), y1 = std::max(y1, p.y);
+  cv::Rect region(int(std::floor(x0)), int(std::floor(y0)), int(std::ceil(x1 - x0)) + 2,
+                  int(std::ceil(y1 - y0)) + 2);
   m.region = region & cv::Rect(0, 0, size.width, size.height);
   if (m.region.area() <= 0) return Status::Invalid("corrupt .imx: face outside the frame");
   return m;
 }
 
-void deform_mesh(const FaceMesh& m, const Pose& p, std::vector<cv::Point2f>& full, std::vector<cv::Point2f>& rigid) {
+void deform_mesh(const FaceMesh& m, const Pose& p, std::vector<cv::Point2f>& full,
+                 std::vector<cv::Point2f>& rigid) {
   full = m.rest;
   rigid = m.rest;
   const cv::Point2f ux = m.ux, uy = m.uy;
@@ -146,8 +155,10 @@ void deform_mesh(const FaceMesh& m, const Pose& p, std::vector<cv::Point2f>& ful
     move(pairs[k][1], 0, 0.7f * c);
   }
   float c = G - press * (m.rest_gap[0] + m.rest_gap[1] + m.rest_gap[2]) / 3;
-  for (int i = 49; i <= 53; ++i) move(i, 0, -0.25f * c * (i == 49 || i == 53 ? 0.6f : 1.0f) + press * 0.05f * mw);
-  for (int i = 55; i <= 59; ++i) move(i, 0, 0.7f * c * (i == 55 || i == 59 ? 0.6f : 1.0f) - press * 0.05f * mw);
+  for (int i = 49; i <= 53; ++i)
+    move(i, 0, -0.25f * c * (i == 49 || i == 53 ? 0.6f : 1.0f) + press * 0.05f * mw);
+  for (int i = 55; i <= 59; ++i)
+    move(i, 0, 0.7f * c * (i == 55 || i == 59 ? 0.6f : 1.0f) - press * 0.05f * mw);
   for (int i : {48, 54, 60, 64}) move(i, 0, 0.3f * c);
   for (int i = 2; i <= 14; ++i) {
     float w = std::max(0.0f, 1 - std::abs(i - 8) / 6.0f);
@@ -199,7 +210,8 @@ void deform_mesh(const FaceMesh& m, const Pose& p, std::vector<cv::Point2f>& ful
   }
   // Head motion about the neck, weighted per point so it fades out into hair, neck and shoulders.
   double rot = p.head_rot * std::numbers::pi / 180, sc = 1 + p.head_scale;
-  if (std::abs(rot) < 1e-6 && std::abs(p.head_scale) < 1e-7 && std::abs(p.head_dx) < 1e-7 && std::abs(p.head_dy) < 1e-7)
+  if (std::abs(rot) < 1e-6 && std::abs(p.head_scale) < 1e-7 && std::abs(p.head_dx) < 1e-7 &&
+      std::abs(p.head_dy) < 1e-7)
     return;
   float ca = float(std::cos(rot) * sc), sa = float(std::sin(rot) * sc);
   cv::Point2f T(float(p.head_dx * m.fw), float(p.head_dy * m.fw));
@@ -239,7 +251,8 @@ bool affine(const cv::Point2f d[3], const cv::Point2f s[3], float A[6]) {
 template <class F>
 void raster(const cv::Point2f v[3], const cv::Rect& clip, F&& fn) {
   float miny = std::min({v[0].y, v[1].y, v[2].y}), maxy = std::max({v[0].y, v[1].y, v[2].y});
-  int y0 = std::max(clip.y, int(std::ceil(miny - 1e-3f))), y1 = std::min(clip.y + clip.height - 1, int(std::floor(maxy + 1e-3f)));
+  int y0 = std::max(clip.y, int(std::ceil(miny - 1e-3f))),
+      y1 = std::min(clip.y + clip.height - 1, int(std::floor(maxy + 1e-3f)));
   for (int y = y0; y <= y1; ++y) {
     float xl = 1e9f, xr = -1e9f;
     for (int e = 0; e < 3; ++e) {
@@ -255,7 +268,8 @@ void raster(const cv::Point2f v[3], const cv::Rect& clip, F&& fn) {
       xl = std::min(xl, x);
       xr = std::max(xr, x);
     }
-    int x0 = std::max(clip.x, int(std::ceil(xl - 1e-3f))), x1 = std::min(clip.x + clip.width - 1, int(std::floor(xr + 1e-3f)));
+    int x0 = std::max(clip.x, int(std::ceil(xl - 1e-3f))),
+        x1 = std::min(clip.x + clip.width - 1, int(std::floor(xr + 1e-3f)));
     if (x0 <= x1) fn(y, x0, x1);
   }
 }
@@ -268,7 +282,8 @@ inline void bilinear(const cv::Mat& src, float x, float y, uint8_t* out) {
   const uint8_t* r0 = src.ptr<uint8_t>(yi) + xi * 3;
   const uint8_t* r1 = r0 + src.step[0];
   float w00 = (1 - fx) * (1 - fy), w01 = fx * (1 - fy), w10 = (1 - fx) * fy, w11 = fx * fy;
-  for (int c = 0; c < 3; ++c) out[c] = uint8_t(r0[c] * w00 + r0[c + 3] * w01 + r1[c] * w10 + r1[c + 3] * w11 + 0.5f);
+  for (int c = 0; c < 3; ++c)
+    out[c] = uint8_t(r0[c] * w00 + r0[c + 3] * w01 + r1[c] * w10 + r1[c + 3] * w11 + 0.5f);
 }
 
 // Linear interpolation along a polyline sorted by x.
@@ -286,8 +301,8 @@ float along(const cv::Point2f* pts, int n, float x) {
 
 MeshWarper::MeshWarper(const FaceMesh& m) : m_(m), moved_last_(m.tris.size(), 0) {}
 
-void MeshWarper::draw(const cv::Mat& base, const std::vector<cv::Point2f>& full, const std::vector<cv::Point2f>& rigid,
-                      const Pose& p, cv::Mat& canvas) {
+void MeshWarper::draw(const cv::Mat& base, const std::vector<cv::Point2f>& full,
+                      const std::vector<cv::Point2f>& rigid, const Pose& p, cv::Mat& canvas) {
   const FaceMesh& m = m_;
   const cv::Rect clip = m.region;
   // The mouth opening in its own axes (corner to corner), for the drawn interior.
@@ -296,8 +311,10 @@ void MeshWarper::draw(const cv::Mat& base, const std::vector<cv::Point2f>& full,
   ax /= half * 2;
   cv::Point2f ay(-ax.y, ax.x);
   auto local = [&](cv::Point2f q) { return cv::Point2f((q - o).dot(ax), (q - o).dot(ay)); };
-  cv::Point2f upper[5] = {local(full[60]), local(full[61]), local(full[62]), local(full[63]), local(full[64])};
-  cv::Point2f lower[5] = {local(full[60]), local(full[67]), local(full[66]), local(full[65]), local(full[64])};
+  cv::Point2f upper[5] = {local(full[60]), local(full[61]), local(full[62]), local(full[63]),
+                          local(full[64])};
+  cv::Point2f lower[5] = {local(full[60]), local(full[67]), local(full[66]), local(full[65]),
+                          local(full[64])};
   const float teeth_h = float(std::clamp(p.mouth_teeth, 0.0, 1.0)) * 0.12f * m.mw;
   const float tooth_w = 0.11f * m.mw;
   const float lid = float(std::clamp(p.eye_close, 0.0, 1.0));
@@ -309,8 +326,10 @@ void MeshWarper::draw(const cv::Mat& base, const std::vector<cv::Point2f>& full,
   rax /= rhalf * 2;
   cv::Point2f ray(-rax.y, rax.x);
   auto rlocal = [&](cv::Point2f q) { return cv::Point2f((q - ro).dot(rax), (q - ro).dot(ray)); };
-  cv::Point2f rupper[5] = {rlocal(m.rest[60]), rlocal(m.rest[61]), rlocal(m.rest[62]), rlocal(m.rest[63]), rlocal(m.rest[64])};
-  cv::Point2f rlower[5] = {rlocal(m.rest[60]), rlocal(m.rest[67]), rlocal(m.rest[66]), rlocal(m.rest[65]), rlocal(m.rest[64])};
+  cv::Point2f rupper[5] = {rlocal(m.rest[60]), rlocal(m.rest[61]), rlocal(m.rest[62]), rlocal(m.rest[63]),
+                           rlocal(m.rest[64])};
+  cv::Point2f rlower[5] = {rlocal(m.rest[60]), rlocal(m.rest[67]), rlocal(m.rest[66]), rlocal(m.rest[65]),
+                           rlocal(m.rest[64])};
   // The mouth interior drawn to fit the opening at (x, y): a cavity shadowed under the lips and
   // towards the corners, the upper teeth when the opening is wide enough, a hint of tongue.
   auto interior = [&](float x, float y, float* out, bool teeth) {
@@ -345,7 +364,8 @@ void MeshWarper::draw(const cv::Mat& base, const std::vector<cv::Point2f>& full,
     bool moved = false;
     for (int v : tri.v) {
       if (std::abs(full[v].x - m.rest[v].x) + std::abs(full[v].y - m.rest[v].y) > 0.01f) moved = true;
-      if (eye && std::abs(rigid[v].x - m.rest[v].x) + std::abs(rigid[v].y - m.rest[v].y) > 0.01f) moved = true;
+      if (eye && std::abs(rigid[v].x - m.rest[v].x) + std::abs(rigid[v].y - m.rest[v].y) > 0.01f)
+        moved = true;
     }
     if (!moved && !moved_last_[t]) continue;
     moved_last_[t] = moved;
@@ -362,8 +382,10 @@ void MeshWarper::draw(const cv::Mat& base, const std::vector<cv::Point2f>& full,
             float rtop = along(rupper, 5, rx), rbot = along(rlower, 5, rx);
             float rh = std::max(0.0f, rbot - rtop);
             float ry = -1e9f;
-            if (q.y - top <= rh / 2) ry = rtop + (q.y - top);
-            else if (bot - q.y <= rh / 2) ry = rbot - (bot - q.y);
+            if (q.y - top <= rh / 2)
+              ry = rtop + (q.y - top);
+            else if (bot - q.y <= rh / 2)
+              ry = rbot - (bot - q.y);
             if (ry > -1e8f) {
               cv::Point2f sp = ro + rax * rx + ray * ry;
               bilinear(base, sp.x, sp.y, px);

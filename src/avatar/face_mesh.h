@@ -22,14 +22,14 @@ struct FaceMesh {
   std::vector<float> head_weight;  // 1 moves with the head, 0 stays (outer ring)
   std::vector<float> depth;        // how far a point shifts when the head turns (yaw)
   std::vector<Tri> tris;
-  cv::Rect region;                 // frame pixels the mesh can touch
-  cv::Point2f ux, uy;              // face axes: eye line, and down the face
-  cv::Point2f pivot;               // head rotation centre (the neck)
-  float ed = 0;                    // eye distance, pixels
-  float mw = 0;                    // mouth width, pixels
-  float fw = 0;                    // jaw width, pixels
-  float rest_gap[3] = {0, 0, 0};   // inner-lip openings at rest (61-67, 62-66, 63-65)
-  bool mouth_open_at_rest = false; // the photo's own mouth is open: its interior is warped
+  cv::Rect region;                  // frame pixels the mesh can touch
+  cv::Point2f ux, uy;               // face axes: eye line, and down the face
+  cv::Point2f pivot;                // head rotation centre (the neck)
+  float ed = 0;                     // eye distance, pixels
+  float mw = 0;                     // mouth width, pixels
+  float fw = 0;                     // jaw width, pixels
+  float rest_gap[3] = {0, 0, 0};    // inner-lip openings at rest (61-67, 62-66, 63-65)
+  bool mouth_open_at_rest = false;  // the photo's own mouth is open: its interior is warped
 };
 
 // Builds the mesh for landmarks in a frame of `size` pixels.
@@ -37,7 +37,8 @@ Result<FaceMesh> build_face_mesh(const Landmarks68& lm, cv::Size size);
 
 // Point positions for a pose: `full` with every deformation (lips, jaw, lids, brows, head), and
 // `rigid` with the head motion only (the eyeballs under moving lids follow it).
-void deform_mesh(const FaceMesh& m, const Pose& p, std::vector<cv::Point2f>& full, std::vector<cv::Point2f>& rigid);
+void deform_mesh(const FaceMesh& m, const Pose& p, std::vector<cv::Point2f>& full,
+                 std::vector<cv::Point2f>& rigid);
 
 // Re-warps the triangles that moved this frame or last frame into `canvas` (RGB, frame size)
 // from `base`. Pixels outside m.region are never written.

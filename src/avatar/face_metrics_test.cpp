@@ -110,16 +110,19 @@ double ssim(const cv::Mat& a8, const cv::Mat& b8) {
 
 cv::Rect bbox(const Landmarks68& l, int from, int to, double grow) {
   double x0 = 1e9, y0 = 1e9, x1 = -1e9, y1 = -1e9;
-  for (int i = from; i <= to; ++i) x0 = std::min(x0, l[i].x), y0 = std::min(y0, l[i].y), x1 = std::max(x1, l[i].x), y1 = std::max(y1, l[i].y);
+  for (int i = from; i <= to; ++i)
+    x0 = std::min(x0, l[i].x), y0 = std::min(y0, l[i].y), x1 = std::max(x1, l[i].x),
+    y1 = std::max(y1, l[i].y);
   double gx = (x1 - x0) * grow, gy = (y1 - y0) * grow;
   return cv::Rect(int(x0 - gx), int(y0 - gy), int(x1 - x0 + 2 * gx), int(y1 - y0 + 2 * gy));
 }
 
 // SSIM of `frame` against `ref` (whose landmarks are `lr`) in region [from, to] of the frame's
 // landmarks, after aligning ref onto the frame by a similarity fitted on all 68 landmarks.
-double aligned_ssim(const cv::Mat& ref, const Landmarks68& lr, const cv::Mat& frame, const Landmarks68& lf, int from,
-                    int to, int fit_from = 0, int fit_to = 67) {
-  std::vector<cv::Point2d> a(lr.begin() + fit_from, lr.begin() + fit_to + 1), b(lf.begin() + fit_from, lf.begin() + fit_to + 1);
+double aligned_ssim(const cv::Mat& ref, const Landmarks68& lr, const cv::Mat& frame, const Landmarks68& lf,
+                    int from, int to, int fit_from = 0, int fit_to = 67) {
+  std::vector<cv::Point2d> a(lr.begin() + fit_from, lr.begin() + fit_to + 1),
+      b(lf.begin() + fit_from, lf.begin() + fit_to + 1);
   cv::Mat warped;
   cv::warpAffine(ref, warped, similarity(a, b), frame.size(), cv::INTER_LINEAR, cv::BORDER_REPLICATE);
   cv::Rect r = bbox(lf, from, to, 0.05) & cv::Rect(0, 0, frame.cols, frame.rows);
@@ -214,7 +217,8 @@ TEST_P(FaceMetrics, SpeechKeepsTheFaceDetectableAndTheLipsFollowTheAudio) {
   for (const auto& p : audio->phonemes) {
     if (viseme_for_phoneme(p.phoneme) != Viseme::kMBP) continue;
     ++bilabials;
-    int first = int(std::floor(p.start_s * kFps)), last = int(std::floor(std::max(p.start_s, p.end_s - 1e-6) * kFps));
+    int first = int(std::floor(p.start_s * kFps)),
+        last = int(std::floor(std::max(p.start_s, p.end_s - 1e-6) * kFps));
     bool ok = false, nearly = false;
     for (int i = std::max(0, first - 1); i <= std::min(frames - 1, last + 1); ++i) {
       ok |= have[i] && open[i] < 0.1 * peak;
@@ -256,25 +260,29 @@ TEST_P(FaceMetrics, RestMatchesThePhotoAndSpeechKeepsTheUpperFaceStill) {
   std::vector<double> scores;
   cv::Mat worst_img;
   int blinking = 0;
-  const double open_ear = (internal::eye_aspect_ratio(*lr, false) + internal::eye_aspect_ratio(*lr, true)) / 2;
+  const double open_ear =
+      (internal::eye_aspect_ratio(*lr, false) + internal::eye_aspect_ratio(*lr, true)) / 2;
   for (int i = 0; i < int(audio->duration_s() * kFps); ++i) {
     r->next_frame(f);
     cv::Mat img = bgr_of(f);
     auto l = detect(img);
     ASSERT_TRUE(l) << "frame " << i;
     // Blinks change the eyes inside this region by design: those frames are left out.
-    if ((internal::eye_aspect_ratio(*l, false) + internal::eye_aspect_ratio(*l, true)) / 2 < 0.85 * open_ear) {
+    if ((internal::eye_aspect_ratio(*l, false) + internal::eye_aspect_ratio(*l, true)) / 2 <
+        0.85 * open_ear) {
       ++blinking;
       continue;
     }
     // Aligned on the upper face (brows, nose, eyes): the jaw moves with speech by design.
     scores.push_back(aligned_ssim(rest, *lr, img, *l, 17, 35, 17, 47));
-    if (scores.size() == 1 || scores.back() < *std::min_element(scores.begin(), scores.end() - 1)) worst_img = img;
+    if (scores.size() == 1 || scores.back() < *std::min_element(scores.begin(), scores.end() - 1))
+      worst_img = img;
   }
   double worst = *std::min_element(scores.begin(), scores.end());
   double mean = std::accumulate(scores.begin(), scores.end(), 0.0) / scores.size();
-  std::printf("%s: brows-and-nose SSIM during speech: mean %.3f, worst %.3f (%zu frames, %d blinking left out)\n",
-              name.c_str(), mean, worst, scores.size(), blinking);
+  std::printf(
+      "%s: brows-and-nose SSIM during speech: mean %.3f, worst %.3f (%zu frames, %d blinking left out)\n",
+      name.c_str(), mean, worst, scores.size(), blinking);
   EXPECT_LE(blinking, int(scores.size() / 4));
   dump(worst_img, name + "_speech_worst_upper_face");
   EXPECT_GE(worst, 0.88);
@@ -296,7 +304,8 @@ TEST_P(FaceMetrics, BlinksCloseTheRealLidsAndReopen) {
   cv::Mat mask(rest.size(), CV_8UC1, cv::Scalar(0));
   for (int e : {36, 42}) {
     std::vector<cv::Point> poly;
-    for (int i = 0; i < 6; ++i) poly.emplace_back(cv::Point(int(std::lround((*lr)[e + i].x)), int(std::lround((*lr)[e + i].y))));
+    for (int i = 0; i < 6; ++i)
+      poly.emplace_back(cv::Point(int(std::lround((*lr)[e + i].x)), int(std::lround((*lr)[e + i].y))));
     cv::fillConvexPoly(mask, poly, cv::Scalar(255));
   }
   int eye_px = cv::countNonZero(mask);
@@ -310,7 +319,8 @@ TEST_P(FaceMetrics, BlinksCloseTheRealLidsAndReopen) {
     cv::cvtColor(diff, gray, cv::COLOR_BGR2GRAY);
     visible.push_back(double(cv::countNonZero((gray < 20) & mask)) / eye_px);
     if (visible.back() <= *std::min_element(visible.begin(), visible.end())) most_closed = img;
-    if (auto l = detect(img)) ear.push_back((internal::eye_aspect_ratio(*l, false) + internal::eye_aspect_ratio(*l, true)) / 2);
+    if (auto l = detect(img))
+      ear.push_back((internal::eye_aspect_ratio(*l, false) + internal::eye_aspect_ratio(*l, true)) / 2);
   }
   dump(most_closed, name + "_blink");
   int blinks = 0;
@@ -323,8 +333,9 @@ TEST_P(FaceMetrics, BlinksCloseTheRealLidsAndReopen) {
     }
   }
   std::sort(ear.begin(), ear.end());
-  std::printf("%s: %d blinks in 12 s, least visible eye %.0f%%; re-detected EAR open %.3f, lowest %.3f\n", name.c_str(),
-              blinks, 100 * *std::min_element(visible.begin(), visible.end()), ear[ear.size() / 2], ear.front());
+  std::printf("%s: %d blinks in 12 s, least visible eye %.0f%%; re-detected EAR open %.3f, lowest %.3f\n",
+              name.c_str(), blinks, 100 * *std::min_element(visible.begin(), visible.end()),
+              ear[ear.size() / 2], ear.front());
   EXPECT_GE(blinks, 2);
   EXPECT_LE(blinks, 8);
 }

@@ -21,7 +21,9 @@ namespace imago::avatar::internal {
 namespace {
 std::atomic<bool> g_enabled{true};
 }
-void set_landmarks_enabled(bool on) { g_enabled = on; }
+void set_landmarks_enabled(bool on) {
+  g_enabled = on;
+}
 
 std::string landmark_model_path() {
   if (const char* p = std::getenv("IMAGO_FACE_LANDMARKS_MODEL"); p && *p) return p;
@@ -74,7 +76,9 @@ cv::Mat gray_of(const cv::Mat& bgr) {
 
 }  // namespace
 
-bool landmark_detector_available() { return g_enabled && predictor().ok; }
+bool landmark_detector_available() {
+  return g_enabled && predictor().ok;
+}
 
 std::vector<cv::Rect2d> hog_faces(const cv::Mat& bgr, int work_px) {
   // The detector is not const-callable; one per thread (construction is cheap).
@@ -108,21 +112,26 @@ std::optional<Landmarks68> predict_landmarks(const cv::Mat& bgr, const cv::Rect2
   cv::Mat work;
   cv::resize(gray_of(bgr)(crop), work, {}, s, s, s < 1 ? cv::INTER_AREA : cv::INTER_LINEAR);
   auto img = to_dlib(work);
-  dlib::rectangle r(long((box.x - crop.x) * s), long((box.y - crop.y) * s), long((box.x - crop.x + box.width) * s),
-                    long((box.y - crop.y + box.height) * s));
+  dlib::rectangle r(long((box.x - crop.x) * s), long((box.y - crop.y) * s),
+                    long((box.x - crop.x + box.width) * s), long((box.y - crop.y + box.height) * s));
   dlib::full_object_detection shape = p.sp(img, r);
   if (shape.num_parts() != 68) return std::nullopt;
   Landmarks68 out;
-  for (int i = 0; i < 68; ++i)
-    out[i] = {shape.part(i).x() / s + crop.x, shape.part(i).y() / s + crop.y};
+  for (int i = 0; i < 68; ++i) out[i] = {shape.part(i).x() / s + crop.x, shape.part(i).y() / s + crop.y};
   return out;
 }
 
 #else
 
-bool landmark_detector_available() { return false; }
-std::vector<cv::Rect2d> hog_faces(const cv::Mat&, int) { return {}; }
-std::optional<Landmarks68> predict_landmarks(const cv::Mat&, const cv::Rect2d&) { return std::nullopt; }
+bool landmark_detector_available() {
+  return false;
+}
+std::vector<cv::Rect2d> hog_faces(const cv::Mat&, int) {
+  return {};
+}
+std::optional<Landmarks68> predict_landmarks(const cv::Mat&, const cv::Rect2d&) {
+  return std::nullopt;
+}
 
 #endif
 

@@ -38,7 +38,8 @@ std::string bomb_png(uint32_t w, uint32_t h) {
 
 std::string code_of(const HttpResponse& r) {
   auto v = r.json();
-  return v.is_object() && v.as_object().contains("error") ? std::string(v.at("error").at("code").as_string()) : "";
+  return v.is_object() && v.as_object().contains("error") ? std::string(v.at("error").at("code").as_string())
+                                                          : "";
 }
 
 TEST(MediaLimits, ImageBombIsRefusedAtRequestTimeAndChargesNothing) {
@@ -46,13 +47,15 @@ TEST(MediaLimits, ImageBombIsRefusedAtRequestTimeAndChargesNothing) {
   auto acct = s.create_account("enterprise", 1000);
   for (auto [w, h] : {std::pair{30000u, 30000u}, std::pair{20000u, 2u}, std::pair{7000u, 7000u}}) {
     std::string bomb = bomb_png(w, h);
-    auto r = s.post("/v1/agent/generate", json::serialize(json::object{{"image", base64_encode(bomb)}}), acct.api_secret);
+    auto r = s.post("/v1/agent/generate", json::serialize(json::object{{"image", base64_encode(bomb)}}),
+                    acct.api_secret);
     EXPECT_EQ(r.status, 400) << r.body;
     EXPECT_EQ(code_of(r), "VALIDATION_ERROR") << r.body;
     EXPECT_NE(r.body.find(std::to_string(w) + "x" + std::to_string(h)), std::string::npos) << r.body;
-    auto data_uri = s.post("/v1/agent/generate",
-                           json::serialize(json::object{{"image", "data:image/png;base64," + base64_encode(bomb)}}),
-                           acct.api_secret);
+    auto data_uri =
+        s.post("/v1/agent/generate",
+               json::serialize(json::object{{"image", "data:image/png;base64," + base64_encode(bomb)}}),
+               acct.api_secret);
     EXPECT_EQ(data_uri.status, 400) << data_uri.body;
     // Uploading it as a file is refused too.
     auto up = s.post("/v1/files/upload", json::serialize(json::object{{"file_data", base64_encode(bomb)}}),
