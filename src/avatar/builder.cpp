@@ -196,9 +196,7 @@ void procedural_avatar(const std::string& agent_id, FrameSize fs, std::string_vi
 Result<FaceGeometry> locate_face(const cv::Mat& img) {
   bool have_lm = landmark_detector_available();
   if (have_lm) {
-    // 640 px: HOG sees faces of 80 px and up, i.e. an eighth of the photo; smaller ones go to
-    // the cascades below, which look harder.
-    for (const cv::Rect2d& box : hog_faces(img, 640)) {
+    for (const cv::Rect2d& box : hog_faces(img)) {
       auto lm = predict_landmarks(img, box);
       if (!lm || !implausible_landmarks(*lm, box).empty()) continue;
       FaceGeometry g;
