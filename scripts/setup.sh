@@ -19,6 +19,8 @@ PACKAGES=(
   # images and face detection
   libopencv-core-dev libopencv-imgproc-dev libopencv-imgcodecs-dev libopencv-objdetect-dev
   opencv-data opencv-doc
+  # 68-point face landmarks (the model in libdlib-data: see docs/avatar.md on its licence)
+  libdlib-dev libdlib-data
   # tests and benchmarks
   libgtest-dev libgmock-dev libbenchmark-dev curl python3 nodejs npm wrk nginx-light
   # the viewer page's browser test (playwright-core drives it; no browser download)

@@ -3,6 +3,7 @@
 // /v1/files/{id}.{ext}; downloading them needs the owner's api-secret (docs/api/agents.md).
 #include <boost/json.hpp>
 
+#include "util/image_size.h"
 #include "api/routes.h"
 #include "blobs/blob_store.h"
 #include "fetch/fetcher.h"
@@ -151,6 +152,9 @@ http::Response upload(Services& s, http::Request& req) {
   if (Status st = check_storage_quota(*used, static_cast<int64_t>(up->bytes.size()), quota); !st.ok()) {
     return http::Response::from_status(st);
   }
+  // An image whose header declares more pixels than we ever decode is refused at upload.
+  if (type->kind == fetch::MediaKind::kImage)
+    if (auto st = check_image_size(up->bytes, "file"); !st.ok()) return http::Response::from_status(st);
   FileRecord f;
   f.id = new_id("file");
   f.account_id = account;

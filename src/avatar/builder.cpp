@@ -52,6 +52,8 @@ void normalize_frame(const cv::Mat& src_in, const FaceGeometry& g_in, FrameSize 
     gi.face = cv::Rect2d(g_in.face.x * pre, g_in.face.y * pre, g_in.face.width * pre, g_in.face.height * pre);
     gi.left_eye = sc(g_in.left_eye), gi.right_eye = sc(g_in.right_eye), gi.mouth = sc(g_in.mouth);
     gi.mouth_width = g_in.mouth_width * pre;
+    if (gi.landmarks)
+      for (auto& q : *gi.landmarks) q = sc(q);
     s /= pre;
   }
   double angle = 0;
@@ -97,153 +99,15 @@ void normalize_frame(const cv::Mat& src_in, const FaceGeometry& g_in, FrameSize 
   g.right_eye = apply(M, gi.right_eye);
   g.mouth = apply(M, gi.mouth);
   g.mouth_width = gi.mouth_width * s;
-}
-
-cv::Vec3b median_color(const cv::Mat& img, cv::Rect r) {
-  r &= cv::Rect(0, 0, img.cols, img.rows);
-  if (r.area() <= 0) return {120, 150, 200};
-  std::vector<uint8_t> ch[3];
-  for (int y = r.y; y < r.y + r.height; ++y)
-    for (int x = r.x; x < r.x + r.width; ++x) {
-      auto p = img.at<cv::Vec3b>(y, x);
-      for (int c = 0; c < 3; ++c) ch[c].push_back(p[c]);
-    }
-  cv::Vec3b out;
-  for (int c = 0; c < 3; ++c) {
-    std::nth_element(ch[c].begin(), ch[c].begin() + ch[c].size() / 2, ch[c].end());
-    out[c] = ch[c][ch[c].size() / 2];
-  }
-  return out;
-}
-
-cv::Vec3b skin_color(const cv::Mat& img, const FaceGeometry& g) {
-  const auto& f = g.face;
-  cv::Rect left(int(f.x + 0.18 * f.width), int(f.y + 0.55 * f.height), int(0.14 * f.width),
-                int(0.12 * f.height));
-  cv::Rect right(int(f.x + 0.68 * f.width), int(f.y + 0.55 * f.height), int(0.14 * f.width),
-                 int(0.12 * f.height));
-  cv::Vec3b a = median_color(img, left), b = median_color(img, right);
-  return {uint8_t((a[0] + b[0]) / 2), uint8_t((a[1] + b[1]) / 2), uint8_t((a[2] + b[2]) / 2)};
+  g.landmarks = gi.landmarks;
+  g.landmark_source = gi.landmark_source;
+  g.landmark_note = gi.landmark_note;
+  if (g.landmarks)
+    for (auto& q : *g.landmarks) q = apply(M, q);
 }
 
 cv::Scalar shade(cv::Vec3b c, double k) {
   return cv::Scalar(std::min(255.0, c[0] * k), std::min(255.0, c[1] * k), std::min(255.0, c[2] * k));
-}
-
-// Teeth, cavity and tongue seen through the opened lips (BGR, 128x64). Drawn, not copied: the
-// photo has the mouth closed, so there is nothing to copy.
-cv::Mat mouth_interior() {
-  cv::Mat m(64, 128, CV_8UC3);
-  for (int y = 0; y < m.rows; ++y) {
-    double k = 0.75 + 0.25 * y / 63.0;
-    m.row(y).setTo(cv::Scalar(28 * k, 22 * k, 62 * k));
-  }
-  cv::ellipse(m, {64, 70}, {46, 20}, 0, 0, 360, cv::Scalar(80, 78, 170), cv::FILLED, cv::LINE_AA);  // tongue
-  cv::ellipse(m, {64, 72}, {30, 12}, 0, 0, 360, cv::Scalar(95, 95, 190), cv::FILLED, cv::LINE_AA);
-  // Upper teeth: a band with a rounded lower edge and faint gaps between teeth.
-  cv::rectangle(m, {0, 0}, {127, 12}, cv::Scalar(222, 228, 232), cv::FILLED);
-  for (int x = 4; x < 128; x += 15)
-    cv::ellipse(m, {x + 7, 12}, {7, 5}, 0, 0, 180, cv::Scalar(215, 222, 228), cv::FILLED, cv::LINE_AA);
-  for (int x = 4; x < 128; x += 15) cv::line(m, {x, 0}, {x, 15}, cv::Scalar(170, 176, 182), 1, cv::LINE_AA);
-  cv::GaussianBlur(m, m, {3, 3}, 0);
-  return m;
-}
-
-// Closed eyelids for both eyes side by side (BGRA): skin from under each eye, a crease shade and
-// a lash line where the lids meet.
-cv::Mat eyelids(const cv::Mat& img, const FaceGeometry& g, int& ew, int& eh) {
-  double eye_dist = cv::norm(g.right_eye - g.left_eye);
-  ew = std::max(8, static_cast<int>(std::lround(0.62 * eye_dist)));
-  eh = std::max(6, static_cast<int>(std::lround(0.45 * ew)));
-  cv::Mat out(eh, 2 * ew, CV_8UC4, cv::Scalar(0, 0, 0, 0));
-  int i = 0;
-  for (cv::Point2d c : {g.left_eye, g.right_eye}) {
-    cv::Rect below(int(c.x - 0.2 * ew), int(c.y + 0.55 * eh), std::max(2, int(0.4 * ew)),
-                   std::max(2, int(0.35 * eh)));
-    cv::Vec3b skin = median_color(img, below);
-    cv::Mat lid(eh, ew, CV_8UC3);
-    for (int y = 0; y < eh; ++y)
-      lid.row(y).setTo(shade(skin, 1.0 - 0.10 * (1.0 - std::abs(y - 0.4 * eh) / eh)));
-    // The crease arc in the upper part, the lash line near 62% of the height.
-    cv::ellipse(lid, {ew / 2, int(0.62 * eh)}, {int(0.46 * ew), int(0.16 * eh)}, 0, 0, 180,
-                cv::Scalar(35, 35, 45), std::max(1, eh / 9), cv::LINE_AA);
-    cv::ellipse(lid, {ew / 2, int(0.30 * eh)}, {int(0.38 * ew), int(0.18 * eh)}, 0, 200, 340,
-                shade(skin, 0.82), std::max(1, eh / 14), cv::LINE_AA);
-    cv::Mat alpha(eh, ew, CV_8UC1, cv::Scalar(0));
-    cv::ellipse(alpha, {ew / 2, eh / 2}, {int(0.48 * ew), int(0.46 * eh)}, 0, 0, 360, cv::Scalar(255),
-                cv::FILLED, cv::LINE_AA);
-    cv::GaussianBlur(alpha, alpha, {0, 0}, std::max(0.8, eh / 12.0));
-    cv::Mat rgba;
-    std::vector<cv::Mat> ch;
-    cv::split(lid, ch);
-    ch.push_back(alpha);
-    cv::merge(ch, rgba);
-    rgba.copyTo(out(cv::Rect(i * ew, 0, ew, eh)));
-    ++i;
-  }
-  return out;
-}
-
-// A stylized open hand (BGRA) for the wave gesture; the wrist pivot is the bottom centre.
-cv::Mat hand_sprite(cv::Vec3b skin, double face_w) {
-  int w = std::max(24, int(0.62 * face_w)), h = std::max(32, int(0.95 * face_w));
-  cv::Mat col(h, w, CV_8UC3, shade(skin, 1.0)), alpha(h, w, CV_8UC1, cv::Scalar(0));
-  auto both = [&](auto draw) {
-    draw(col, shade(skin, 1.0));
-    draw(alpha, cv::Scalar(255));
-  };
-  double u = w / 10.0;
-  cv::Point palm(w / 2, int(h * 0.62));
-  both([&](cv::Mat& m, cv::Scalar c) {
-    cv::ellipse(m, palm, {int(3.4 * u), int(3.0 * u)}, 0, 0, 360, c, cv::FILLED, cv::LINE_AA);
-    cv::rectangle(m, cv::Point(int(w / 2 - 2.2 * u), int(h * 0.7)), cv::Point(int(w / 2 + 2.2 * u), h - 1), c,
-                  cv::FILLED);
-    for (int f = 0; f < 4; ++f) {
-      double ang = -18 + f * 12;
-      cv::Point base(int(w / 2 + (f - 1.5) * 1.6 * u), int(h * 0.45));
-      double len = (f == 1 || f == 2) ? 3.3 * u : 2.8 * u;
-      cv::Point tip(int(base.x + std::sin(ang * CV_PI / 180) * len),
-                    int(base.y - std::cos(ang * CV_PI / 180) * len));
-      cv::line(m, base, tip, c, int(1.35 * u), cv::LINE_AA);
-      cv::circle(m, tip, int(0.68 * u), c, cv::FILLED, cv::LINE_AA);
-    }
-    cv::line(m, cv::Point(int(w / 2 + 2.6 * u), int(h * 0.66)), cv::Point(int(w / 2 + 4.3 * u), int(h * 0.5)),
-             c, int(1.4 * u), cv::LINE_AA);
-  });
-  // Finger separations and palm shading so the hand reads as a hand, not a blob.
-  for (int f = 0; f < 3; ++f) {
-    cv::Point a(int(w / 2 + (f - 0.75) * 1.6 * u), int(h * 0.47));
-    cv::line(col, a, a + cv::Point(int((f - 1) * 0.4 * u), int(-2.2 * u)), shade(skin, 0.75), 1, cv::LINE_AA);
-  }
-  cv::ellipse(col, palm, {int(2.0 * u), int(1.6 * u)}, 0, 0, 360, shade(skin, 0.93), cv::FILLED, cv::LINE_AA);
-  cv::GaussianBlur(alpha, alpha, {3, 3}, 0);
-  std::vector<cv::Mat> ch;
-  cv::split(col, ch);
-  ch.push_back(alpha);
-  cv::Mat out;
-  cv::merge(ch, out);
-  return out;
-}
-
-cv::Mat heart_sprite(double face_w) {
-  int s = std::max(16, int(0.34 * face_w));
-  cv::Mat col(s, s, CV_8UC3, cv::Scalar(70, 40, 225)), alpha(s, s, CV_8UC1, cv::Scalar(0));
-  double r = s * 0.26;
-  for (cv::Mat* m : {&alpha}) {
-    cv::circle(*m, {int(s * 0.3), int(s * 0.34)}, int(r), 255, cv::FILLED, cv::LINE_AA);
-    cv::circle(*m, {int(s * 0.7), int(s * 0.34)}, int(r), 255, cv::FILLED, cv::LINE_AA);
-    std::vector<cv::Point> tri = {
-        {int(s * 0.06), int(s * 0.42)}, {int(s * 0.94), int(s * 0.42)}, {s / 2, int(s * 0.93)}};
-    cv::fillConvexPoly(*m, tri, 255, cv::LINE_AA);
-  }
-  cv::circle(col, {int(s * 0.3), int(s * 0.3)}, std::max(1, int(r * 0.35)), cv::Scalar(170, 150, 255),
-             cv::FILLED, cv::LINE_AA);
-  std::vector<cv::Mat> ch;
-  cv::split(col, ch);
-  ch.push_back(alpha);
-  cv::Mat out;
-  cv::merge(ch, out);
-  return out;
 }
 
 // Procedural default avatar: a clean stylized face, every choice drawn from the agent id.
@@ -319,6 +183,72 @@ void procedural_avatar(const std::string& agent_id, FrameSize fs, std::string_vi
   g.mouth = P(0.5, 0.78);
   g.mouth_width = 0.34 * fw;
   g.eyes_detected = true;
+  // Landmarks: the mean face, with eyes and lips put exactly on what was drawn so blinks and
+  // speech move the drawn lids and lips.
+  Landmarks68 lm = template_landmarks(g.left_eye, g.right_eye, g.mouth);
+  auto Q = [&](double rx, double ry) { return cv::Point2d(g.face.x + rx * fw, g.face.y + ry * fh); };
+  for (int e = 0; e < 2; ++e) {
+    double sx = e == 0 ? 0.31 : 0.69;
+    for (int k = 0; k < 6; ++k) {
+      double th = CV_PI + 2 * CV_PI * k / 6;
+      lm[36 + 6 * e + k] = Q(sx + 0.085 * std::cos(th), 0.40 + 0.045 * std::sin(th));
+    }
+  }
+  const double outer[12][2] = {{0.33, 0.78},  {0.38, 0.762}, {0.44, 0.752}, {0.5, 0.75},
+                               {0.56, 0.752}, {0.62, 0.762}, {0.67, 0.78},  {0.62, 0.806},
+                               {0.56, 0.816}, {0.5, 0.82},   {0.44, 0.816}, {0.38, 0.806}};
+  for (int i = 0; i < 12; ++i) lm[48 + i] = Q(outer[i][0], outer[i][1]);
+  const double inner[8] = {0.35, 0.44, 0.5, 0.56, 0.65, 0.56, 0.5, 0.44};
+  for (int i = 0; i < 8; ++i) lm[60 + i] = Q(inner[i], 0.78);
+  g.landmarks = lm;
+  g.landmark_source = "template";
+}
+
+// The face with landmarks: dlib's HOG detector, else the Haar cascades (which also find faces
+// HOG misses, e.g. small or slightly turned ones); the shape predictor runs in whichever box was
+// found. Implausible or unavailable landmarks fall back to the mean face placed on the cascade's
+// eyes and mouth (the cascade path), with a note saying why.
+Result<FaceGeometry> locate_face(const cv::Mat& img) {
+  bool have_lm = landmark_detector_available();
+  if (have_lm) {
+    for (const cv::Rect2d& box : hog_faces(img)) {
+      auto lm = predict_landmarks(img, box);
+      if (!lm || !implausible_landmarks(*lm, box).empty()) continue;
+      FaceGeometry g;
+      geometry_from_landmarks(*lm, g);
+      g.landmarks = lm;
+      g.landmark_source = "dlib";
+      return g;
+    }
+  }
+  auto det = detect_face(img);
+  if (!det.ok()) return det.status();
+  FaceGeometry g = *det;
+  std::string why = "the landmark model is not installed or disabled";
+  if (have_lm) {
+    // The cascade's box reaches higher (forehead) than the HOG box the predictor was trained on.
+    const cv::Rect2d& f = g.face;
+    cv::Rect2d box(f.x + 0.1 * f.width, f.y + 0.2 * f.height, 0.8 * f.width, 0.8 * f.height);
+    auto lm = predict_landmarks(img, box);
+    why = lm ? implausible_landmarks(*lm, f) : "no landmarks";
+    if (lm && why.empty() && g.eyes_detected) {
+      // The cascade found both eyes: the landmarks must agree with them.
+      double ed = cv::norm(g.right_eye - g.left_eye);
+      if (cv::norm(eye_centre(*lm, false) - g.left_eye) > 0.35 * ed ||
+          cv::norm(eye_centre(*lm, true) - g.right_eye) > 0.35 * ed)
+        why = "landmark eyes disagree with the detected eyes";
+    }
+    if (lm && why.empty()) {
+      geometry_from_landmarks(*lm, g);
+      g.landmarks = lm;
+      g.landmark_source = "dlib";
+      return g;
+    }
+  }
+  g.landmarks = template_landmarks(g.left_eye, g.right_eye, g.mouth);
+  g.landmark_source = "template";
+  g.landmark_note = "Facial landmarks unreliable (" + why + "); using the face-box fallback";
+  return g;
 }
 
 // Chooses the video frame with the sharpest, largest frontal face: a quick upright pass over the
@@ -341,8 +271,8 @@ Result<std::pair<cv::Mat, FaceGeometry>> best_video_frame(const DecodedVideo& v,
   if (best < 0)
     for (size_t k = 0; k < 3 && k < v.frames.size(); ++k) consider((2 * k + 1) * v.frames.size() / 6, true);
   if (best < 0) return Status::Invalid("No face found in the video");
-  // Refine the chosen frame's geometry with the thorough detector.
-  if (auto g = detect_face(out.first, true); g.ok()) out.second = *g;
+  // Refine the chosen frame's geometry: landmarks, or the thorough cascade search.
+  if (auto g = locate_face(out.first); g.ok()) out.second = *g;
   return out;
 }
 
@@ -366,8 +296,9 @@ Result<std::string> build_imx(const BuildInput& in, const ProgressFn& progress) 
     auto img = decode_image(*in.image_bytes);
     if (!img.ok()) return img.status();
     report(progress, "face", 0.15, "Detecting the face");
-    auto det = detect_face(*img);
+    auto det = locate_face(*img);
     if (!det.ok()) return det.status();
+    if (!det->landmark_note.empty()) report(progress, "face", 0.3, det->landmark_note);
     report(progress, "frame", 0.4, "Framing the face");
     normalize_frame(*img, *det, fs, in.aspect_ratio, frame, g);
     m.source = "image";
@@ -391,15 +322,19 @@ Result<std::string> build_imx(const BuildInput& in, const ProgressFn& progress) 
     voice_pcm = std::move(*pcm);
   }
 
-  report(progress, "assets", 0.55, "Preparing mouth and eye shapes");
-  int ew = 0, eh = 0;
-  cv::Vec3b skin = skin_color(frame, g);
+  report(progress, "assets", 0.55, "Placing the face mesh");
+  if (!g.landmarks) {
+    // Procedural avatars, and video frames where only the quick cascade pass found the face.
+    g.landmarks = template_landmarks(g.left_eye, g.right_eye, g.mouth);
+    g.landmark_source = "template";
+  }
+  FaceLandmarks lm;
+  lm.source = g.landmark_source;
+  lm.note = g.landmark_note;
+  for (const auto& q : *g.landmarks) lm.points.push_back({q.x, q.y});
   std::vector<ImxChunk> chunks;
   chunks.push_back({std::string(kChunkAppearance), encode_png(frame)});
-  chunks.push_back({std::string(kChunkMouthInterior), encode_png(mouth_interior())});
-  chunks.push_back({std::string(kChunkEyelids), encode_png(eyelids(frame, g, ew, eh))});
-  chunks.push_back({std::string(kChunkHand), encode_png(hand_sprite(skin, g.face.width))});
-  chunks.push_back({std::string(kChunkHeart), encode_png(heart_sprite(g.face.width))});
+  chunks.push_back({std::string(kChunkLandmarks), landmarks_to_json(lm)});
   chunks.push_back({std::string(kChunkGestures), default_gestures_json()});
 
   report(progress, "voice", 0.75, voice_pcm ? "Matching the voice sample" : "Choosing a voice");

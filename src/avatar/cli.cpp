@@ -133,6 +133,26 @@ int imx_info(const std::string& path, bool verify_only) {
   std::cout << "\nchunks:\n  MANI (manifest)\n";
   for (const auto& c : f->chunks) std::cout << "  " << c.type << " " << c.data.size() << " bytes\n";
   for (const auto& s : f->skipped) std::cout << "  " << s << " (unknown, skipped)\n";
+  // Landmarks: where they came from and the points the renderer animates.
+  if (const std::string* lc = f->find(kChunkLandmarks)) {
+    auto lm = landmarks_from_json(*lc);
+    if (!lm.ok()) return fail(lm.status().message());
+    std::cout << "\nlandmarks: " << lm->points.size() << " points, source " << lm->source << "\n";
+    if (!lm->note.empty()) std::cout << "  note: " << lm->note << "\n";
+    const char* groups[][3] = {{"jaw", "0", "16"},        {"brows", "17", "26"},
+                               {"nose", "27", "35"},      {"left eye", "36", "41"},
+                               {"right eye", "42", "47"}, {"outer lips", "48", "59"},
+                               {"inner lips", "60", "67"}};
+    for (const auto& g : groups) {
+      std::cout << "  " << g[0] << ":";
+      for (int i = std::stoi(g[1]); i <= std::stoi(g[2]); ++i)
+        std::cout << " " << std::lround(lm->points[i].x) << "," << std::lround(lm->points[i].y);
+      std::cout << "\n";
+    }
+  } else {
+    std::cout
+        << "\nlandmarks: none (an .imx 1.0 model; the renderer places a mean face on its eyes and mouth)\n";
+  }
   return 0;
 }
 

@@ -6,6 +6,7 @@
 #include <opencv2/objdetect.hpp>
 
 #include "avatar/internal.h"
+#include "util/image_size.h"
 
 namespace imago::avatar::internal {
 namespace {
@@ -78,6 +79,12 @@ Result<FrameSize> frame_size_for(std::string_view aspect) {
 
 Result<cv::Mat> decode_image(std::string_view bytes) {
   if (bytes.empty()) return Status::Invalid("The image is empty");
+  // Never decode a decompression bomb: the header's declared size decides first.
+  if (auto s = check_image_size(bytes, "The image"); !s.ok()) {
+    if (!image_size(bytes))
+      return Status::Invalid("The image could not be decoded (supported: JPEG, PNG, WebP)");
+    return s;
+  }
   cv::Mat buf(1, static_cast<int>(bytes.size()), CV_8UC1, const_cast<char*>(bytes.data()));
   cv::Mat img;
   try {

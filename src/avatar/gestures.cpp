@@ -9,8 +9,8 @@ namespace {
 namespace json = boost::json;
 
 constexpr const char* kChannelNames[kChannelCount] = {
-    "head_dx",     "head_dy", "head_rot",  "head_scale", "mouth_open", "mouth_spread", "mouth_teeth",
-    "mouth_press", "smile",   "eye_close", "brow",       "hand",       "hand_angle",   "heart"};
+    "head_dx",      "head_dy",     "head_rot",    "head_scale", "head_yaw",  "mouth_open",
+    "mouth_spread", "mouth_teeth", "mouth_press", "smile",      "eye_close", "brow"};
 
 double num(const json::value& v) {
   return v.is_number() ? v.to_number<double>() : 0.0;
@@ -32,6 +32,8 @@ double& channel(Pose& p, int c) {
       return p.head_rot;
     case kHeadScale:
       return p.head_scale;
+    case kHeadYaw:
+      return p.head_yaw;
     case kMouthOpen:
       return p.mouth_open;
     case kMouthSpread:
@@ -44,14 +46,8 @@ double& channel(Pose& p, int c) {
       return p.smile;
     case kEyeClose:
       return p.eye_close;
-    case kBrow:
-      return p.brow;
-    case kHand:
-      return p.hand;
-    case kHandAngle:
-      return p.hand_angle;
     default:
-      return p.heart;
+      return p.brow;
   }
 }
 
@@ -64,35 +60,37 @@ int channel_by_name(std::string_view name) {
 // Keyframes: [[u, value], ...] with smoothstep easing between keys; oscillators add
 // amp * sin(2 pi hz t + phase) inside their window (tapered at its ends).
 std::string default_gestures_json() {
+  // Face and head only (docs/avatar.md "Gestures"): hands need a source video that shows them.
   return R"({"gestures":{
  "mini_wave_hello":{"default_duration_s":2.6,"mouth_weight":0.4,
-  "tracks":{"hand":[[0,0],[0.18,1],[0.82,1],[1,0]],"head_rot":[[0,0],[0.25,3.5],[0.8,3.5],[1,0]],
-            "smile":[[0,0],[0.2,0.8],[0.85,0.8],[1,0]],"brow":[[0,0],[0.2,0.6],[0.8,0.5],[1,0]],
-            "head_dy":[[0,0],[0.2,-0.015],[0.85,-0.015],[1,0]]},
-  "osc":[{"channel":"hand_angle","hz":2.4,"amp":22,"phase":0,"from":0.15,"to":0.85}]},
+  "tracks":{"brow":[[0,0],[0.2,0.85],[0.7,0.6],[1,0]],"smile":[[0,0],[0.2,0.85],[0.85,0.8],[1,0]],
+            "head_rot":[[0,0],[0.25,4.5],[0.75,4.5],[1,0]],"head_yaw":[[0,0],[0.3,2.5],[0.75,2.5],[1,0]],
+            "head_dy":[[0,0],[0.2,-0.012],[0.85,-0.012],[1,0]]},
+  "osc":[{"channel":"head_dy","hz":1.6,"amp":0.012,"phase":0,"from":0.25,"to":0.75}]},
  "talk_head_nod_subtle":{"default_duration_s":2.0,"mouth_weight":0.0,
   "tracks":{"brow":[[0,0],[0.3,0.3],[0.7,0.3],[1,0]],"smile":[[0,0],[0.3,0.3],[0.8,0.3],[1,0]],
-            "eye_close":[[0,0],[0.3,0.15],[0.7,0.15],[1,0]]},
-  "osc":[{"channel":"head_dy","hz":1.5,"amp":0.05,"phase":0,"from":0.05,"to":0.95},
-         {"channel":"head_scale","hz":1.5,"amp":-0.012,"phase":0,"from":0.05,"to":0.95}]},
+            "eye_close":[[0,0],[0.3,0.12],[0.7,0.12],[1,0]]},
+  "osc":[{"channel":"head_dy","hz":1.5,"amp":0.035,"phase":0,"from":0.05,"to":0.95},
+         {"channel":"head_scale","hz":1.5,"amp":-0.01,"phase":0,"from":0.05,"to":0.95}]},
  "blow_kiss_heart":{"default_duration_s":2.8,"mouth_weight":1.0,
-  "tracks":{"mouth_spread":[[0,0],[0.15,-1],[0.45,-1],[0.6,0.2],[1,0]],
-            "mouth_open":[[0,0],[0.15,0.12],[0.4,0.12],[0.5,0],[1,0]],
-            "mouth_press":[[0,0],[0.15,0.3],[0.45,0.3],[0.55,0],[1,0]],
-            "eye_close":[[0,0],[0.2,0.6],[0.45,0.6],[0.6,0],[1,0]],
-            "head_rot":[[0,0],[0.2,-4],[0.5,-4],[1,0]],"head_dx":[[0,0],[0.2,0.03],[0.5,0.03],[1,0]],
-            "heart":[[0,0],[0.45,0],[0.46,0.01],[1,1]],"smile":[[0,0],[0.55,0],[0.7,0.7],[1,0]]}},
+  "tracks":{"mouth_spread":[[0,0],[0.15,-1],[0.5,-1],[0.65,0.2],[1,0]],
+            "mouth_open":[[0,0],[0.15,0.08],[0.45,0.08],[0.55,0],[1,0]],
+            "mouth_press":[[0,0],[0.15,0.4],[0.5,0.4],[0.6,0],[1,0]],
+            "eye_close":[[0,0],[0.2,0.75],[0.5,0.75],[0.65,0],[1,0]],
+            "head_rot":[[0,0],[0.25,-5],[0.55,-5],[1,0]],"head_dx":[[0,0],[0.2,0.02],[0.5,0.02],[1,0]],
+            "head_dy":[[0,0],[0.3,0.015],[0.55,0.015],[0.7,-0.01],[1,0]],
+            "smile":[[0,0],[0.55,0],[0.72,0.7],[1,0]],"brow":[[0,0],[0.6,0],[0.75,0.35],[1,0]]}},
  "laugh_react":{"default_duration_s":2.4,"mouth_weight":1.0,
-  "tracks":{"mouth_open":[[0,0],[0.15,0.55],[0.85,0.55],[1,0]],"mouth_spread":[[0,0],[0.15,0.9],[0.85,0.9],[1,0]],
-            "mouth_teeth":[[0,0],[0.15,1],[0.85,1],[1,0]],"smile":[[0,0],[0.15,1],[0.85,1],[1,0]],
-            "eye_close":[[0,0],[0.15,0.6],[0.85,0.6],[1,0]],"brow":[[0,0],[0.15,0.7],[0.85,0.7],[1,0]],
-            "head_rot":[[0,0],[0.2,-5],[0.8,-5],[1,0]],"head_dy":[[0,0],[0.2,-0.03],[0.8,-0.03],[1,0]]},
-  "osc":[{"channel":"mouth_open","hz":4.5,"amp":0.3,"phase":0,"from":0.15,"to":0.85},
-         {"channel":"head_dy","hz":4.5,"amp":0.012,"phase":1.2,"from":0.15,"to":0.85},
+  "tracks":{"mouth_open":[[0,0],[0.22,0.5],[0.85,0.5],[1,0]],"mouth_spread":[[0,0],[0.2,0.8],[0.85,0.8],[1,0]],
+            "mouth_teeth":[[0,0],[0.15,1],[0.85,1],[1,0]],"smile":[[0,0],[0.2,1],[0.85,1],[1,0]],
+            "eye_close":[[0,0],[0.15,0.45],[0.85,0.45],[1,0]],"brow":[[0,0],[0.15,0.5],[0.85,0.5],[1,0]],
+            "head_rot":[[0,0],[0.2,-4],[0.8,-4],[1,0]],"head_dy":[[0,0],[0.2,-0.02],[0.8,-0.02],[1,0]]},
+  "osc":[{"channel":"mouth_open","hz":4.5,"amp":0.25,"phase":0,"from":0.15,"to":0.85},
+         {"channel":"head_dy","hz":4.5,"amp":0.01,"phase":1.2,"from":0.15,"to":0.85},
          {"channel":"head_rot","hz":2.25,"amp":1.5,"phase":0,"from":0.15,"to":0.85}]},
  "idle_subtle":{"default_duration_s":4.0,"mouth_weight":0.2,
-  "tracks":{"head_dx":[[0,0],[0.3,0.035],[0.55,0.035],[0.8,-0.03],[1,0]],
-            "head_rot":[[0,0],[0.3,2.5],[0.55,2.5],[0.8,-2],[1,0]],
+  "tracks":{"head_yaw":[[0,0],[0.3,3],[0.55,3],[0.8,-2.5],[1,0]],
+            "head_rot":[[0,0],[0.3,2],[0.55,2],[0.8,-1.5],[1,0]],
             "eye_close":[[0,0],[0.42,0],[0.45,1],[0.48,0],[1,0]],"smile":[[0,0],[0.3,0.25],[0.8,0.25],[1,0]],
             "brow":[[0,0],[0.6,0],[0.7,0.35],[0.85,0],[1,0]]}}
 }})";

@@ -13,6 +13,7 @@ namespace imago::avatar::internal {
 // lengths are fractions of the face width, angles degrees.
 struct Pose {
   double head_dx = 0, head_dy = 0, head_rot = 0, head_scale = 0;
+  double head_yaw = 0;      // degrees, a turn of a few degrees (parallax of the face mesh)
   double mouth_open = 0;    // 0 closed .. 1 fully open jaw
   double mouth_spread = 0;  // -1 rounded/puckered .. +1 spread
   double mouth_teeth = 0;   // 0 .. 1 visibility of the upper teeth inside the opening
@@ -20,16 +21,16 @@ struct Pose {
   double smile = 0;         // 0 .. 1 mouth corners up
   double eye_close = 0;     // 0 open .. 1 closed
   double brow = 0;          // 0 .. 1 brows raised
-  double hand = 0;          // 0 .. 1 waving hand visibility
-  double hand_angle = 0;    // degrees around the wrist
-  double heart = 0;         // 0 none, (0,1] progress of the floating heart
 };
 
+// Gestures move the face and head only: 1.0 models' GEST chunks also name "hand", "hand_angle"
+// and "heart" (pasted sprites), which parse_gestures ignores like any unknown channel.
 enum Channel : int {
   kHeadDx,
   kHeadDy,
   kHeadRot,
   kHeadScale,
+  kHeadYaw,
   kMouthOpen,
   kMouthSpread,
   kMouthTeeth,
@@ -37,9 +38,6 @@ enum Channel : int {
   kSmile,
   kEyeClose,
   kBrow,
-  kHand,
-  kHandAngle,
-  kHeart,
   kChannelCount
 };
 double& channel(Pose& p, int c);

@@ -378,8 +378,8 @@ Result<ImxFile> read_imx(std::string_view b) {
       have_manifest = true;
       continue;
     }
-    static constexpr std::string_view kKnown[] = {kChunkAppearance, kChunkMouthInterior, kChunkEyelids,
-                                                  kChunkHand,       kChunkHeart,         kChunkGestures,
+    // 1.0's sprite chunks (MINT, LIDS, HAND, HART) are skipped like any unknown type.
+    static constexpr std::string_view kKnown[] = {kChunkAppearance, kChunkLandmarks, kChunkGestures,
                                                   kChunkVoiceSample};
     bool known = std::find(std::begin(kKnown), std::end(kKnown), type) != std::end(kKnown);
     if (!known) {
@@ -393,6 +393,38 @@ Result<ImxFile> read_imx(std::string_view b) {
     return Status::Invalid("corrupt .imx: " + std::to_string(b.size() - off) +
                            " unexpected bytes after the last chunk");
   return f;
+}
+
+std::string landmarks_to_json(const FaceLandmarks& l) {
+  json::array pts;
+  for (const Point& p : l.points)
+    pts.push_back(json::array{std::round(p.x * 100) / 100, std::round(p.y * 100) / 100});
+  json::object o{{"version", 1}, {"layout", "ibug68"}, {"source", l.source}, {"points", std::move(pts)}};
+  if (!l.note.empty()) o["note"] = l.note;
+  return json::serialize(o);
+}
+
+Result<FaceLandmarks> landmarks_from_json(std::string_view text) {
+  boost::system::error_code ec;
+  json::value v = json::parse(text, ec);
+  if (ec || !v.is_object()) return Status::Invalid("corrupt .imx: landmark chunk is not JSON");
+  const auto& o = v.as_object();
+  FaceLandmarks l;
+  if (auto* s = o.if_contains("source"); s && s->is_string()) l.source = std::string(s->as_string());
+  if (auto* s = o.if_contains("note"); s && s->is_string()) l.note = std::string(s->as_string());
+  auto* pts = o.if_contains("points");
+  if (!pts || !pts->is_array() || pts->as_array().size() != kLandmarkCount)
+    return Status::Invalid("corrupt .imx: landmark chunk needs 68 points");
+  for (const auto& p : pts->as_array()) {
+    if (!p.is_array() || p.as_array().size() != 2 || !p.as_array()[0].is_number() ||
+        !p.as_array()[1].is_number())
+      return Status::Invalid("corrupt .imx: landmark point is not [x, y]");
+    Point q{p.as_array()[0].to_number<double>(), p.as_array()[1].to_number<double>()};
+    if (!std::isfinite(q.x) || !std::isfinite(q.y) || std::abs(q.x) > 1e5 || std::abs(q.y) > 1e5)
+      return Status::Invalid("corrupt .imx: landmark point out of range");
+    l.points.push_back(q);
+  }
+  return l;
 }
 
 }  // namespace imago::avatar

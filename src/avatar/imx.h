@@ -15,20 +15,19 @@
 namespace imago::avatar {
 
 inline constexpr uint16_t kImxMajor = 1;
-inline constexpr uint16_t kImxMinor = 0;
+inline constexpr uint16_t kImxMinor = 1;  // 1.1: LMKS chunk; HAND/HART/LIDS no longer written
 inline constexpr size_t kImxHeaderSize = 32;
 inline constexpr size_t kImxChunkHeaderSize = 24;
 inline constexpr uint32_t kImxMaxChunks = 1024;
 
 // Chunk types (four ASCII characters). Readers skip types they do not know.
-inline constexpr std::string_view kChunkManifest = "MANI";       // JSON manifest, always first
-inline constexpr std::string_view kChunkAppearance = "APPR";     // PNG, the normalized frame
-inline constexpr std::string_view kChunkMouthInterior = "MINT";  // PNG, teeth/cavity texture
-inline constexpr std::string_view kChunkEyelids = "LIDS";        // PNG RGBA, closed-lid sprites
-inline constexpr std::string_view kChunkHand = "HAND";           // PNG RGBA, hand sprite (wave)
-inline constexpr std::string_view kChunkHeart = "HART";          // PNG RGBA, heart sprite (kiss)
-inline constexpr std::string_view kChunkGestures = "GEST";       // JSON gesture motion tracks
-inline constexpr std::string_view kChunkVoiceSample = "VOIC";    // WAV, mono s16 voice sample
+inline constexpr std::string_view kChunkManifest = "MANI";    // JSON manifest, always first
+inline constexpr std::string_view kChunkAppearance = "APPR";  // PNG, the normalized frame
+// 1.0 models also carry MINT, LIDS, HAND and HART (sprites of the old sticker renderer); 1.1
+// readers skip them and 1.1 writers no longer write them.
+inline constexpr std::string_view kChunkGestures = "GEST";     // JSON gesture motion tracks
+inline constexpr std::string_view kChunkVoiceSample = "VOIC";  // WAV, mono s16 voice sample
+inline constexpr std::string_view kChunkLandmarks = "LMKS";    // JSON, 68 facial landmarks (1.1)
 
 struct Point {
   double x = 0, y = 0;
@@ -82,6 +81,19 @@ struct Manifest {
   // Manifest fields this reader does not know, kept so info/rewrites do not lose them.
   std::string raw_json;
 };
+
+// The LMKS chunk (docs/imx-format.md): the 68 points of the iBUG 300-W layout in frame pixels of
+// the appearance image. source: "dlib" (detected by the shape predictor) or "template" (a mean
+// face placed from the cascade's eyes and mouth, when landmarks are unavailable or unreliable).
+inline constexpr size_t kLandmarkCount = 68;
+struct FaceLandmarks {
+  std::vector<Point> points;  // kLandmarkCount
+  std::string source = "dlib";
+  std::string note;  // why the template was used, empty for "dlib"
+};
+std::string landmarks_to_json(const FaceLandmarks& l);
+// Unknown fields are ignored; fewer or more than 68 points, or non-finite values, are an error.
+Result<FaceLandmarks> landmarks_from_json(std::string_view json);
 
 std::string manifest_to_json(const Manifest& m);
 Result<Manifest> manifest_from_json(std::string_view json);

@@ -1,7 +1,9 @@
 // Private to src/avatar: OpenCV-facing helpers shared by the builder, the renderer and tools.
 // Other subsystems include only the public headers (builder.h, renderer.h, clip.h, imx.h).
 #pragma once
+#include <array>
 #include <opencv2/core.hpp>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -22,12 +24,45 @@ Result<cv::Mat> decode_image(std::string_view bytes);
 std::string encode_png(const cv::Mat& m);  // BGR, BGRA or gray
 Result<cv::Mat> decode_png(std::string_view bytes, int flags);
 
+// The 68 points of the iBUG 300-W layout: 0-16 jaw, 17-26 brows, 27-35 nose, 36-41 / 42-47 the
+// image-left / image-right eye (36, 39 corners; 37, 38 upper lid; 40, 41 lower lid), 48-59 outer
+// lips (48, 54 corners), 60-67 inner lips (61-63 upper, 65-67 lower).
+using Landmarks68 = std::array<cv::Point2d, 68>;
+
 struct FaceGeometry {
   cv::Rect2d face;
   cv::Point2d left_eye, right_eye, mouth;
   double mouth_width = 0;
   bool eyes_detected = false;
+  // Landmarks in the same pixels as the rest; "template" ones are placed from eyes and mouth.
+  std::optional<Landmarks68> landmarks;
+  std::string landmark_source;  // "dlib" | "template"
+  std::string landmark_note;    // why the template was used
 };
+
+// dlib (landmarks.cpp; absent when built with IMAGO_FACE_LANDMARKS=OFF). The model path comes
+// from IMAGO_FACE_LANDMARKS_MODEL (default /usr/share/dlib/...; "off" disables at run time).
+std::string landmark_model_path();
+bool landmark_detector_available();
+void set_landmarks_enabled(bool on);  // tests: force the cascade path
+// Face boxes, best first, in image pixels; detection at work_px on the longest side.
+std::vector<cv::Rect2d> hog_faces(const cv::Mat& bgr, int work_px = 800);
+std::optional<Landmarks68> predict_landmarks(const cv::Mat& bgr, const cv::Rect2d& box);
+
+// face_shape.cpp: landmark geometry without dlib.
+// A mean face placed by a similarity on the eye centres, stretched below the eyes to `mouth`.
+Landmarks68 template_landmarks(cv::Point2d left_eye, cv::Point2d right_eye, cv::Point2d mouth);
+// Landmarks that make a face: eyes level-ish and apart, nose below the eyes, mouth below the
+// nose, chin below the mouth, inside (a margin around) `box`. Empty string when plausible, else
+// the reason.
+std::string implausible_landmarks(const Landmarks68& l, const cv::Rect2d& box);
+cv::Point2d eye_centre(const Landmarks68& l, bool right);
+// Eye aspect ratio (Soukupova and Cech 2016): lid opening over eye width, ~0.3 open, ~0 closed.
+double eye_aspect_ratio(const Landmarks68& l, bool right);
+// Inner-lip opening (mean of the three vertical inner-lip distances), pixels.
+double inner_lip_opening(const Landmarks68& l);
+// Fills eyes, mouth, mouth width and a cascade-like face box from landmarks.
+void geometry_from_landmarks(const Landmarks68& l, FaceGeometry& g);
 
 // Haar cascades from opencv-data. kInvalidArgument "No face found in the image" when none.
 // thorough: detection at 800 px with tilted (+-15 degree) retries, for photos; otherwise a quick

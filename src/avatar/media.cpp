@@ -172,6 +172,8 @@ cv::Mat to_bgr(const AVFrame* f, SwsContext*& sws) {
 }
 
 constexpr int64_t kMaxDecodedAudioSamples = 22050LL * 600;  // 10 minutes is plenty for a sample
+constexpr int64_t kMaxVideoPixels = 3840LL * 2160;          // 4K UHD frames
+constexpr double kMaxVideoSeconds = 600;                    // a source video for a model, not a film
 
 }  // namespace
 
@@ -197,6 +199,14 @@ Result<DecodedVideo> decode_video(std::string_view bytes, int max_frames, int ou
   AVStream* vs = fmt->streams[vi];
   double duration = fmt->duration > 0 ? fmt->duration / static_cast<double>(AV_TIME_BASE) : 0;
   if (vs->duration > 0) duration = vs->duration * av_q2d(vs->time_base);
+  // Bounded decode (docs/avatar.md "Input limits"): frame size and length from the headers.
+  const int w = vs->codecpar->width, h = vs->codecpar->height;
+  if (int64_t(w) * h > kMaxVideoPixels || w > 8192 || h > 8192)
+    return Status::Invalid("The video is " + std::to_string(w) + "x" + std::to_string(h) +
+                           " pixels; at most 3840x2160 (8.3 megapixels) is accepted");
+  if (duration > kMaxVideoSeconds)
+    return Status::Invalid("The video is longer than " + std::to_string(int(kMaxVideoSeconds / 60)) +
+                           " minutes");
   // Sample frames evenly in time rather than decoding them all into memory.
   double step = duration > 0 ? duration / std::max(1, max_frames) : 0.2;
   double next_t = 0;
@@ -208,6 +218,8 @@ Result<DecodedVideo> decode_video(std::string_view bytes, int max_frames, int ou
   int64_t decoded_frames = 0;
   auto take_video = [&](AVFrame* f) {
     ++decoded_frames;
+    // A stream may change size mid-way: frames above the limit are never converted.
+    if (int64_t(f->width) * f->height > kMaxVideoPixels) return;
     int64_t pts = f->best_effort_timestamp;
     double t = pts == AV_NOPTS_VALUE ? decoded_frames / 25.0 : pts * av_q2d(vs->time_base);
     if (static_cast<int>(out.frames.size()) < max_frames && t + 1e-6 >= next_t) {

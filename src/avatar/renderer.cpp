@@ -8,6 +8,7 @@
 #include <opencv2/imgproc.hpp>
 #include <random>
 
+#include "avatar/face_mesh.h"
 #include "avatar/gestures.h"
 #include "avatar/internal.h"
 #include "speech/dsp.h"
@@ -21,15 +22,9 @@ using namespace internal;
 struct ModelData {
   Manifest manifest;  // geometry already scaled to the output size
   double scale = 1;
-  cv::Mat base;       // RGB frame
-  cv::Rect head;      // head region (moves with head motion)
-  cv::Mat head_mask;  // CV_8U, head-sized, 255 = moves fully with the head
-  cv::Point2d pivot;  // head rotation pivot (neck), frame coordinates
-  double face_w = 0;
-  cv::Mat interior;  // RGB mouth interior texture
-  cv::Mat lids[2];   // RGBA closed-lid sprites (left, right)
-  cv::Mat hand;      // RGBA
-  cv::Mat heart;     // RGBA
+  cv::Mat base;             // RGB frame
+  FaceLandmarks landmarks;  // scaled; source "template" for 1.0 models
+  FaceMesh mesh;
   std::map<std::string, GestureDef> gestures;
 };
 
@@ -47,28 +42,14 @@ int AvatarModel::height() const {
 
 namespace {
 
-Result<cv::Mat> chunk_image(const ImxFile& f, std::string_view type, bool alpha) {
-  const std::string* c = f.find(type);
-  if (!c) return Status::Invalid("corrupt .imx: missing chunk " + std::string(type));
-  auto img = decode_png(*c, alpha ? cv::IMREAD_UNCHANGED : cv::IMREAD_COLOR);
+Result<cv::Mat> appearance(const ImxFile& f) {
+  const std::string* c = f.find(kChunkAppearance);
+  if (!c) return Status::Invalid("corrupt .imx: missing chunk APPR");
+  auto img = decode_png(*c, cv::IMREAD_COLOR);
   if (!img.ok()) return img.status();
-  cv::Mat m = *img;
-  if (alpha) {
-    if (m.channels() != 4)
-      return Status::Invalid("corrupt .imx: chunk " + std::string(type) + " needs alpha");
-    cv::cvtColor(m, m, cv::COLOR_BGRA2RGBA);
-  } else {
-    cv::cvtColor(m, m, cv::COLOR_BGR2RGB);
-  }
+  cv::Mat m;
+  cv::cvtColor(*img, m, cv::COLOR_BGR2RGB);
   return m;
-}
-
-cv::Mat scaled(const cv::Mat& m, double s) {
-  if (std::abs(s - 1) < 1e-9) return m;
-  cv::Mat out;
-  cv::resize(m, out, {std::max(1, int(std::lround(m.cols * s))), std::max(1, int(std::lround(m.rows * s)))},
-             0, 0, s < 1 ? cv::INTER_AREA : cv::INTER_LINEAR);
-  return out;
 }
 
 }  // namespace
@@ -78,7 +59,7 @@ Result<std::shared_ptr<const AvatarModel>> load_model(std::string_view bytes, in
   if (!file.ok()) return file.status();
   auto d = std::make_unique<ModelData>();
   Manifest m = file->manifest;
-  auto base = chunk_image(*file, kChunkAppearance, false);
+  auto base = appearance(*file);
   if (!base.ok()) return base.status();
   if (base->cols != m.width || base->rows != m.height)
     return Status::Invalid("corrupt .imx: appearance size differs from the manifest frame size");
@@ -105,45 +86,31 @@ Result<std::shared_ptr<const AvatarModel>> load_model(std::string_view bytes, in
   m.right_eye = sp(m.right_eye);
   m.mouth = sp(m.mouth);
   m.mouth_width *= s;
-  d->face_w = m.face.w;
 
-  auto interior = chunk_image(*file, kChunkMouthInterior, false);
-  auto lids = chunk_image(*file, kChunkEyelids, true);
-  auto hand = chunk_image(*file, kChunkHand, true);
-  auto heart = chunk_image(*file, kChunkHeart, true);
-  for (auto* r : {&interior, &lids, &hand, &heart})
-    if (!r->ok()) return r->status();
-  d->interior = *interior;
-  if (lids->cols < 4 || lids->cols % 2 != 0) return Status::Invalid("corrupt .imx: eyelid sprite size");
-  int ew = lids->cols / 2;
-  for (int i = 0; i < 2; ++i) d->lids[i] = scaled((*lids)(cv::Rect(i * ew, 0, ew, lids->rows)).clone(), s);
-  d->hand = scaled(*hand, s);
-  d->heart = scaled(*heart, s);
+  // Landmarks: the LMKS chunk (1.1), or for 1.0 models the mean face on their eyes and mouth.
+  Landmarks68 lm;
+  if (const std::string* lc = file->find(kChunkLandmarks)) {
+    auto l = landmarks_from_json(*lc);
+    if (!l.ok()) return l.status();
+    d->landmarks = *l;
+    for (size_t i = 0; i < kLandmarkCount; ++i) lm[i] = {l->points[i].x * s, l->points[i].y * s};
+  } else {
+    lm = template_landmarks({m.left_eye.x, m.left_eye.y}, {m.right_eye.x, m.right_eye.y},
+                            {m.mouth.x, m.mouth.y});
+    d->landmarks.source = "template";
+    d->landmarks.note = "an .imx 1.0 model without landmarks";
+  }
+  d->landmarks.points.clear();
+  for (const auto& q : lm) d->landmarks.points.push_back({q.x, q.y});
+  auto mesh = build_face_mesh(lm, d->base.size());
+  if (!mesh.ok()) return mesh.status();
+  d->mesh = std::move(*mesh);
+
   const std::string* gj = file->find(kChunkGestures);
   if (!gj) return Status::Invalid("corrupt .imx: missing chunk GEST");
   auto gestures = parse_gestures(*gj);
   if (!gestures.ok()) return gestures.status();
   d->gestures = std::move(*gestures);
-
-  // Head region: the face box grown to take in hair, ears and chin; its mask is a feathered
-  // ellipse so the moving head blends into the still background and shoulders.
-  const Box& f = m.face;
-  // Tall enough for hair and chin, short of the shoulders (which must not turn with the head).
-  double cx = f.x + f.w / 2, cy = f.y + f.h * 0.40;
-  double ax = f.w * 0.76, ay = f.h * 0.80;
-  double feather = f.w * 0.16;
-  cv::Rect head(int(cx - ax - feather), int(cy - ay - feather), int(2 * (ax + feather)),
-                int(2 * (ay + feather)));
-  head &= cv::Rect(0, 0, m.width, m.height);
-  if (head.area() <= 0) return Status::Invalid("corrupt .imx: face outside the frame");
-  d->head = head;
-  cv::Mat mask(head.size(), CV_8UC1, cv::Scalar(0));
-  cv::ellipse(mask, cv::Point(int(cx - head.x), int(cy - head.y)),
-              cv::Size(int(ax - feather * 0.5), int(ay - feather * 0.5)), 0, 0, 360, cv::Scalar(255),
-              cv::FILLED, cv::LINE_AA);
-  cv::GaussianBlur(mask, mask, {0, 0}, std::max(1.0, feather / 2.5));
-  d->head_mask = mask;
-  d->pivot = {cx, f.y + f.h * 1.15};
   d->manifest = std::move(m);
   return std::shared_ptr<const AvatarModel>(std::make_shared<AvatarModel>(std::move(d)));
 }
@@ -254,20 +221,6 @@ double smoothstep(double x) {
   return x * x * (3 - 2 * x);
 }
 
-inline void sample_rgb(const cv::Mat& src, double x, double y, uint8_t* out) {
-  x = std::clamp(x, 0.0, src.cols - 1.001);
-  y = std::clamp(y, 0.0, src.rows - 1.001);
-  int x0 = static_cast<int>(x), y0 = static_cast<int>(y);
-  double fx = x - x0, fy = y - y0;
-  const uint8_t* r0 = src.ptr<uint8_t>(y0) + x0 * 3;
-  const uint8_t* r1 = src.ptr<uint8_t>(y0 + 1) + x0 * 3;
-  for (int c = 0; c < 3; ++c) {
-    double top = r0[c] + (r0[c + 3] - r0[c]) * fx;
-    double bot = r1[c] + (r1[c + 3] - r1[c]) * fx;
-    out[c] = static_cast<uint8_t>(top + (bot - top) * fy + 0.5);
-  }
-}
-
 struct TimedViseme {
   Viseme v;
   int64_t start, end;  // output samples, session timeline
@@ -317,19 +270,15 @@ struct Renderer::Impl {
   double loud_ref = 0;  // loudness reference for pushed speech (see push)
   int64_t last_push_start = 0;
 
-  cv::Mat canvas, head_buf, warped;
-  cv::Rect dirty[2];
+  cv::Mat canvas;
+  std::unique_ptr<MeshWarper> warper;
+  std::vector<cv::Point2f> full, rigid;
 
   double uniform(double a, double b) { return std::uniform_real_distribution<double>(a, b)(rng); }
 
   Status push(std::vector<int16_t> pcm, int rate, const std::vector<speech::PhonemeTiming>* ph, bool eot);
   Pose pose_at(int64_t n, int16_t* audio, bool& speaking, bool& eos, std::string& gesture_name);
   void render(const Pose& p);
-  void draw_mouth(const Pose& p);
-  void draw_brows(double amount);
-  void draw_eyes(double closure);
-  void composite_head(const Pose& p);
-  void draw_overlays(const Pose& p);
 };
 
 Renderer::Renderer(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
@@ -353,8 +302,7 @@ Result<std::unique_ptr<Renderer>> Renderer::create(std::shared_ptr<const AvatarM
   const Manifest& m = impl->d->manifest;
   impl->next_blink = impl->uniform(0.8, m.blink_min_s + 0.5);
   impl->canvas = impl->d->base.clone();
-  impl->head_buf.create(impl->d->head.size(), CV_8UC3);
-  impl->warped.create(impl->d->head.size(), CV_8UC3);
+  impl->warper = std::make_unique<MeshWarper>(impl->d->mesh);
   return std::unique_ptr<Renderer>(new Renderer(std::move(impl)));
 }
 
@@ -514,7 +462,9 @@ Pose Renderer::Impl::pose_at(int64_t n, int16_t* audio, bool& speaking, bool& eo
         uniform(0, 1) < 0.15 ? blink_start + 0.35 : blink_start + uniform(m.blink_min_s, m.blink_max_s);
   }
   double bt = tc - blink_start;
-  if (bt >= 0 && bt < 0.17) p.eye_close = bt < 0.06 ? bt / 0.06 : bt < 0.09 ? 1.0 : 1.0 - (bt - 0.09) / 0.08;
+  // A blink: the lid falls in 70 ms, stays 50 ms and rises in 100 ms (at 25 fps at least one
+  // frame shows the eye nearly shut).
+  if (bt >= 0 && bt < 0.22) p.eye_close = bt < 0.07 ? bt / 0.07 : bt < 0.12 ? 1.0 : 1.0 - (bt - 0.12) / 0.10;
 
   // Speech: copy this frame's audio and find the segment it belongs to.
   std::fill(audio, audio + spf, 0);
@@ -556,7 +506,8 @@ Pose Renderer::Impl::pose_at(int64_t n, int16_t* audio, bool& speaking, bool& eo
       // The jaw follows loudness (as in envelope mode); the phonemes shape the lips and scale
       // how far this sound opens (an "ee" less than an "a").
       double db = 20 * std::log10(std::max(rms, 1.0) / cur->peak_rms);
-      double jaw = std::clamp((db + 28) / 24, 0.0, 1.0);
+      // Curved so the opening grows with loudness rather than with decibels alone.
+      double jaw = std::pow(std::clamp((db + 28) / 24, 0.0, 1.0), 1.4);
       p.mouth_open = jaw * (0.35 + 0.65 * acc.open / wsum);
       p.mouth_spread = acc.spread / wsum;
       p.mouth_teeth = acc.teeth / wsum;
@@ -605,10 +556,6 @@ Pose Renderer::Impl::pose_at(int64_t n, int16_t* audio, bool& speaking, bool& eo
       double v = channel(gp, c);
       if (c == kMouthOpen || c == kMouthSpread || c == kMouthTeeth || c == kMouthPress)
         dst += mw * (v - dst);
-      else if (c == kHeart)
-        dst = v * (w > 0.01 ? 1 : 0);
-      else if (c == kHand)
-        dst = std::max(dst, w * v);
       else if (c == kEyeClose)
         dst = std::max(dst, w * v);
       else
@@ -626,241 +573,11 @@ Pose Renderer::Impl::pose_at(int64_t n, int16_t* audio, bool& speaking, bool& eo
   return p;
 }
 
-// Mouth: a per-column piecewise-linear vertical warp of the lips and jaw (upper lip up, lower lip
-// and chin down, lips thinned when pressed, corners raised when smiling), a horizontal
-// spread/pucker, and the interior texture drawn in the opening. Source is the untouched photo.
-void Renderer::Impl::draw_mouth(const Pose& p) {
-  if (p.mouth_open < 0.005 && std::abs(p.mouth_spread) < 0.01 && p.mouth_press < 0.01 && p.smile < 0.01)
-    return;
-  const Manifest& m = d->manifest;
-  const cv::Rect& H = d->head;
-  const cv::Mat src = d->base(H);
-  const double F = d->face_w;
-  const double a = std::max(3.0, m.mouth_width / 2);
-  const double mx = m.mouth.x - H.x, my = m.mouth.y - H.y;
-  const double G = std::min(p.mouth_open, 1.2) * m.mouth_max_open * F;
-  const double U = 0.35 * G, D = 0.65 * G;
-  const double ws = p.mouth_spread >= 0 ? 1 + 0.12 * p.mouth_spread : 1 + 0.22 * p.mouth_spread;
-  const double t = 0.28 * a, k = 1 - 0.4 * p.mouth_press;
-  const double top_extent = 0.9 * a, bot_extent = 2.2 * a;
-  int x0 = std::max(0, int(mx - 1.8 * a)), x1 = std::min(H.width - 1, int(mx + 1.8 * a));
-  int y0 = std::max(0, int(my - top_extent)), y1 = std::min(H.height - 1, int(my + bot_extent));
-  if (x1 <= x0 || y1 <= y0) return;
-  const double yt = y0, yb = y1, cy = my + 1.3 * a;
-  const cv::Mat& tex = d->interior;
-  const double tex_scale = tex.rows / std::max(1.0, 0.12 * F);
-  const cv::Vec3b cavity = tex.at<cv::Vec3b>(tex.rows - 1, 0);
-  const int teeth_rows = tex.rows / 4;
-  for (int x = x0; x <= x1; ++x) {
-    double rx = (x - mx) / a;
-    double hb = std::max(0.0, 1 - (rx / 1.8) * (rx / 1.8));
-    hb *= hb;
-    double u = rx / (0.92 * ws);
-    double prof = std::abs(u) < 1 ? std::sqrt(1 - u * u) : 0;
-    double so = -p.smile * 0.2 * a * std::min(rx * rx, 1.2) * hb;
-    double ue = my + so - U * prof, le = my + so + D * prof;
-    double ut = ue - t * k, lt = le + t * k;
-    double cd = cy + 0.8 * D * hb + 0.3 * so;
-    for (int y = y0; y <= y1; ++y) {
-      uint8_t* out = head_buf.ptr<uint8_t>(y) + x * 3;
-      // Horizontal spread/pucker fades out away from the lips.
-      double vy = (y - my) / (y > my ? bot_extent : top_extent);
-      double vb = std::max(0.0, 1 - vy * vy);
-      vb *= vb;
-      double sx = mx + (x - mx) / (1 + (ws - 1) * hb * vb);
-      double sy;
-      if (y < ut)
-        sy = yt + (y - yt) * (my - t - yt) / std::max(1e-6, ut - yt);
-      else if (y < ue)
-        sy = (my - t) + (y - ut) * t / std::max(1e-6, ue - ut);
-      else if (y < le) {
-        // Inside the opening: interior texture, teeth only as far as the viseme shows them.
-        double ty = std::clamp((y - ue) * tex_scale, 0.0, tex.rows - 1.0);
-        double tx = std::clamp((u * 0.5 + 0.5) * (tex.cols - 1), 0.0, tex.cols - 1.0);
-        cv::Vec3b c = tex.at<cv::Vec3b>(int(ty), int(tx));
-        double tw = int(ty) < teeth_rows ? p.mouth_teeth : 1.0;
-        double dark = 0.55 + 0.45 * prof;
-        double edge = std::clamp(std::min(y - ue, le - y) + 0.5, 0.0, 1.0);  // anti-alias the lip edge
-        uint8_t lip[3];
-        sample_rgb(src, sx, my, lip);
-        for (int ch = 0; ch < 3; ++ch) {
-          double v = (cavity[ch] + tw * (c[ch] - cavity[ch])) * dark;
-          out[ch] = static_cast<uint8_t>(lip[ch] + edge * (v - lip[ch]));
-        }
-        continue;
-      } else if (y < lt)
-        sy = my + (y - le) * t / std::max(1e-6, lt - le);
-      else if (y < cd)
-        sy = (my + t) + (y - lt) * (cy - my - t) / std::max(1e-6, cd - lt);
-      else
-        sy = cy + (y - cd) * (yb - cy) / std::max(1e-6, yb - cd);
-      sample_rgb(src, sx, sy, out);
-    }
-  }
-}
-
-// Brows: the band above each eye slides up (the forehead compresses, the lid skin stretches).
-void Renderer::Impl::draw_brows(double amount) {
-  if (amount < 0.01) return;
-  const Manifest& m = d->manifest;
-  const cv::Rect& H = d->head;
-  const cv::Mat src = d->base(H);
-  double F = d->face_w;
-  double shift = amount * 0.035 * F;
-  double ed = std::hypot(m.right_eye.x - m.left_eye.x, m.right_eye.y - m.left_eye.y);
-  for (const Point& e : {m.left_eye, m.right_eye}) {
-    double ex = e.x - H.x, ey = e.y - H.y;
-    double hw = 0.45 * ed, top = ey - 0.75 * ed, bot = ey - 0.05 * ed;
-    int x0 = std::max(0, int(ex - hw)), x1 = std::min(H.width - 1, int(ex + hw));
-    int y0 = std::max(0, int(top)), y1 = std::min(H.height - 1, int(bot));
-    double mid = ey - 0.35 * ed, half = (bot - top) / 2;
-    for (int y = y0; y <= y1; ++y) {
-      double vy = (y - mid) / half;
-      double vb = std::max(0.0, 1 - vy * vy);
-      for (int x = x0; x <= x1; ++x) {
-        double hx = (x - ex) / hw;
-        double hb = std::max(0.0, 1 - hx * hx);
-        double w = vb * hb;
-        if (w <= 0) continue;
-        sample_rgb(src, x, y + shift * w * w, head_buf.ptr<uint8_t>(y) + x * 3);
-      }
-    }
-  }
-}
-
-// Eyes: the closed-lid sprite slides down over the eye; its lash line is the moving lid edge.
-void Renderer::Impl::draw_eyes(double c) {
-  if (c < 0.02) return;
-  const Manifest& m = d->manifest;
-  const cv::Rect& H = d->head;
-  int i = 0;
-  for (const Point& e : {m.left_eye, m.right_eye}) {
-    const cv::Mat& lid = d->lids[i++];
-    int ew = lid.cols, eh = lid.rows;
-    int bx = int(std::lround(e.x - H.x - ew / 2.0)), by = int(std::lround(e.y - H.y - eh / 2.0));
-    double yl = 0.62 * eh + std::max(1.0, eh / 9.0);
-    double shift = (1 - c) * yl;
-    double edge = c >= 0.98 ? eh : c * yl;
-    for (int r = 0; r < eh; ++r) {
-      int y = by + r;
-      if (y < 0 || y >= H.height || r >= edge + 1) continue;
-      double cover = std::clamp(edge - r, 0.0, 1.0);
-      int sr = std::min(eh - 1, int(r + shift));
-      const uint8_t* lrow = lid.ptr<uint8_t>(sr);
-      const uint8_t* arow = lid.ptr<uint8_t>(r);
-      uint8_t* out = head_buf.ptr<uint8_t>(y);
-      for (int q = 0; q < ew; ++q) {
-        int x = bx + q;
-        if (x < 0 || x >= H.width) continue;
-        double al = arow[q * 4 + 3] / 255.0 * cover;
-        if (al <= 0) continue;
-        for (int ch = 0; ch < 3; ++ch)
-          out[x * 3 + ch] = static_cast<uint8_t>(out[x * 3 + ch] + al * (lrow[q * 4 + ch] - out[x * 3 + ch]));
-      }
-    }
-  }
-}
-
-// The head region moves as one piece (rotation about the neck, translation, breathing scale) and
-// is blended into the still frame through the feathered head mask.
-void Renderer::Impl::composite_head(const Pose& p) {
-  const cv::Rect& H = d->head;
-  double F = d->face_w;
-  double dx = p.head_dx * F, dy = p.head_dy * F, sc = 1 + p.head_scale;
-  cv::Mat dst = canvas(H);
-  if (std::abs(dx) < 0.02 && std::abs(dy) < 0.02 && std::abs(p.head_rot) < 0.01 && std::abs(sc - 1) < 1e-4) {
-    head_buf.copyTo(dst);
-    return;
-  }
-  cv::Point2f pivot(float(d->pivot.x - H.x), float(d->pivot.y - H.y));
-  cv::Mat A = cv::getRotationMatrix2D(pivot, p.head_rot, sc);
-  A.at<double>(0, 2) += dx;
-  A.at<double>(1, 2) += dy;
-  cv::warpAffine(head_buf, warped, A, head_buf.size(), cv::INTER_LINEAR, cv::BORDER_REPLICATE);
-  const cv::Mat base = d->base(H);
-  for (int y = 0; y < H.height; ++y) {
-    const uint8_t* mk = d->head_mask.ptr<uint8_t>(y);
-    const uint8_t* b = base.ptr<uint8_t>(y);
-    const uint8_t* w = warped.ptr<uint8_t>(y);
-    uint8_t* o = dst.ptr<uint8_t>(y);
-    for (int x = 0; x < H.width; ++x) {
-      int a = mk[x];
-      for (int c = 0; c < 3; ++c) {
-        int i = x * 3 + c;
-        o[i] = static_cast<uint8_t>(b[i] + (((w[i] - b[i]) * a + 127) / 255));
-      }
-    }
-  }
-}
-
-namespace {
-// Alpha-composites an RGBA sprite transformed by A (sprite -> frame) into `canvas`; returns the
-// touched rectangle.
-cv::Rect blit(cv::Mat& canvas, const cv::Mat& sprite, const cv::Mat& A, double opacity) {
-  std::vector<cv::Point2f> corners = {
-      {0, 0}, {float(sprite.cols), 0}, {0, float(sprite.rows)}, {float(sprite.cols), float(sprite.rows)}};
-  std::vector<cv::Point2f> tc;
-  cv::transform(corners, tc, A);
-  cv::Rect r = cv::boundingRect(tc) & cv::Rect(0, 0, canvas.cols, canvas.rows);
-  if (r.area() <= 0 || opacity <= 0) return {};
-  cv::Mat A2 = A.clone();
-  A2.at<double>(0, 2) -= r.x;
-  A2.at<double>(1, 2) -= r.y;
-  cv::Mat tmp;
-  cv::warpAffine(sprite, tmp, A2, r.size(), cv::INTER_LINEAR, cv::BORDER_CONSTANT, cv::Scalar(0, 0, 0, 0));
-  cv::Mat dst = canvas(r);
-  for (int y = 0; y < r.height; ++y) {
-    const uint8_t* s = tmp.ptr<uint8_t>(y);
-    uint8_t* o = dst.ptr<uint8_t>(y);
-    for (int x = 0; x < r.width; ++x) {
-      double al = s[x * 4 + 3] / 255.0 * opacity;
-      if (al <= 0) continue;
-      for (int c = 0; c < 3; ++c)
-        o[x * 3 + c] = static_cast<uint8_t>(o[x * 3 + c] + al * (s[x * 4 + c] - o[x * 3 + c]));
-    }
-  }
-  return r;
-}
-}  // namespace
-
-void Renderer::Impl::draw_overlays(const Pose& p) {
-  const Manifest& m = d->manifest;
-  double F = d->face_w;
-  if (p.hand > 0.01) {
-    // The hand rises from below beside the face and rocks about the wrist.
-    const cv::Mat& h = d->hand;
-    cv::Point2f wrist(float(m.face.x + m.face.w * 1.2),
-                      float(m.face.y + m.face.h * 1.45 + (1 - p.hand) * h.rows * 1.1));
-    cv::Mat A = cv::getRotationMatrix2D(cv::Point2f(h.cols / 2.f, float(h.rows)), -p.hand_angle, 1.0);
-    A.at<double>(0, 2) += wrist.x - h.cols / 2.0;
-    A.at<double>(1, 2) += wrist.y - h.rows;
-    dirty[0] = blit(canvas, h, A, std::min(1.0, p.hand * 1.5));
-  }
-  if (p.heart > 0.005) {
-    double q = std::clamp(p.heart, 0.0, 1.0);
-    const cv::Mat& h = d->heart;
-    double s = 0.5 + 0.9 * q;
-    cv::Point2f c(float(m.mouth.x + q * 0.9 * F), float(m.mouth.y - q * 1.2 * F));
-    cv::Mat A = cv::getRotationMatrix2D(cv::Point2f(h.cols / 2.f, h.rows / 2.f), -12 * q, s);
-    A.at<double>(0, 2) += c.x - h.cols / 2.0;
-    A.at<double>(1, 2) += c.y - h.rows / 2.0;
-    double op = q < 0.75 ? 1.0 : (1 - q) / 0.25;
-    dirty[1] = blit(canvas, h, A, op);
-  }
-}
-
+// Only the face mesh is re-warped (triangles that move now or moved last frame); the rest of the
+// canvas keeps the photo's pixels.
 void Renderer::Impl::render(const Pose& p) {
-  // Undo last frame's overlays; the head region is rewritten in full below.
-  for (cv::Rect& r : dirty) {
-    if (r.area() > 0) d->base(r).copyTo(canvas(r));
-    r = {};
-  }
-  d->base(d->head).copyTo(head_buf);
-  draw_brows(p.brow);
-  draw_mouth(p);
-  draw_eyes(p.eye_close);
-  composite_head(p);
-  draw_overlays(p);
+  deform_mesh(d->mesh, p, full, rigid);
+  warper->draw(d->base, full, rigid, p, canvas);
 }
 
 void Renderer::next_frame(Frame& out, bool render_image) {

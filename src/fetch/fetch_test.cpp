@@ -213,8 +213,9 @@ TEST(Fetcher, ConnectionFailureIsTransient) {
   EXPECT_EQ(res.status().code(), Code::kUnavailable);
 }
 
+// A PNG signature and IHDR declaring 64 x 48 pixels (inputs are checked for decompression bombs).
 std::string png() {
-  return std::string("\x89PNG\r\n\x1A\n\0\0\0\rIHDR", 16);
+  return std::string("\x89PNG\r\n\x1A\n\0\0\0\rIHDR\0\0\0\x40\0\0\0\x30", 24);
 }
 
 TEST(Sniff, RecognisesMagicBytes) {
@@ -298,6 +299,13 @@ TEST(MediaParam, EnforcesSizeLimits) {
   EXPECT_EQ(r.status().code(), Code::kTooLarge);
   std::string ok_size = png() + std::string(kMaxImageBytes - 100, 'x');
   EXPECT_TRUE(parse_media_param("image", base64_encode(ok_size), MediaKind::kImage).ok());
+  // A header declaring a 30000 x 30000 canvas is refused whatever the byte size.
+  std::string bomb = png();
+  bomb[18] = bomb[22] = '\x75', bomb[19] = bomb[23] = '\x30';
+  auto b = parse_media_param("image", base64_encode(bomb), MediaKind::kImage);
+  ASSERT_FALSE(b.ok());
+  EXPECT_EQ(b.status().code(), Code::kInvalidArgument);
+  EXPECT_NE(b.status().message().find("30000x30000"), std::string::npos) << b.status().message();
   EXPECT_EQ(max_bytes_for(MediaKind::kVideo), 100u << 20);
   EXPECT_EQ(max_bytes_for(MediaKind::kAudio), 25u << 20);
 }

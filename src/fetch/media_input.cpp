@@ -1,5 +1,7 @@
 #include "fetch/media_input.h"
 
+#include "util/image_size.h"
+
 #include "util/base64.h"
 #include "util/strings.h"
 
@@ -55,6 +57,9 @@ Result<Sniffed> check_media(std::string_view field, std::string_view bytes, Medi
   }
   size_t max = max_bytes_for(expected);
   if (bytes.size() > max) return Status(Code::kTooLarge, f + ": " + t->mime + " is larger than " + mb(max));
+  // Decompression bombs: the pixel count the header declares, before anything decodes it.
+  if (expected == MediaKind::kImage)
+    if (auto s = check_image_size(bytes, f); !s.ok()) return s;
   return *t;
 }
 

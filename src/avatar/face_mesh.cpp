@@ -1,0 +1,434 @@
+#include "avatar/face_mesh.h"
+
+#include <algorithm>
+#include <cmath>
+#include <numbers>
+#include <opencv2/imgproc.hpp>
+
+namespace imago::avatar::internal {
+namespace {
+
+constexpr int kFirstExtra = 68;
+
+float dist(cv::Point2f a, cv::Point2f b) {
+  return std::hypot(a.x - b.x, a.y - b.y);
+}
+
+bool in_range(const FaceMesh::Tri& t, int lo, int hi) {
+  for (int v : t.v)
+    if (v < lo || v > hi) return false;
+  return true;
+}
+
+}  // namespace
+
+namespace {
+
+// The mesh points for landmarks: the landmarks, forehead rows and head rings, with their weights.
+void mesh_points(const Landmarks68& lm, FaceMesh& m) {
+  m.rest.clear();
+  for (const auto& p : lm) m.rest.emplace_back(float(p.x), float(p.y));
+  cv::Point2f le(eye_centre(lm, false)), re(eye_centre(lm, true));
+  m.ed = dist(le, re);
+  m.mw = dist(m.rest[48], m.rest[54]);
+  m.fw = dist(m.rest[0], m.rest[16]);
+  m.ux = (re - le) / std::max(1e-3f, m.ed);
+  m.uy = {-m.ux.y, m.ux.x};
+  auto at = [&](double x, double y) { return le + m.ux * float(x * m.ed) + m.uy * float(y * m.ed); };
+  m.head_weight.assign(68, 1.0f);
+  m.depth.assign(68, 0.55f);
+  for (int i = 0; i <= 16; ++i) m.depth[i] = 0.45f * (1 - std::abs(i - 8) / 8.0f);
+  for (int i = 27; i <= 35; ++i) m.depth[i] = 0.9f;
+  m.depth[27] = 0.7f;
+  m.depth[30] = m.depth[33] = 1.0f;
+  for (int i = 48; i <= 67; ++i) m.depth[i] = 0.7f;
+  // Forehead: two rows above the brows, so raised brows stretch skin rather than hair.
+  for (double up : {0.55, 1.15})
+    for (int b : {17, 19, 21, 22, 24, 26}) {
+      m.rest.push_back(m.rest[b] - m.uy * float(up * m.ed));
+      m.head_weight.push_back(1);
+      m.depth.push_back(up < 1 ? 0.4f : 0.2f);
+    }
+  // Rings around the head (hair, ears, neck): the head moves the first fully, the second half
+  // (less below the face, where the shoulders begin), the third not at all.
+  struct Ring {
+    double a, b_up, b_down, w_up, w_down;
+  };
+  const Ring rings[] = {{1.6, 2.3, 1.55, 1.0, 0.9}, {2.2, 2.9, 2.1, 0.5, 0.3}, {2.9, 3.6, 2.75, 0, 0}};
+  const int kRingPoints = 16;
+  for (const Ring& r : rings)
+    for (int k = 0; k < kRingPoints; ++k) {
+      double th = 2 * std::numbers::pi * (k + 0.5) / kRingPoints;
+      double s = std::sin(th);
+      m.rest.push_back(at(0.5 + r.a * std::cos(th), 0.5 + s * (s < 0 ? r.b_up : r.b_down)));
+      m.head_weight.push_back(float(s < 0 ? r.w_up : r.w_up + (r.w_down - r.w_up) * s));
+      m.depth.push_back(0);
+    }
+  m.pivot = at(0.5, 2.6);
+}
+
+}  // namespace
+
+Result<FaceMesh> build_face_mesh(const Landmarks68& lm, cv::Size size) {
+  FaceMesh m;
+  mesh_points(lm, m);
+  if (m.ed < 4 || m.mw < 2 || m.fw < 8) return Status::Invalid("corrupt .imx: face landmarks are degenerate");
+  m.rest_gap[0] = dist(m.rest[61], m.rest[67]);
+  m.rest_gap[1] = dist(m.rest[62], m.rest[66]);
+  m.rest_gap[2] = dist(m.rest[63], m.rest[65]);
+  m.mouth_open_at_rest = (m.rest_gap[0] + m.rest_gap[1] + m.rest_gap[2]) / 3 > 0.04f * m.mw;
+
+  // The connectivity comes from a canonical face (the mean shape with the mouth open), not from
+  // this photo: the mouth opening and each eye then always have triangles of their own, and the
+  // same topology holds for every face.
+  // Inner lips and each eye sit on empty circles there, so their outlines are Delaunay edges.
+  Landmarks68 canon = template_landmarks({0, 0}, {100, 0}, {50, 101});
+  auto ring = [&](int first, int count, cv::Point2d c, double r) {
+    for (int k = 0; k < count; ++k) {
+      double th = std::numbers::pi + 2 * std::numbers::pi * k / count;  // from the left, via the top
+      canon[first + k] = c + cv::Point2d(r * std::cos(th), r * std::sin(th));
+    }
+  };
+  ring(48, 12, {50, 101}, 24);  // outer lips 48..59
+  ring(60, 8, {50, 101}, 14);   // inner lips 60..67
+  ring(36, 6, {0, 0}, 13);      // image-left eye 36..41
+  ring(42, 6, {100, 0}, 13);    // image-right eye 42..47
+  FaceMesh cm;
+  mesh_points(canon, cm);
+  const std::vector<cv::Point2f>& tp = cm.rest;
+  float x0 = 1e9f, y0 = 1e9f, x1 = -1e9f, y1 = -1e9f;
+  for (const auto& p : tp)
+    x0 = std::min(x0, p.x), y0 = std::min(y0, p.y), x1 = std::max(x1, p.x), y1 = std::max(y1, p.y);
+  cv::Rect bounds(int(std::floor(x0)) - 10, int(std::floor(y0)) - 10, int(x1 - x0) + 21, int(y1 - y0) + 21);
+  cv::Subdiv2D sub(bounds);
+  for (const auto& p : tp) sub.insert(p);
+  std::vector<cv::Vec6f> list;
+  sub.getTriangleList(list);
+  for (const auto& t : list) {
+    FaceMesh::Tri tri{{-1, -1, -1}, FaceMesh::kSkin};
+    bool ok = true;
+    for (int k = 0; k < 3 && ok; ++k) {
+      cv::Point2f q(t[2 * k], t[2 * k + 1]);
+      int best = -1;
+      float bd = 0.25f;
+      for (size_t i = 0; i < tp.size(); ++i)
+        if (float dd = dist(q, tp[i]); dd < bd) bd = dd, best = int(i);
+      ok = best >= 0;
+      tri.v[k] = best;
+    }
+    if (!ok) continue;  // a virtual vertex of the subdivision
+    if (in_range(tri, 60, 67))
+      tri.kind = FaceMesh::kMouthInterior;
+    else if (in_range(tri, 36, 41))
+      tri.kind = FaceMesh::kEyeLeft;
+    else if (in_range(tri, 42, 47))
+      tri.kind = FaceMesh::kEyeRight;
+    m.tris.push_back(tri);
+  }
+  if (m.tris.size() < 100) return Status::Invalid("corrupt .imx: face mesh could not be built");
+  x0 = 1e9f, y0 = 1e9f, x1 = -1e9f, y1 = -1e9f;
+  for (const auto& p : m.rest)
+    x0 = std::min(x0, p.x), y0 = std::min(y0, p.y), x1 = std::max(x1, p.x), y1 = std::max(y1, p.y);
+  cv::Rect region(int(std::floor(x0)), int(std::floor(y0)), int(std::ceil(x1 - x0)) + 2,
+                  int(std::ceil(y1 - y0)) + 2);
+  m.region = region & cv::Rect(0, 0, size.width, size.height);
+  if (m.region.area() <= 0) return Status::Invalid("corrupt .imx: face outside the frame");
+  return m;
+}
+
+void deform_mesh(const FaceMesh& m, const Pose& p, std::vector<cv::Point2f>& full,
+                 std::vector<cv::Point2f>& rigid) {
+  full = m.rest;
+  rigid = m.rest;
+  const cv::Point2f ux = m.ux, uy = m.uy;
+  auto move = [&](int i, float across, float down) { full[i] += ux * across + uy * down; };
+  const float mw = m.mw;
+
+  // Mouth: the jaw and lower lip carry most of the opening, the upper lip a little; p/b/m
+  // (press) close even a mouth that is open in the photo.
+  float G = float(std::clamp(p.mouth_open, 0.0, 1.2)) * 0.48f * mw;
+  float press = float(std::clamp(p.mouth_press, 0.0, 1.0));
+  const int pairs[3][2] = {{61, 67}, {62, 66}, {63, 65}};
+  for (int k = 0; k < 3; ++k) {
+    float c = (k == 1 ? 1.0f : 0.85f) * G - press * m.rest_gap[k];
+    move(pairs[k][0], 0, -0.3f * c);
+    move(pairs[k][1], 0, 0.7f * c);
+  }
+  float c = G - press * (m.rest_gap[0] + m.rest_gap[1] + m.rest_gap[2]) / 3;
+  for (int i = 49; i <= 53; ++i)
+    move(i, 0, -0.25f * c * (i == 49 || i == 53 ? 0.6f : 1.0f) + press * 0.05f * mw);
+  for (int i = 55; i <= 59; ++i)
+    move(i, 0, 0.7f * c * (i == 55 || i == 59 ? 0.6f : 1.0f) - press * 0.05f * mw);
+  for (int i : {48, 54, 60, 64}) move(i, 0, 0.3f * c);
+  for (int i = 2; i <= 14; ++i) {
+    float w = std::max(0.0f, 1 - std::abs(i - 8) / 6.0f);
+    move(i, 0, 0.66f * c * w);
+  }
+  // Spread (ee) and rounding (oo, kiss): corners out or in; rounded lips also push out (taller).
+  float s = float(std::clamp(p.mouth_spread, -1.0, 1.0));
+  float out = s >= 0 ? s * 0.10f * mw : s * 0.22f * mw;
+  for (int i : {48, 60}) move(i, -out, 0);
+  for (int i : {54, 64}) move(i, out, 0);
+  for (int i : {49, 59, 61, 67}) move(i, -0.5f * out, 0);
+  for (int i : {53, 55, 63, 65}) move(i, 0.5f * out, 0);
+  if (s < 0) {
+    for (int i = 49; i <= 53; ++i) move(i, 0, s * 0.04f * mw);
+    for (int i = 55; i <= 59; ++i) move(i, 0, -s * 0.05f * mw);
+  }
+  // Smile: corners up and out, lower lids up a little (the cheeks push them).
+  float sm = float(std::clamp(p.smile, 0.0, 1.0));
+  for (int i : {48, 60}) move(i, -0.06f * sm * mw, -0.11f * sm * mw);
+  for (int i : {54, 64}) move(i, 0.06f * sm * mw, -0.11f * sm * mw);
+  for (int i : {49, 59}) move(i, -0.03f * sm * mw, -0.05f * sm * mw);
+  for (int i : {53, 55}) move(i, 0.03f * sm * mw, -0.05f * sm * mw);
+
+  // Blinks: the upper lid comes down onto the lower one (the person's own lid and lashes,
+  // stretched); the eyeball under it does not move.
+  float eye = float(std::clamp(p.eye_close, 0.0, 1.0));
+  const int lids[4][2] = {{37, 41}, {38, 40}, {43, 47}, {44, 46}};
+  for (const auto& l : lids) {
+    cv::Point2f up = m.rest[l[0]], lo = m.rest[l[1]];
+    // The predictor's lower-lid points sit a little above the lid margin: closed lids meet a
+    // bit below them, so no strip of iris stays visible.
+    full[l[0]] += (lo - up) * (1.05f * eye);
+    full[l[1]] += (lo - up) * (0.05f * eye) + (up - lo) * (0.18f * sm * (1 - eye));
+  }
+  // Brows up (surprise, hello, emphasis): the forehead's first row follows a little.
+  float b = float(std::clamp(p.brow, 0.0, 1.0)) * 0.11f * m.ed;
+  for (int i = 17; i <= 26; ++i) {
+    float w = (i == 17 || i == 26) ? 0.6f : (i == 18 || i == 25) ? 0.85f : 1.0f;
+    move(i, 0, -b * w);
+  }
+  for (int i = kFirstExtra; i < kFirstExtra + 6; ++i) move(i, 0, -0.3f * b);
+  for (int i : {37, 38, 43, 44}) move(i, 0, -0.12f * b * (1 - eye));
+
+  // Turning the head (yaw): near points (nose) shift more than far ones (jaw edge).
+  float yaw = float(p.head_yaw) / 10.0f * 0.08f * m.fw;
+  for (size_t i = 0; i < full.size(); ++i) {
+    full[i] += ux * (yaw * m.depth[i]);
+    rigid[i] += ux * (yaw * m.depth[i]);
+  }
+  // Head motion about the neck, weighted per point so it fades out into hair, neck and shoulders.
+  double rot = p.head_rot * std::numbers::pi / 180, sc = 1 + p.head_scale;
+  if (std::abs(rot) < 1e-6 && std::abs(p.head_scale) < 1e-7 && std::abs(p.head_dx) < 1e-7 &&
+      std::abs(p.head_dy) < 1e-7)
+    return;
+  float ca = float(std::cos(rot) * sc), sa = float(std::sin(rot) * sc);
+  cv::Point2f T(float(p.head_dx * m.fw), float(p.head_dy * m.fw));
+  auto head = [&](cv::Point2f q) {
+    cv::Point2f d = q - m.pivot;
+    // Positive angles turn counter-clockwise on screen (y points down).
+    return m.pivot + cv::Point2f(ca * d.x + sa * d.y, -sa * d.x + ca * d.y) + T;
+  };
+  for (size_t i = 0; i < full.size(); ++i) {
+    float w = m.head_weight[i];
+    if (w <= 0) continue;
+    full[i] += (head(full[i]) - full[i]) * w;
+    rigid[i] += (head(rigid[i]) - rigid[i]) * w;
+  }
+}
+
+namespace {
+
+// Affine map taking triangle d onto triangle s; false when d is degenerate.
+bool affine(const cv::Point2f d[3], const cv::Point2f s[3], float A[6]) {
+  float a = d[1].x - d[0].x, bb = d[2].x - d[0].x, c = d[1].y - d[0].y, dd = d[2].y - d[0].y;
+  float det = a * dd - bb * c;
+  if (std::abs(det) < 1e-6f) return false;
+  float ia = dd / det, ib = -bb / det, ic = -c / det, id = a / det;
+  float sa = s[1].x - s[0].x, sb = s[2].x - s[0].x, sc = s[1].y - s[0].y, sd = s[2].y - s[0].y;
+  A[0] = sa * ia + sb * ic;
+  A[1] = sa * ib + sb * id;
+  A[3] = sc * ia + sd * ic;
+  A[4] = sc * ib + sd * id;
+  A[2] = s[0].x - A[0] * d[0].x - A[1] * d[0].y;
+  A[5] = s[0].y - A[3] * d[0].x - A[4] * d[0].y;
+  return true;
+}
+
+// Calls fn(y, x0, x1) for each pixel row of the triangle (pixel centres at integer coordinates;
+// shared edges are drawn by both neighbours, which write the same values there).
+template <class F>
+void raster(const cv::Point2f v[3], const cv::Rect& clip, F&& fn) {
+  float miny = std::min({v[0].y, v[1].y, v[2].y}), maxy = std::max({v[0].y, v[1].y, v[2].y});
+  int y0 = std::max(clip.y, int(std::ceil(miny - 1e-3f))),
+      y1 = std::min(clip.y + clip.height - 1, int(std::floor(maxy + 1e-3f)));
+  for (int y = y0; y <= y1; ++y) {
+    float xl = 1e9f, xr = -1e9f;
+    for (int e = 0; e < 3; ++e) {
+      cv::Point2f a = v[e], b = v[(e + 1) % 3];
+      if ((y < std::min(a.y, b.y) - 1e-3f) || (y > std::max(a.y, b.y) + 1e-3f)) continue;
+      float x;
+      if (std::abs(b.y - a.y) < 1e-6f) {
+        xl = std::min({xl, a.x, b.x});
+        xr = std::max({xr, a.x, b.x});
+        continue;
+      }
+      x = a.x + (b.x - a.x) * (y - a.y) / (b.y - a.y);
+      xl = std::min(xl, x);
+      xr = std::max(xr, x);
+    }
+    int x0 = std::max(clip.x, int(std::ceil(xl - 1e-3f))),
+        x1 = std::min(clip.x + clip.width - 1, int(std::floor(xr + 1e-3f)));
+    if (x0 <= x1) fn(y, x0, x1);
+  }
+}
+
+inline void bilinear(const cv::Mat& src, float x, float y, uint8_t* out) {
+  x = std::clamp(x, 0.0f, src.cols - 1.001f);
+  y = std::clamp(y, 0.0f, src.rows - 1.001f);
+  int xi = int(x), yi = int(y);
+  float fx = x - xi, fy = y - yi;
+  const uint8_t* r0 = src.ptr<uint8_t>(yi) + xi * 3;
+  const uint8_t* r1 = r0 + src.step[0];
+  float w00 = (1 - fx) * (1 - fy), w01 = fx * (1 - fy), w10 = (1 - fx) * fy, w11 = fx * fy;
+  for (int c = 0; c < 3; ++c)
+    out[c] = uint8_t(r0[c] * w00 + r0[c + 3] * w01 + r1[c] * w10 + r1[c + 3] * w11 + 0.5f);
+}
+
+// Linear interpolation along a polyline sorted by x.
+float along(const cv::Point2f* pts, int n, float x) {
+  if (x <= pts[0].x) return pts[0].y;
+  for (int i = 1; i < n; ++i)
+    if (x <= pts[i].x) {
+      float t = (x - pts[i - 1].x) / std::max(1e-4f, pts[i].x - pts[i - 1].x);
+      return pts[i - 1].y + t * (pts[i].y - pts[i - 1].y);
+    }
+  return pts[n - 1].y;
+}
+
+}  // namespace
+
+MeshWarper::MeshWarper(const FaceMesh& m) : m_(m), moved_last_(m.tris.size(), 0) {}
+
+void MeshWarper::draw(const cv::Mat& base, const std::vector<cv::Point2f>& full,
+                      const std::vector<cv::Point2f>& rigid, const Pose& p, cv::Mat& canvas) {
+  const FaceMesh& m = m_;
+  const cv::Rect clip = m.region;
+  // The mouth opening in its own axes (corner to corner), for the drawn interior.
+  cv::Point2f o = (full[60] + full[64]) * 0.5f, ax = full[64] - full[60];
+  float half = std::max(1.0f, std::hypot(ax.x, ax.y) / 2);
+  ax /= half * 2;
+  cv::Point2f ay(-ax.y, ax.x);
+  auto local = [&](cv::Point2f q) { return cv::Point2f((q - o).dot(ax), (q - o).dot(ay)); };
+  cv::Point2f upper[5] = {local(full[60]), local(full[61]), local(full[62]), local(full[63]),
+                          local(full[64])};
+  cv::Point2f lower[5] = {local(full[60]), local(full[67]), local(full[66]), local(full[65]),
+                          local(full[64])};
+  const float teeth_h = float(std::clamp(p.mouth_teeth, 0.0, 1.0)) * 0.12f * m.mw;
+  const float tooth_w = 0.11f * m.mw;
+  const float lid = float(std::clamp(p.eye_close, 0.0, 1.0));
+  // A photo whose mouth is open: its own interior (teeth) moves with the lips it belongs to, the
+  // upper half with the upper lip and the lower half with the lower lip; a wider opening shows
+  // drawn cavity between them.
+  cv::Point2f ro = (m.rest[60] + m.rest[64]) * 0.5f, rax = m.rest[64] - m.rest[60];
+  float rhalf = std::max(1.0f, std::hypot(rax.x, rax.y) / 2);
+  rax /= rhalf * 2;
+  cv::Point2f ray(-rax.y, rax.x);
+  auto rlocal = [&](cv::Point2f q) { return cv::Point2f((q - ro).dot(rax), (q - ro).dot(ray)); };
+  cv::Point2f rupper[5] = {rlocal(m.rest[60]), rlocal(m.rest[61]), rlocal(m.rest[62]), rlocal(m.rest[63]),
+                           rlocal(m.rest[64])};
+  cv::Point2f rlower[5] = {rlocal(m.rest[60]), rlocal(m.rest[67]), rlocal(m.rest[66]), rlocal(m.rest[65]),
+                           rlocal(m.rest[64])};
+  // The mouth interior drawn to fit the opening at (x, y): a cavity shadowed under the lips and
+  // towards the corners, the upper teeth when the opening is wide enough, a hint of tongue.
+  auto interior = [&](float x, float y, float* out, bool teeth) {
+    cv::Point2f q = local(cv::Point2f(x, y));
+    float top = along(upper, 5, q.x), bot = along(lower, 5, q.x);
+    float h = std::max(0.5f, bot - top);
+    float u = std::clamp(q.x / half, -1.0f, 1.0f);
+    float fy = std::clamp((q.y - top) / h, 0.0f, 1.0f);
+    float k = (0.35f + 0.65f * (1 - u * u)) * (0.6f + 0.4f * std::min(1.0f, fy * 2.5f));
+    float r = 52 * k, g = 20 * k, bl = 22 * k;
+    float th = std::min(teeth_h, 0.5f * h - 0.5f);
+    if (teeth && th > 1.0f && q.y - top < th && std::abs(u) < 0.8f) {
+      float tf = (q.y - top) / th;
+      float shade = (1 - 0.7f * u * u) * (0.62f + 0.3f * std::min(1.0f, tf * 2.0f));
+      float gap = std::abs(q.x / tooth_w - std::round(q.x / tooth_w)) * tooth_w;
+      if (gap < 0.7f) shade *= 0.9f;
+      float edge = std::clamp(th - (q.y - top), 0.0f, 1.0f);  // soft lower edge of the teeth
+      r += edge * (214 * shade - r), g += edge * (206 * shade - g), bl += edge * (192 * shade - bl);
+    } else if (h > 0.12f * m.mw && std::abs(u) < 0.7f) {
+      float tongue = bot - 0.25f * h * (1 - (u / 0.7f) * (u / 0.7f));
+      if (q.y > tongue) r = 118 * k, g = 48 * k, bl = 52 * k;
+    }
+    // The lips' shadow on the interior right at their edge.
+    float e = std::clamp(std::min(q.y - top, bot - q.y) / 1.5f, 0.0f, 1.0f);
+    float sh = 0.7f + 0.3f * e;
+    out[0] = r * sh, out[1] = g * sh, out[2] = bl * sh;
+  };
+
+  for (size_t t = 0; t < m.tris.size(); ++t) {
+    const auto& tri = m.tris[t];
+    bool eye = tri.kind == FaceMesh::kEyeLeft || tri.kind == FaceMesh::kEyeRight;
+    bool moved = false;
+    for (int v : tri.v) {
+      if (std::abs(full[v].x - m.rest[v].x) + std::abs(full[v].y - m.rest[v].y) > 0.01f) moved = true;
+      if (eye && std::abs(rigid[v].x - m.rest[v].x) + std::abs(rigid[v].y - m.rest[v].y) > 0.01f)
+        moved = true;
+    }
+    if (!moved && !moved_last_[t]) continue;
+    moved_last_[t] = moved;
+    cv::Point2f d[3] = {full[tri.v[0]], full[tri.v[1]], full[tri.v[2]]};
+    if (tri.kind == FaceMesh::kMouthInterior) {
+      raster(d, clip, [&](int y, int x0, int x1) {
+        uint8_t* row = canvas.ptr<uint8_t>(y);
+        for (int x = x0; x <= x1; ++x) {
+          uint8_t* px = row + x * 3;
+          if (m.mouth_open_at_rest) {
+            cv::Point2f q = local(cv::Point2f(float(x), float(y)));
+            float top = along(upper, 5, q.x), bot = along(lower, 5, q.x);
+            float rx = q.x / half * rhalf;
+            float rtop = along(rupper, 5, rx), rbot = along(rlower, 5, rx);
+            float rh = std::max(0.0f, rbot - rtop);
+            float ry = -1e9f;
+            if (q.y - top <= rh / 2)
+              ry = rtop + (q.y - top);
+            else if (bot - q.y <= rh / 2)
+              ry = rbot - (bot - q.y);
+            if (ry > -1e8f) {
+              cv::Point2f sp = ro + rax * rx + ray * ry;
+              bilinear(base, sp.x, sp.y, px);
+              continue;
+            }
+          }
+          float c[3];
+          interior(float(x), float(y), c, !m.mouth_open_at_rest);
+          for (int k = 0; k < 3; ++k) px[k] = uint8_t(std::clamp(c[k], 0.0f, 255.0f));
+        }
+      });
+      continue;
+    }
+    cv::Point2f s[3] = {m.rest[tri.v[0]], m.rest[tri.v[1]], m.rest[tri.v[2]]};
+    float A[6];
+    bool ok = eye ? [&] {
+      // The eyeball follows the head only; the lid drawn over it comes from the skin triangles.
+      cv::Point2f r[3] = {rigid[tri.v[0]], rigid[tri.v[1]], rigid[tri.v[2]]};
+      return affine(r, s, A);
+    }()
+                  : affine(d, s, A);
+    if (!ok) continue;
+    if (eye && lid > 0.02f) {
+      // What is left of the eye while the lid passes over it darkens towards the lid's shade
+      // (lashes and the lid's shadow), so a closing eye never shows a bright sliver.
+      float k = 1 - 0.55f * lid;
+      raster(d, clip, [&](int y, int x0, int x1) {
+        uint8_t* row = canvas.ptr<uint8_t>(y);
+        float sx = A[0] * x0 + A[1] * y + A[2], sy = A[3] * x0 + A[4] * y + A[5];
+        for (int x = x0; x <= x1; ++x, sx += A[0], sy += A[3]) {
+          uint8_t* px = row + x * 3;
+          bilinear(base, sx, sy, px);
+          for (int c = 0; c < 3; ++c) px[c] = uint8_t(px[c] * k);
+        }
+      });
+      continue;
+    }
+    raster(d, clip, [&](int y, int x0, int x1) {
+      uint8_t* row = canvas.ptr<uint8_t>(y);
+      float sx = A[0] * x0 + A[1] * y + A[2], sy = A[3] * x0 + A[4] * y + A[5];
+      for (int x = x0; x <= x1; ++x, sx += A[0], sy += A[3]) bilinear(base, sx, sy, row + x * 3);
+    });
+  }
+}
+
+}  // namespace imago::avatar::internal

@@ -1,0 +1,56 @@
+// The face mesh behind the renderer (docs/avatar.md "How the face moves"): the 68 landmarks plus
+// forehead points and three rings of points around the head, triangulated once per model. Each
+// frame moves the points for a pose and warps the photo piecewise-affinely, triangle by
+// triangle, from the rest positions. Private to src/avatar.
+#pragma once
+#include <opencv2/core.hpp>
+#include <vector>
+
+#include "avatar/gestures.h"
+#include "avatar/internal.h"
+#include "util/status.h"
+
+namespace imago::avatar::internal {
+
+struct FaceMesh {
+  enum Kind : uint8_t { kSkin, kEyeLeft, kEyeRight, kMouthInterior };
+  struct Tri {
+    int v[3];
+    Kind kind;
+  };
+  std::vector<cv::Point2f> rest;   // 0..67 landmarks, then forehead and ring points
+  std::vector<float> head_weight;  // 1 moves with the head, 0 stays (outer ring)
+  std::vector<float> depth;        // how far a point shifts when the head turns (yaw)
+  std::vector<Tri> tris;
+  cv::Rect region;                  // frame pixels the mesh can touch
+  cv::Point2f ux, uy;               // face axes: eye line, and down the face
+  cv::Point2f pivot;                // head rotation centre (the neck)
+  float ed = 0;                     // eye distance, pixels
+  float mw = 0;                     // mouth width, pixels
+  float fw = 0;                     // jaw width, pixels
+  float rest_gap[3] = {0, 0, 0};    // inner-lip openings at rest (61-67, 62-66, 63-65)
+  bool mouth_open_at_rest = false;  // the photo's own mouth is open: its interior is warped
+};
+
+// Builds the mesh for landmarks in a frame of `size` pixels.
+Result<FaceMesh> build_face_mesh(const Landmarks68& lm, cv::Size size);
+
+// Point positions for a pose: `full` with every deformation (lips, jaw, lids, brows, head), and
+// `rigid` with the head motion only (the eyeballs under moving lids follow it).
+void deform_mesh(const FaceMesh& m, const Pose& p, std::vector<cv::Point2f>& full,
+                 std::vector<cv::Point2f>& rigid);
+
+// Re-warps the triangles that moved this frame or last frame into `canvas` (RGB, frame size)
+// from `base`. Pixels outside m.region are never written.
+class MeshWarper {
+ public:
+  explicit MeshWarper(const FaceMesh& m);
+  void draw(const cv::Mat& base, const std::vector<cv::Point2f>& full, const std::vector<cv::Point2f>& rigid,
+            const Pose& p, cv::Mat& canvas);
+
+ private:
+  const FaceMesh& m_;
+  std::vector<uint8_t> moved_last_;
+};
+
+}  // namespace imago::avatar::internal
