@@ -200,7 +200,7 @@ Result<Conn*> Db::open_conn() {
   try {
     // Timestamps are Unix numbers everywhere; keep the session predictable regardless of server
     // defaults.
-    conn->exec("SET TIME ZONE 'UTC'; SET statement_timeout = '30s'; SET lock_timeout = '10s'");
+    conn->exec("SET TIME ZONE 'UTC'; SET client_min_messages = warning; SET statement_timeout = '30s'; SET lock_timeout = '10s'");
   } catch (const Error& e) {
     return Status::Internal(e.what());
   }

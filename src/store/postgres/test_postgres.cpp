@@ -70,7 +70,7 @@ const std::string& test_server_url() {
 TestDatabase::TestDatabase() {
   const std::string& server = test_server_url();
   name_ = "imago_t_" + random_hex(8);
-  exec_admin("CREATE DATABASE " + name_);
+  exec_admin("CREATE DATABASE " + name_ + " STRATEGY = FILE_COPY");
   auto slash = server.rfind('/');
   url_ = server.substr(0, slash + 1) + name_;
 }
