@@ -19,6 +19,8 @@ PACKAGES=(
   opencv-data opencv-doc
   # tests and benchmarks
   libgtest-dev libgmock-dev libbenchmark-dev curl python3 nodejs npm wrk nginx-light
+  # formatting check (tests/structure/check_format.sh)
+  clang-format
   # the throwaway PostgreSQL of the cluster-mode tests (scripts/test_postgres.sh)
   postgresql-15
 )

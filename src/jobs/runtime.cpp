@@ -36,15 +36,13 @@ Result<std::unique_ptr<Runtime>> Runtime::create(const Config& config, Stores& s
   // Jobs enqueued on other nodes wake this node's idle workers at once (PostgreSQL NOTIFY).
   stores.on_job_enqueued([q = rt->queue_.get()] { q->wake(); });
 
-  PipelineDeps d;
+  Services& d = rt->bag_;
   d.config = &config;
   d.clock = &clock;
-  d.agents = rt->agents_;
-  d.files = rt->files_;
-  d.webhooks = rt->webhooks_;
-  d.jobs = rt->jobs_;
-  d.blobs = rt->blobs_.get();
-  d.fetcher = rt->fetcher_.get();
+  d.accounts = stores.accounts.get();
+  d.ledger = stores.ledger.get();
+  d.voices = stores.voices.get();
+  rt->fill(d);
   rt->agent_handler_ = std::make_unique<AgentGenerationHandler>(d);
   rt->dynamics_handler_ = std::make_unique<DynamicsHandler>(d);
   rt->webhook_handler_ = std::make_unique<WebhookDeliveryHandler>(d);
@@ -54,7 +52,7 @@ Result<std::unique_ptr<Runtime>> Runtime::create(const Config& config, Stores& s
 
 Runtime::~Runtime() { stop_workers(); }
 
-void Runtime::fill(Services& s) {
+void Runtime::fill(Services& s) const {
   s.agents = agents_;
   s.files = files_;
   s.webhooks = webhooks_;

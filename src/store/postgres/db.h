@@ -265,6 +265,9 @@ auto Db::run_tx(F&& fn, const char* begin) -> detail::TxResult<decltype(fn(std::
       // COMMIT was sent. Not when COMMIT itself was lost: it may have committed.
       const bool safe = e.retryable() || (e.connection_lost() && !committing);
       if (safe && attempt < 3) continue;
+      // A unique or check constraint refused the write (a duplicate create that raced past its
+      // check): the caller's conflict, never an internal error (as on SQLite).
+      if (e.sqlstate().rfind("23", 0) == 0) return Status::Conflict("The record already exists or conflicts with another");
       if (e.connection_lost()) {
         return Status::Unavailable(std::string(committing ? "database connection lost during commit (outcome unknown): "
                                                           : "database unavailable: ") +

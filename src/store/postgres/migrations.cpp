@@ -168,6 +168,12 @@ CREATE TABLE webhook_attempts (
   created_at BIGINT NOT NULL,
   PRIMARY KEY(delivery_id, attempt));
 )sql"},
+      {202, "job_claim_order", R"sql(
+ALTER TABLE jobs ADD COLUMN claim_seq BIGINT;
+CREATE SEQUENCE job_claim_seq;
+CREATE INDEX jobs_by_claim_seq ON jobs(claim_seq);
+CREATE INDEX jobs_account_claims ON jobs(account_id, lane, claim_seq);
+)sql"},
       // 500-599: cluster state that a single SQLite node keeps in memory or on its own disk.
       {500, "cluster: rate limits, blobs, shared secrets", R"sql(
 -- Token buckets and fixed windows: losing them in a crash only refills buckets, so no WAL.

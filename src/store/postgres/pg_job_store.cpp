@@ -54,10 +54,11 @@ class PgJobStore final : public JobStore {
       // whose worker died) and take it. SKIP LOCKED lets workers on every node claim side by side
       // without waiting on each other's candidate row. Generation kinds need a free per-account
       // slot among unexpired running jobs of the same kind; among runnable jobs, accounts with
-      // fewer jobs running go first, so one account's backlog cannot starve the others.
+      // fewer jobs running go first, then the account served least recently (claim_seq), so one
+      // account's backlog cannot starve the others.
       auto q = c.prepare(
           "UPDATE jobs SET state = 'running', lease_owner = ?1, lease_until = ?2::bigint + ?3::bigint,"
-          " attempts = attempts + 1, updated_at = ?2::bigint"
+          " attempts = attempts + 1, updated_at = ?2::bigint, claim_seq = nextval('job_claim_seq')"
           " WHERE id = ("
           "  SELECT j.id FROM jobs AS j"
           "  WHERE j.lane = ?4"
@@ -69,6 +70,8 @@ class PgJobStore final : public JobStore {
           "                      WHEN 'dynamics_movements' THEN ?6::bigint ELSE 1000000000 END"
           "  ORDER BY (SELECT COUNT(*) FROM jobs AS r WHERE r.account_id = j.account_id AND r.lane = j.lane"
           "              AND r.state = 'running' AND r.lease_until >= ?2::bigint),"
+          "           COALESCE((SELECT MAX(r.claim_seq) FROM jobs AS r"
+          "                     WHERE r.account_id = j.account_id AND r.lane = j.lane), 0),"
           "           j.run_at, j.created_at"
           "  LIMIT 1 FOR UPDATE SKIP LOCKED)"
           " RETURNING id, kind, lane, account_id, subject, payload, state, attempts, max_attempts, run_at,"

@@ -36,8 +36,10 @@ std::unique_ptr<WebhookStore> make_webhook_store(Db& db, Clock& clock);
 // --- inside a write transaction on `c` ---
 
 // Locks the account row first, so operations on one account are serialized across nodes; then
-// replays a known operation key or applies the movement with a conditional update.
+// claims the operation key (a known one replays) and applies the movement with a conditional update.
 Result<LedgerEntry> apply_ledger_op(Conn& c, const LedgerOp& op, int64_t now_s);
+// The entry recorded under an operation key, if any.
+std::optional<LedgerEntry> load_ledger_entry(Conn& c, const std::string& account_id, const std::string& key);
 // Inserts the job and notifies idle workers (delivered at COMMIT). Returns the job id.
 std::string insert_job(Conn& c, const NewJob& job, int64_t now_us);
 bool job_lease_held(Conn& c, const std::string& id, const std::string& owner);
