@@ -92,41 +92,5 @@ TEST(Cluster, JobEnqueuedOnOneNodeRunsOnTheOther) {
   EXPECT_EQ(balance_of(*c.a, acct.api_secret), balance_of(*c.b, acct.api_secret));
 }
 
-TEST(Cluster, KilledNodesJobIsReclaimedByTheOtherAndChargedOnce) {
-  REQUIRE_POSTGRES();
-  FixtureServer fx;
-  std::map<std::string, std::string> env = {{"IMAGO_JOB_LEASE_MS", "1500"}};
-  // Only A runs jobs at first, so the generation starts there.
-  Cluster c({}, {"--no-workers"}, env);
-  auto acct = c.a->create_account("enterprise", 1000);
-  std::string video = read_file("/usr/share/doc/opencv-doc/examples/data/Megamind.avi");
-  ASSERT_FALSE(video.empty());
-  auto r = c.b->post("/v1/agent/generate", json::serialize(json::object{{"video", fx.put_file("m.avi", video)}}),
-                     acct.api_secret);
-  ASSERT_EQ(r.status, 200) << r.body;
-  std::string code = str(r.json(), "agent_id");
-  std::string status_at_kill;
-  ASSERT_TRUE(eventually(
-      [&] {
-        status_at_kill = str(c.b->get("/v1/agent/status/" + code, acct.api_secret).json().at("data"), "status");
-        return status_at_kill != "processing";
-      },
-      30));
-  c.a->kill9();
-  ASSERT_TRUE(status_at_kill == "generating" || status_at_kill == "completed") << "killed too late: " << status_at_kill;
-  // A worker node on the same database takes the job over once A's lease expires.
-  TestServer worker({"--database", c.db.url()}, env);
-  auto final_status = wait_agent(*c.b, acct.api_secret, code, 120);
-  ASSERT_EQ(str(final_status, "status"), "ready") << json::serialize(final_status);
-  EXPECT_EQ(balance_of(*c.b, acct.api_secret), 750);
-  int charges = 0, refunds = 0;
-  for (const auto& e : c.b->get("/v1/usage", acct.api_secret).json().at("data").as_array()) {
-    if (str(e, "kind") == "charge") ++charges;
-    if (str(e, "kind") == "refund") ++refunds;
-  }
-  EXPECT_EQ(charges, 1);
-  EXPECT_EQ(refunds, 0);
-}
-
 }  // namespace
 }  // namespace imago::testing
