@@ -1,6 +1,6 @@
 #include "jobs/runtime.h"
 
-#include "blobs/pg_blob_store.h"
+#include "store/postgres/pg_blob_store.h"
 
 #include "util/log.h"
 #include "util/strings.h"

@@ -17,7 +17,7 @@
 #include "http/router.h"
 #include "http/server.h"
 #include "jobs/runtime.h"
-#include "limits/pg_rate_limiter.h"
+#include "store/postgres/pg_rate_limiter.h"
 #include "limits/rate_limiter.h"
 #include "speech/speech_service.h"
 #include "store/stores.h"

@@ -17,7 +17,12 @@ int run(const std::string& cmd) {
 
 TEST(SpeechOpenAIClient, OfficialNodeClientWorksForEveryFormat) {
   namespace fs = std::filesystem;
+#ifdef IMAGO_TESTS_SOURCE_DIR
+  // __FILE__ can be relative to the compiler's directory (ccache base_dir rewrites paths).
+  fs::path dir = fs::path(IMAGO_TESTS_SOURCE_DIR) / "node";
+#else
   fs::path dir = fs::path(__FILE__).parent_path().parent_path() / "node";
+#endif
   ASSERT_TRUE(fs::exists(dir / "package-lock.json")) << dir;
   ASSERT_EQ(run("command -v node >/dev/null 2>&1"), 0) << "node is not installed (scripts/setup.sh installs nodejs)";
   ASSERT_EQ(run("command -v npm >/dev/null 2>&1"), 0) << "npm is not installed (scripts/setup.sh installs npm)";

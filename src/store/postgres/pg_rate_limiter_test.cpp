@@ -1,4 +1,4 @@
-#include "limits/pg_rate_limiter.h"
+#include "store/postgres/pg_rate_limiter.h"
 
 #include <gtest/gtest.h>
 

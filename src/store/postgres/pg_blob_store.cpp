@@ -1,4 +1,4 @@
-#include "blobs/pg_blob_store.h"
+#include "store/postgres/pg_blob_store.h"
 
 #include "store/postgres/db.h"
 
