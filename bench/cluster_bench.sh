@@ -130,7 +130,7 @@ echo "== statement cost under contention ($CLIENTS pgbench clients, ${DURATION})
 SECS=${DURATION%s}
 cat >"$WORK/ratelimit.sql" <<'EOF'
 INSERT INTO rate_buckets AS b (key, tokens, updated_at, allowed)
- VALUES ('acct:bench:read', 1000000::float8 - 1, EXTRACT(EPOCH FROM now())::float8, true)
+ VALUES ('acct-bench-read', 1000000::float8 - 1, EXTRACT(EPOCH FROM now())::float8, true)
  ON CONFLICT (key) DO UPDATE SET
   tokens = LEAST(1000000::float8, b.tokens + GREATEST(0, EXCLUDED.updated_at - b.updated_at) * 16666.0)
    - CASE WHEN LEAST(1000000::float8, b.tokens + GREATEST(0, EXCLUDED.updated_at - b.updated_at) * 16666.0) >= 1 THEN 1 ELSE 0 END,
@@ -147,23 +147,23 @@ psql -q "$DB_URL" -c "INSERT INTO jobs(id, kind, lane, account_id, subject, payl
   'queued', 0, 3, 0, g, g FROM generate_series(1, 400000) g" >/dev/null
 cat >"$WORK/claim.sql" <<'EOF'
 \set now 1800000000000000
-UPDATE jobs SET state = 'running', lease_owner = 'bench:' || :client_id, lease_until = :now + 60000000,
- attempts = attempts + 1, updated_at = :now, claim_seq = nextval('job_claim_seq')
+UPDATE jobs SET state = 'running', lease_owner = 'bench-' || :client_id, lease_until = :now::bigint + 60000000,
+ attempts = attempts + 1, updated_at = :now::bigint, claim_seq = nextval('job_claim_seq')
  WHERE id = (
   SELECT j.id FROM jobs AS j
   WHERE j.lane = 'light'
-    AND ((j.state = 'queued' AND j.run_at <= :now) OR (j.state = 'running' AND j.lease_until < :now))
+    AND ((j.state = 'queued' AND j.run_at <= :now::bigint) OR (j.state = 'running' AND j.lease_until < :now::bigint))
     AND (SELECT COUNT(*) FROM jobs AS r WHERE r.account_id = j.account_id AND r.kind = j.kind
-           AND r.state = 'running' AND r.lease_until >= :now AND r.id <> j.id)
+           AND r.state = 'running' AND r.lease_until >= :now::bigint AND r.id <> j.id)
         < CASE j.kind WHEN 'agent_generate' THEN 3 WHEN 'dynamics_generate' THEN 2
                       WHEN 'dynamics_movements' THEN 2 ELSE 1000000000 END
   ORDER BY (SELECT COUNT(*) FROM jobs AS r WHERE r.account_id = j.account_id AND r.lane = j.lane
-              AND r.state = 'running' AND r.lease_until >= :now),
+              AND r.state = 'running' AND r.lease_until >= :now::bigint),
            COALESCE((SELECT MAX(r.claim_seq) FROM jobs AS r WHERE r.account_id = j.account_id AND r.lane = j.lane), 0),
            j.run_at, j.created_at
   LIMIT 1 FOR UPDATE SKIP LOCKED)
  RETURNING id \gset claimed_
-UPDATE jobs SET state = 'succeeded', lease_until = NULL, finished_at = :now WHERE id = :'claimed_id';
+UPDATE jobs SET state = 'succeeded', lease_until = NULL, finished_at = :now::bigint WHERE id = :claimed_id;
 EOF
 "$PGBIN/pgbench" -n -c "$CLIENTS" -j 2 -T "$SECS" -M prepared -f "$WORK/claim.sql" "$DB_URL" 2>/dev/null |
   grep -E "latency average|tps" | sed 's/^/  job claim + complete (400k queued, 50 accounts): /'
