@@ -27,6 +27,8 @@ PACKAGES=(
   chromium
   # formatting check (tests/structure/check_format.sh)
   clang-format
+  # the throwaway PostgreSQL of the cluster-mode tests (scripts/test_postgres.sh)
+  postgresql-15
 )
 
 missing=()

@@ -71,14 +71,10 @@ const std::vector<Option>& options() {
       {"threads", "IMAGO_THREADS", "N", "I/O threads (default: one per core)",
        [](Config& c, const std::string& v) { return set_int(c.io_threads, v, "threads", 1, 256); }},
       {"worker-threads", "IMAGO_WORKER_THREADS", "N", "threads running request handlers (default 16)",
-       [](Config& c, const std::string& v) {
-         return set_int(c.worker_threads, v, "worker-threads", 1, 1024);
-       }},
-      {"database", "IMAGO_DATABASE", "URL", "database (default sqlite:DATA_DIR/imago.db)",
-       [](Config& c, const std::string& v) {
-         c.database_url = v;
-         return Status::Ok();
-       }},
+       [](Config& c, const std::string& v) { return set_int(c.worker_threads, v, "worker-threads", 1, 1024); }},
+      {"database", "IMAGO_DATABASE_URL", "URL",
+       "sqlite:PATH, or postgres://... for cluster mode (default sqlite:DATA_DIR/imago.db)",
+       [](Config& c, const std::string& v) { c.database_url = v; return Status::Ok(); }},
       {"trusted-proxy", "IMAGO_TRUSTED_PROXIES", "IP[,IP]", "peers whose X-Forwarded-For is trusted",
        [](Config& c, const std::string& v) {
          for (auto part : split(v, ',')) {
@@ -259,6 +255,9 @@ void finalize_config(Config& cfg) {
     cfg.max_live_sessions =
         kLiveSessionsPerCore * static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   }
+  // IMAGO_DATABASE: the variable's earlier name, still honoured.
+  if (const char* old = std::getenv("IMAGO_DATABASE"); cfg.database_url.empty() && old && *old)
+    cfg.database_url = old;
   if (cfg.database_url.empty()) cfg.database_url = "sqlite:" + cfg.data_dir + "/imago.db";
   if (cfg.public_url.empty()) {
     bool v6 = cfg.listen_host.find(':') != std::string::npos;

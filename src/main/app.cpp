@@ -18,6 +18,7 @@
 #include "http/router.h"
 #include "http/server.h"
 #include "jobs/runtime.h"
+#include "store/postgres/pg_rate_limiter.h"
 #include "limits/rate_limiter.h"
 #include "limits/storage_quota.h"
 #include "live/rooms.h"
@@ -86,14 +87,28 @@ Result<std::unique_ptr<App>> App::create(Config config) {
   if (ec) return Status::Invalid("cannot create data directory " + p.config.data_dir + ": " + ec.message());
   ::chmod(p.config.data_dir.c_str(), 0700);
 
-  if (Status st = resolve_admin_token(p.config, &p.admin_token); !st.ok()) return st;
-
   auto stores = open_stores(p.config.database_url, *p.clock);
   if (!stores.ok()) return stores.status();
   p.stores = std::move(stores).value();
 
-  p.limiter = make_memory_rate_limiter(*p.clock);
-  p.windows = make_memory_window_counter(*p.clock);
+  if (p.stores.pg_db && p.config.admin_token.empty()) {
+    // Cluster: every node accepts the same admin token, kept in the database (the first node to
+    // start creates it; `imagod admin-token` prints it).
+    auto shared = p.stores.shared_secret("admin_token", [] { return "imago_admin_" + random_base62(43); });
+    if (!shared.ok()) return Status::Internal("admin token: " + shared.status().message());
+    p.admin_token = **shared;
+  } else if (Status st = resolve_admin_token(p.config, &p.admin_token); !st.ok()) {
+    return st;
+  }
+
+  if (p.stores.pg_db) {
+    // Cluster: one bucket per account (and one window per IP) shared by every node.
+    p.limiter = make_pg_rate_limiter(*p.stores.pg_db);
+    p.windows = make_pg_window_counter(*p.stores.pg_db);
+  } else {
+    p.limiter = make_memory_rate_limiter(*p.clock);
+    p.windows = make_memory_window_counter(*p.clock);
+  }
   p.authenticator = std::make_unique<Authenticator>(*p.stores.accounts, *p.clock);
 
   Services& s = p.services;
@@ -201,7 +216,9 @@ void bootstrap_first_account(AccountStore& accounts, const Config& config, const
             << "  Then try:\n\n"
             << "    curl -s -X POST " << base_url << "/v1/validate -H \"api-secret: $IMAGO_API_SECRET\"\n"
             << "    curl -s " << base_url << "/v1/me -H \"api-secret: $IMAGO_API_SECRET\"\n\n"
-            << "  Operator admin token: " << config.data_dir << "/admin.token\n\n"
+            << (config.database_url.rfind("sqlite:", 0) == 0
+                    ? "  Operator admin token: " + config.data_dir + "/admin.token\n\n"
+                    : std::string("  Operator admin token: in the database (imagod migrate --show-admin-token)\n\n"))
             << std::flush;
 }
 

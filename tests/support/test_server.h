@@ -3,10 +3,19 @@
 #pragma once
 #include <boost/json.hpp>
 #include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
+namespace imago::pg {
+class TestDatabase;
+}
+
 namespace imago::testing {
+
+// True when this test process runs the black-box suite against PostgreSQL
+// (IMAGO_TEST_BACKEND=postgres, set by CTest for the "pg." copy of the suite).
+bool testing_postgres();
 
 struct HttpResponse {
   long status = 0;
@@ -35,8 +44,10 @@ struct TestAccount {
 // so a crashed or killed test never leaves imagod running: create it on the test's own thread.
 class TestServer {
  public:
-  // Extra flags for `imagod serve` and extra environment variables.
-  explicit TestServer(std::vector<std::string> extra_args = {}, std::map<std::string, std::string> env = {});
+  // Extra flags for `imagod serve` and extra environment variables. Under testing_postgres() a
+  // server without its own --database gets a fresh PostgreSQL database, tied to its data directory.
+  explicit TestServer(std::vector<std::string> extra_args = {},
+                      std::map<std::string, std::string> env = {});
   // Reuses an existing data directory (restart tests).
   TestServer(const std::string& data_dir, std::vector<std::string> extra_args,
              std::map<std::string, std::string> env);
@@ -76,6 +87,7 @@ class TestServer {
   int port_ = 0;
   int pid_ = -1;
   int exit_status_ = -1;
+  std::unique_ptr<pg::TestDatabase> database_;
 };
 
 // Path of the built imagod binary.
