@@ -1,6 +1,7 @@
 // HTTP request and response as plain values. Deliberately free of Boost.Beast so that handlers in
 // src/api (and their tests) compile without it; only src/http/server*.cpp translates to Beast.
 #pragma once
+#include <boost/json/value.hpp>
 #include <functional>
 #include <map>
 #include <optional>
@@ -8,8 +9,6 @@
 #include <string_view>
 #include <utility>
 #include <vector>
-
-#include <boost/json/value.hpp>
 
 #include "auth/principal.h"
 #include "util/status.h"
@@ -30,9 +29,9 @@ class Headers {
 };
 
 struct Request {
-  std::string method;  // upper case: "GET", "POST", ...
-  std::string target;  // as received, e.g. "/v1/agents?limit=5"
-  std::string path;    // percent-decoded path without the query
+  std::string method;                         // upper case: "GET", "POST", ...
+  std::string target;                         // as received, e.g. "/v1/agents?limit=5"
+  std::string path;                           // percent-decoded path without the query
   std::map<std::string, std::string> query;   // decoded query parameters (last one wins)
   std::map<std::string, std::string> params;  // path parameters from the route pattern
   Headers headers;
@@ -49,21 +48,20 @@ struct Request {
   std::string_view content_type() const;  // media type only, lower case, no parameters
 };
 
-// Receives the body of a streamed (chunked) response. write() blocks until the chunk is handed
-// to the socket and returns false once the client is gone, so producers stop early.
-class ResponseStream {
- public:
-  virtual ~ResponseStream() = default;
-  virtual bool write(std::string_view chunk) = 0;
-};
+// Produces the body of a streamed (chunked) response piece by piece. The server calls it on its
+// stream pool whenever the connection's send buffer has room (never concurrently with itself, never
+// on an I/O thread): it returns the next piece, or nullopt at the end. A client that stops reading
+// fills the bounded buffer and the source is simply not called until it drains, so a stalled client
+// holds no thread; a client that leaves ends the stream (the source is destroyed). Throwing
+// truncates the body (the connection closes).
+using StreamSource = std::function<std::optional<std::string>()>;
 
 struct Response {
   int status = 200;
   Headers headers;
   std::string body;
-  // When set, the body is produced incrementally with chunked transfer encoding. The function runs
-  // on a worker thread, never on an I/O thread.
-  std::function<void(ResponseStream&)> stream;
+  // When set, the body is produced incrementally with chunked transfer encoding (see StreamSource).
+  StreamSource stream;
 
   // The error code string (for logs and metrics), empty on success.
   std::string error_code;

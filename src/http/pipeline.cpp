@@ -76,9 +76,12 @@ Pipeline::Pipeline(const Router& router, Authenticator& auth, RateLimiter& limit
       metrics_(metrics),
       options_(std::move(options)) {}
 
-size_t Pipeline::body_limit(std::string_view method, std::string_view path) const {
+RouteInfo Pipeline::route_info(std::string_view method, std::string_view path) const {
   RouteMatch m = router_.match(method, path);
-  return m.route ? m.route->options.body_limit : kUnknownRouteBodyLimit;
+  RouteInfo info;
+  info.body_limit = m.route ? m.route->options.body_limit : kUnknownRouteBodyLimit;
+  if (m.route) info.pool = m.route->options.pool;
+  return info;
 }
 
 std::string Pipeline::client_ip(const Request& req) const {

@@ -27,7 +27,7 @@ class Pipeline final : public Dispatcher {
   Pipeline(const Router& router, Authenticator& auth, RateLimiter& limiter, WindowCounter& windows,
            Metrics& metrics, PipelineOptions options);
 
-  size_t body_limit(std::string_view method, std::string_view path) const override;
+  RouteInfo route_info(std::string_view method, std::string_view path) const override;
   Response dispatch(Request& req) override;
   UpgradeDecision upgrade(Request& req) override;
 

@@ -25,7 +25,13 @@ ServerContext::ServerContext(ServerOptions opts, Dispatcher& d)
       // About one awake worker per core; more wake up only when handlers block (see WorkerPool).
       workers(static_cast<std::size_t>(options.worker_threads),
               std::min<std::size_t>(static_cast<std::size_t>(options.worker_threads),
-                                    std::max(1u, std::thread::hardware_concurrency()))) {}
+                                    std::max(1u, std::thread::hardware_concurrency()))),
+      // These pools' threads mostly wait (for synthesis, for other hosts): all may be awake.
+      streams(static_cast<std::size_t>(options.stream_threads),
+              static_cast<std::size_t>(options.stream_threads)),
+      cpu(static_cast<std::size_t>(options.cpu_threads), static_cast<std::size_t>(options.cpu_threads)),
+      outbound(static_cast<std::size_t>(options.outbound_threads),
+               static_cast<std::size_t>(options.outbound_threads)) {}
 
 void ServerContext::add_session(Connection* s, std::weak_ptr<Connection> w) {
   std::lock_guard lock(mu);
@@ -46,6 +52,11 @@ std::vector<std::shared_ptr<Connection>> ServerContext::live_sessions() {
     if (auto s = w.lock()) out.push_back(std::move(s));
   }
   return out;
+}
+
+void ServerContext::shutdown_pools(bool drain) {
+  for (WorkerPool* p : {&workers, &streams, &cpu, &outbound}) p->shutdown(drain);
+  for (WorkerPool* p : {&workers, &streams, &cpu, &outbound}) p->join();
 }
 
 void ServerContext::finish_shutdown() {
@@ -134,6 +145,11 @@ namespace {
 ServerOptions normalized(ServerOptions o) {
   if (o.io_threads <= 0) o.io_threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   if (o.worker_threads <= 0) o.worker_threads = 1;
+  if (o.stream_threads <= 0) o.stream_threads = 1;
+  if (o.cpu_threads <= 0) o.cpu_threads = 1;
+  if (o.outbound_threads <= 0) o.outbound_threads = 1;
+  if (o.cpu_queue < 0) o.cpu_queue = 0;
+  if (o.outbound_queue < 0) o.outbound_queue = 0;
   if (o.read_timeout_s <= 0) o.read_timeout_s = 30;
   if (o.write_timeout_s <= 0) o.write_timeout_s = 60;
   if (o.idle_timeout_s <= 0) o.idle_timeout_s = 60;
@@ -150,8 +166,7 @@ Server::Server(ServerOptions options, Dispatcher& dispatcher) : impl_(std::make_
 Server::~Server() {
   // Normally run() has returned. If it never ran, drop the queued work: the worker pool is
   // joined first, then the listener and the io_context (which destroys any pending session).
-  impl_->ctx->workers.shutdown(/*drain=*/false);
-  impl_->ctx->workers.join();
+  impl_->ctx->shutdown_pools(/*drain=*/false);
   impl_->listener.reset();
   impl_->ctx.reset();
 }
@@ -188,8 +203,7 @@ void Server::run() {
   impl_->run_io();
   for (auto& t : threads) t.join();
   // Every worker task holds a work guard on the io_context, so none is left at this point.
-  ctx.workers.shutdown(/*drain=*/true);
-  ctx.workers.join();
+  ctx.shutdown_pools(/*drain=*/true);
 }
 
 void Server::stop() {

@@ -23,12 +23,21 @@ struct UpgradeDecision {
   Response response;  // when handler is null
 };
 
+// Which thread pool runs a route's handler. Handlers that wait for CPU work done elsewhere
+// (synthesis) or for other hosts (URL fetches, webhook pings) get their own bounded pools, so they
+// never occupy the threads that serve everything else; a full pool answers 503 with Retry-After.
+enum class HandlerPool { kRequest, kCpu, kOutbound };
+
+struct RouteInfo {
+  size_t body_limit = 1 << 20;  // larger bodies are answered 413 without dispatching
+  HandlerPool pool = HandlerPool::kRequest;
+};
+
 class Dispatcher {
  public:
   virtual ~Dispatcher() = default;
-  // Called on the I/O thread as soon as the request header has arrived: the largest body this
-  // request may carry (from the route table). Larger bodies are answered 413 without dispatching.
-  virtual size_t body_limit(std::string_view method, std::string_view path) const = 0;
+  // Called on the I/O thread as soon as the request header has arrived (from the route table).
+  virtual RouteInfo route_info(std::string_view method, std::string_view path) const = 0;
   // Called on a worker thread with the complete request; must not throw.
   virtual Response dispatch(Request& req) = 0;
   // Called on a worker thread with a WebSocket upgrade request (GET, no body); must not throw.
@@ -44,7 +53,12 @@ struct ServerOptions {
   std::string host = "127.0.0.1";
   int port = 8080;  // 0 picks a free port
   int io_threads = 1;
-  int worker_threads = 16;   // pool that runs Dispatcher::dispatch and streaming producers
+  int worker_threads = 16;   // pool that runs Dispatcher::dispatch
+  int stream_threads = 4;    // pool that calls the sources of streamed responses
+  int cpu_threads = 8;       // handlers of HandlerPool::kCpu routes
+  int cpu_queue = 32;        // ... waiting beyond this many: 503 at once
+  int outbound_threads = 8;  // handlers of HandlerPool::kOutbound routes
+  int outbound_queue = 64;
   int read_timeout_s = 30;   // to receive a whole request once its first byte arrived
   int write_timeout_s = 60;  // to send a response (per chunk for streams)
   int idle_timeout_s = 60;   // keep-alive connection with no request in progress

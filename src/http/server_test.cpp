@@ -35,10 +35,12 @@ int64_t ms_since(Clock::time_point t) {
 
 class FakeDispatcher : public Dispatcher {
  public:
-  size_t body_limit(std::string_view, std::string_view path) const override {
-    if (path == "/small") return 16;
-    if (path == "/big") return 8 << 20;
-    return 1 << 20;
+  RouteInfo route_info(std::string_view, std::string_view path) const override {
+    RouteInfo info;
+    if (path == "/small") info.body_limit = 16;
+    if (path == "/big") info.body_limit = 8 << 20;
+    if (path == "/cpu") info.pool = HandlerPool::kCpu;
+    return info;
   }
 
   Response dispatch(Request& req) override {
@@ -54,28 +56,34 @@ class FakeDispatcher : public Dispatcher {
     }
     if (req.path == "/stream") {
       Response r = Response::bytes(200, "text/plain", "");
-      r.stream = [](ResponseStream& out) {
-        for (int i = 0; i < 3; ++i) {
-          if (!out.write("chunk" + std::to_string(i) + ";")) return;
-          std::this_thread::sleep_for(std::chrono::milliseconds(400));
-        }
+      r.stream = [i = 0]() mutable -> std::optional<std::string> {
+        if (i == 3) return std::nullopt;
+        if (i > 0) std::this_thread::sleep_for(std::chrono::milliseconds(400));
+        return "chunk" + std::to_string(i++) + ";";
       };
       return r;
     }
     if (req.path == "/endless") {
       Response r = Response::bytes(200, "application/octet-stream", "");
-      r.stream = [this](ResponseStream& out) {
-        std::string block(16 * 1024, 'x');
-        for (int i = 0; i < 100000; ++i) {
-          if (!out.write(block)) {
-            std::lock_guard lock(mu);
-            endless_saw_false = true;
-            cv.notify_all();
-            return;
-          }
+      // Counts its calls and notices (destructor) when the server drops it.
+      struct Endless {
+        explicit Endless(FakeDispatcher* x) : d(x) {}
+        ~Endless() {
+          std::lock_guard lock(d->mu);
+          d->endless_dropped = true;
+          d->cv.notify_all();
         }
+        FakeDispatcher* d;
+      };
+      r.stream = [e = std::make_shared<Endless>(this), this]() -> std::optional<std::string> {
+        endless_calls++;
+        return std::string(16 * 1024, 'x');
       };
       return r;
+    }
+    if (req.path == "/cpu") {
+      std::this_thread::sleep_for(std::chrono::milliseconds(500));
+      return Response::bytes(200, "text/plain", "cpu done");
     }
     if (req.path == "/big") return Response::bytes(200, "text/plain", std::to_string(req.body.size()));
     if (req.path == "/nocontent") return Response::bytes(204, "text/plain", "");
@@ -109,7 +117,8 @@ class FakeDispatcher : public Dispatcher {
   std::vector<std::thread::id> dispatch_threads;
   std::mutex mu;
   std::condition_variable cv;
-  bool endless_saw_false = false;
+  bool endless_dropped = false;
+  std::atomic<int> endless_calls{0};
 };
 
 class ServerTest : public ::testing::Test {
@@ -632,7 +641,7 @@ TEST_F(ServerTest, StreamingChunksArriveIncrementally) {
   EXPECT_EQ(boost::json::parse(r2.body()).at("query").at("after").as_string(), "stream");
 }
 
-TEST_F(ServerTest, StreamWriteReturnsFalseOnceClientIsGone) {
+TEST_F(ServerTest, StreamSourceIsDroppedOnceClientIsGone) {
   start();
   {
     auto s = connect();
@@ -644,7 +653,72 @@ TEST_F(ServerTest, StreamWriteReturnsFalseOnceClientIsGone) {
   }
   std::unique_lock lock(dispatcher_.mu);
   EXPECT_TRUE(
-      dispatcher_.cv.wait_for(lock, std::chrono::seconds(10), [&] { return dispatcher_.endless_saw_false; }));
+      dispatcher_.cv.wait_for(lock, std::chrono::seconds(10), [&] { return dispatcher_.endless_dropped; }));
+}
+
+// Finding: slow readers froze the server because each stream held a thread per blocked write.
+// Now a client that never reads stops its source once the bounded buffer (plus socket buffers) is
+// full, and the stream pool's single thread keeps serving other streams.
+TEST_F(ServerTest, StalledReadersHoldNoThreadAndBoundedMemory) {
+  ServerOptions o;
+  o.stream_threads = 1;
+  start(o);
+  std::vector<tcp::socket> stalled;
+  for (int i = 0; i < 8; ++i) {
+    stalled.push_back(connect());
+    send(stalled.back(), get("/endless"));  // and never read
+  }
+  // The sources stop being called: the count settles (loopback socket buffers take a few MB each).
+  int last = -1;
+  for (int i = 0; i < 100 && dispatcher_.endless_calls.load() != last; ++i) {
+    last = dispatcher_.endless_calls.load();
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  }
+  EXPECT_EQ(dispatcher_.endless_calls.load(), last) << "sources still called for stalled clients";
+  EXPECT_LT(last, 8 * 2000);  // 8 x at most ~32 MB: bounded, not unbounded
+  // Another stream on the same (single-thread) pool still completes promptly.
+  auto s = connect();
+  boost::beast::flat_buffer buf;
+  send(s, get("/stream"));
+  auto t0 = Clock::now();
+  boost::system::error_code ec;
+  auto r = read_response(s, buf, ec);
+  ASSERT_FALSE(ec) << ec.message();
+  EXPECT_EQ(r.body(), "chunk0;chunk1;chunk2;");
+  EXPECT_LT(ms_since(t0), 3000);
+  auto e = connect();
+  send(e, get("/echo"));
+  EXPECT_EQ(read_response(e, buf, ec).result_int(), 200u);
+}
+
+TEST_F(ServerTest, FullCpuPoolAnswers503AtOnce) {
+  ServerOptions o;
+  o.cpu_threads = 1;
+  o.cpu_queue = 1;
+  start(o);
+  std::vector<tcp::socket> busy;
+  for (int i = 0; i < 2; ++i) {
+    busy.push_back(connect());
+    send(busy.back(), get("/cpu"));
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));  // one running, one queued
+  }
+  auto s = connect();
+  boost::beast::flat_buffer buf;
+  auto t0 = Clock::now();
+  send(s, get("/cpu"));
+  boost::system::error_code ec;
+  auto r = read_response(s, buf, ec);
+  ASSERT_FALSE(ec);
+  expect_envelope(r, 503, "SERVICE_UNAVAILABLE");
+  EXPECT_EQ(r[bhttp::field::retry_after], "1");
+  EXPECT_LT(ms_since(t0), 300);
+  // Other routes are not affected, and the queued ones complete.
+  send(s, get("/echo"));
+  EXPECT_EQ(read_response(s, buf, ec).result_int(), 200u);
+  for (auto& b : busy) {
+    boost::beast::flat_buffer bb;
+    EXPECT_EQ(read_response(b, bb, ec).body(), "cpu done");
+  }
 }
 
 TEST_F(ServerTest, GracefulStopFinishesInFlightRequestAndClosesIdleOnes) {

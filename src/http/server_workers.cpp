@@ -12,7 +12,8 @@ namespace {
 constexpr int kMonitorIdleTicks = 100;
 }  // namespace
 
-WorkerPool::WorkerPool(std::size_t max_threads, std::size_t target_awake, std::chrono::microseconds starvation)
+WorkerPool::WorkerPool(std::size_t max_threads, std::size_t target_awake,
+                       std::chrono::microseconds starvation)
     : target_awake_(std::max<std::size_t>(1, target_awake)), starvation_(starvation) {
   max_threads = std::max<std::size_t>(1, max_threads);
   threads_.reserve(max_threads);
@@ -22,7 +23,8 @@ WorkerPool::WorkerPool(std::size_t max_threads, std::size_t target_awake, std::c
     } catch (const std::system_error& e) {
       // Out of threads (EAGAIN): serve with fewer workers rather than not at all.
       if (threads_.empty()) throw;
-      log::warn("worker_threads_reduced", {{"wanted", max_threads}, {"got", threads_.size()}, {"error", e.what()}});
+      log::warn("worker_threads_reduced",
+                {{"wanted", max_threads}, {"got", threads_.size()}, {"error", e.what()}});
       break;
     }
   }
@@ -51,8 +53,13 @@ void WorkerPool::wake_one_locked() {
 }
 
 void WorkerPool::post(Task task) {
+  try_post(std::move(task), SIZE_MAX);
+}
+
+bool WorkerPool::try_post(Task task, std::size_t max_queued) {
   std::lock_guard lock(mu_);
-  if (stopping_) return;  // only after shutdown(), when nobody posts any more
+  if (stopping_) return true;  // only after shutdown(), when nobody posts any more
+  if (queue_.size() >= max_queued) return false;
   queue_.push_back(Item{std::move(task), std::chrono::steady_clock::now()});
   const bool can_wake = sleeping_ > wakes_pending_;
   if (can_wake && awake_ + wakes_pending_ < target_awake_) {
@@ -62,6 +69,7 @@ void WorkerPool::post(Task task) {
     monitor_idle_ = false;
     monitor_cv_.notify_one();
   }
+  return true;
 }
 
 void WorkerPool::worker_loop() {

@@ -24,6 +24,8 @@ namespace {
 constexpr std::size_t kReadChunk = 8192;
 constexpr auto kLingerTime = std::chrono::seconds(2);
 constexpr std::uint64_t kSlowBodyAllowance = 1 << 20;  // bytes per extra second of read time
+// A streamed response's source runs only while less than this waits to be written.
+constexpr std::size_t kStreamHighWater = 256 * 1024;
 
 bool is_http_error(const beast::error_code& ec) {
   return ec.category() == bhttp::make_error_code(bhttp::error::bad_target).category();
@@ -63,22 +65,6 @@ bool wants_close(const Response& r) {
   auto c = r.headers.get("Connection");
   return c && iequals(trim(*c), "close");
 }
-
-class ChunkWriter final : public ResponseStream {
- public:
-  explicit ChunkWriter(std::shared_ptr<Session> s) : session_(std::move(s)) {}
-  bool write(std::string_view chunk) override {
-    if (broken_) return false;
-    if (chunk.empty()) return true;  // an empty chunk would end the chunked body
-    broken_ = !session_->write_chunk_blocking(chunk);
-    return !broken_;
-  }
-  bool broken() const { return broken_; }
-
- private:
-  std::shared_ptr<Session> session_;
-  bool broken_ = false;
-};
 
 }  // namespace
 
@@ -237,7 +223,9 @@ void Session::on_header(beast::error_code ec, std::size_t) {
 
   std::size_t limit = 0;
   try {
-    limit = ctx_.dispatcher.body_limit(method_, path_);
+    RouteInfo info = ctx_.dispatcher.route_info(method_, path_);
+    limit = info.body_limit;
+    pool_ = info.pool;
   } catch (const std::exception& e) {
     log::error("body_limit_failed", {{"error", e.what()}});
     unread_input_ = true;
@@ -356,29 +344,55 @@ void Session::dispatch_request() {
   req.body = std::move(msg.body());
   req.client_ip = client_ip_;
   req.received_us = received_us_;
+  const std::string path_for_log = pool_ == HandlerPool::kRequest ? std::string() : req.path;
 
-  // The handler may block (database): it runs on the worker pool. The work guard keeps
+  // The handler may block (database): it runs on a worker pool. The work guard keeps
   // io_context::run() from returning while a request is out there.
-  ctx_.workers.post(
-      [self = shared_from_this(), req = std::move(req), work = net::make_work_guard(ctx_.ioc)]() mutable {
-        Response res;
-        try {
-          res = self->ctx_.dispatcher.dispatch(req);
-        } catch (const std::exception& e) {
-          log::error("dispatch_threw", {{"error", e.what()}, {"path", req.path}});
-          res = Response::error(500, "INTERNAL_ERROR", "Internal server error");
-        } catch (...) {
-          log::error("dispatch_threw", {{"error", "unknown exception"}, {"path", req.path}});
-          res = Response::error(500, "INTERNAL_ERROR", "Internal server error");
-        }
-        if (!res.headers.has("X-Request-Id")) {
-          res.headers.set("X-Request-Id", req.request_id.empty() ? new_id("req") : req.request_id);
-        }
-        auto ex = self->stream_.get_executor();
-        net::post(ex, [self = std::move(self), res = std::move(res)]() mutable {
-          self->send_response(std::move(res));
-        });
-      });
+  auto task = [self = shared_from_this(), req = std::move(req),
+               work = net::make_work_guard(ctx_.ioc)]() mutable {
+    Response res;
+    try {
+      res = self->ctx_.dispatcher.dispatch(req);
+    } catch (const std::exception& e) {
+      log::error("dispatch_threw", {{"error", e.what()}, {"path", req.path}});
+      res = Response::error(500, "INTERNAL_ERROR", "Internal server error");
+    } catch (...) {
+      log::error("dispatch_threw", {{"error", "unknown exception"}, {"path", req.path}});
+      res = Response::error(500, "INTERNAL_ERROR", "Internal server error");
+    }
+    if (!res.headers.has("X-Request-Id")) {
+      res.headers.set("X-Request-Id", req.request_id.empty() ? new_id("req") : req.request_id);
+    }
+    auto ex = self->stream_.get_executor();
+    net::post(ex, [self = std::move(self), res = std::move(res)]() mutable {
+      self->send_response(std::move(res));
+    });
+  };
+  bool queued = true;
+  switch (pool_) {
+    case HandlerPool::kRequest:
+      ctx_.workers.post(std::move(task));
+      break;
+    case HandlerPool::kCpu:
+      queued = ctx_.cpu.try_post(std::move(task), static_cast<std::size_t>(ctx_.options.cpu_queue));
+      break;
+    case HandlerPool::kOutbound:
+      queued = ctx_.outbound.try_post(std::move(task), static_cast<std::size_t>(ctx_.options.outbound_queue));
+      break;
+  }
+  if (!queued) {
+    // Fast refusal instead of an unbounded queue: the client retries later.
+    Response res = server_error(503, "SERVICE_UNAVAILABLE", "The server is busy; retry shortly");
+    res.headers.set("Retry-After", "1");
+    log::info("request_rejected",
+              {{"status", 503},
+               {"code", "SERVICE_UNAVAILABLE"},
+               {"reason", pool_ == HandlerPool::kCpu ? "cpu_pool_full" : "outbound_pool_full"},
+               {"path", path_for_log},
+               {"client_ip", client_ip_},
+               {"request_id", *res.headers.get("X-Request-Id")}});
+    send_response(std::move(res));
+  }
 }
 
 // ---- WebSocket upgrade -----------------------------------------------------------------------
@@ -497,6 +511,10 @@ void Session::reject(int status, const char* code, const char* message) {
 }
 
 // ---- streaming --------------------------------------------------------------------------------
+//
+// The source runs on the stream pool and its pieces queue here, on the strand, until written. It
+// is called again only while less than kStreamHighWater bytes wait: a client that stops reading
+// costs at most that much memory and no thread, until the write timeout closes the connection.
 
 void Session::start_stream(Response res, bool close) {
   // HTTP/1.0 has no chunked encoding: the body ends when the connection does.
@@ -508,64 +526,106 @@ void Session::start_stream(Response res, bool close) {
   if (version_ >= 11) stream_res_.chunked(true);
   stream_res_.keep_alive(!stream_close_);
   stream_sr_.emplace(stream_res_);
+  stream_out_.clear();
+  stream_buffered_ = 0;
+  stream_producing_ = false;
+  stream_done_ = false;
+  stream_writing_ = true;  // the header
+  source_ = std::move(res.stream);
   stream_.expires_after(std::chrono::seconds(ctx_.options.write_timeout_s));
   bhttp::async_write_header(stream_, *stream_sr_,
-                            [self = shared_from_this(), producer = std::move(res.stream)](
-                                beast::error_code ec, std::size_t) mutable {
+                            [self = shared_from_this()](beast::error_code ec, std::size_t) {
                               self->stream_sr_.reset();
+                              self->stream_writing_ = false;
                               if (ec) {
                                 self->close_now();
                                 return;
                               }
-                              if (self->head_) {  // HEAD: headers only, the producer never runs
-                                self->finish_stream(true);
-                                return;
+                              if (self->head_) {  // HEAD: headers only, the source never runs
+                                self->release_source();
+                                self->stream_done_ = true;
                               }
-                              self->run_producer(std::move(producer));
+                              self->write_stream();
+                              self->pump_stream();
                             });
 }
 
-void Session::run_producer(std::function<void(ResponseStream&)> producer) {
-  ctx_.workers.post([self = shared_from_this(), producer = std::move(producer),
-                     work = net::make_work_guard(ctx_.ioc)]() mutable {
-    ChunkWriter writer(self);
+void Session::pump_stream() {
+  if (closed_ || stream_done_ || stream_producing_ || !source_ || stream_buffered_ >= kStreamHighWater)
+    return;
+  stream_producing_ = true;
+  ctx_.streams.post([self = shared_from_this(), work = net::make_work_guard(ctx_.ioc)]() mutable {
+    std::optional<std::string> piece;
     bool ok = true;
     try {
-      producer(writer);
+      piece = self->source_();
     } catch (const std::exception& e) {
       // Headers are gone already: the only honest signal left is a truncated body.
-      log::error("stream_producer_threw", {{"error", e.what()}});
+      log::error("stream_source_threw", {{"error", e.what()}});
       ok = false;
     } catch (...) {
-      log::error("stream_producer_threw", {{"error", "unknown exception"}});
+      log::error("stream_source_threw", {{"error", "unknown exception"}});
       ok = false;
     }
-    ok = ok && !writer.broken();
     auto ex = self->stream_.get_executor();
-    net::post(ex, [self = std::move(self), ok] { self->finish_stream(ok); });
+    net::post(ex, [self = std::move(self), ok, piece = std::move(piece)]() mutable {
+      self->on_stream_piece(ok, std::move(piece));
+    });
   });
 }
 
-bool Session::write_chunk_blocking(std::string_view chunk) {
-  std::promise<bool> done;
-  auto result = done.get_future();
-  // The producer blocks here until the chunk is on the wire, so `chunk` outlives the write.
-  net::post(stream_.get_executor(),
-            [self = shared_from_this(), chunk, p = &done] { self->write_chunk(chunk, p); });
-  return result.get();
-}
-
-void Session::write_chunk(std::string_view chunk, std::promise<bool>* done) {
+void Session::on_stream_piece(bool ok, std::optional<std::string> piece) {
+  stream_producing_ = false;
   if (closed_) {
-    done->set_value(false);
+    release_source();
     return;
   }
+  if (!ok) {
+    release_source();
+    close_now();
+    return;
+  }
+  if (!piece) {
+    stream_done_ = true;
+    release_source();
+  } else if (!piece->empty()) {  // an empty chunk would end the chunked body
+    stream_buffered_ += piece->size();
+    stream_out_.push_back(std::move(*piece));
+  }
+  write_stream();
+  pump_stream();
+}
+
+void Session::release_source() {
+  // A speech stream's destructor may wait for its synthesis to stop: not on an I/O thread.
+  if (source_) ctx_.streams.post([s = std::move(source_)]() mutable { s = nullptr; });
+  source_ = nullptr;
+}
+
+void Session::write_stream() {
+  if (closed_ || stream_writing_) return;
+  if (stream_out_.empty()) {
+    if (stream_done_) {
+      stream_writing_ = true;
+      finish_stream();
+    }
+    return;
+  }
+  stream_writing_ = true;
   stream_.expires_after(std::chrono::seconds(ctx_.options.write_timeout_s));
-  auto on_done = [self = shared_from_this(), done](beast::error_code ec, std::size_t) {
-    if (ec) self->close_now();
-    done->set_value(!ec);
+  auto on_done = [self = shared_from_this()](beast::error_code ec, std::size_t) {
+    self->stream_writing_ = false;
+    if (ec) {
+      self->release_source();
+      self->close_now();
+      return;
+    }
+    self->stream_buffered_ -= self->stream_out_.front().size();
+    self->stream_out_.pop_front();
+    self->write_stream();
+    self->pump_stream();
   };
-  net::const_buffer data(chunk.data(), chunk.size());
+  net::const_buffer data(stream_out_.front().data(), stream_out_.front().size());
   if (version_ >= 11) {
     net::async_write(stream_, bhttp::make_chunk(data), std::move(on_done));
   } else {
@@ -573,13 +633,10 @@ void Session::write_chunk(std::string_view chunk, std::promise<bool>* done) {
   }
 }
 
-void Session::finish_stream(bool ok) {
+void Session::finish_stream() {
   if (closed_) return;
-  if (!ok) {
-    close_now();
-    return;
-  }
   if (version_ < 11 || head_) {
+    stream_writing_ = false;
     if (stream_close_) {
       end_connection();
     } else {
@@ -590,6 +647,7 @@ void Session::finish_stream(bool ok) {
   stream_.expires_after(std::chrono::seconds(ctx_.options.write_timeout_s));
   net::async_write(stream_, bhttp::make_chunk_last(),
                    [self = shared_from_this()](beast::error_code ec, std::size_t) {
+                     self->stream_writing_ = false;
                      if (ec) {
                        self->close_now();
                      } else if (self->stream_close_ || self->ctx_.stopping.load()) {
