@@ -2,6 +2,9 @@
 
 #include <boost/asio/post.hpp>
 #include <boost/url/parse.hpp>
+#include <sys/resource.h>
+
+#include <algorithm>
 #include <csignal>
 #include <thread>
 
@@ -32,6 +35,34 @@ ServerContext::ServerContext(ServerOptions opts, Dispatcher& d)
       cpu(static_cast<std::size_t>(options.cpu_threads), static_cast<std::size_t>(options.cpu_threads)),
       outbound(static_cast<std::size_t>(options.outbound_threads),
                static_cast<std::size_t>(options.outbound_threads)) {}
+
+ServerContext::Slot::~Slot() {
+  if (!ctx) return;
+  ctx->connections.fetch_sub(1);
+  std::lock_guard lock(ctx->conn_mu);
+  auto it = ctx->per_ip.find(ip);
+  if (it != ctx->per_ip.end() && --it->second <= 0) ctx->per_ip.erase(it);
+}
+
+ServerContext::Admit ServerContext::acquire(const std::string& ip, std::unique_ptr<Slot>* slot) {
+  if (connections.load() >= connection_limit) return Admit::kGlobalFull;
+  bool exempt = std::find(options.per_ip_exempt.begin(), options.per_ip_exempt.end(), ip) !=
+                options.per_ip_exempt.end();
+  {
+    std::lock_guard lock(conn_mu);
+    int& n = per_ip[ip];
+    if (!exempt && n >= options.max_connections_per_ip) {
+      if (n == 0) per_ip.erase(ip);
+      return Admit::kIpFull;
+    }
+    ++n;
+  }
+  connections.fetch_add(1);
+  *slot = std::make_unique<Slot>();
+  (*slot)->ctx = this;
+  (*slot)->ip = ip;
+  return Admit::kOk;
+}
 
 void ServerContext::add_session(Connection* s, std::weak_ptr<Connection> w) {
   std::lock_guard lock(mu);
@@ -155,13 +186,38 @@ ServerOptions normalized(ServerOptions o) {
   if (o.idle_timeout_s <= 0) o.idle_timeout_s = 60;
   if (o.shutdown_grace_s < 0) o.shutdown_grace_s = 0;
   if (o.header_limit < 256) o.header_limit = 256;
+  if (o.max_connections <= 0) o.max_connections = 1;
+  if (o.max_connections_per_ip <= 0) o.max_connections_per_ip = 1;
+  if (o.fd_reserve < 0) o.fd_reserve = 0;
   return o;
 }
 }  // namespace
 
 Server::Server(ServerOptions options, Dispatcher& dispatcher) : impl_(std::make_unique<Impl>()) {
   impl_->ctx = std::make_unique<ServerContext>(normalized(std::move(options)), dispatcher);
+  auto& ctx = *impl_->ctx;
+  // Descriptors: raise the soft limit to the hard one, then keep fd_reserve of them for
+  // everything that is not a client connection (database, blob files, fetches, webhooks).
+  rlimit rl{};
+  if (getrlimit(RLIMIT_NOFILE, &rl) == 0) {
+    if (rl.rlim_cur < rl.rlim_max) {
+      rlimit want = rl;
+      want.rlim_cur = std::min<rlim_t>(rl.rlim_max, 1 << 20);
+      if (setrlimit(RLIMIT_NOFILE, &want) == 0) rl = want;
+    }
+  }
+  const long fds = rl.rlim_cur == RLIM_INFINITY ? (1L << 20) : static_cast<long>(rl.rlim_cur);
+  const long by_fds = std::max(16L, fds - ctx.options.fd_reserve);
+  ctx.connection_limit = static_cast<int>(std::min<long>(ctx.options.max_connections, by_fds));
+  if (ctx.connection_limit < ctx.options.max_connections) {
+    log::warn("connection_limit_reduced", {{"max_connections", ctx.options.max_connections},
+                                           {"effective", ctx.connection_limit},
+                                           {"descriptors", fds},
+                                           {"fd_reserve", ctx.options.fd_reserve}});
+  }
 }
+
+int Server::connection_count() const { return impl_->ctx->connections.load(); }
 
 Server::~Server() {
   // Normally run() has returned. If it never ran, drop the queued work: the worker pool is

@@ -5,7 +5,9 @@
 #include <cstddef>
 #include <memory>
 #include <string>
+#include <optional>
 #include <string_view>
+#include <vector>
 
 #include "http/message.h"
 #include "http/websocket.h"
@@ -31,6 +33,7 @@ enum class HandlerPool { kRequest, kCpu, kOutbound };
 struct RouteInfo {
   size_t body_limit = 1 << 20;  // larger bodies are answered 413 without dispatching
   HandlerPool pool = HandlerPool::kRequest;
+  bool needs_auth = false;  // bodies above a small bound are read only after Dispatcher::precheck
 };
 
 class Dispatcher {
@@ -40,6 +43,12 @@ class Dispatcher {
   virtual RouteInfo route_info(std::string_view method, std::string_view path) const = 0;
   // Called on a worker thread with the complete request; must not throw.
   virtual Response dispatch(Request& req) = 0;
+  // Called on a worker thread with the header of a request whose (large) body has not been read:
+  // a response to send instead (401, 429...), or nullopt to go on reading it. Must not throw.
+  virtual std::optional<Response> precheck(Request& req) {
+    (void)req;
+    return std::nullopt;
+  }
   // Called on a worker thread with a WebSocket upgrade request (GET, no body); must not throw.
   virtual UpgradeDecision upgrade(Request& req) {
     (void)req;
@@ -63,6 +72,12 @@ struct ServerOptions {
   int write_timeout_s = 60;  // to send a response (per chunk for streams)
   int idle_timeout_s = 60;   // keep-alive connection with no request in progress
   size_t header_limit = 16 * 1024;
+  // Connection caps: beyond them a new connection gets a short 503 and is closed. The global cap
+  // is also kept below the descriptor limit minus fd_reserve (database, blobs, outbound fetches).
+  int max_connections = 10000;
+  int max_connections_per_ip = 256;  // peers in per_ip_exempt (trusted proxies) are not capped
+  int fd_reserve = 256;
+  std::vector<std::string> per_ip_exempt;
   int shutdown_grace_s = 20;   // in-flight requests get this long after stop()
   bool handle_signals = true;  // SIGTERM / SIGINT trigger stop()
 };
@@ -77,6 +92,7 @@ class Server {
   // Binds and listens; after success port() is the bound port.
   Status listen();
   int port() const;
+  int connection_count() const;  // open client connections (for tests and metrics)
   // Serves until stop() (or a signal) and in-flight requests have finished; then returns.
   void run();
   // Graceful: stop accepting, let in-flight requests finish (up to shutdown_grace_s), close idle

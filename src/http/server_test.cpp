@@ -40,7 +40,17 @@ class FakeDispatcher : public Dispatcher {
     if (path == "/small") info.body_limit = 16;
     if (path == "/big") info.body_limit = 8 << 20;
     if (path == "/cpu") info.pool = HandlerPool::kCpu;
+    if (path == "/upload") {
+      info.body_limit = 200 << 20;
+      info.needs_auth = true;
+    }
     return info;
+  }
+
+  std::optional<Response> precheck(Request& req) override {
+    prechecks++;
+    if (req.headers.get("api-secret").value_or("") == "good") return std::nullopt;
+    return Response::error(401, "UNAUTHORIZED", "Invalid api-secret");
   }
 
   Response dispatch(Request& req) override {
@@ -119,6 +129,7 @@ class FakeDispatcher : public Dispatcher {
   std::condition_variable cv;
   bool endless_dropped = false;
   std::atomic<int> endless_calls{0};
+  std::atomic<int> prechecks{0};
 };
 
 class ServerTest : public ::testing::Test {
@@ -183,6 +194,14 @@ class ServerTest : public ::testing::Test {
 
   static boost::json::value error_of(const bhttp::response<bhttp::string_body>& r) {
     return boost::json::parse(r.body());
+  }
+
+  static void expect_envelope_no_id(const bhttp::response<bhttp::string_body>& r, int status) {
+    EXPECT_EQ(r.result_int(), static_cast<unsigned>(status));
+    EXPECT_FALSE(r[bhttp::field::retry_after].empty());
+    auto v = boost::json::parse(r.body());
+    EXPECT_EQ(v.at("error").at("code").as_string(), "SERVICE_UNAVAILABLE");
+    EXPECT_EQ(v.at("status_code").as_int64(), status);
   }
 
   static void expect_envelope(const bhttp::response<bhttp::string_body>& r, int status, const char* code) {
@@ -689,6 +708,102 @@ TEST_F(ServerTest, StalledReadersHoldNoThreadAndBoundedMemory) {
   auto e = connect();
   send(e, get("/echo"));
   EXPECT_EQ(read_response(e, buf, ec).result_int(), 200u);
+}
+
+// Finding: unauthenticated clients made the server buffer 8 x 185 MB before their 401.
+TEST_F(ServerTest, LargeBodyIsAuthenticatedBeforeItIsRead) {
+  start();
+  auto s = connect();
+  boost::beast::flat_buffer buf;
+  // 100 MB declared, nothing sent: the 401 comes from the header alone.
+  send(s, "POST /upload HTTP/1.1\r\nHost: t\r\napi-secret: bad\r\nContent-Length: 104857600\r\n\r\n");
+  boost::system::error_code ec;
+  auto r = read_response(s, buf, ec);
+  ASSERT_FALSE(ec) << ec.message();
+  expect_envelope(r, 401, "UNAUTHORIZED");
+  EXPECT_EQ(r[bhttp::field::connection], "close");
+  EXPECT_EQ(dispatcher_.prechecks.load(), 1);
+
+  // Expect: 100-continue gets the refusal instead of 100 Continue.
+  auto s2 = connect();
+  send(s2, "POST /upload HTTP/1.1\r\nHost: t\r\nExpect: 100-continue\r\nContent-Length: 104857600\r\n\r\n");
+  boost::beast::flat_buffer buf2;
+  expect_envelope(read_response(s2, buf2, ec), 401, "UNAUTHORIZED");
+
+  // Small bodies are read first (one round trip less) and authenticated by the pipeline.
+  auto s3 = connect();
+  send(s3, "POST /upload HTTP/1.1\r\nHost: t\r\napi-secret: bad\r\nContent-Length: 3\r\n\r\nabc");
+  boost::beast::flat_buffer buf3;
+  EXPECT_EQ(read_response(s3, buf3, ec).result_int(), 200u);
+  EXPECT_EQ(dispatcher_.prechecks.load(), 2);
+
+  // A good key: the body is read and dispatched.
+  auto s4 = connect();
+  std::string body(200 * 1024, 'b');
+  send(s4, "POST /upload HTTP/1.1\r\nHost: t\r\napi-secret: good\r\nContent-Length: " +
+               std::to_string(body.size()) + "\r\n\r\n" + body);
+  boost::beast::flat_buffer buf4;
+  auto r4 = read_response(s4, buf4, ec);
+  ASSERT_EQ(r4.result_int(), 200u);
+  EXPECT_EQ(boost::json::parse(r4.body()).at("body").as_string().size(), body.size());
+}
+
+// Finding: one IP opened ~20,000 idle sockets and exhausted the descriptors.
+TEST_F(ServerTest, ConnectionCapsPerIpAndGlobal) {
+  ServerOptions o;
+  o.max_connections_per_ip = 3;
+  o.max_connections = 5;
+  start(o);
+  std::vector<tcp::socket> held;
+  for (int i = 0; i < 3; ++i) held.push_back(connect());
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  EXPECT_EQ(server_->connection_count(), 3);
+  {
+    auto s = connect();
+    boost::beast::flat_buffer buf;
+    boost::system::error_code ec;
+    auto r = read_response(s, buf, ec);
+    ASSERT_FALSE(ec) << ec.message();
+    expect_envelope_no_id(r, 503);
+    EXPECT_NE(r.body().find("from this address"), std::string::npos);
+  }
+  // Another address (127.0.0.2 is loopback too) is not affected by this one's cap...
+  auto other = [&] {
+    tcp::socket s(client_ioc_);
+    s.open(tcp::v4());
+    s.bind(tcp::endpoint(net::ip::make_address("127.0.0.2"), 0));
+    s.connect(tcp::endpoint(net::ip::make_address("127.0.0.1"), static_cast<unsigned short>(port_)));
+    timeval tv{5, 0};
+    setsockopt(s.native_handle(), SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+    return s;
+  };
+  std::vector<tcp::socket> others;
+  for (int i = 0; i < 2; ++i) {
+    others.push_back(other());
+    send(others.back(), get("/echo"));
+    boost::beast::flat_buffer buf;
+    boost::system::error_code ec;
+    EXPECT_EQ(read_response(others.back(), buf, ec).result_int(), 200u);
+  }
+  // ...but the global cap (5) is reached now.
+  {
+    auto s = other();
+    boost::beast::flat_buffer buf;
+    boost::system::error_code ec;
+    auto r = read_response(s, buf, ec);
+    ASSERT_FALSE(ec) << ec.message();
+    expect_envelope_no_id(r, 503);
+  }
+  // Closing connections frees their slots.
+  held.clear();
+  for (int i = 0; i < 50 && server_->connection_count() > 2; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  auto s = connect();
+  send(s, get("/echo"));
+  boost::beast::flat_buffer buf;
+  boost::system::error_code ec;
+  EXPECT_EQ(read_response(s, buf, ec).result_int(), 200u);
 }
 
 TEST_F(ServerTest, FullCpuPoolAnswers503AtOnce) {

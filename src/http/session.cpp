@@ -26,6 +26,9 @@ constexpr auto kLingerTime = std::chrono::seconds(2);
 constexpr std::uint64_t kSlowBodyAllowance = 1 << 20;  // bytes per extra second of read time
 // A streamed response's source runs only while less than this waits to be written.
 constexpr std::size_t kStreamHighWater = 256 * 1024;
+// Bodies up to this size are read before authentication (one round trip less); larger ones only
+// after the header's credentials were checked.
+constexpr std::uint64_t kPreauthBodyBytes = 64 * 1024;
 
 bool is_http_error(const beast::error_code& ec) {
   return ec.category() == bhttp::make_error_code(bhttp::error::bad_target).category();
@@ -68,7 +71,8 @@ bool wants_close(const Response& r) {
 
 }  // namespace
 
-Session::Session(net::ip::tcp::socket&& socket, ServerContext& ctx) : ctx_(ctx), stream_(std::move(socket)) {
+Session::Session(net::ip::tcp::socket&& socket, ServerContext& ctx, std::unique_ptr<ServerContext::Slot> slot)
+    : ctx_(ctx), slot_(std::move(slot)), stream_(std::move(socket)) {
   beast::error_code ec;
   auto ep = stream_.socket().remote_endpoint(ec);
   if (!ec) client_ip_ = format_ip(ep.address());
@@ -116,7 +120,10 @@ void Session::next_request() {
   // Idle keep-alive phase: wait for the first byte under the idle timeout; the read timeout for
   // the whole request starts only once it arrives.
   idle_ = true;
-  stream_.expires_after(std::chrono::seconds(ctx_.options.idle_timeout_s));
+  int idle_s = ctx_.options.idle_timeout_s;
+  // Near the connection cap, idle keep-alive connections make room sooner.
+  if (ctx_.connections.load() > ctx_.connection_limit / 4 * 3) idle_s = std::min(idle_s, 5);
+  stream_.expires_after(std::chrono::seconds(idle_s));
   stream_.async_read_some(buffer_.prepare(kReadChunk),
                           beast::bind_front_handler(&Session::on_first_bytes, shared_from_this()));
 }
@@ -222,10 +229,12 @@ void Session::on_header(beast::error_code ec, std::size_t) {
   }
 
   std::size_t limit = 0;
+  bool needs_auth = false;
   try {
     RouteInfo info = ctx_.dispatcher.route_info(method_, path_);
     limit = info.body_limit;
     pool_ = info.pool;
+    needs_auth = info.needs_auth;
   } catch (const std::exception& e) {
     log::error("body_limit_failed", {{"error", e.what()}});
     unread_input_ = true;
@@ -257,6 +266,54 @@ void Session::on_header(beast::error_code ec, std::size_t) {
     dispatch_request();
     return;
   }
+  if (needs_auth && (!content_length || *content_length > kPreauthBodyBytes)) {
+    // Authenticate (and apply the failed-auth throttle) before reading a body that could be
+    // large: an unauthenticated client never makes the server buffer more than kPreauthBodyBytes.
+    precheck(expect_continue);
+    return;
+  }
+  continue_body(expect_continue);
+}
+
+void Session::precheck(bool expect_continue) {
+  Request req;
+  const auto& h = body_parser_->get();
+  req.method = method_;
+  req.target = std::string(h.target());
+  req.path = path_;
+  req.query = query_;
+  for (const auto& f : h) req.headers.add(std::string(f.name_string()), std::string(f.value()));
+  req.client_ip = client_ip_;
+  req.received_us = received_us_;
+  ctx_.workers.post([self = shared_from_this(), req = std::move(req), expect_continue,
+                     work = net::make_work_guard(ctx_.ioc)]() mutable {
+    std::optional<Response> refusal;
+    try {
+      refusal = self->ctx_.dispatcher.precheck(req);
+    } catch (const std::exception& e) {
+      log::error("precheck_threw", {{"error", e.what()}, {"path", req.path}});
+      refusal = Response::error(500, "INTERNAL_ERROR", "Internal server error");
+    }
+    if (refusal && !refusal->headers.has("X-Request-Id")) {
+      refusal->headers.set("X-Request-Id", req.request_id.empty() ? new_id("req") : req.request_id);
+    }
+    auto ex = self->stream_.get_executor();
+    net::post(ex, [self = std::move(self), refusal = std::move(refusal), expect_continue]() mutable {
+      if (self->closed_) return;
+      if (!refusal) {
+        self->continue_body(expect_continue);
+        return;
+      }
+      // The body stays unread: answer, then linger-close (the client may still be sending it).
+      self->body_parser_.reset();
+      self->unread_input_ = true;
+      self->keep_alive_ = false;
+      self->send_response(std::move(*refusal));
+    });
+  });
+}
+
+void Session::continue_body(bool expect_continue) {
   if (expect_continue && version_ >= 11) {
     // The client waits for this before sending the body (curl does for large uploads).
     static constexpr std::string_view kContinue = "HTTP/1.1 100 Continue\r\n\r\n";
@@ -444,7 +501,8 @@ void Session::finish_upgrade(UpgradeDecision decision) {
   }
   // Hand the socket over; this session is done (its destructor unregisters it).
   closed_ = true;
-  auto ws = std::make_shared<WebSocketSession>(std::move(stream_), ctx_, std::move(decision), client_ip_);
+  auto ws = std::make_shared<WebSocketSession>(std::move(stream_), ctx_, std::move(decision), client_ip_,
+                                               std::move(slot_));
   auto request = std::move(*upgrade_request_);
   upgrade_request_.reset();
   ws->start(std::move(request));

@@ -25,7 +25,7 @@ namespace bhttp = boost::beast::http;
 
 class Session final : public Connection, public std::enable_shared_from_this<Session> {
  public:
-  Session(net::ip::tcp::socket&& socket, ServerContext& ctx);
+  Session(net::ip::tcp::socket&& socket, ServerContext& ctx, std::unique_ptr<ServerContext::Slot> slot);
   ~Session() override;
   Session(const Session&) = delete;
   Session& operator=(const Session&) = delete;
@@ -44,6 +44,8 @@ class Session final : public Connection, public std::enable_shared_from_this<Ses
   void read_header_section();
   void on_header(beast::error_code ec, std::size_t n);
   const char* check_framing(const bhttp::request_parser<bhttp::empty_body>::value_type& h);
+  void precheck(bool expect_continue);
+  void continue_body(bool expect_continue);
   void on_continue_written(beast::error_code ec, std::size_t n);
   void read_body();
   void on_body(beast::error_code ec, std::size_t n);
@@ -65,6 +67,7 @@ class Session final : public Connection, public std::enable_shared_from_this<Ses
   void close_now();
 
   ServerContext& ctx_;
+  std::unique_ptr<ServerContext::Slot> slot_;  // counted against the connection caps
   beast::tcp_stream stream_;
   beast::flat_buffer buffer_;
   std::string client_ip_;

@@ -459,7 +459,7 @@ JobStep WebhookDeliveryHandler::run(JobContext& ctx) {
   bool last = job.attempts >= job.max_attempts;
   std::string state = res.delivered ? "delivered" : (!res.retryable || last) ? "failed" : "pending";
   auto n = d_.webhooks->record_attempt(d->id, res.status_code, res.error, res.duration_ms, state);
-  log::info("webhook_attempt", {{"delivery", d->id}, {"event", d->event_type}, {"attempt", n.ok() ? *n : -1},
+  log::info("webhook_attempt", {{"delivery", d->id}, {"event_type", d->event_type}, {"attempt", n.ok() ? *n : -1},
                                 {"status_code", res.status_code ? *res.status_code : 0},
                                 {"duration_ms", res.duration_ms}, {"state", state},
                                 {"error", res.error.value_or("")}});

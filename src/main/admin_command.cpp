@@ -44,11 +44,14 @@ Result<Args> parse_args(int argc, char** argv) {
       if (auto eq = name.find('='); eq != std::string::npos) {
         value = name.substr(eq + 1);
         name = name.substr(0, eq);
+      } else if (name == "help") {  // the one flag without a value
       } else {
         if (i + 1 >= argc) return Status::Invalid("--" + name + " needs a value");
         value = argv[++i];
       }
       a.flags[name] = value;
+    } else if (s == "-h") {
+      a.flags["help"] = "";
     } else {
       a.positional.push_back(s);
     }

@@ -126,6 +126,15 @@ Result<std::unique_ptr<App>> App::create(Config config) {
   so.idle_timeout_s = p.config.idle_timeout_s;
   so.header_limit = static_cast<size_t>(p.config.header_limit_bytes);
   so.shutdown_grace_s = p.config.shutdown_grace_s;
+  so.max_connections = p.config.max_connections;
+  so.max_connections_per_ip = p.config.max_connections_per_ip;
+  so.fd_reserve = p.config.fd_reserve;
+  so.per_ip_exempt = p.config.trusted_proxies;
+  so.stream_threads = p.config.stream_threads;
+  so.cpu_threads = p.config.cpu_threads;
+  so.cpu_queue = p.config.cpu_queue;
+  so.outbound_threads = p.config.outbound_threads;
+  so.outbound_queue = p.config.outbound_queue;
   p.server = std::make_unique<http::Server>(so, *p.pipeline);
   return app;
 }
@@ -152,7 +161,10 @@ void bootstrap_first_account(AccountStore& accounts, const Config& config, const
             << "  Then try:\n\n"
             << "    curl -s -X POST " << base_url << "/v1/validate -H \"api-secret: $IMAGO_API_SECRET\"\n"
             << "    curl -s " << base_url << "/v1/me -H \"api-secret: $IMAGO_API_SECRET\"\n\n"
-            << "  Operator admin token: " << config.data_dir << "/admin.token\n\n"
+            << "  Operator admin token: "
+            << (config.admin_token.empty() ? config.data_dir + "/admin.token"
+                                           : std::string("as given by --admin-token / IMAGO_ADMIN_TOKEN"))
+            << "\n\n"
             << std::flush;
 }
 

@@ -5,12 +5,16 @@
 #include <gtest/gtest.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <boost/json.hpp>
 #include <chrono>
+#include <cstdio>
+#include <filesystem>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "support/test_server.h"
@@ -130,6 +134,92 @@ TEST_F(HttpCore, NeverReadingStreamClientsDoNotSlowOtherRequests) {
   }
   EXPECT_EQ(ok + busy, 64) << ok << " streams, " << busy << " refused";
   EXPECT_GT(ok, 0);
+}
+
+// Finding 2: unauthenticated clients made the server buffer 8 x 185 MB before each got its 401.
+TEST_F(HttpCore, LargeBodiesAreRefusedFromTheHeaderAlone) {
+  for (const std::string& auth : {std::string(), std::string("api-secret: sk_not_a_real_key\r\n")}) {
+    int fd = connect_raw(server_->port());
+    ASSERT_GE(fd, 0);
+    // 185 MB declared, not a byte of it sent: the answer can only come from the header.
+    ASSERT_TRUE(send_all(fd, "POST /v1/files/upload HTTP/1.1\r\nHost: 127.0.0.1\r\n" + auth +
+                                 "Content-Type: application/octet-stream\r\nContent-Length: 193986560\r\n\r\n"));
+    std::string head;
+    int st = read_status(fd, &head);
+    ::close(fd);
+    EXPECT_TRUE(st == 401 || st == 413) << head;
+  }
+  // A key of the right account gets past the header check (then the body is read as usual).
+  int fd = connect_raw(server_->port());
+  ASSERT_TRUE(send_all(fd, "POST /v1/files/upload HTTP/1.1\r\nHost: 127.0.0.1\r\napi-secret: " + account_.api_secret +
+                               "\r\nExpect: 100-continue\r\nContent-Type: application/octet-stream\r\n"
+                               "Content-Length: 1048576\r\n\r\n"));
+  std::string head;
+  EXPECT_EQ(read_status(fd, &head), 100) << head;
+  ::close(fd);
+}
+
+// Finding 3: one address opened ~20,000 idle sockets and /healthz stopped answering.
+TEST(HttpCoreCaps, PerAddressConnectionCapKeepsOthersServed) {
+  TestServer server({"--max-connections-per-ip", "20", "--max-connections", "1000"});
+  std::vector<int> idle;
+  for (int i = 0; i < 20; ++i) {
+    int fd = connect_raw(server.port());
+    ASSERT_GE(fd, 0);
+    idle.push_back(fd);
+  }
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));  // let the server accept them all
+  int fd = connect_raw(server.port());
+  ASSERT_GE(fd, 0);
+  std::string head;
+  EXPECT_EQ(read_status(fd, &head), 503) << head;
+  EXPECT_NE(head.find("Retry-After"), std::string::npos);
+  ::close(fd);
+  // Another client address still gets answers (127.0.0.2 is loopback as well).
+  int other = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in src{};
+  src.sin_family = AF_INET;
+  inet_pton(AF_INET, "127.0.0.2", &src.sin_addr);
+  ASSERT_EQ(::bind(other, reinterpret_cast<sockaddr*>(&src), sizeof src), 0);
+  timeval tv{10, 0};
+  setsockopt(other, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+  sockaddr_in dst{};
+  dst.sin_family = AF_INET;
+  dst.sin_port = htons(static_cast<uint16_t>(server.port()));
+  inet_pton(AF_INET, "127.0.0.1", &dst.sin_addr);
+  ASSERT_EQ(::connect(other, reinterpret_cast<sockaddr*>(&dst), sizeof dst), 0);
+  ASSERT_TRUE(send_all(other, "GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n"));
+  EXPECT_EQ(read_status(other), 200);
+  ::close(other);
+  for (int f : idle) ::close(f);
+  // Freed slots are usable again.
+  bool ok = false;
+  for (int i = 0; i < 50 && !ok; ++i) {
+    ok = server.get("/healthz").status == 200;
+    if (!ok) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  EXPECT_TRUE(ok);
+}
+
+// Issue 9, small ones: `imagod admin --data-dir var --help` (printed by `make run`) failed with
+// "--help needs a value".
+TEST(AdminCli, HelpAfterDataDirPrintsUsage) {
+  std::string dir = testing::make_temp_dir();
+  for (const std::string& args :
+       std::vector<std::string>{" admin --data-dir " + dir + " --help", " admin --help", " admin -h"}) {
+    std::string cmd = testing::imagod_path() + args + " 2>&1";
+    FILE* f = ::popen(cmd.c_str(), "r");
+    ASSERT_NE(f, nullptr);
+    std::string out;
+    char buf[4096];
+    size_t n;
+    while ((n = std::fread(buf, 1, sizeof buf, f)) > 0) out.append(buf, n);
+    int rc = ::pclose(f);
+    EXPECT_EQ(WEXITSTATUS(rc), 0) << args << ": " << out;
+    EXPECT_EQ(out.find("needs a value"), std::string::npos) << out;
+    EXPECT_NE(out.find("account"), std::string::npos) << out;
+  }
+  std::filesystem::remove_all(dir);
 }
 
 }  // namespace
