@@ -1,10 +1,10 @@
 #include "http/server.h"
 
-#include <boost/asio/post.hpp>
-#include <boost/url/parse.hpp>
 #include <sys/resource.h>
 
 #include <algorithm>
+#include <boost/asio/post.hpp>
+#include <boost/url/parse.hpp>
 #include <csignal>
 #include <thread>
 
@@ -217,7 +217,9 @@ Server::Server(ServerOptions options, Dispatcher& dispatcher) : impl_(std::make_
   }
 }
 
-int Server::connection_count() const { return impl_->ctx->connections.load(); }
+int Server::connection_count() const {
+  return impl_->ctx->connections.load();
+}
 
 Server::~Server() {
   // Normally run() has returned. If it never ran, drop the queued work: the worker pool is

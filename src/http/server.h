@@ -4,8 +4,8 @@
 #pragma once
 #include <cstddef>
 #include <memory>
-#include <string>
 #include <optional>
+#include <string>
 #include <string_view>
 #include <vector>
 

@@ -26,8 +26,8 @@ class WebSocketSession final : public WebSocketConnection,
                                public Connection,
                                public std::enable_shared_from_this<WebSocketSession> {
  public:
-  WebSocketSession(beast::tcp_stream&& stream, ServerContext& ctx, UpgradeDecision decision, std::string client_ip,
-                   std::unique_ptr<ServerContext::Slot> slot);
+  WebSocketSession(beast::tcp_stream&& stream, ServerContext& ctx, UpgradeDecision decision,
+                   std::string client_ip, std::unique_ptr<ServerContext::Slot> slot);
   ~WebSocketSession() override;
 
   // Answers the upgrade request with 101 and starts reading.

@@ -114,7 +114,8 @@ Result<std::unique_ptr<App>> App::create(Config config) {
   po.trusted_proxies = p.config.trusted_proxies;
   po.failed_auth_per_minute = p.config.failed_auth_limit;
   po.anon_per_minute = p.config.anon_ip_limit;
-  p.pipeline = std::make_unique<http::Pipeline>(p.router, *p.authenticator, *p.limiter, *p.windows, p.metrics, po);
+  p.pipeline =
+      std::make_unique<http::Pipeline>(p.router, *p.authenticator, *p.limiter, *p.windows, p.metrics, po);
 
   http::ServerOptions so;
   so.host = p.config.listen_host;
@@ -153,7 +154,8 @@ void bootstrap_first_account(AccountStore& accounts, const Config& config, const
     log::error("bootstrap_failed", {{"error", created.status().message()}});
     return;
   }
-  log::info("bootstrap_account_created", {{"account", created->account.id}, {"plan", "pro"}, {"credits", 5000}});
+  log::info("bootstrap_account_created",
+            {{"account", created->account.id}, {"plan", "pro"}, {"credits", 5000}});
   std::cerr << "\n"
             << "  Imago created its first account (\"owner\", plan pro, 5000 credits).\n"
             << "  Its API secret is shown this once; keep it somewhere safe:\n\n"
@@ -181,8 +183,8 @@ int App::run() {
   if (p.config.listen_port == 0) {
     p.config.listen_port = p.server->port();
     if (p.config.public_url.ends_with(":0")) {
-      p.config.public_url = p.config.public_url.substr(0, p.config.public_url.size() - 1) +
-                            std::to_string(p.server->port());
+      p.config.public_url =
+          p.config.public_url.substr(0, p.config.public_url.size() - 1) + std::to_string(p.server->port());
     }
   }
   // Job workers start once public_url is final: it appears in webhook payloads.
