@@ -71,10 +71,15 @@ const std::vector<Option>& options() {
       {"threads", "IMAGO_THREADS", "N", "I/O threads (default: one per core)",
        [](Config& c, const std::string& v) { return set_int(c.io_threads, v, "threads", 1, 256); }},
       {"worker-threads", "IMAGO_WORKER_THREADS", "N", "threads running request handlers (default 16)",
-       [](Config& c, const std::string& v) { return set_int(c.worker_threads, v, "worker-threads", 1, 1024); }},
+       [](Config& c, const std::string& v) {
+         return set_int(c.worker_threads, v, "worker-threads", 1, 1024);
+       }},
       {"database", "IMAGO_DATABASE_URL", "URL",
        "sqlite:PATH, or postgres://... for cluster mode (default sqlite:DATA_DIR/imago.db)",
-       [](Config& c, const std::string& v) { c.database_url = v; return Status::Ok(); }},
+       [](Config& c, const std::string& v) {
+         c.database_url = v;
+         return Status::Ok();
+       }},
       {"trusted-proxy", "IMAGO_TRUSTED_PROXIES", "IP[,IP]", "peers whose X-Forwarded-For is trusted",
        [](Config& c, const std::string& v) {
          for (auto part : split(v, ',')) {
@@ -98,6 +103,36 @@ const std::vector<Option>& options() {
        }},
       {"idle-timeout", "IMAGO_IDLE_TIMEOUT", "SECONDS", "keep-alive idle time before closing (default 60)",
        [](Config& c, const std::string& v) { return set_int(c.idle_timeout_s, v, "idle-timeout", 1, 3600); }},
+      {"max-connections", "IMAGO_MAX_CONNECTIONS", "N",
+       "client connections before new ones get 503 (default 10000; kept below the descriptor limit)",
+       [](Config& c, const std::string& v) {
+         return set_int(c.max_connections, v, "max-connections", 1, 10000000);
+       }},
+      {"max-connections-per-ip", "IMAGO_MAX_CONNECTIONS_PER_IP", "N",
+       "client connections from one address before new ones get 503 (default 256; trusted proxies exempt)",
+       [](Config& c, const std::string& v) {
+         return set_int(c.max_connections_per_ip, v, "max-connections-per-ip", 1, 10000000);
+       }},
+      {"fd-reserve", "IMAGO_FD_RESERVE", "N",
+       "file descriptors kept free of client connections (default 256)",
+       [](Config& c, const std::string& v) { return set_int(c.fd_reserve, v, "fd-reserve", 0, 1000000); }},
+      {"stream-threads", "IMAGO_STREAM_THREADS", "N", "threads producing streamed responses (default 4)",
+       [](Config& c, const std::string& v) {
+         return set_int(c.stream_threads, v, "stream-threads", 1, 1024);
+       }},
+      {"cpu-threads", "IMAGO_CPU_THREADS", "N", "threads for handlers that wait on synthesis (default 8)",
+       [](Config& c, const std::string& v) { return set_int(c.cpu_threads, v, "cpu-threads", 1, 1024); }},
+      {"cpu-queue", "IMAGO_CPU_QUEUE", "N", "such requests that may wait before 503 (default 32)",
+       [](Config& c, const std::string& v) { return set_int(c.cpu_queue, v, "cpu-queue", 0, 100000); }},
+      {"outbound-threads", "IMAGO_OUTBOUND_THREADS", "N",
+       "threads for handlers that wait on other hosts: URL uploads, webhook tests (default 8)",
+       [](Config& c, const std::string& v) {
+         return set_int(c.outbound_threads, v, "outbound-threads", 1, 1024);
+       }},
+      {"outbound-queue", "IMAGO_OUTBOUND_QUEUE", "N", "such requests that may wait before 503 (default 64)",
+       [](Config& c, const std::string& v) {
+         return set_int(c.outbound_queue, v, "outbound-queue", 0, 100000);
+       }},
       {"shutdown-grace", "IMAGO_SHUTDOWN_GRACE", "SECONDS",
        "time in-flight requests get on SIGTERM (default 20)",
        [](Config& c, const std::string& v) {
@@ -169,29 +204,46 @@ const std::vector<Option>& options() {
       {"job-workers", "IMAGO_JOB_WORKERS", "N", "generation jobs run at once on this node (default 2)",
        [](Config& c, const std::string& v) { return set_int(c.job_workers, v, "job-workers", 1, 256); }},
       {"runtime-token-ttl-s", "IMAGO_RUNTIME_TOKEN_TTL_S", "SECONDS", "runtime token lifetime (default 300)",
-       [](Config& c, const std::string& v) { return set_int(c.runtime_token_ttl_s, v, "runtime-token-ttl-s", 10, 86400); }},
+       [](Config& c, const std::string& v) {
+         return set_int(c.runtime_token_ttl_s, v, "runtime-token-ttl-s", 10, 86400);
+       }},
       {"live-grace-s", "IMAGO_LIVE_GRACE_S", "SECONDS",
        "a live session pauses this long after its last token renewal (default 300)",
        [](Config& c, const std::string& v) { return set_int(c.live_grace_s, v, "live-grace-s", 1, 86400); }},
       {"live-billing-period-s", "IMAGO_LIVE_BILLING_PERIOD_S", "SECONDS",
        "length of one billed live-session minute; only tests shorten it (default 60)",
-       [](Config& c, const std::string& v) { return set_int(c.live_billing_period_s, v, "live-billing-period-s", 1, 3600); }},
-      {"live-absent-s", "IMAGO_LIVE_ABSENT_S", "SECONDS", "end a session nobody joined after this long (default 300)",
-       [](Config& c, const std::string& v) { return set_int(c.live_absent_s, v, "live-absent-s", 1, 86400); }},
-      {"live-left-s", "IMAGO_LIVE_LEFT_S", "SECONDS", "end a session this long after its last viewer left (default 60)",
+       [](Config& c, const std::string& v) {
+         return set_int(c.live_billing_period_s, v, "live-billing-period-s", 1, 3600);
+       }},
+      {"live-absent-s", "IMAGO_LIVE_ABSENT_S", "SECONDS",
+       "end a session nobody joined after this long (default 300)",
+       [](Config& c, const std::string& v) {
+         return set_int(c.live_absent_s, v, "live-absent-s", 1, 86400);
+       }},
+      {"live-left-s", "IMAGO_LIVE_LEFT_S", "SECONDS",
+       "end a session this long after its last viewer left (default 60)",
        [](Config& c, const std::string& v) { return set_int(c.live_left_s, v, "live-left-s", 1, 86400); }},
       {"live-idle-s", "IMAGO_LIVE_IDLE_S", "SECONDS",
        "end a session without speech or keep-alive for this long (default 120)",
        [](Config& c, const std::string& v) { return set_int(c.live_idle_s, v, "live-idle-s", 1, 86400); }},
       {"live-max-duration-s", "IMAGO_LIVE_MAX_DURATION_S", "SECONDS", "longest live session (default 3600)",
-       [](Config& c, const std::string& v) { return set_int(c.live_max_duration_s, v, "live-max-duration-s", 1, 604800); }},
+       [](Config& c, const std::string& v) {
+         return set_int(c.live_max_duration_s, v, "live-max-duration-s", 1, 604800);
+       }},
       {"max-live-sessions", "IMAGO_MAX_LIVE_SESSIONS", "N",
        "live sessions this node renders at once; beyond it joins get 503 (default 8 per core)",
-       [](Config& c, const std::string& v) { return set_int(c.max_live_sessions, v, "max-live-sessions", 1, 100000); }},
+       [](Config& c, const std::string& v) {
+         return set_int(c.max_live_sessions, v, "max-live-sessions", 1, 100000);
+       }},
       {"live-frame-side", "IMAGO_LIVE_FRAME_SIDE", "PX", "longest side of live video frames (default 512)",
-       [](Config& c, const std::string& v) { return set_int(c.live_frame_side, v, "live-frame-side", 64, 1920); }},
-      {"live-jpeg-quality", "IMAGO_LIVE_JPEG_QUALITY", "Q", "JPEG quality of live video frames, 1-100 (default 75)",
-       [](Config& c, const std::string& v) { return set_int(c.live_jpeg_quality, v, "live-jpeg-quality", 1, 100); }},
+       [](Config& c, const std::string& v) {
+         return set_int(c.live_frame_side, v, "live-frame-side", 64, 1920);
+       }},
+      {"live-jpeg-quality", "IMAGO_LIVE_JPEG_QUALITY", "Q",
+       "JPEG quality of live video frames, 1-100 (default 75)",
+       [](Config& c, const std::string& v) {
+         return set_int(c.live_jpeg_quality, v, "live-jpeg-quality", 1, 100);
+       }},
   };
   return opts;
 }

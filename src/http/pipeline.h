@@ -3,7 +3,9 @@
 //   authentication with the failed-auth throttle -> rate limit of the route's tier ->
 //   handler -> X-Request-Id / X-RateLimit-* headers -> metrics and one access-log line.
 #pragma once
+#include <chrono>
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -27,13 +29,20 @@ class Pipeline final : public Dispatcher {
   Pipeline(const Router& router, Authenticator& auth, RateLimiter& limiter, WindowCounter& windows,
            Metrics& metrics, PipelineOptions options);
 
-  size_t body_limit(std::string_view method, std::string_view path) const override;
+  RouteInfo route_info(std::string_view method, std::string_view path) const override;
   Response dispatch(Request& req) override;
   UpgradeDecision upgrade(Request& req) override;
+  std::optional<Response> precheck(Request& req) override;
 
  private:
   std::string client_ip(const Request& req) const;
   Response throttled_or(Request& req, Response unauthorized);
+  void assign_ids(Request& req) const;  // request id, client IP (through trusted proxies)
+  // Authentication of the route's mode with the failed-auth throttle: the refusal, or nullopt.
+  std::optional<Response> authenticate(Request& req, const Route& route);
+  // Metrics and the access-log line.
+  void finish(const Request& req, const std::string& route_name, const Response& resp,
+              std::chrono::steady_clock::time_point started);
   // The whole pipeline around `last` (the handler, or the WebSocket factory): ids, auth, limits, log.
   Response process(Request& req, const std::function<Response(const Route&)>& last);
   Response run(Request& req, const RouteMatch& m, std::string* route_name, std::optional<RateDecision>* rate,

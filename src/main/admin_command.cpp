@@ -45,11 +45,14 @@ Result<Args> parse_args(int argc, char** argv) {
       if (auto eq = name.find('='); eq != std::string::npos) {
         value = name.substr(eq + 1);
         name = name.substr(0, eq);
+      } else if (name == "help") {  // the one flag without a value
       } else {
         if (i + 1 >= argc) return Status::Invalid("--" + name + " needs a value");
         value = argv[++i];
       }
       a.flags[name] = value;
+    } else if (s == "-h") {
+      a.flags["help"] = "";
     } else {
       a.positional.push_back(s);
     }
@@ -193,11 +196,16 @@ int admin_main(int argc, char** argv) {
     return args->positional.empty() && !args->flags.count("help") ? 2 : 0;
   }
   Config cfg;
-  if (auto it = args->flags.find("data-dir"); it != args->flags.end()) cfg.data_dir = it->second;
-  else if (const char* d = std::getenv("IMAGO_DATA_DIR"); d && *d) cfg.data_dir = d;
-  if (auto it = args->flags.find("database"); it != args->flags.end()) cfg.database_url = it->second;
-  else if (const char* d = std::getenv("IMAGO_DATABASE_URL"); d && *d) cfg.database_url = d;
-  else if (const char* d = std::getenv("IMAGO_DATABASE"); d && *d) cfg.database_url = d;
+  if (auto it = args->flags.find("data-dir"); it != args->flags.end())
+    cfg.data_dir = it->second;
+  else if (const char* d = std::getenv("IMAGO_DATA_DIR"); d && *d)
+    cfg.data_dir = d;
+  if (auto it = args->flags.find("database"); it != args->flags.end())
+    cfg.database_url = it->second;
+  else if (const char* d = std::getenv("IMAGO_DATABASE_URL"); d && *d)
+    cfg.database_url = d;
+  else if (const char* d = std::getenv("IMAGO_DATABASE"); d && *d)
+    cfg.database_url = d;
   finalize_config(cfg);
   auto stores = open_stores(cfg.database_url, SystemClock::instance());
   if (!stores.ok()) return fail(stores.status());

@@ -11,19 +11,19 @@
 #include "api/routes.h"
 #include "auth/authenticator.h"
 #include "auth/provisioning.h"
-#include "core/services.h"
 #include "auth/runtime_token.h"
+#include "core/services.h"
 #include "http/metrics.h"
 #include "http/pipeline.h"
 #include "http/router.h"
 #include "http/server.h"
 #include "jobs/runtime.h"
-#include "store/postgres/pg_rate_limiter.h"
 #include "limits/rate_limiter.h"
 #include "limits/storage_quota.h"
 #include "live/rooms.h"
 #include "live/self_hosted_meter.h"
 #include "speech/speech_service.h"
+#include "store/postgres/pg_rate_limiter.h"
 #include "store/stores.h"
 #include "util/log.h"
 #include "util/random.h"
@@ -189,6 +189,15 @@ Result<std::unique_ptr<App>> App::create(Config config) {
   so.shutdown_grace_s = p.config.shutdown_grace_s;
   // Viewers hear session.ended {reason: shutdown} before their connections close.
   so.before_shutdown = [rooms = p.rooms.get()] { rooms->shutdown(); };
+  so.max_connections = p.config.max_connections;
+  so.max_connections_per_ip = p.config.max_connections_per_ip;
+  so.fd_reserve = p.config.fd_reserve;
+  so.per_ip_exempt = p.config.trusted_proxies;
+  so.stream_threads = p.config.stream_threads;
+  so.cpu_threads = p.config.cpu_threads;
+  so.cpu_queue = p.config.cpu_queue;
+  so.outbound_threads = p.config.outbound_threads;
+  so.outbound_queue = p.config.outbound_queue;
   p.server = std::make_unique<http::Server>(so, *p.pipeline);
   return app;
 }
@@ -216,9 +225,12 @@ void bootstrap_first_account(AccountStore& accounts, const Config& config, const
             << "  Then try:\n\n"
             << "    curl -s -X POST " << base_url << "/v1/validate -H \"api-secret: $IMAGO_API_SECRET\"\n"
             << "    curl -s " << base_url << "/v1/me -H \"api-secret: $IMAGO_API_SECRET\"\n\n"
-            << (config.database_url.rfind("sqlite:", 0) == 0
-                    ? "  Operator admin token: " + config.data_dir + "/admin.token\n\n"
-                    : std::string("  Operator admin token: in the database (imagod migrate --show-admin-token)\n\n"))
+            << "  Operator admin token: "
+            << (!config.admin_token.empty() ? std::string("as given by --admin-token / IMAGO_ADMIN_TOKEN")
+                : config.database_url.rfind("sqlite:", 0) == 0
+                    ? config.data_dir + "/admin.token"
+                    : std::string("in the database (imagod migrate --show-admin-token)"))
+            << "\n\n"
             << std::flush;
 }
 
