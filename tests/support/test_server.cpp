@@ -8,8 +8,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include <boost/json/parse.hpp>
 #include <algorithm>
+#include <boost/json/parse.hpp>
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
@@ -251,9 +251,10 @@ void TestServer::start(std::vector<std::string> extra_args, std::map<std::string
   // A restarted server appends to the same log: only lines after this offset are its own.
   std::uintmax_t log_offset = std::filesystem::exists(log_path) ? std::filesystem::file_size(log_path) : 0;
 
-  std::vector<std::string> args = {imagod_path(), "serve",       "--listen",  "127.0.0.1:0",
-                                   "--data-dir",  data_dir_,     "--no-bootstrap", "--allow-private-fetch"};
-  if (testing_postgres() && std::find(extra_args.begin(), extra_args.end(), "--database") == extra_args.end()) {
+  std::vector<std::string> args = {imagod_path(), "serve",   "--listen",       "127.0.0.1:0",
+                                   "--data-dir",  data_dir_, "--no-bootstrap", "--allow-private-fetch"};
+  if (testing_postgres() &&
+      std::find(extra_args.begin(), extra_args.end(), "--database") == extra_args.end()) {
     // The database belongs to the data directory: a restart on the same directory finds it again.
     const std::string url_file = data_dir_ + "/test-database.url";
     std::string db_url;

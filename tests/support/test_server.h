@@ -46,8 +46,7 @@ class TestServer {
  public:
   // Extra flags for `imagod serve` and extra environment variables. Under testing_postgres() a
   // server without its own --database gets a fresh PostgreSQL database, tied to its data directory.
-  explicit TestServer(std::vector<std::string> extra_args = {},
-                      std::map<std::string, std::string> env = {});
+  explicit TestServer(std::vector<std::string> extra_args = {}, std::map<std::string, std::string> env = {});
   // Reuses an existing data directory (restart tests).
   TestServer(const std::string& data_dir, std::vector<std::string> extra_args,
              std::map<std::string, std::string> env);
