@@ -28,14 +28,17 @@ void register_health_routes(http::Router& router, Services& s) {
         const double ms =
             std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
         if (!db.ok()) {
-          http::Response r = http::Response::error(503, "SERVICE_UNAVAILABLE",
-                                                   std::string("Database unreachable (") + (pg ? "postgres" : "sqlite") + ")");
+          http::Response r = http::Response::error(
+              503, "SERVICE_UNAVAILABLE",
+              std::string("Database unreachable (") + (pg ? "postgres" : "sqlite") + ")");
           r.headers.set("Retry-After", "5");
           return r;
         }
-        return http::Response::json(
-            200, {{"status", "ready"},
-                  {"database", {{"backend", pg ? "postgres" : "sqlite"}, {"ok", true}, {"latency_ms", std::round(ms * 100) / 100}}}});
+        return http::Response::json(200, {{"status", "ready"},
+                                          {"database",
+                                           {{"backend", pg ? "postgres" : "sqlite"},
+                                            {"ok", true},
+                                            {"latency_ms", std::round(ms * 100) / 100}}}});
       },
       open);
 

@@ -1,7 +1,6 @@
 #include "jobs/runtime.h"
 
 #include "store/postgres/pg_blob_store.h"
-
 #include "util/log.h"
 #include "util/strings.h"
 
@@ -18,7 +17,8 @@ Result<std::unique_ptr<Runtime>> Runtime::create(const Config& config, Stores& s
   std::unique_ptr<Runtime> rt(new Runtime());
   rt->config_ = &config;
   rt->options_ = options;
-  if (rt->options_.heartbeat_ms <= 0) rt->options_.heartbeat_ms = std::max<int64_t>(100, options.lease_ms / 4);
+  if (rt->options_.heartbeat_ms <= 0)
+    rt->options_.heartbeat_ms = std::max<int64_t>(100, options.lease_ms / 4);
   if (stores.pg_db) {
     // Cluster: blobs live in the database, so any node can serve what another one stored.
     rt->blobs_ = make_pg_blob_store(*stores.pg_db);

@@ -1,9 +1,8 @@
 #include "main/migrate_command.h"
 
+#include <boost/json.hpp>
 #include <cstdlib>
 #include <iostream>
-
-#include <boost/json.hpp>
 
 #include "config/config.h"
 #include "store/stores.h"
@@ -14,7 +13,8 @@ namespace imago {
 
 namespace {
 
-constexpr const char* kUsage = R"(Usage: imagod migrate [--database URL | --data-dir DIR] [--status] [--show-admin-token]
+constexpr const char* kUsage =
+    R"(Usage: imagod migrate [--database URL | --data-dir DIR] [--status] [--show-admin-token]
 
 Applies every schema migration the database does not have yet, then prints each one as JSON
 lines: {"version":..,"name":..,"applied":true|false,"applied_at":..}. Nodes also migrate when
@@ -41,10 +41,14 @@ int migrate_main(int argc, char** argv) {
       }
       return argv[++i];
     };
-    if (a == "--database") cfg.database_url = value("--database");
-    else if (a == "--data-dir") cfg.data_dir = value("--data-dir");
-    else if (a == "--status") status_only = true;
-    else if (a == "--show-admin-token") show_token = true;
+    if (a == "--database")
+      cfg.database_url = value("--database");
+    else if (a == "--data-dir")
+      cfg.data_dir = value("--data-dir");
+    else if (a == "--status")
+      status_only = true;
+    else if (a == "--show-admin-token")
+      show_token = true;
     else if (a == "--help" || a == "-h") {
       std::cout << kUsage;
       return 0;

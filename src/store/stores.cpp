@@ -59,7 +59,9 @@ Stores::~Stores() {
 Stores::Stores(Stores&&) noexcept = default;
 Stores& Stores::operator=(Stores&&) noexcept = default;
 
-std::string Stores::backend() const { return pg_db ? "postgres" : "sqlite"; }
+std::string Stores::backend() const {
+  return pg_db ? "postgres" : "sqlite";
+}
 
 void Stores::on_job_enqueued(std::function<void()> wake) {
   if (!pg_db) return;
@@ -75,7 +77,8 @@ Result<std::optional<std::string>> Stores::shared_secret(const std::string& name
   return pg_db->write([&](pg::Conn& c) -> std::optional<std::string> {
     // The first node's value wins; later ones read it back.
     c.prepare(
-         "INSERT INTO cluster_secrets(name, value, created_at) VALUES(?, ?, EXTRACT(EPOCH FROM now())::bigint)"
+         "INSERT INTO cluster_secrets(name, value, created_at) VALUES(?, ?, EXTRACT(EPOCH FROM "
+         "now())::bigint)"
          " ON CONFLICT (name) DO NOTHING")
         .bind(1, name)
         .bind(2, candidate)
@@ -90,7 +93,8 @@ Result<std::optional<std::string>> Stores::shared_secret(const std::string& name
 Result<Stores> open_stores(const std::string& database_url, Clock& clock) {
   if (is_postgres_url(database_url)) return open_postgres(database_url, clock);
   if (database_url.rfind("sqlite:", 0) != 0) {
-    return Status::Invalid("database URL must start with sqlite: or postgres:// (got '" + database_url + "')");
+    return Status::Invalid("database URL must start with sqlite: or postgres:// (got '" + database_url +
+                           "')");
   }
   const std::string path = database_url.substr(7);
   auto db = sqlite::Db::open(path, 16);
@@ -131,7 +135,8 @@ Result<std::vector<MigrationInfo>> migrations_of(const std::string& database_url
     return out;
   }
   if (database_url.rfind("sqlite:", 0) != 0) {
-    return Status::Invalid("database URL must start with sqlite: or postgres:// (got '" + database_url + "')");
+    return Status::Invalid("database URL must start with sqlite: or postgres:// (got '" + database_url +
+                           "')");
   }
   auto db = sqlite::Db::open(database_url.substr(7), 1);
   if (!db.ok()) return db.status();

@@ -50,7 +50,8 @@ struct Stores {
   // A secret every node must agree on (admin token, signing keys): on PostgreSQL the first node
   // stores `generate()`'s value and every node reads that one; on SQLite, nullopt (the node keeps
   // its own, in its data directory).
-  Result<std::optional<std::string>> shared_secret(const std::string& name, const std::function<std::string()>& generate);
+  Result<std::optional<std::string>> shared_secret(const std::string& name,
+                                                   const std::function<std::string()>& generate);
   // "sqlite" or "postgres".
   std::string backend() const;
 

@@ -14,9 +14,10 @@ namespace {
 
 namespace json = boost::json;
 
-#define REQUIRE_POSTGRES()                                                                  \
-  if (!testing_postgres()) GTEST_SKIP() << "cluster tests run in the pg. copy of the suite " \
-                                           "(PostgreSQL); SQLite is single-node"
+#define REQUIRE_POSTGRES()                                          \
+  if (!testing_postgres())                                          \
+  GTEST_SKIP() << "cluster tests run in the pg. copy of the suite " \
+                  "(PostgreSQL); SQLite is single-node"
 
 struct Cluster {
   pg::TestDatabase db;
@@ -62,10 +63,14 @@ TEST(Cluster, OneAccountAlternatingBetweenNodesDrawsFromOneBucket) {
   auto start = std::chrono::steady_clock::now();
   for (int i = 0; i < 160; ++i) {
     auto r = (i % 2 ? c.b : c.a)->get("/v1/me", acct.api_secret);
-    if (r.status == 200) ++allowed;
-    else if (r.status == 429) ++limited;
-    else ADD_FAILURE() << r.status << " " << r.body;
-    if (limit == 0 && !r.header("x-ratelimit-limit").empty()) limit = std::stoi(r.header("x-ratelimit-limit"));
+    if (r.status == 200)
+      ++allowed;
+    else if (r.status == 429)
+      ++limited;
+    else
+      ADD_FAILURE() << r.status << " " << r.body;
+    if (limit == 0 && !r.header("x-ratelimit-limit").empty())
+      limit = std::stoi(r.header("x-ratelimit-limit"));
   }
   double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   ASSERT_GT(limit, 0);
@@ -81,7 +86,8 @@ TEST(Cluster, JobEnqueuedOnOneNodeRunsOnTheOther) {
   Cluster c({"--no-workers"}, {});  // A serves HTTP only; B runs the jobs
   auto acct = c.a->create_account("enterprise", 1000);
   auto r = c.a->post("/v1/agent/generate",
-                     json::serialize(json::object{{"image", fx.put_file("face.jpg", face_jpeg())}}), acct.api_secret);
+                     json::serialize(json::object{{"image", fx.put_file("face.jpg", face_jpeg())}}),
+                     acct.api_secret);
   ASSERT_EQ(r.status, 200) << r.body;
   std::string code = str(r.json(), "agent_id");
   auto final_status = wait_agent(*c.a, acct.api_secret, code, 120);

@@ -6,8 +6,8 @@
 
 #include <atomic>
 #include <cerrno>
-#include <chrono>
 #include <charconv>
+#include <chrono>
 #include <cstring>
 #include <thread>
 
@@ -107,13 +107,25 @@ int64_t Stmt::run() {
   return c_->changes_;
 }
 
-int Stmt::rows() const { return executed_ ? PQntuples(res_.get()) : 0; }
+int Stmt::rows() const {
+  return executed_ ? PQntuples(res_.get()) : 0;
+}
 
-const char* Stmt::cell(int i) const { return PQgetvalue(res_.get(), row_, i); }
-bool Stmt::col_null(int i) const { return PQgetisnull(res_.get(), row_, i) != 0; }
-int64_t Stmt::col_int(int i) const { return col_null(i) ? 0 : std::strtoll(cell(i), nullptr, 10); }
-double Stmt::col_double(int i) const { return col_null(i) ? 0.0 : std::strtod(cell(i), nullptr); }
-bool Stmt::col_bool(int i) const { return !col_null(i) && cell(i)[0] == 't'; }
+const char* Stmt::cell(int i) const {
+  return PQgetvalue(res_.get(), row_, i);
+}
+bool Stmt::col_null(int i) const {
+  return PQgetisnull(res_.get(), row_, i) != 0;
+}
+int64_t Stmt::col_int(int i) const {
+  return col_null(i) ? 0 : std::strtoll(cell(i), nullptr, 10);
+}
+double Stmt::col_double(int i) const {
+  return col_null(i) ? 0.0 : std::strtod(cell(i), nullptr);
+}
+bool Stmt::col_bool(int i) const {
+  return !col_null(i) && cell(i)[0] == 't';
+}
 std::string Stmt::col_text(int i) const {
   return std::string(cell(i), static_cast<size_t>(PQgetlength(res_.get(), row_, i)));
 }
@@ -137,7 +149,9 @@ std::optional<int64_t> Stmt::col_opt_int(int i) const {
 
 // --- Conn ---
 
-Conn::~Conn() { PQfinish(c_); }
+Conn::~Conn() {
+  PQfinish(c_);
+}
 
 void Conn::fail(PGresult* r, const char* what) {
   const char* state = r ? PQresultErrorField(r, PG_DIAG_SQLSTATE) : nullptr;
@@ -200,7 +214,9 @@ Result<Conn*> Db::open_conn() {
   try {
     // Timestamps are Unix numbers everywhere; keep the session predictable regardless of server
     // defaults.
-    conn->exec("SET TIME ZONE 'UTC'; SET client_min_messages = warning; SET statement_timeout = '30s'; SET lock_timeout = '10s'");
+    conn->exec(
+        "SET TIME ZONE 'UTC'; SET client_min_messages = warning; SET statement_timeout = '30s'; SET "
+        "lock_timeout = '10s'");
   } catch (const Error& e) {
     return Status::Internal(e.what());
   }

@@ -61,7 +61,7 @@ class Stmt {
   Stmt& bind(int i, const char* v) { return bind(i, std::string_view(v)); }
   Stmt& bind(int i, const std::string& v) { return bind(i, std::string_view(v)); }
   Stmt& bind(int i, const std::optional<std::string>& v);
-  Stmt& bind(int i, bool v) = delete;  // say what you mean: an int or a string
+  Stmt& bind(int i, bool v) = delete;           // say what you mean: an int or a string
   Stmt& bind_bytes(int i, std::string_view v);  // bytea, sent in binary
   Stmt& bind_null(int i);
 
@@ -145,10 +145,16 @@ template <typename T>
 using TxResult = typename TxResultOf<T>::type;
 
 template <typename T>
-bool failed(const T&) { return false; }
-inline bool failed(const Status& s) { return !s.ok(); }
+bool failed(const T&) {
+  return false;
+}
+inline bool failed(const Status& s) {
+  return !s.ok();
+}
 template <typename T>
-bool failed(const Result<T>& r) { return !r.ok(); }
+bool failed(const Result<T>& r) {
+  return !r.ok();
+}
 }  // namespace detail
 
 struct Migration {
@@ -267,11 +273,13 @@ auto Db::run_tx(F&& fn, const char* begin) -> detail::TxResult<decltype(fn(std::
       if (safe && attempt < 3) continue;
       // A unique or check constraint refused the write (a duplicate create that raced past its
       // check): the caller's conflict, never an internal error (as on SQLite).
-      if (e.sqlstate().rfind("23", 0) == 0) return Status::Conflict("The record already exists or conflicts with another");
+      if (e.sqlstate().rfind("23", 0) == 0)
+        return Status::Conflict("The record already exists or conflicts with another");
       if (e.connection_lost()) {
-        return Status::Unavailable(std::string(committing ? "database connection lost during commit (outcome unknown): "
-                                                          : "database unavailable: ") +
-                                   e.what());
+        return Status::Unavailable(
+            std::string(committing ? "database connection lost during commit (outcome unknown): "
+                                   : "database unavailable: ") +
+            e.what());
       }
       return Status::Internal(std::string("database error: ") + e.what());
     }

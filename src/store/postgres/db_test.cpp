@@ -55,7 +55,10 @@ TEST(PgDb, MigratesOnceWhenNodesStartTogether) {
 TEST(PgDb, FailedStatusRollsBackAndErrorsBecomeStatus) {
   TestDb t;
   Status s = t.db().write([](Conn& c) -> Status {
-    c.prepare("INSERT INTO cluster_secrets(name, value, created_at) VALUES(?, ?, 0)").bind(1, "a").bind(2, "b").run();
+    c.prepare("INSERT INTO cluster_secrets(name, value, created_at) VALUES(?, ?, 0)")
+        .bind(1, "a")
+        .bind(2, "b")
+        .run();
     return Status::Conflict("no");
   });
   EXPECT_EQ(s.code(), Code::kConflict);
@@ -84,10 +87,12 @@ TEST(PgDb, ReconnectsAfterTheServerDropsTheConnection) {
   ASSERT_TRUE(pid.ok());
   // Another session terminates ours (what a database restart or failover looks like).
   auto killer = open_node(t.url());
-  ASSERT_TRUE(killer->once([&](Conn& c) -> Status {
-                      c.prepare("SELECT pg_terminate_backend(?::int)").bind(1, *pid).run();
-                      return Status::Ok();
-                    }).ok());
+  ASSERT_TRUE(killer
+                  ->once([&](Conn& c) -> Status {
+                    c.prepare("SELECT pg_terminate_backend(?::int)").bind(1, *pid).run();
+                    return Status::Ok();
+                  })
+                  .ok());
   // The next transaction finds the connection broken before BEGIN is acknowledged and runs again
   // on a fresh one: nothing had been sent that could have committed.
   auto again = t.db().read([](Conn& c) {
@@ -104,7 +109,9 @@ TEST(PgDb, BytesRoundTrip) {
   std::string bytes;
   for (int i = 0; i < 256; ++i) bytes.push_back(static_cast<char>(i));
   auto back = t.db().write([&](Conn& c) {
-    c.prepare("INSERT INTO blob_chunks(key, version, n, data) VALUES('k', 1, 0, ?)").bind_bytes(1, bytes).run();
+    c.prepare("INSERT INTO blob_chunks(key, version, n, data) VALUES('k', 1, 0, ?)")
+        .bind_bytes(1, bytes)
+        .run();
     auto q = c.prepare("SELECT data FROM blob_chunks WHERE key = 'k'");
     q.step();
     return q.col_bytes(0);
@@ -140,9 +147,12 @@ TEST(PgCluster, ConcurrentChargesOnTwoNodesNeverOverspend) {
         op.reason = "test";
         op.operation_key = "op-" + std::to_string(t_i) + "-" + std::to_string(i);
         auto r = ledger.apply(op);
-        if (r.ok()) ++ok;
-        else if (r.status().code() == Code::kInsufficientFunds) ++short_funds;
-        else ++other;
+        if (r.ok())
+          ++ok;
+        else if (r.status().code() == Code::kInsufficientFunds)
+          ++short_funds;
+        else
+          ++other;
       }
     });
   }

@@ -1,13 +1,11 @@
-#include "store/postgres/pg_stores.h"
-
 #include <mutex>
 #include <unordered_map>
 
 #include "billing/operations.h"
+#include "store/postgres/pg_stores.h"
 #include "util/random.h"
 
 namespace imago::pg {
-
 
 namespace {
 
@@ -64,8 +62,8 @@ class PgAccountStore final : public AccountStore {
  public:
   PgAccountStore(Db& db, Clock& clock) : db_(db), clock_(clock) {}
 
-  Result<std::pair<Account, ApiKey>> create_account(const std::string& name, Plan plan, int64_t initial_credits,
-                                                    const std::string& key_alias,
+  Result<std::pair<Account, ApiKey>> create_account(const std::string& name, Plan plan,
+                                                    int64_t initial_credits, const std::string& key_alias,
                                                     const KeyMaterial& key) override {
     const int64_t now = clock_.now_s();
     return db_.write([&](Conn& c) -> Result<std::pair<Account, ApiKey>> {
@@ -92,7 +90,8 @@ class PgAccountStore final : public AccountStore {
   Result<Account> get_account(const std::string& id) override {
     return db_.read([&](Conn& c) -> Result<Account> {
       auto s = c.prepare(
-          "SELECT id, name, plan, limit_generate, limit_write, limit_read, created_at FROM accounts WHERE id = ?");
+          "SELECT id, name, plan, limit_generate, limit_write, limit_read, created_at FROM accounts WHERE id "
+          "= ?");
       s.bind(1, id);
       if (!s.step()) return Status::NotFound("Account not found: " + id);
       return read_account(s, 0);
@@ -191,7 +190,8 @@ class PgAccountStore final : public AccountStore {
   Result<KeyOwner> find_active_key(const std::string& hash_hex) override {
     return db_.read([&](Conn& c) -> Result<KeyOwner> {
       auto s = c.prepare(
-          "SELECT k.id, k.account_id, k.alias, k.prefix, k.last4, k.created_at, k.last_used_at, k.revoked_at, "
+          "SELECT k.id, k.account_id, k.alias, k.prefix, k.last4, k.created_at, k.last_used_at, "
+          "k.revoked_at, "
           "a.id, a.name, a.plan, a.limit_generate, a.limit_write, a.limit_read, a.created_at, k.secret_hash "
           "FROM api_keys k JOIN accounts a ON a.id = k.account_id "
           "WHERE k.secret_hash = ? AND k.revoked_at IS NULL");
@@ -215,7 +215,8 @@ class PgAccountStore final : public AccountStore {
       if (last_touch_.size() > 100000) last_touch_.clear();
     }
     (void)db_.write([&](Conn& c) -> Status {
-      c.prepare("UPDATE api_keys SET last_used_at = ? WHERE id = ? AND (last_used_at IS NULL OR last_used_at < ?)")
+      c.prepare(
+           "UPDATE api_keys SET last_used_at = ? WHERE id = ? AND (last_used_at IS NULL OR last_used_at < ?)")
           .bind(1, now_s)
           .bind(2, key_id)
           .bind(3, now_s)
@@ -234,8 +235,8 @@ class PgAccountStore final : public AccountStore {
   }
 
  private:
-  Result<ApiKey> revoke_in_tx(Conn& c, const std::optional<std::string>& account_id, const std::string& key_id,
-                              int64_t now) {
+  Result<ApiKey> revoke_in_tx(Conn& c, const std::optional<std::string>& account_id,
+                              const std::string& key_id, int64_t now) {
     auto s = c.prepare(
         "SELECT id, account_id, alias, prefix, last4, created_at, last_used_at, revoked_at FROM api_keys "
         "WHERE id = ? AND revoked_at IS NULL FOR UPDATE");

@@ -6,7 +6,9 @@ namespace imago {
 
 namespace {
 
-Status bad_key(std::string_view key) { return Status::Invalid("invalid blob key: " + std::string(key)); }
+Status bad_key(std::string_view key) {
+  return Status::Invalid("invalid blob key: " + std::string(key));
+}
 
 class PgBlobStore final : public BlobStore {
  public:
@@ -56,10 +58,12 @@ class PgBlobStore final : public BlobStore {
       for (int64_t i = 0; i < chunks; ++i) {
         auto q = c.prepare("SELECT data FROM blob_chunks WHERE key = ? AND version = ? AND n = ?");
         q.bind(1, key).bind(2, version).bind(3, i);
-        if (!q.step()) return Status::Internal("blob " + std::string(key) + " is missing chunk " + std::to_string(i));
+        if (!q.step())
+          return Status::Internal("blob " + std::string(key) + " is missing chunk " + std::to_string(i));
         out += q.col_bytes(0);
       }
-      if (static_cast<int64_t>(out.size()) != size) return Status::Internal("blob " + std::string(key) + " has the wrong size");
+      if (static_cast<int64_t>(out.size()) != size)
+        return Status::Internal("blob " + std::string(key) + " has the wrong size");
       return out;
     });
   }
@@ -98,6 +102,8 @@ class PgBlobStore final : public BlobStore {
 
 }  // namespace
 
-std::unique_ptr<BlobStore> make_pg_blob_store(pg::Db& db) { return std::make_unique<PgBlobStore>(db); }
+std::unique_ptr<BlobStore> make_pg_blob_store(pg::Db& db) {
+  return std::make_unique<PgBlobStore>(db);
+}
 
 }  // namespace imago

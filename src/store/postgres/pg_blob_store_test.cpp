@@ -55,8 +55,12 @@ TEST(PgBlobStore, ReadersSeeOneWholeVersion) {
   const std::string va(kPgBlobChunkBytes + 10, 'a'), vb(2 * kPgBlobChunkBytes + 7, 'b');
   ASSERT_TRUE(a->put("k", va).ok());
   std::atomic<bool> stop{false};
-  std::thread w1([&] { for (int i = 0; i < 10; ++i) ASSERT_TRUE(a->put("k", va).ok()); });
-  std::thread w2([&] { for (int i = 0; i < 10; ++i) ASSERT_TRUE(b->put("k", vb).ok()); });
+  std::thread w1([&] {
+    for (int i = 0; i < 10; ++i) ASSERT_TRUE(a->put("k", va).ok());
+  });
+  std::thread w2([&] {
+    for (int i = 0; i < 10; ++i) ASSERT_TRUE(b->put("k", vb).ok());
+  });
   int reads = 0;
   std::thread r([&] {
     while (!stop) {

@@ -1,9 +1,7 @@
 #include "store/postgres/pg_stores.h"
-
 #include "util/random.h"
 
 namespace imago {
-
 
 namespace pg {
 
@@ -31,7 +29,8 @@ Job read_job(const Stmt& s) {
 
 std::optional<Job> load_job(Conn& c, const std::string& id) {
   auto q = c.prepare(
-      "SELECT id, kind, lane, account_id, subject, payload, state, attempts, max_attempts, run_at, lease_owner, "
+      "SELECT id, kind, lane, account_id, subject, payload, state, attempts, max_attempts, run_at, "
+      "lease_owner, "
       "lease_until, last_error, created_at, updated_at FROM jobs WHERE id = ?");
   q.bind(1, id);
   if (!q.step()) return std::nullopt;
@@ -47,7 +46,8 @@ class PgJobStore final : public JobStore {
     return db_.write([&](Conn& c) { return insert_job(c, job, now); });
   }
 
-  Result<std::optional<Job>> claim(std::string_view lane, const std::string& owner, int64_t lease_us) override {
+  Result<std::optional<Job>> claim(std::string_view lane, const std::string& owner,
+                                   int64_t lease_us) override {
     int64_t now = clock_.now_us();
     return db_.once([&](Conn& c) -> std::optional<Job> {
       // One statement: pick the runnable job (queued and due, or running with an expired lease,
@@ -66,7 +66,8 @@ class PgJobStore final : public JobStore {
           "         OR (j.state = 'running' AND j.lease_until < ?2::bigint))"
           "    AND (SELECT COUNT(*) FROM jobs AS r WHERE r.account_id = j.account_id AND r.kind = j.kind"
           "           AND r.state = 'running' AND r.lease_until >= ?2::bigint AND r.id <> j.id)"
-          "        < CASE j.kind WHEN 'agent_generate' THEN ?5::bigint WHEN 'dynamics_generate' THEN ?6::bigint"
+          "        < CASE j.kind WHEN 'agent_generate' THEN ?5::bigint WHEN 'dynamics_generate' THEN "
+          "?6::bigint"
           "                      WHEN 'dynamics_movements' THEN ?6::bigint ELSE 1000000000 END"
           "  ORDER BY (SELECT COUNT(*) FROM jobs AS r WHERE r.account_id = j.account_id AND r.lane = j.lane"
           "              AND r.state = 'running' AND r.lease_until >= ?2::bigint),"
@@ -87,7 +88,8 @@ class PgJobStore final : public JobStore {
     int64_t now = clock_.now_us();
     return db_.write([&](Conn& c) -> bool {
       c.prepare(
-           "UPDATE jobs SET lease_until = ?, updated_at = ? WHERE id = ? AND lease_owner = ? AND state = 'running'")
+           "UPDATE jobs SET lease_until = ?, updated_at = ? WHERE id = ? AND lease_owner = ? AND state = "
+           "'running'")
           .bind(1, now + lease_us)
           .bind(2, now)
           .bind(3, id)
@@ -112,7 +114,8 @@ class PgJobStore final : public JobStore {
     int64_t now = clock_.now_us();
     return db_.write([&](Conn& c) -> bool {
       c.prepare(
-           "UPDATE jobs SET state = 'queued', run_at = ?, lease_owner = NULL, lease_until = NULL, last_error = ?,"
+           "UPDATE jobs SET state = 'queued', run_at = ?, lease_owner = NULL, lease_until = NULL, last_error "
+           "= ?,"
            " updated_at = ? WHERE id = ? AND lease_owner = ? AND state = 'running'")
           .bind(1, run_at_us)
           .bind(2, error)
@@ -129,7 +132,8 @@ class PgJobStore final : public JobStore {
     return db_.write([&](Conn& c) -> bool {
       c.prepare(
            "UPDATE jobs SET state = 'queued', run_at = ?, lease_owner = NULL, lease_until = NULL,"
-           " attempts = GREATEST(attempts - 1, 0), updated_at = ? WHERE id = ? AND lease_owner = ? AND state = 'running'")
+           " attempts = GREATEST(attempts - 1, 0), updated_at = ? WHERE id = ? AND lease_owner = ? AND state "
+           "= 'running'")
           .bind(1, std::max(run_at_us, now))
           .bind(2, now)
           .bind(3, id)
@@ -156,7 +160,8 @@ class PgJobStore final : public JobStore {
     return db_.read([&](Conn& c) {
       std::vector<Job> out;
       auto q = c.prepare(
-          "SELECT id, kind, lane, account_id, subject, payload, state, attempts, max_attempts, run_at, lease_owner, "
+          "SELECT id, kind, lane, account_id, subject, payload, state, attempts, max_attempts, run_at, "
+          "lease_owner, "
           "lease_until, last_error, created_at, updated_at FROM jobs WHERE subject = ? ORDER BY created_at");
       q.bind(1, subject);
       while (q.step()) out.push_back(read_job(q));
@@ -224,7 +229,9 @@ int cancel_jobs_for_subject(Conn& c, const std::string& subject, int64_t now_us)
   return static_cast<int>(c.changes());
 }
 
-std::unique_ptr<JobStore> make_job_store(Db& db, Clock& clock) { return std::make_unique<PgJobStore>(db, clock); }
+std::unique_ptr<JobStore> make_job_store(Db& db, Clock& clock) {
+  return std::make_unique<PgJobStore>(db, clock);
+}
 
 }  // namespace pg
 }  // namespace imago

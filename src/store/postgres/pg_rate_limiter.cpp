@@ -42,10 +42,13 @@ class PgRateLimiter final : public RateLimiter {
           "INSERT INTO rate_buckets AS b (key, tokens, updated_at, allowed)"
           " VALUES (?1, ?2::float8 - 1, EXTRACT(EPOCH FROM now())::float8, ?2::float8 >= 1)"
           " ON CONFLICT (key) DO UPDATE SET"
-          "  tokens = LEAST(?2::float8, b.tokens + GREATEST(0, EXCLUDED.updated_at - b.updated_at) * ?3::float8)"
-          "   - CASE WHEN LEAST(?2::float8, b.tokens + GREATEST(0, EXCLUDED.updated_at - b.updated_at) * ?3::float8)"
+          "  tokens = LEAST(?2::float8, b.tokens + GREATEST(0, EXCLUDED.updated_at - b.updated_at) * "
+          "?3::float8)"
+          "   - CASE WHEN LEAST(?2::float8, b.tokens + GREATEST(0, EXCLUDED.updated_at - b.updated_at) * "
+          "?3::float8)"
           "          >= 1 - 1e-9 THEN 1 ELSE 0 END,"
-          "  allowed = LEAST(?2::float8, b.tokens + GREATEST(0, EXCLUDED.updated_at - b.updated_at) * ?3::float8)"
+          "  allowed = LEAST(?2::float8, b.tokens + GREATEST(0, EXCLUDED.updated_at - b.updated_at) * "
+          "?3::float8)"
           "          >= 1 - 1e-9,"
           "  updated_at = GREATEST(b.updated_at, EXCLUDED.updated_at)"
           " RETURNING tokens, allowed, updated_at");
@@ -147,7 +150,11 @@ class PgWindowCounter final : public WindowCounter {
 
 }  // namespace
 
-std::unique_ptr<RateLimiter> make_pg_rate_limiter(pg::Db& db) { return std::make_unique<PgRateLimiter>(db); }
-std::unique_ptr<WindowCounter> make_pg_window_counter(pg::Db& db) { return std::make_unique<PgWindowCounter>(db); }
+std::unique_ptr<RateLimiter> make_pg_rate_limiter(pg::Db& db) {
+  return std::make_unique<PgRateLimiter>(db);
+}
+std::unique_ptr<WindowCounter> make_pg_window_counter(pg::Db& db) {
+  return std::make_unique<PgWindowCounter>(db);
+}
 
 }  // namespace imago

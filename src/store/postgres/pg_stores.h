@@ -49,7 +49,8 @@ int cancel_jobs_for_subject(Conn& c, const std::string& subject, int64_t now_us)
 void insert_file(Conn& c, const FileRecord& f);
 std::vector<std::string> delete_agent_files(Conn& c, const std::string& agent_code);
 std::vector<std::string> delete_files(Conn& c, const std::vector<std::string>& ids);
-std::vector<std::string> enqueue_webhook_event(Conn& c, const std::string& account_id, const std::string& event,
-                                               const std::string& data_json, int64_t now_us);
+std::vector<std::string> enqueue_webhook_event(Conn& c, const std::string& account_id,
+                                               const std::string& event, const std::string& data_json,
+                                               int64_t now_us);
 
 }  // namespace imago::pg

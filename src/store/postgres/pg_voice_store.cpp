@@ -1,8 +1,6 @@
 #include "store/postgres/pg_stores.h"
 
-
 namespace imago::pg {
-
 
 namespace {
 
@@ -41,8 +39,17 @@ class PgVoiceStore final : public VoiceStore {
     int64_t now = clock_.now_s();
     return db_.write([&](Conn& c) -> Result<DesignedVoice> {
       auto s = c.prepare("INSERT INTO voices (" VOICE_COLUMNS ") VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
-      s.bind(1, in.code).bind(2, in.account_id).bind(3, in.name).bind(4, in.base_voice).bind(5, in.description);
-      s.bind(6, in.gender).bind(7, in.pitch).bind(8, in.rate).bind(9, in.brightness).bind(10, now).bind(11, now);
+      s.bind(1, in.code)
+          .bind(2, in.account_id)
+          .bind(3, in.name)
+          .bind(4, in.base_voice)
+          .bind(5, in.description);
+      s.bind(6, in.gender)
+          .bind(7, in.pitch)
+          .bind(8, in.rate)
+          .bind(9, in.brightness)
+          .bind(10, now)
+          .bind(11, now);
       s.run();
       return select_live(c, in.account_id, in.code);
     });
@@ -80,7 +87,8 @@ class PgVoiceStore final : public VoiceStore {
   Status revoke(const std::string& account_id, const std::string& code) override {
     int64_t now = clock_.now_s();
     return db_.write([&](Conn& c) -> Status {
-      auto s = c.prepare("UPDATE voices SET revoked_at = ? WHERE code = ? AND account_id = ? AND revoked_at IS NULL");
+      auto s = c.prepare(
+          "UPDATE voices SET revoked_at = ? WHERE code = ? AND account_id = ? AND revoked_at IS NULL");
       s.bind(1, now).bind(2, code).bind(3, account_id);
       s.run();
       if (c.changes() == 0) return Status::NotFound("Voice not found for code: " + code);

@@ -60,7 +60,8 @@ const std::string& test_server_url() {
     // Run by hand: start a private one for this process.
     own.urlfile = "/tmp/imago-pg-own-" + std::to_string(::getpid()) + ".url";
     std::string cmd = std::string(IMAGO_TEST_PG_SCRIPT) + " start " + own.urlfile;
-    if (std::system(cmd.c_str()) != 0) die("'" + cmd + "' failed (is postgresql-15 installed? scripts/setup.sh)");
+    if (std::system(cmd.c_str()) != 0)
+      die("'" + cmd + "' failed (is postgresql-15 installed? scripts/setup.sh)");
     url = read_first_line(own.urlfile);
     if (url.empty()) die("no URL in " + own.urlfile);
   });

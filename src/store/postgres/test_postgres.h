@@ -14,7 +14,7 @@ const std::string& test_server_url();
 
 class TestDatabase {
  public:
-  TestDatabase();  // CREATE DATABASE with a random name
+  TestDatabase();   // CREATE DATABASE with a random name
   ~TestDatabase();  // DROP DATABASE ... WITH (FORCE)
   TestDatabase(const TestDatabase&) = delete;
   TestDatabase& operator=(const TestDatabase&) = delete;
