@@ -19,6 +19,8 @@ PACKAGES=(
   opencv-data opencv-doc
   # tests and benchmarks
   libgtest-dev libgmock-dev libbenchmark-dev curl python3 nodejs npm wrk nginx-light
+  # dashboard members (argon2id), the imago CLI keychain, browser tests (Debian's chromium, driven by playwright-core)
+  libargon2-dev libsecret-1-dev chromium
 )
 
 missing=()

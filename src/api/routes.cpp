@@ -16,6 +16,11 @@ void register_all_routes(http::Router& router, Services& services) {
   register_voice_routes(router, services);
   register_studio_routes(router, services);
   register_audio_speech_routes(router, services);
+  register_dashboard_auth_routes(router, services);
+  register_dashboard_device_routes(router, services);
+  register_cli_login_routes(router, services);
+  register_member_admin_routes(router, services);
+  register_dashboard_static_routes(router, services);
 }
 
 }  // namespace imago::api

@@ -19,6 +19,11 @@ namespace fetch {
 class Fetcher;
 }
 class VoiceStore;
+class MemberStore;
+class DeviceGrantStore;
+class MemberAuth;
+class DeviceLogin;
+class WindowCounter;
 
 namespace speech {
 class SpeechService;
@@ -46,6 +51,12 @@ struct Services {
   JobStore* job_store = nullptr;
   WebhookStore* webhooks = nullptr;
   fetch::Fetcher* fetcher = nullptr;
+
+  // Dashboard members, sessions and CLI sign-in (issue 14).
+  MemberStore* members = nullptr;
+  DeviceGrantStore* device_grants = nullptr;
+  MemberAuth* member_auth = nullptr;
+  DeviceLogin* device_login = nullptr;
 
   // Absolute URL for a path under the server's public base ("/v1/files/x" -> "http://host/v1/files/x").
   std::string absolute_url(std::string_view path) const {

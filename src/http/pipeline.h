@@ -2,11 +2,15 @@
 //   request id -> client IP -> route match (404/405) -> per-IP cap on anonymous endpoints ->
 //   authentication with the failed-auth throttle -> rate limit of the route's tier ->
 //   handler -> X-Request-Id / X-RateLimit-* headers -> metrics and one access-log line.
+// The dashboard reaches every api-secret route under /dashboard/api (GET /dashboard/api/v1/agents
+// runs the handler of GET /v1/agents) with a member's session cookie and CSRF token instead of a
+// key: the same handlers, limits and envelopes, while /v1 itself stays api-secret only.
 #pragma once
 #include <string>
 #include <vector>
 
 #include "auth/authenticator.h"
+#include "auth/members.h"
 #include "http/metrics.h"
 #include "http/router.h"
 #include "http/server.h"
@@ -19,7 +23,10 @@ struct PipelineOptions {
   std::vector<std::string> trusted_proxies;
   int failed_auth_per_minute = 30;  // SPEC 8.3
   int anon_per_minute = 120;        // SPEC 8.3
+  MemberAuth* members = nullptr;    // dashboard sessions; null: session routes answer 401
 };
+
+inline constexpr std::string_view kDashboardApiPrefix = "/dashboard/api";
 
 class Pipeline final : public Dispatcher {
  public:
@@ -32,7 +39,11 @@ class Pipeline final : public Dispatcher {
  private:
   std::string client_ip(const Request& req) const;
   Response throttled_or(Request& req, Response unauthorized);
-  Response run(Request& req, const RouteMatch& m, std::string* route_name, std::optional<RateDecision>* rate);
+  // The route for a request, with API routes mapped under kDashboardApiPrefix (*via_session).
+  RouteMatch match(std::string_view method, std::string_view path, bool* via_session) const;
+  Response authenticate_session(Request& req);
+  Response run(Request& req, const RouteMatch& m, bool via_session, std::string* route_name,
+               std::optional<RateDecision>* rate);
 
   const Router& router_;
   Authenticator& auth_;
