@@ -19,13 +19,13 @@ async function renderDetail() {
   $('#title').textContent = d.name || code;
   if (document.activeElement !== $('#prompt')) $('#prompt').value = d.system_prompt || '';
   const done = ['success', 'ready'].includes(d.status);
-  $('#detail').replaceChildren(
+  $('#detail').replaceChildren(...[
     el('p', {}, 'Code ', el('code', {}, code), ' · status ', el('span', { class: `badge ${d.status}`, id: 'status' }, d.status)),
     el('progress', { max: 1, value: d.progress ?? 0, 'aria-label': 'Generation progress' }),
     el('p', { class: 'muted' }, d.progress_msg || d.current_step || ''),
     d.error_message ? el('p', { class: 'msg error' }, d.error_message) : null,
     done && d.model_url ? el('button', { type: 'button', onclick: () => download(d.model_url, `${code}.imx`).catch((e) => say('#msg', errorText(e), 'error')) }, 'Download .imx model') : null,
-  );
+  ].filter(Boolean));
   if (!['success', 'ready', 'failed'].includes(d.status)) setTimeout(renderDetail, 5000);
   return d;
 }
@@ -35,14 +35,14 @@ async function renderDynamics() {
   const d = r.data;
   const clips = Object.entries(d.gestures || {});
   const box = $('#dynamics');
-  box.replaceChildren(
+  box.replaceChildren(...[
     el('p', {}, d.url ? `Generated (${d.status}).` : d.status === 'generating' ? 'Generating…' : 'Not generated yet.'),
     el('div', { class: 'row' },
       el('button', { type: 'button', onclick: () => act(() => api('POST', '/v1/dynamics/generate', { agent_id: code }), 'Dynamics generation started (250 credits).') }, d.url ? 'Regenerate (250 credits)' : 'Generate (250 credits)'),
       el('button', { type: 'button', disabled: !d.url, onclick: () => act(() => api('PUT', `/v1/dynamics/${enc}`, { dynamics: { enabled: true }, toggle_enabled: true }), 'Dynamics enabled for live sessions.') }, 'Enable'),
       el('button', { type: 'button', disabled: !d.url, onclick: () => act(() => api('PUT', `/v1/dynamics/${enc}`, { dynamics: { enabled: false }, toggle_enabled: false }), 'Default talking model restored.') }, 'Disable')),
     clips.length ? el('ul', {}, clips.map(([name, url]) => el('li', {}, name, ' ', el('button', { type: 'button', onclick: (ev) => preview(ev.target, url) }, `Preview ${name}`)))) : null,
-  );
+  ].filter(Boolean));
   if (d.status === 'generating') setTimeout(renderDynamics, 5000);
 }
 

@@ -34,7 +34,8 @@ export async function request(method, path, body, { raw = false, headers = {} } 
   const res = await fetch(path, { method, headers: h, body: payload, credentials: 'same-origin' });
   if (res.status === 401 && !path.startsWith('/dashboard/api/sign-in')) {
     location.assign('/sign-in?next=' + encodeURIComponent(location.pathname + location.search));
-    throw new ApiError(401, 'UNAUTHORIZED', 'Not signed in');
+    return new Promise(() => {}); // the page is going away; nothing after this should run
+
   }
   if (raw) {
     if (!res.ok) await parse(res);

@@ -6,6 +6,7 @@ const [voices, axes, designed] = await Promise.all([api('GET', '/v1/voices'), ap
 $('#voice').replaceChildren(...voices.voices.filter((v) => v.kind === 'builtin').map((v) => el('option', { value: v.id }, v.id)));
 $('#language').replaceChildren(...(voices.languages || [{ code: 'en', name: 'English' }]).map((l) => el('option', { value: l.code }, `${l.name} (${l.code})`)));
 
+$('#language').value = 'en';
 const sliders = {};
 $('#axes').replaceChildren(...axes.axes.map((a) => {
   const out = el('output', { id: `axis-${a.name}-out` }, '0');
