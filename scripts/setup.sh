@@ -21,6 +21,8 @@ PACKAGES=(
   libgtest-dev libgmock-dev libbenchmark-dev curl python3 nodejs npm wrk nginx-light
   # dashboard members (argon2id), the imago CLI keychain, browser tests (Debian's chromium, driven by playwright-core)
   libargon2-dev libsecret-1-dev chromium
+  # formatting check (tests/structure/check_format.sh)
+  clang-format
 )
 
 missing=()

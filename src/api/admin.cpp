@@ -4,6 +4,8 @@
 #include "api/routes.h"
 #include "api/views.h"
 #include "auth/provisioning.h"
+#include "billing/balance_rules.h"
+#include "billing/operations.h"
 #include "store/ledger_store.h"
 #include "util/json.h"
 #include "util/random.h"
@@ -12,7 +14,7 @@ namespace imago::api {
 
 namespace {
 
-constexpr int64_t kMaxCreditsPerOperation = 1'000'000'000;
+using billing::kMaxCreditsPerOperation;
 
 http::Response account_response(Services& s, const std::string& id) {
   auto a = s.accounts->get_account(id);
@@ -91,7 +93,7 @@ void register_admin_routes(http::Router& router, Services& s) {
   router.add(
       "POST", "/admin/v1/accounts",
       [&s](http::Request& req) {
-        auto body = parse_json_object(req.body);
+        auto body = parse_json_object_with(req.body, {"name", "plan", "credits", "limits"});
         if (!body.ok()) return http::Response::from_status(body.status());
         auto name = required_name(*body);
         if (!name.ok()) return http::Response::from_status(name.status());
@@ -148,7 +150,7 @@ void register_admin_routes(http::Router& router, Services& s) {
   router.add(
       "PUT", "/admin/v1/accounts/{id}/plan",
       [&s](http::Request& req) {
-        auto body = parse_json_object(req.body);
+        auto body = parse_json_object_with(req.body, {"plan", "limits"});
         if (!body.ok()) return http::Response::from_status(body.status());
         auto plan = plan_field(*body, std::nullopt);
         if (!plan.ok()) return http::Response::from_status(plan.status());
@@ -163,7 +165,7 @@ void register_admin_routes(http::Router& router, Services& s) {
   router.add(
       "POST", "/admin/v1/accounts/{id}/credits",
       [&s](http::Request& req) {
-        auto body = parse_json_object(req.body);
+        auto body = parse_json_object_with(req.body, {"amount", "reason"});
         if (!body.ok()) return http::Response::from_status(body.status());
         auto amount = get_integer(*body, "amount");
         if (!amount.ok()) return http::Response::from_status(amount.status());
@@ -175,15 +177,10 @@ void register_admin_routes(http::Router& router, Services& s) {
         }
         auto reason = get_string(*body, "reason");
         if (!reason.ok()) return http::Response::from_status(reason.status());
-        LedgerOp op;
-        op.account_id = req.param("id");
-        op.kind = LedgerKind::kTopup;
-        op.amount = **amount;
-        op.reason = reason->value_or("top-up");
         // Idempotency-Key (Stripe convention) makes a retried top-up safe.
         auto idem = req.headers.get("Idempotency-Key");
-        op.operation_key = idem && !idem->empty() && idem->size() <= 200 ? "admin-topup:" + std::string(*idem)
-                                                                          : "admin-topup:" + random_base62(24);
+        std::string_view key = idem && !idem->empty() && idem->size() <= 200 ? *idem : std::string_view();
+        LedgerOp op = billing::operator_topup(req.param("id"), **amount, reason->value_or("top-up"), key);
         auto e = s.ledger->apply(op);
         if (!e.ok()) return http::Response::from_status(e.status());
         return http::Response::json(200, {{"success", true},

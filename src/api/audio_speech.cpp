@@ -18,11 +18,13 @@ namespace {
 constexpr size_t kMaxInput = 4096;
 constexpr int kRate = 24000;  // OpenAI's output rate for every format
 
-// OpenAI's voice names onto ours (11 names, 10 voices: sage shares F1 with alloy).
+// OpenAI's voice names onto ours (13 names, 10 voices: sage shares F1 with alloy, marin F3 with
+// nova, cedar M2 with onyx).
 const std::vector<std::pair<const char*, const char*>>& openai_voices() {
   static const std::vector<std::pair<const char*, const char*>> m = {
-      {"alloy", "F1"}, {"ash", "M3"},   {"ballad", "M4"}, {"coral", "F5"},   {"echo", "M1"}, {"fable", "F2"},
-      {"nova", "F3"},  {"onyx", "M2"},  {"sage", "F1"},   {"shimmer", "F4"}, {"verse", "M5"},
+      {"alloy", "F1"}, {"ash", "M3"},  {"ballad", "M4"}, {"coral", "F5"},   {"echo", "M1"},
+      {"fable", "F2"}, {"nova", "F3"}, {"onyx", "M2"},   {"sage", "F1"},    {"shimmer", "F4"},
+      {"verse", "M5"}, {"marin", "F3"}, {"cedar", "M2"},
   };
   return m;
 }
@@ -35,8 +37,16 @@ struct SpeechRequest {
 };
 
 Result<SpeechRequest> parse_request(Services& s, const http::Request& req, std::string* voice_code) {
-  auto body = parse_json_object(req.body);
+  // Every field OpenAI documents for POST /v1/audio/speech; anything else is refused by name.
+  auto body = parse_json_object_with(
+      req.body, {"model", "input", "voice", "instructions", "response_format", "speed", "stream_format"});
   if (!body.ok()) return body.status();
+  // OpenAI also takes a custom voice as an object {"id": "..."}; here the id is a voice code.
+  if (auto* vo = body->if_contains("voice"); vo && vo->is_object()) {
+    auto id = get_string(vo->as_object(), "id");
+    if (!id.ok() || !id->has_value()) return Status::Invalid("Field 'voice' as an object must be {\"id\": \"<voice code>\"}");
+    (*body)["voice"] = **id;
+  }
   auto model = get_string(*body, "model");
   auto input = get_string(*body, "input");
   auto voice = get_string(*body, "voice");
@@ -76,8 +86,8 @@ Result<SpeechRequest> parse_request(Services& s, const http::Request& req, std::
       }
       r.settings = settings_for(*d);
     } else {
-      return Status::Invalid("Field 'voice' must be one of alloy, ash, ballad, coral, echo, fable, nova, onyx, "
-                             "sage, shimmer, verse, M1-M5, F1-F5 or a voice code");
+      return Status::Invalid("Field 'voice' must be one of alloy, ash, ballad, cedar, coral, echo, fable, marin, "
+                             "nova, onyx, sage, shimmer, verse, M1-M5, F1-F5 or a voice code");
     }
   }
   if (format->has_value()) {

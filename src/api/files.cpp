@@ -34,7 +34,7 @@ struct Upload {
 };
 
 Result<Upload> read_json_upload(Services& s, const http::Request& req) {
-  auto body = parse_json_object(req.body);
+  auto body = parse_json_object_with(req.body, {"file_url", "file_data", "file_name", "file_type"});
   if (!body.ok()) return body.status();
   Upload up;
   auto url = get_string(*body, "file_url");

@@ -8,7 +8,7 @@
 namespace imago::api {
 
 Result<std::string> parse_alias(const http::Request& req) {
-  auto body = parse_json_object(req.body, true);
+  auto body = parse_json_object_with(req.body, {"alias"}, true);
   if (!body.ok()) return body.status();
   auto alias = get_string(*body, "alias");
   if (!alias.ok()) return alias.status();

@@ -1,6 +1,6 @@
 // Every HTTP route of imagod is registered from here, one function per resource file.
 #pragma once
-#include "api/services.h"
+#include "core/services.h"
 #include "http/router.h"
 
 namespace imago::api {

@@ -109,7 +109,7 @@ void register_studio_routes(http::Router& router, Services& s) {
   });
 
   router.add("POST", "/v1/studio/voices", [&s](http::Request& req) {
-    auto body = parse_json_object(req.body);
+    auto body = parse_json_object_with(req.body, {"name", "base_voice", "description", "axes"});
     if (!body.ok()) return http::Response::from_status(body.status());
     DesignedVoice v;
     v.account_id = req.principal->account_id;
@@ -134,7 +134,7 @@ void register_studio_routes(http::Router& router, Services& s) {
 
   router.add("PUT", "/v1/studio/voices/{code}", [&s](http::Request& req) {
     const std::string& code = req.param("code");
-    auto body = parse_json_object(req.body);
+    auto body = parse_json_object_with(req.body, {"name", "base_voice", "description", "axes"});
     if (!body.ok()) return http::Response::from_status(body.status());
     auto current = find_voice_code(s, req.principal->account_id, code);
     if (!current.ok()) return voice_result(200, current, code);
@@ -156,7 +156,7 @@ void register_studio_routes(http::Router& router, Services& s) {
 
   // A short WAV of unsaved settings: {base_voice (or voice), axes, text?, language?, speed?}.
   router.add("POST", "/v1/studio/preview", [&s](http::Request& req) {
-    auto body = parse_json_object(req.body);
+    auto body = parse_json_object_with(req.body, {"base_voice", "voice", "axes", "text", "language", "speed"});
     if (!body.ok()) return http::Response::from_status(body.status());
     auto base = get_string(*body, "base_voice");
     auto voice = get_string(*body, "voice");

@@ -26,7 +26,8 @@ std::string upper(std::string s) {
 
 // Parses and validates; a Status of kNotFound means the voice code did not resolve.
 Result<TtsRequest> parse_tts(Services& s, const http::Request& req) {
-  auto body = parse_json_object(req.body);
+  auto body = parse_json_object_with(
+      req.body, {"text", "voice", "voice_code", "language", "total_steps", "speed", "stream", "format", "axes"});
   if (!body.ok()) return body.status();
   TtsRequest t;
   auto text = get_string(*body, "text");

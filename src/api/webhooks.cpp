@@ -59,7 +59,7 @@ json::object delivery_json(const WebhookDelivery& d, const std::vector<DeliveryA
 
 http::Response create(Services& s, http::Request& req) {
   const std::string& account = req.principal->account_id;
-  auto body = parse_json_object(req.body);
+  auto body = parse_json_object_with(req.body, {"url", "events", "description"});
   if (!body.ok()) return http::Response::from_status(body.status());
   auto url = get_string(*body, "url");
   if (!url.ok()) return http::Response::from_status(url.status());

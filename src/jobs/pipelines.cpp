@@ -1,4 +1,3 @@
-#include "billing/prices.h"
 #include "jobs/pipelines.h"
 
 #include <filesystem>
@@ -6,6 +5,7 @@
 #include <sstream>
 
 #include "avatar/builder.h"
+#include "billing/operations.h"
 #include "avatar/clip.h"
 #include "fetch/media_input.h"
 #include "jobs/dynamics_config.h"
@@ -22,7 +22,7 @@ namespace json = boost::json;
 namespace {
 
 // Writes bytes as a new file of the agent; the record is registered later with the outcome.
-Result<FileRecord> store_artifact(const PipelineDeps& d, const AgentRecord& a, std::string purpose, std::string kind,
+Result<FileRecord> store_artifact(const Services& d, const AgentRecord& a, std::string purpose, std::string kind,
                                   std::string mime, std::string ext, std::string_view bytes,
                                   std::vector<std::string>& written) {
   FileRecord f;
@@ -42,24 +42,24 @@ Result<FileRecord> store_artifact(const PipelineDeps& d, const AgentRecord& a, s
   return f;
 }
 
-Result<std::string> load_file_bytes(const PipelineDeps& d, const std::string& account_id, const std::string& file_id) {
+Result<std::string> load_file_bytes(const Services& d, const std::string& account_id, const std::string& file_id) {
   auto f = d.files->get(account_id, file_id);
   if (!f.ok()) return f.status();
   return d.blobs->get(f->blob_key);
 }
 
-void delete_written(const PipelineDeps& d, std::vector<std::string>& written) {
+void delete_written(const Services& d, std::vector<std::string>& written) {
   for (const auto& k : written) (void)d.blobs->remove(k);
   written.clear();
 }
 
-std::string file_url(const PipelineDeps& d, const FileRecord& f) { return d.absolute_url(file_url_path(f.id, f.ext)); }
+std::string file_url(const Services& d, const FileRecord& f) { return d.absolute_url(file_url_path(f.id, f.ext)); }
 
 // The job's subject (agent, delivery) could not be loaded: when it is gone for good the job ends,
 // any other failure (a busy database) is retried.
-JobStep subject_unavailable(const PipelineDeps& d, JobContext& ctx, const Status& st, const char* gone) {
+JobStep subject_unavailable(const Services& d, JobContext& ctx, const Status& st, const char* gone) {
   if (st.code() == Code::kNotFound) {
-    (void)d.jobs->fail(ctx.job().id, ctx.owner(), gone);
+    (void)d.job_store->fail(ctx.job().id, ctx.owner(), gone);
     return JobStep::done();
   }
   return JobStep::retry(st.message());
@@ -67,7 +67,7 @@ JobStep subject_unavailable(const PipelineDeps& d, JobContext& ctx, const Status
 
 }  // namespace
 
-std::string agent_event_data(const PipelineDeps& d, const std::string& code, const std::string& status,
+std::string agent_event_data(const Services& d, const std::string& code, const std::string& status,
                              const std::optional<std::string>& model_url, const std::string& error) {
   json::object o{{"agent_id", code}, {"status", status}};
   if (status == "ready") {
@@ -92,14 +92,11 @@ void AgentGenerationHandler::fail(JobContext& ctx, const AgentRecord* agent, con
   o.lease = ctx.lease();
   o.success = false;
   o.error = message;
-  LedgerOp refund;
-  refund.account_id = agent ? agent->account_id : job.account_id;
-  refund.kind = LedgerKind::kRefund;
-  refund.amount = billing::kAgentGenerationCredits;
-  refund.reason = "refund: agent generation failed: " + message.substr(0, 300);
-  // The charge was keyed by the job id; so is its refund, so it can happen only once.
-  refund.operation_key = "refund:agent_generation:" + job.id;
-  refund.reference = job.subject;
+  // The refund mirrors the charge made when the job was created (same account, job and agent), so
+  // its operation key matches and it can happen only once.
+  LedgerOp refund = billing::refund_of(
+      billing::agent_generation_charge(agent ? agent->account_id : job.account_id, job.id, job.subject),
+      "agent generation failed: " + message.substr(0, 300));
   o.refund = refund;
   o.event = "agent.failed";
   o.event_data = agent_event_data(d_, job.subject, "failed", std::nullopt, message);
@@ -257,20 +254,16 @@ void DynamicsHandler::fail(JobContext& ctx, const std::string& message, std::vec
   o.movements_only = movements;
   o.error = message;
   if (!movements) {
-    LedgerOp refund;
-    refund.account_id = job.account_id;
-    refund.kind = LedgerKind::kRefund;
-    refund.amount = billing::kDynamicsGenerationCredits;
-    refund.reason = "refund: dynamics generation failed: " + message.substr(0, 300);
-    refund.operation_key = "refund:dynamics_generation:" + job.id;
-    refund.reference = job.subject;
+    LedgerOp refund =
+        billing::refund_of(billing::dynamics_generation_charge(job.account_id, job.id, job.subject),
+                           "dynamics generation failed: " + message.substr(0, 300));
     o.refund = refund;
     o.event = "dynamics.failed";
     o.event_data = json::serialize(json::object{{"agent_id", job.subject}, {"status", "failed"}, {"error_message", message}});
   }
   auto r = d_.agents->finish_dynamics(o);
   if (!r.ok()) log::error("dynamics_fail_record_failed", {{"agent", job.subject}, {"error", r.status().message()}});
-  else if (!*r) (void)d_.jobs->fail(job.id, ctx.owner(), message);  // agent gone: just close the job
+  else if (!*r) (void)d_.job_store->fail(job.id, ctx.owner(), message);  // agent gone: just close the job
 }
 
 void DynamicsHandler::give_up(JobContext& ctx, const std::string& reason) {
@@ -447,12 +440,12 @@ JobStep WebhookDeliveryHandler::run(JobContext& ctx) {
   auto d = d_.webhooks->get_delivery(job.subject);
   if (!d.ok()) return subject_unavailable(d_, ctx, d.status(), "delivery no longer exists");
   if (d->state != "pending") {
-    (void)d_.jobs->complete(job.id, ctx.owner());
+    (void)d_.job_store->complete(job.id, ctx.owner());
     return JobStep::done();
   }
   auto hook = d_.webhooks->get_by_id(d->webhook_id);
   if (!hook.ok() || !hook->active) {
-    (void)d_.jobs->fail(job.id, ctx.owner(), "webhook was deleted or disabled");
+    (void)d_.job_store->fail(job.id, ctx.owner(), "webhook was deleted or disabled");
     return JobStep::done();
   }
   auto res = webhooks::attempt_delivery(*d_.fetcher, *d_.clock, *hook, *d);
@@ -464,11 +457,11 @@ JobStep WebhookDeliveryHandler::run(JobContext& ctx) {
                                 {"duration_ms", res.duration_ms}, {"state", state},
                                 {"error", res.error.value_or("")}});
   if (res.delivered) {
-    (void)d_.jobs->complete(job.id, ctx.owner());
+    (void)d_.job_store->complete(job.id, ctx.owner());
     return JobStep::done();
   }
   if (state == "failed") {
-    (void)d_.jobs->fail(job.id, ctx.owner(), res.error.value_or("delivery failed"));
+    (void)d_.job_store->fail(job.id, ctx.owner(), res.error.value_or("delivery failed"));
     return JobStep::done();
   }
   return JobStep::retry(res.error.value_or("delivery failed"));
@@ -477,7 +470,7 @@ JobStep WebhookDeliveryHandler::run(JobContext& ctx) {
 void WebhookDeliveryHandler::give_up(JobContext& ctx, const std::string& reason) {
   const Job& job = ctx.job();
   (void)d_.webhooks->record_attempt(job.subject, std::nullopt, "gave up: " + reason, 0, "failed");
-  (void)d_.jobs->fail(job.id, ctx.owner(), reason);
+  (void)d_.job_store->fail(job.id, ctx.owner(), reason);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -498,13 +491,13 @@ JobStep BlobDeleteHandler::run(JobContext& ctx) {
     }
   }
   if (!first_error.empty()) return JobStep::retry(first_error);
-  (void)d_.jobs->complete(job.id, ctx.owner());
+  (void)d_.job_store->complete(job.id, ctx.owner());
   return JobStep::done();
 }
 
 void BlobDeleteHandler::give_up(JobContext& ctx, const std::string& reason) {
   log::error("blob_delete_gave_up", {{"job", ctx.job().id}, {"error", reason}});
-  (void)d_.jobs->fail(ctx.job().id, ctx.owner(), reason);
+  (void)d_.job_store->fail(ctx.job().id, ctx.owner(), reason);
 }
 
 }  // namespace imago::jobs

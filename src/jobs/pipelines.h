@@ -1,12 +1,14 @@
 // The job handlers: agent generation (fetch inputs, build the .imx, persist progress), dynamics
 // (gesture clips and the dynamics model; background-movement regeneration), webhook delivery and
-// blob cleanup. Each records its outcome through the stores, guarded by its lease.
+// blob cleanup. Each records its outcome through the stores, guarded by its lease. They read their
+// dependencies (config, clock, stores, blobs, fetcher) from the one bag, core/services.h.
 #pragma once
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "blobs/blob_store.h"
+#include "core/services.h"
 #include "config/config.h"
 #include "fetch/fetcher.h"
 #include "jobs/worker_pool.h"
@@ -18,21 +20,9 @@
 
 namespace imago::jobs {
 
-struct PipelineDeps {
-  const Config* config = nullptr;
-  Clock* clock = nullptr;
-  AgentStore* agents = nullptr;
-  FileStore* files = nullptr;
-  WebhookStore* webhooks = nullptr;
-  JobStore* jobs = nullptr;
-  BlobStore* blobs = nullptr;
-  const fetch::Fetcher* fetcher = nullptr;
-  std::string absolute_url(std::string_view path) const { return config->public_url + std::string(path); }
-};
-
 class AgentGenerationHandler final : public JobHandler {
  public:
-  explicit AgentGenerationHandler(PipelineDeps d) : d_(std::move(d)) {}
+  explicit AgentGenerationHandler(Services d) : d_(std::move(d)) {}
   JobStep run(JobContext& ctx) override;
   void give_up(JobContext& ctx, const std::string& reason) override;
   Backoff backoff() const override { return {3000, 3, 5 * 60 * 1000}; }
@@ -40,48 +30,48 @@ class AgentGenerationHandler final : public JobHandler {
  private:
   // Records the failure (refund, agent.failed); deletes what this attempt wrote.
   void fail(JobContext& ctx, const AgentRecord* agent, const std::string& message, std::vector<std::string>& written);
-  PipelineDeps d_;
+  Services d_;
 };
 
 // Runs both dynamics_generate (every gesture, charged) and dynamics_movements (the idle
 // background movement only, free, started by PUT /v1/dynamics/{agent_id}).
 class DynamicsHandler final : public JobHandler {
  public:
-  explicit DynamicsHandler(PipelineDeps d) : d_(std::move(d)) {}
+  explicit DynamicsHandler(Services d) : d_(std::move(d)) {}
   JobStep run(JobContext& ctx) override;
   void give_up(JobContext& ctx, const std::string& reason) override;
   Backoff backoff() const override { return {3000, 3, 5 * 60 * 1000}; }
 
  private:
   void fail(JobContext& ctx, const std::string& message, std::vector<std::string>& written);
-  PipelineDeps d_;
+  Services d_;
 };
 
 class WebhookDeliveryHandler final : public JobHandler {
  public:
-  explicit WebhookDeliveryHandler(PipelineDeps d) : d_(std::move(d)) {}
+  explicit WebhookDeliveryHandler(Services d) : d_(std::move(d)) {}
   JobStep run(JobContext& ctx) override;
   void give_up(JobContext& ctx, const std::string& reason) override;
   // 1 s, 3 s, 9 s, 27 s ... (half of each randomised), eight attempts over about an hour.
   Backoff backoff() const override { return {1000, 3, 3600 * 1000}; }
 
  private:
-  PipelineDeps d_;
+  Services d_;
 };
 
 class BlobDeleteHandler final : public JobHandler {
  public:
-  explicit BlobDeleteHandler(PipelineDeps d) : d_(std::move(d)) {}
+  explicit BlobDeleteHandler(Services d) : d_(std::move(d)) {}
   JobStep run(JobContext& ctx) override;
   void give_up(JobContext& ctx, const std::string& reason) override;
   Backoff backoff() const override { return {30000, 2, 3600 * 1000}; }
 
  private:
-  PipelineDeps d_;
+  Services d_;
 };
 
 // Public JSON of the webhook payload data for agent events.
-std::string agent_event_data(const PipelineDeps& d, const std::string& code, const std::string& status,
+std::string agent_event_data(const Services& d, const std::string& code, const std::string& status,
                              const std::optional<std::string>& model_file, const std::string& error);
 
 }  // namespace imago::jobs

@@ -27,15 +27,13 @@ Result<std::unique_ptr<Runtime>> Runtime::create(const Config& config, Stores& s
   rt->fetcher_ = std::make_unique<fetch::Fetcher>(config.allow_private_fetch);
   rt->queue_ = std::make_unique<JobQueue>(*rt->jobs_, clock);
 
-  PipelineDeps d;
+  Services& d = rt->bag_;
   d.config = &config;
   d.clock = &clock;
-  d.agents = rt->agents_;
-  d.files = rt->files_;
-  d.webhooks = rt->webhooks_;
-  d.jobs = rt->jobs_;
-  d.blobs = rt->blobs_.get();
-  d.fetcher = rt->fetcher_.get();
+  d.accounts = stores.accounts.get();
+  d.ledger = stores.ledger.get();
+  d.voices = stores.voices.get();
+  rt->fill(d);
   rt->agent_handler_ = std::make_unique<AgentGenerationHandler>(d);
   rt->dynamics_handler_ = std::make_unique<DynamicsHandler>(d);
   rt->webhook_handler_ = std::make_unique<WebhookDeliveryHandler>(d);
@@ -45,7 +43,7 @@ Result<std::unique_ptr<Runtime>> Runtime::create(const Config& config, Stores& s
 
 Runtime::~Runtime() { stop_workers(); }
 
-void Runtime::fill(Services& s) {
+void Runtime::fill(Services& s) const {
   s.agents = agents_;
   s.files = files_;
   s.webhooks = webhooks_;

@@ -4,7 +4,7 @@
 #pragma once
 #include <memory>
 
-#include "api/services.h"
+#include "core/services.h"
 #include "blobs/blob_store.h"
 #include "config/config.h"
 #include "fetch/fetcher.h"
@@ -37,8 +37,8 @@ class Runtime {
   }
   ~Runtime();
 
-  // Adds the stores, blob store, fetcher and queue to the request handlers' services.
-  void fill(Services& s);
+  // Adds the stores, blob store, fetcher and queue to a dependency bag (the App's, for handlers).
+  void fill(Services& s) const;
   // Starts config.job_workers generation workers and the light workers.
   void start_workers();
   void stop_workers();
@@ -62,6 +62,7 @@ class Runtime {
   std::unique_ptr<BlobStore> blobs_;
   std::unique_ptr<fetch::Fetcher> fetcher_;
   std::unique_ptr<JobQueue> queue_;
+  Services bag_;  // what the job handlers see
   std::unique_ptr<AgentGenerationHandler> agent_handler_;
   std::unique_ptr<DynamicsHandler> dynamics_handler_;
   std::unique_ptr<WebhookDeliveryHandler> webhook_handler_;

@@ -8,6 +8,7 @@
 #include "auth/members.h"
 #include "auth/provisioning.h"
 #include "limits/rate_limiter.h"
+#include "billing/operations.h"
 #include "config/config.h"
 #include "store/stores.h"
 #include "util/random.h"
@@ -157,12 +158,8 @@ int run_command(Stores& st, const Args& a) {
   if (need(4) && p[0] == "account" && p[1] == "credits") {
     auto amount = parse_int(p[3]);
     if (!amount || *amount <= 0) return fail(Status::Invalid("AMOUNT must be a positive integer"));
-    LedgerOp op;
-    op.account_id = p[2];
-    op.kind = LedgerKind::kTopup;
-    op.amount = *amount;
-    op.reason = a.flags.count("reason") ? a.flags.at("reason") : "top-up (admin CLI)";
-    op.operation_key = "admin-topup:" + random_base62(24);
+    LedgerOp op = billing::operator_topup(p[2], *amount,
+                                          a.flags.count("reason") ? a.flags.at("reason") : "top-up (admin CLI)", "");
     auto e = st.ledger->apply(op);
     if (!e.ok()) return fail(e.status());
     return print(api::ledger_entry_json(*e));

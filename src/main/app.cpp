@@ -7,8 +7,9 @@
 #include <fstream>
 #include <iostream>
 
+#include "agents/agent_service.h"
 #include "api/routes.h"
-#include "api/services.h"
+#include "core/services.h"
 #include "auth/authenticator.h"
 #include "auth/device_login.h"
 #include "auth/members.h"
@@ -33,6 +34,7 @@ struct App::Parts {
   // Declared after the stores (destroyed before them) and before the server (destroyed after it).
   std::unique_ptr<speech::SpeechService> speech;
   std::unique_ptr<jobs::Runtime> jobs_runtime;
+  std::unique_ptr<agents::AgentService> agent_service;
   std::unique_ptr<RateLimiter> limiter;
   std::unique_ptr<WindowCounter> windows;
   Metrics metrics;
@@ -117,6 +119,15 @@ Result<std::unique_ptr<App>> App::create(Config config) {
   if (!rt.ok()) return Status::Internal("jobs: " + rt.status().message());
   p.jobs_runtime = std::move(rt).value();
   p.jobs_runtime->fill(s);
+  agents::AgentServiceDeps ad;
+  ad.agents = s.agents;
+  ad.files = s.files;
+  ad.blobs = s.blobs;
+  ad.clock = s.clock;
+  ad.public_url = &p.config.public_url;
+  ad.wake_workers = [queue = s.jobs] { queue->wake(); };
+  p.agent_service = std::make_unique<agents::AgentService>(std::move(ad));
+  s.agent_service = p.agent_service.get();
 
   api::register_all_routes(p.router, s);
 

@@ -97,9 +97,14 @@ class AgentStore {
 
   // Creates the agent with its inline input files, charges `charge` and enqueues `job`, all or
   // nothing, and returns its code. When the account already has an agent created with the same
-  // idempotency key, nothing is written and that agent's code is returned. kConflict when the
-  // code is taken; kInsufficientFunds when the balance is short.
-  virtual Result<std::string> create(const AgentRecord& agent, const std::vector<FileRecord>& files,
+  // idempotency key, nothing is written and that agent's code is returned with replayed = true
+  // (also when the code is the same custom code). kConflict when the code is taken (also by a
+  // concurrent create: never an internal error); kInsufficientFunds when the balance is short.
+  struct Created {
+    std::string code;
+    bool replayed = false;
+  };
+  virtual Result<Created> create(const AgentRecord& agent, const std::vector<FileRecord>& files,
                                      const LedgerOp& charge, const NewJob& job) = 0;
   // kNotFound for a missing agent and for another account's (indistinguishable).
   virtual Result<AgentRecord> get(const std::string& account_id, const std::string& code) = 0;
@@ -109,7 +114,8 @@ class AgentStore {
                                  int offset) = 0;
   virtual Status update_prompt(const std::string& account_id, const std::string& code, const std::string& prompt) = 0;
   // Deletes the agent and its file records, cancels its jobs and queues a job deleting its blobs.
-  // The ledger is untouched.
+  // Paid jobs that have not started (queued, never claimed) are refunded in the same transaction;
+  // started or finished work keeps its charge, and the ledger history stays.
   virtual Status remove(const std::string& account_id, const std::string& code) = 0;
 
   // Written by the running generation job; false when its lease is gone (cancelled, re-claimed).
@@ -121,7 +127,8 @@ class AgentStore {
   virtual Status start_dynamics(const std::string& account_id, const std::string& code, const LedgerOp& charge,
                                 const NewJob& job) = 0;
   virtual Result<bool> finish_dynamics(const DynamicsOutcome& o) = 0;
-  // Stores the merged configuration and, when given, enqueues the movements job.
+  // Stores the merged configuration and, when given, enqueues the movements job, replacing a
+  // movements job of the agent that is still queued (at most one pending regeneration per agent).
   virtual Status update_dynamics_config(const std::string& account_id, const std::string& code,
                                         const std::string& config_json, const std::optional<NewJob>& job) = 0;
 };

@@ -1,5 +1,7 @@
 #include "util/json.h"
 
+#include <algorithm>
+
 #include <charconv>
 #include <cmath>
 
@@ -20,6 +22,28 @@ Result<json::object> parse_json_object(std::string_view body, bool allow_empty) 
   if (ec) return Status::Invalid("Request body is not valid JSON: " + ec.message());
   if (!v.is_object()) return Status::Invalid("Request body must be a JSON object");
   return std::move(v.as_object());
+}
+
+Status reject_unknown_fields(const json::object& o, std::initializer_list<std::string_view> known) {
+  for (const auto& kv : o) {
+    if (std::find(known.begin(), known.end(), std::string_view(kv.key())) == known.end()) {
+      std::string list;
+      for (auto k : known) list += (list.empty() ? "" : ", ") + std::string(k);
+      std::string name(kv.key().substr(0, 100));
+      return Status::Invalid("Unknown field '" + name + "'" +
+                             (list.empty() ? std::string(" (this endpoint takes no fields)")
+                                           : " (known fields: " + list + ")"));
+    }
+  }
+  return Status::Ok();
+}
+
+Result<json::object> parse_json_object_with(std::string_view body, std::initializer_list<std::string_view> known,
+                                            bool allow_empty) {
+  auto o = parse_json_object(body, allow_empty);
+  if (!o.ok()) return o;
+  if (Status st = reject_unknown_fields(*o, known); !st.ok()) return st;
+  return o;
 }
 
 Result<std::optional<std::string>> get_string(const json::object& o, std::string_view field) {

@@ -181,6 +181,9 @@ auto Db::run_tx(F&& fn, const char* begin) -> detail::TxResult<decltype(fn(std::
     } catch (const Error& e) {
       bool busy = e.code() == SQLITE_BUSY || e.code() == SQLITE_LOCKED;
       if (busy && attempt < 50) continue;
+      // A unique or check constraint refused the write (a duplicate create that raced past its
+      // check): the caller's conflict, never an internal error.
+      if ((e.code() & 0xff) == SQLITE_CONSTRAINT) return Status::Conflict("The record already exists or conflicts with another");
       return Status::Internal(std::string("database error: ") + e.what());
     }
   }

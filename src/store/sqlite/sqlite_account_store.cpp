@@ -3,6 +3,7 @@
 #include <mutex>
 #include <unordered_map>
 
+#include "billing/operations.h"
 #include "store/sqlite/migrations.h"
 #include "store/sqlite/sqlite_ledger_store.h"
 #include "util/random.h"
@@ -126,13 +127,7 @@ class SqliteAccountStore final : public AccountStore {
           .run();
       ApiKey k = insert_key(c, a.id, key_alias, key, now);
       if (initial_credits > 0) {
-        LedgerOp op;
-        op.account_id = a.id;
-        op.kind = LedgerKind::kTopup;
-        op.amount = initial_credits;
-        op.reason = "initial credits";
-        op.operation_key = "account-created";
-        auto e = apply_ledger_op(c, op, now);
+        auto e = apply_ledger_op(c, billing::initial_credits(a.id, initial_credits), now);
         if (!e.ok()) return e.status();
       }
       return std::make_pair(a, k);

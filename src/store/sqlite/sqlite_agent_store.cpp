@@ -2,6 +2,7 @@
 
 #include <boost/json.hpp>
 
+#include "billing/operations.h"
 #include "store/sqlite/migrations.h"
 #include "store/sqlite/sqlite_file_store.h"
 #include "store/sqlite/sqlite_job_store.h"
@@ -76,6 +77,12 @@ std::vector<Migration> agent_migrations() {
        "ALTER TABLE agents ADD COLUMN idempotency_key TEXT;"
        "CREATE UNIQUE INDEX agents_by_idempotency_key ON agents(account_id, idempotency_key)"
        " WHERE idempotency_key IS NOT NULL;"},
+      {202, "job_claim_order",
+       // When each job was last claimed, as a sequence number: the claim serves the account that
+       // was served least recently first (fair share between accounts).
+       "ALTER TABLE jobs ADD COLUMN claim_seq INTEGER;"
+       "CREATE INDEX jobs_by_claim_seq ON jobs(claim_seq);"
+       "CREATE INDEX jobs_account_claims ON jobs(account_id, lane, claim_seq);"},
   };
 }
 
@@ -175,28 +182,19 @@ class SqliteAgentStore final : public AgentStore {
  public:
   SqliteAgentStore(Db& db, Clock& clock) : db_(db), clock_(clock) {}
 
-  Result<std::string> create(const AgentRecord& a, const std::vector<FileRecord>& files, const LedgerOp& charge,
-                             const NewJob& job) override {
+  Result<Created> create(const AgentRecord& a, const std::vector<FileRecord>& files, const LedgerOp& charge,
+                         const NewJob& job) override {
     int64_t now_us = clock_.now_us();
     int64_t now = now_us / 1000000;
-    return db_.write([&](Conn& c) -> Result<std::string> {
-      if (a.idempotency_key) {
-        auto q = c.prepare("SELECT code FROM agents WHERE account_id = ? AND idempotency_key = ?");
-        q.bind(1, a.account_id).bind(2, *a.idempotency_key);
-        if (q.step()) {
-          std::string existing = q.col_text(0);
-          q.run();
-          return existing;
-        }
-      }
-      if (load(c, a.code)) return Status::Conflict("Agent id '" + a.code + "' is already taken");
-      auto charged = apply_ledger_op(c, charge, now);
-      if (!charged.ok()) return charged.status();
+    return db_.write([&](Conn& c) -> Result<Created> {
+      // The agent row is claimed first with ON CONFLICT DO NOTHING: a concurrent create of the same
+      // code or idempotency key waits on the unique index and then sees the winner's row, so the
+      // outcome is a replay or kConflict (never a constraint error), on any backend.
       c.prepare(
            "INSERT INTO agents(code, account_id, name, status, progress, progress_msg, current_step, system_prompt,"
            " model, aspect_ratio, video_aspect_ratio, duration, image_source, video_source, audio_source,"
            " image_file, video_file, audio_file, dynamics_config, created_at, updated_at, idempotency_key)"
-           " VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")
+           " VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING")
           .bind(1, a.code)
           .bind(2, a.account_id)
           .bind(3, a.name)
@@ -220,9 +218,19 @@ class SqliteAgentStore final : public AgentStore {
           .bind(21, now)
           .bind(22, a.idempotency_key)
           .run();
+      if (c.changes() == 0) {
+        if (a.idempotency_key) {
+          auto q = c.prepare("SELECT code FROM agents WHERE account_id = ? AND idempotency_key = ?");
+          q.bind(1, a.account_id).bind(2, *a.idempotency_key);
+          if (q.step()) return Created{q.col_text(0), true};  // a retry: the first request's agent
+        }
+        return Status::Conflict("Agent id '" + a.code + "' is already taken");
+      }
+      auto charged = apply_ledger_op(c, charge, now);
+      if (!charged.ok()) return charged.status();  // rolls the agent row back
       for (const auto& f : files) insert_file(c, f);
       insert_job(c, job, now_us);
-      return a.code;
+      return Created{a.code, false};
     });
   }
 
@@ -289,6 +297,28 @@ class SqliteAgentStore final : public AgentStore {
     return db_.write([&](Conn& c) -> Status {
       auto a = load(c, code);
       if (!a || a->account_id != account_id) return not_found(code);
+      // Paid work that never started is refunded (docs/agents.md); started or finished work keeps
+      // its charge. The charges are rebuilt from the jobs, so the refund keys match them.
+      auto unstarted = c.prepare(
+          "SELECT id, kind FROM jobs WHERE subject = ? AND account_id = ? AND state = 'queued' AND attempts = 0"
+          " AND kind IN ('agent_generate', 'dynamics_generate')");
+      unstarted.bind(1, code).bind(2, account_id);
+      std::vector<std::pair<LedgerOp, const char*>> charges;
+      while (unstarted.step()) {
+        const std::string job_id = unstarted.col_text(0);
+        if (unstarted.col_text(1) == kJobAgentGenerate) {
+          charges.emplace_back(billing::agent_generation_charge(account_id, job_id, code),
+                               "agent deleted before its generation started");
+        } else {
+          charges.emplace_back(billing::dynamics_generation_charge(account_id, job_id, code),
+                               "agent deleted before its dynamics generation started");
+        }
+      }
+      for (const auto& [charge, why] : charges) {
+        if (!load_ledger_entry(c, account_id, charge.operation_key)) continue;  // nothing was charged
+        auto refunded = apply_ledger_op(c, billing::refund_of(charge, why), now_us / 1000000);
+        if (!refunded.ok()) return refunded.status();
+      }
       cancel_jobs_for_subject(c, code, now_us);
       auto keys = delete_agent_files(c, code);
       c.prepare("DELETE FROM agents WHERE code = ?").bind(1, code).run();
@@ -439,7 +469,19 @@ class SqliteAgentStore final : public AgentStore {
           .bind(4, account_id)
           .run();
       if (c.changes() != 1) return not_found(code);
-      if (job) insert_job(c, *job, now_us);
+      if (job) {
+        // At most one pending regeneration per agent: a newer configuration replaces a queued one
+        // (a running one finishes; its result is replaced by this one's).
+        c.prepare(
+             "UPDATE jobs SET state = 'cancelled', updated_at = ?, finished_at = ?"
+             " WHERE subject = ? AND account_id = ? AND kind = 'dynamics_movements' AND state = 'queued'")
+            .bind(1, now_us)
+            .bind(2, now_us)
+            .bind(3, code)
+            .bind(4, account_id)
+            .run();
+        insert_job(c, *job, now_us);
+      }
       return Status::Ok();
     });
   }

@@ -42,6 +42,20 @@ std::optional<Job> load_job(Conn& c, const std::string& id) {
   return read_job(q);
 }
 
+constexpr const char* kClaimCandidateSql =
+    "SELECT j.id FROM jobs AS j"
+    " WHERE j.lane = ?1"
+    "   AND ((j.state = 'queued' AND j.run_at <= ?2) OR (j.state = 'running' AND j.lease_until < ?2))"
+    "   AND (SELECT COUNT(*) FROM jobs AS r WHERE r.account_id = j.account_id AND r.kind = j.kind"
+    "          AND r.state = 'running' AND r.lease_until >= ?2 AND r.id <> j.id)"
+    "       < CASE j.kind WHEN 'agent_generate' THEN ?3 WHEN 'dynamics_generate' THEN ?4"
+    "                     WHEN 'dynamics_movements' THEN ?4 ELSE 1000000000 END"
+    " ORDER BY (SELECT COUNT(*) FROM jobs AS r WHERE r.account_id = j.account_id AND r.lane = j.lane"
+    "             AND r.state = 'running' AND r.lease_until >= ?2),"
+    "          COALESCE((SELECT MAX(r.claim_seq) FROM jobs AS r"
+    "                    WHERE r.account_id = j.account_id AND r.lane = j.lane), 0),"
+    "          j.run_at, j.created_at LIMIT 1";
+
 class SqliteJobStore final : public JobStore {
  public:
   SqliteJobStore(Db& db, Clock& clock) : db_(db), clock_(clock) {}
@@ -56,28 +70,32 @@ class SqliteJobStore final : public JobStore {
     return db_.write([&](Conn& c) -> std::optional<Job> {
       // Runnable: queued and due, or running with an expired lease (its worker died). Generation
       // kinds also need a free per-account slot among unexpired running jobs of the same kind.
-      // PostgreSQL: the same predicate with FOR UPDATE SKIP LOCKED (docs/jobs.md).
-      auto q = c.prepare(
-          "SELECT j.id FROM jobs AS j"
-          " WHERE j.lane = ?1"
-          "   AND ((j.state = 'queued' AND j.run_at <= ?2) OR (j.state = 'running' AND j.lease_until < ?2))"
-          "   AND (SELECT COUNT(*) FROM jobs AS r WHERE r.account_id = j.account_id AND r.kind = j.kind"
-          "          AND r.state = 'running' AND r.lease_until >= ?2 AND r.id <> j.id)"
-          "       < CASE j.kind WHEN 'agent_generate' THEN ?3 WHEN 'dynamics_generate' THEN ?4"
-          "                     WHEN 'dynamics_movements' THEN ?4 ELSE 1000000000 END"
-          " ORDER BY j.run_at, j.created_at LIMIT 1");
-      q.bind(1, lane).bind(2, now).bind(3, kMaxRunningAgentJobsPerAccount).bind(4, kMaxRunningDynamicsJobsPerAccount);
-      if (!q.step()) return std::nullopt;
-      std::string id = q.col_text(0);
-      c.prepare(
+      // Fair share: among runnable jobs, the account with the fewest running jobs in the lane goes
+      // first, then the account served least recently (claim_seq), so a flood of one account's
+      // jobs delays another account's job by at most the jobs already running.
+      // PostgreSQL: the same predicate and order with FOR UPDATE SKIP LOCKED (docs/jobs.md).
+      // The claim itself is conditional on the job still being runnable, so two claimers that
+      // picked the same job (possible without a single writer) cannot both take it.
+      for (int attempt = 0; attempt < 8; ++attempt) {
+        auto q = c.prepare(kClaimCandidateSql);
+        q.bind(1, lane).bind(2, now).bind(3, kMaxRunningAgentJobsPerAccount).bind(4, kMaxRunningDynamicsJobsPerAccount);
+        if (!q.step()) return std::nullopt;
+        std::string id = q.col_text(0);
+        q.run();  // finish the statement before writing
+        c.prepare(
            "UPDATE jobs SET state = 'running', lease_owner = ?, lease_until = ?, attempts = attempts + 1,"
-           " updated_at = ? WHERE id = ?")
-          .bind(1, owner)
-          .bind(2, now + lease_us)
-          .bind(3, now)
-          .bind(4, id)
-          .run();
-      return load_job(c, id);
+           " updated_at = ?, claim_seq = (SELECT COALESCE(MAX(claim_seq), 0) + 1 FROM jobs) WHERE id = ?"
+           " AND ((state = 'queued' AND run_at <= ?) OR (state = 'running' AND lease_until < ?))")
+            .bind(1, owner)
+            .bind(2, now + lease_us)
+            .bind(3, now)
+            .bind(4, id)
+            .bind(5, now)
+            .bind(6, now)
+            .run();
+        if (c.changes() == 1) return load_job(c, id);
+      }
+      return std::nullopt;
     });
   }
 

@@ -1,35 +1,17 @@
 #include "store/sqlite/sqlite_ledger_store.h"
 
+#include "billing/balance_rules.h"
 #include "util/random.h"
 
-namespace imago {
-
-std::string_view ledger_kind_name(LedgerKind k) {
-  switch (k) {
-    case LedgerKind::kTopup: return "topup";
-    case LedgerKind::kGrant: return "grant";
-    case LedgerKind::kCharge: return "charge";
-    case LedgerKind::kRefund: return "refund";
-  }
-  return "charge";
-}
-
-namespace sqlite {
+namespace imago::sqlite {
 
 namespace {
-
-std::optional<LedgerKind> parse_kind(std::string_view s) {
-  for (auto k : {LedgerKind::kTopup, LedgerKind::kGrant, LedgerKind::kCharge, LedgerKind::kRefund}) {
-    if (ledger_kind_name(k) == s) return k;
-  }
-  return std::nullopt;
-}
 
 LedgerEntry read_entry(const Stmt& s) {
   LedgerEntry e;
   e.id = s.col_text(0);
   e.account_id = s.col_text(1);
-  e.kind = parse_kind(s.col_text(2)).value_or(LedgerKind::kCharge);
+  e.kind = parse_ledger_kind(s.col_text(2)).value_or(LedgerKind::kCharge);
   e.amount = s.col_int(3);
   e.balance_after = s.col_int(4);
   e.reason = s.col_text(5);
@@ -41,75 +23,78 @@ LedgerEntry read_entry(const Stmt& s) {
 
 }  // namespace
 
-Result<LedgerEntry> apply_ledger_op(Conn& c, const LedgerOp& op, int64_t now_s) {
-  if (op.amount <= 0) return Status::Invalid("Credit amount must be a positive integer");
-  if (op.operation_key.empty()) return Status::Invalid("operation key is required");
-
-  // Idempotency: the same operation key replays the recorded entry, provided it describes the
-  // same operation (a different one under a reused key is a client bug worth surfacing).
-  auto prior = c.prepare(
+std::optional<LedgerEntry> load_ledger_entry(Conn& c, const std::string& account_id, const std::string& key) {
+  auto q = c.prepare(
       "SELECT id, account_id, kind, amount, balance_after, reason, operation_key, reference, created_at "
       "FROM ledger WHERE account_id = ? AND operation_key = ?");
-  prior.bind(1, op.account_id).bind(2, op.operation_key);
-  if (prior.step()) {
-    LedgerEntry e = read_entry(prior);
-    int64_t signed_amount = op.kind == LedgerKind::kCharge ? -op.amount : op.amount;
-    if (e.kind != op.kind || e.amount != signed_amount) {
-      return Status::Conflict("Operation key '" + op.operation_key + "' was already used for a different operation");
-    }
-    return e;
-  }
+  q.bind(1, account_id).bind(2, key);
+  if (!q.step()) return std::nullopt;
+  return read_entry(q);
+}
 
-  auto acct = c.prepare("SELECT plan_credits, topup_credits FROM accounts WHERE id = ?");
-  acct.bind(1, op.account_id);
-  if (!acct.step()) return Status::NotFound("Account not found: " + op.account_id);
-  int64_t plan = acct.col_int(0), topup = acct.col_int(1);
+namespace {
 
-  int64_t signed_amount = op.amount;
-  switch (op.kind) {
-    case LedgerKind::kCharge: {
-      if (plan + topup < op.amount) return Status::InsufficientFunds("Insufficient credits");
-      // Plan credits are spent first: they come with the subscription, top-ups were paid for.
-      int64_t from_plan = std::min(plan, op.amount);
-      plan -= from_plan;
-      topup -= op.amount - from_plan;
-      signed_amount = -op.amount;
-      break;
-    }
-    case LedgerKind::kGrant: plan += op.amount; break;
-    case LedgerKind::kTopup:
-    case LedgerKind::kRefund: topup += op.amount; break;
-  }
-  c.prepare("UPDATE accounts SET plan_credits = ?, topup_credits = ? WHERE id = ?")
-      .bind(1, plan)
-      .bind(2, topup)
-      .bind(3, op.account_id)
-      .run();
+std::optional<Balance> load_balance(Conn& c, const std::string& account_id) {
+  auto q = c.prepare("SELECT plan_credits, topup_credits FROM accounts WHERE id = ?");
+  q.bind(1, account_id);
+  if (!q.step()) return std::nullopt;
+  return Balance{q.col_int(0), q.col_int(1)};
+}
 
-  LedgerEntry e;
-  e.id = new_id("led");
-  e.account_id = op.account_id;
-  e.kind = op.kind;
-  e.amount = signed_amount;
-  e.balance_after = plan + topup;
-  e.reason = op.reason;
-  e.operation_key = op.operation_key;
-  e.reference = op.reference;
-  e.created_at = now_s;
+}  // namespace
+
+// Written so that it stays correct without a single writer (PostgreSQL at READ COMMITTED runs the
+// same statements): the operation key is claimed first with INSERT ... ON CONFLICT DO NOTHING (a
+// concurrent twin waits on the unique index and then replays), and the balance changes only by a
+// compare-and-set UPDATE against the values billing::apply_to_balance was given.
+Result<LedgerEntry> apply_ledger_op(Conn& c, const LedgerOp& op, int64_t now_s) {
+  if (Status st = billing::validate(op); !st.ok()) return st;
+  auto balance = load_balance(c, op.account_id);
+  if (!balance) return Status::NotFound("Account not found: " + op.account_id);
+
+  const std::string id = new_id("led");
   c.prepare(
        "INSERT INTO ledger(id, account_id, kind, amount, balance_after, reason, operation_key, reference, created_at) "
-       "VALUES(?,?,?,?,?,?,?,?,?)")
-      .bind(1, e.id)
-      .bind(2, e.account_id)
-      .bind(3, ledger_kind_name(e.kind))
-      .bind(4, e.amount)
-      .bind(5, e.balance_after)
-      .bind(6, e.reason)
-      .bind(7, e.operation_key)
-      .bind(8, e.reference)
-      .bind(9, e.created_at)
+       "VALUES(?,?,?,?,0,?,?,?,?) ON CONFLICT(account_id, operation_key) DO NOTHING")
+      .bind(1, id)
+      .bind(2, op.account_id)
+      .bind(3, ledger_kind_name(op.kind))
+      .bind(4, billing::signed_amount(op))
+      .bind(5, op.reason)
+      .bind(6, op.operation_key)
+      .bind(7, op.reference)
+      .bind(8, now_s)
       .run();
-  return e;
+  if (c.changes() == 0) {
+    // The key was used before: replay the recorded entry (if it is the same operation).
+    auto prior = load_ledger_entry(c, op.account_id, op.operation_key);
+    if (!prior) return Status::Internal("ledger entry for '" + op.operation_key + "' vanished");
+    if (Status st = billing::check_replay(*prior, op); !st.ok()) return st;
+    return *prior;
+  }
+
+  // A concurrent writer may move the balance between the read and the update; the conditional
+  // update then changes nothing and the arithmetic is redone on the fresh balance.
+  for (int attempt = 0; attempt < 100; ++attempt) {
+    auto applied = billing::apply_to_balance(*balance, op);
+    if (!applied.ok()) return applied.status();  // the caller's transaction rolls the claim back
+    c.prepare(
+         "UPDATE accounts SET plan_credits = ?, topup_credits = ? "
+         "WHERE id = ? AND plan_credits = ? AND topup_credits = ?")
+        .bind(1, applied->after.plan_credits)
+        .bind(2, applied->after.topup_credits)
+        .bind(3, op.account_id)
+        .bind(4, balance->plan_credits)
+        .bind(5, balance->topup_credits)
+        .run();
+    if (c.changes() == 1) {
+      c.prepare("UPDATE ledger SET balance_after = ? WHERE id = ?").bind(1, applied->after.total()).bind(2, id).run();
+      return billing::make_entry(op, *applied, id, now_s);
+    }
+    balance = load_balance(c, op.account_id);
+    if (!balance) return Status::NotFound("Account not found: " + op.account_id);
+  }
+  return Status::Unavailable("The balance is changing too fast; retry");
 }
 
 namespace {
@@ -159,5 +144,4 @@ std::unique_ptr<LedgerStore> make_ledger_store(Db& db, Clock& clock) {
   return std::make_unique<SqliteLedgerStore>(db, clock);
 }
 
-}  // namespace sqlite
-}  // namespace imago
+}  // namespace imago::sqlite

@@ -12,6 +12,8 @@ namespace imago::sqlite {
 
 // Must run inside a write transaction on `c`. Idempotent by (account_id, operation_key).
 Result<LedgerEntry> apply_ledger_op(Conn& c, const LedgerOp& op, int64_t now_s);
+// The entry recorded under an operation key, if any.
+std::optional<LedgerEntry> load_ledger_entry(Conn& c, const std::string& account_id, const std::string& key);
 
 std::unique_ptr<LedgerStore> make_ledger_store(Db& db, Clock& clock);
 

@@ -1,0 +1,101 @@
+// The agent lifecycle as a domain service (SPEC 2.1, 2.2, 4.2-4.7, 4.10-4.12): create (validate,
+// charge, store inputs, enqueue: all or nothing), prompt updates, delete (with the refund rule of
+// docs/agents.md) and the dynamics configuration. No HTTP here: handlers in src/api parse the
+// request into these structs, call one method and render the result.
+#pragma once
+#include <functional>
+#include <optional>
+#include <string>
+
+#include <boost/json.hpp>
+
+#include "store/agent_store.h"
+#include "util/clock.h"
+#include "util/status.h"
+
+namespace imago {
+class BlobStore;
+class FileStore;
+}  // namespace imago
+
+namespace imago::agents {
+
+inline constexpr size_t kMaxPromptChars = 20000;
+inline constexpr double kMaxSourceSeconds = 120;
+inline constexpr double kMaxGestureSeconds = 10;
+inline constexpr size_t kMaxDynamicsConfigBytes = 64 * 1024;
+
+// POST /v1/agent/generate, as parsed from the body (absent fields are nullopt).
+struct GenerateRequest {
+  std::optional<std::string> prompt;
+  std::optional<std::string> aspect_ratio, video_aspect_ratio, model;
+  std::optional<double> duration;
+  std::optional<std::string> name;
+  std::optional<std::string> agent_id;  // a custom code
+  std::optional<std::string> image, video, audio;  // file URL / id, external URL or inline data
+  std::optional<std::string> idempotency_key;      // the Idempotency-Key header
+};
+
+struct Generated {
+  std::string agent_id;
+  bool replayed = false;  // an earlier request with the same Idempotency-Key made it
+};
+
+// POST /v1/dynamics/generate.
+struct DynamicsRequest {
+  std::optional<std::string> agent_id;
+  std::optional<double> duration;
+  std::optional<std::string> model;
+  std::optional<std::string> image_url;
+};
+
+// PUT /v1/dynamics/{agent_id}.
+struct DynamicsUpdate {
+  const boost::json::object* patch = nullptr;  // required
+  std::optional<bool> toggle_enabled;
+};
+struct DynamicsUpdated {
+  std::string agent_id;
+  bool regeneration_started = false;
+  std::string regeneration_error;  // why it could not start
+};
+
+struct AgentServiceDeps {
+  AgentStore* agents = nullptr;
+  FileStore* files = nullptr;
+  BlobStore* blobs = nullptr;
+  Clock* clock = nullptr;
+  const std::string* public_url = nullptr;  // to recognise the service's own file URLs
+  std::function<void()> wake_workers;       // new work was queued
+};
+
+class AgentService {
+ public:
+  explicit AgentService(AgentServiceDeps deps) : d_(std::move(deps)) {}
+
+  Result<Generated> generate(const std::string& account_id, const GenerateRequest& r);
+  Result<AgentRecord> get(const std::string& account_id, const std::string& code);
+  Result<AgentPage> list(const std::string& account_id, const std::optional<std::string>& status, int limit,
+                         int offset);
+  Status update_prompt(const std::string& account_id, const std::string& code,
+                       const std::optional<std::string>& prompt);
+  Status remove(const std::string& account_id, const std::string& code);
+
+  // Charges and queues a dynamics generation; returns the agent's code.
+  Result<std::string> start_dynamics(const std::string& account_id, const DynamicsRequest& r);
+  Result<DynamicsUpdated> update_dynamics(const std::string& account_id, const std::string& code,
+                                          const DynamicsUpdate& u);
+
+ private:
+  Result<std::string> new_code();
+  void wake() {
+    if (d_.wake_workers) d_.wake_workers();
+  }
+  AgentServiceDeps d_;
+};
+
+// Custom agent ids: 3-64 characters of letters, digits, '_' and '-', starting with a letter or
+// digit; "generate" and "status" are reserved path words.
+Status check_custom_code(const std::string& id);
+
+}  // namespace imago::agents

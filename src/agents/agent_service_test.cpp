@@ -1,0 +1,201 @@
+// The agent lifecycle without HTTP: real stores (SQLite in a temporary directory) and blobs.
+#include "agents/agent_service.h"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+
+#include "blobs/blob_store.h"
+#include "store/stores.h"
+#include "util/base64.h"
+#include "util/random.h"
+
+namespace imago::agents {
+namespace {
+
+// A 1x1 PNG.
+const char kPngBase64[] =
+    "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==";
+
+class AgentServiceTest : public ::testing::Test {
+ protected:
+  AgentServiceTest() {
+    char tmpl[] = "/tmp/imago-agents-XXXXXX";
+    dir_ = mkdtemp(tmpl);
+    auto st = open_stores("sqlite:" + dir_ + "/db", clock_);
+    EXPECT_TRUE(st.ok()) << st.status().message();
+    stores_ = std::move(st).value();
+    auto b = make_fs_blob_store(dir_ + "/blobs");
+    EXPECT_TRUE(b.ok());
+    blobs_ = std::move(b).value();
+    AgentServiceDeps d;
+    d.agents = stores_.agents.get();
+    d.files = stores_.files.get();
+    d.blobs = blobs_.get();
+    d.clock = &clock_;
+    d.public_url = &public_url_;
+    d.wake_workers = [this] { ++wakes_; };
+    service_ = std::make_unique<AgentService>(d);
+  }
+  ~AgentServiceTest() override {
+    service_.reset();
+    stores_ = Stores();
+    std::error_code ec;
+    std::filesystem::remove_all(dir_, ec);
+  }
+
+  std::string account(int64_t credits) {
+    KeyMaterial km{"svc-" + random_base62(12), "imago_sk_x", "abcd"};
+    return stores_.accounts->create_account("a", Plan::kFree, credits, "default", km)->first.id;
+  }
+  int64_t balance(const std::string& acct) { return stores_.ledger->balance(acct)->total(); }
+  size_t blob_files() {
+    size_t n = 0;
+    std::error_code ec;
+    if (!std::filesystem::exists(dir_ + "/blobs")) return 0;
+    for (auto& e : std::filesystem::recursive_directory_iterator(dir_ + "/blobs", ec)) n += e.is_regular_file();
+    return n;
+  }
+
+  ManualClock clock_;
+  std::string dir_;
+  std::string public_url_ = "http://127.0.0.1:1";
+  Stores stores_;
+  std::unique_ptr<BlobStore> blobs_;
+  std::unique_ptr<AgentService> service_;
+  int wakes_ = 0;
+};
+
+TEST_F(AgentServiceTest, GenerateChargesStoresInputsAndQueues) {
+  auto acct = account(1000);
+  GenerateRequest r;
+  r.image = kPngBase64;
+  r.name = "Ada";
+  auto g = service_->generate(acct, r);
+  ASSERT_TRUE(g.ok()) << g.status().message();
+  EXPECT_FALSE(g->replayed);
+  EXPECT_EQ(balance(acct), 750);
+  EXPECT_EQ(wakes_, 1);
+  auto a = service_->get(acct, g->agent_id);
+  ASSERT_TRUE(a.ok());
+  EXPECT_EQ(a->name, "Ada");
+  EXPECT_EQ(a->status, "processing");
+  EXPECT_EQ(a->model, "essence");
+  EXPECT_FALSE(a->system_prompt.empty());  // a random persona when none is given
+  ASSERT_TRUE(a->image_file.has_value());
+  EXPECT_EQ(blob_files(), 1u);
+}
+
+TEST_F(AgentServiceTest, InvalidRequestsChargeNothing) {
+  auto acct = account(1000);
+  auto code_of = [&](GenerateRequest r) { return service_->generate(acct, r).status().code(); };
+  GenerateRequest bad_model;
+  bad_model.model = "deluxe";
+  EXPECT_EQ(code_of(bad_model), Code::kInvalidArgument);
+  GenerateRequest bad_duration;
+  bad_duration.duration = 500;
+  EXPECT_EQ(code_of(bad_duration), Code::kInvalidArgument);
+  GenerateRequest bad_id;
+  bad_id.agent_id = "status";
+  EXPECT_EQ(code_of(bad_id), Code::kInvalidArgument);
+  GenerateRequest bad_image;
+  bad_image.image = "data:image/png;base64,@@@";
+  EXPECT_EQ(code_of(bad_image), Code::kInvalidArgument);
+  GenerateRequest long_prompt;
+  long_prompt.prompt = std::string(kMaxPromptChars + 1, 'x');
+  EXPECT_EQ(code_of(long_prompt), Code::kInvalidArgument);
+  EXPECT_EQ(balance(acct), 1000);
+  EXPECT_EQ(stores_.agents->list(acct, std::nullopt, 10, 0)->total, 0);
+}
+
+TEST_F(AgentServiceTest, ShortBalanceLeavesNoAgentAndNoBlobs) {
+  auto acct = account(100);
+  GenerateRequest r;
+  r.image = kPngBase64;
+  auto g = service_->generate(acct, r);
+  EXPECT_EQ(g.status().code(), Code::kInsufficientFunds);
+  EXPECT_EQ(blob_files(), 0u);
+  EXPECT_EQ(stores_.agents->list(acct, std::nullopt, 10, 0)->total, 0);
+  EXPECT_EQ(wakes_, 0);
+}
+
+TEST_F(AgentServiceTest, IdempotencyKeyReplaysEvenWithACustomAgentId) {
+  auto acct = account(1000);
+  GenerateRequest r;
+  r.agent_id = "my-agent";
+  r.idempotency_key = "req-42";
+  r.image = kPngBase64;
+  auto first = service_->generate(acct, r);
+  ASSERT_TRUE(first.ok()) << first.status().message();
+  auto again = service_->generate(acct, r);
+  ASSERT_TRUE(again.ok()) << again.status().message();
+  EXPECT_EQ(again->agent_id, "my-agent");
+  EXPECT_TRUE(again->replayed);
+  EXPECT_EQ(balance(acct), 750);
+  EXPECT_EQ(blob_files(), 1u);  // the replay's inline image was not kept
+  // Without the key the same custom id is taken.
+  r.idempotency_key.reset();
+  EXPECT_EQ(service_->generate(acct, r).status().code(), Code::kConflict);
+}
+
+TEST_F(AgentServiceTest, AnotherAccountsAgentIsNotFound) {
+  auto a = account(1000), b = account(1000);
+  auto g = service_->generate(a, {});
+  ASSERT_TRUE(g.ok());
+  EXPECT_EQ(service_->get(b, g->agent_id).status().code(), Code::kNotFound);
+  EXPECT_EQ(service_->update_prompt(b, g->agent_id, std::string("x")).code(), Code::kNotFound);
+  EXPECT_EQ(service_->remove(b, g->agent_id).code(), Code::kNotFound);
+  DynamicsRequest d;
+  d.agent_id = g->agent_id;
+  EXPECT_EQ(service_->start_dynamics(b, d).status().code(), Code::kNotFound);
+  EXPECT_EQ(balance(b), 1000);
+}
+
+TEST_F(AgentServiceTest, DeletingBeforeGenerationStartsRefunds) {
+  auto acct = account(1000);
+  auto g = service_->generate(acct, {});
+  ASSERT_TRUE(g.ok());
+  EXPECT_EQ(balance(acct), 750);
+  ASSERT_TRUE(service_->remove(acct, g->agent_id).ok());
+  EXPECT_EQ(balance(acct), 1000);
+  auto history = stores_.ledger->list(acct, 10, 0);
+  ASSERT_EQ(history->total, 3);  // initial credits, charge, refund: usage history stays
+  EXPECT_EQ(history->entries[0].kind, LedgerKind::kRefund);
+}
+
+TEST_F(AgentServiceTest, DeletingAfterGenerationStartedKeepsTheCharge) {
+  auto acct = account(1000);
+  auto g = service_->generate(acct, {});
+  ASSERT_TRUE(g.ok());
+  auto claimed = stores_.jobs->claim(kLaneGenerate, "worker", 10'000'000);
+  ASSERT_TRUE(claimed.ok() && claimed->has_value());
+  ASSERT_TRUE(service_->remove(acct, g->agent_id).ok());
+  EXPECT_EQ(balance(acct), 750);
+}
+
+TEST_F(AgentServiceTest, PromptAndListValidation) {
+  auto acct = account(1000);
+  auto g = service_->generate(acct, {});
+  ASSERT_TRUE(g.ok());
+  EXPECT_EQ(service_->update_prompt(acct, g->agent_id, std::nullopt).code(), Code::kInvalidArgument);
+  EXPECT_TRUE(service_->update_prompt(acct, g->agent_id, std::string("Be brief.")).ok());
+  EXPECT_EQ(service_->get(acct, g->agent_id)->system_prompt, "Be brief.");
+  EXPECT_EQ(service_->list(acct, std::string("sleeping"), 10, 0).status().code(), Code::kInvalidArgument);
+  EXPECT_EQ(service_->list(acct, std::string("processing"), 10, 0)->total, 1);
+}
+
+TEST_F(AgentServiceTest, DynamicsUpdateBeforeTheModelExistsSaysWhy) {
+  auto acct = account(1000);
+  auto g = service_->generate(acct, {});
+  ASSERT_TRUE(g.ok());
+  boost::json::object patch{{"keywords", boost::json::object{{"hello", "mini_wave_hello"}}}};
+  auto u = service_->update_dynamics(acct, g->agent_id, {&patch, true});
+  ASSERT_TRUE(u.ok()) << u.status().message();
+  EXPECT_FALSE(u->regeneration_started);
+  EXPECT_NE(u->regeneration_error.find("still generating"), std::string::npos);
+  EXPECT_EQ(service_->update_dynamics(acct, g->agent_id, {nullptr, std::nullopt}).status().code(),
+            Code::kInvalidArgument);
+}
+
+}  // namespace
+}  // namespace imago::agents

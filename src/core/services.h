@@ -1,0 +1,73 @@
+// The one dependency bag: everything a request handler or a job handler may call, wired once in
+// src/main (app.cpp for `imagod serve`, jobs::Runtime for the job machinery of serve and worker).
+// Plain pointers to forward-declared types, so any floor may hold it without including upward
+// (docs/architecture.md): the owner (App or Runtime) outlives every request and job.
+#pragma once
+#include "config/config.h"
+#include "util/clock.h"
+
+namespace imago {
+
+class AccountStore;
+class LedgerStore;
+class RateLimiter;
+class Metrics;
+class BlobStore;
+class AgentStore;
+class FileStore;
+class JobStore;
+class WebhookStore;
+namespace fetch {
+class Fetcher;
+}
+class VoiceStore;
+class MemberStore;
+class DeviceGrantStore;
+class MemberAuth;
+class DeviceLogin;
+
+namespace speech {
+class SpeechService;
+}
+namespace jobs {
+class JobQueue;
+}
+namespace agents {
+class AgentService;
+}
+
+struct Services {
+  const Config* config = nullptr;
+  Clock* clock = nullptr;
+  AccountStore* accounts = nullptr;
+  LedgerStore* ledger = nullptr;
+  RateLimiter* limiter = nullptr;
+  Metrics* metrics = nullptr;
+
+  // Speech (issue 3).
+  speech::SpeechService* speech = nullptr;
+  VoiceStore* voices = nullptr;  // designed voices (voice codes)
+  // Agents, files, jobs, webhooks (issue 5) add their stores here.
+  BlobStore* blobs = nullptr;
+  jobs::JobQueue* jobs = nullptr;
+  AgentStore* agents = nullptr;
+  FileStore* files = nullptr;
+  JobStore* job_store = nullptr;
+  WebhookStore* webhooks = nullptr;
+  fetch::Fetcher* fetcher = nullptr;
+  // The agent lifecycle (src/agents); request handlers go through it, never the stores directly.
+  agents::AgentService* agent_service = nullptr;
+
+  // Dashboard members, sessions and CLI sign-in (issue 14).
+  MemberStore* members = nullptr;
+  DeviceGrantStore* device_grants = nullptr;
+  MemberAuth* member_auth = nullptr;
+  DeviceLogin* device_login = nullptr;
+
+  // Absolute URL for a path under the server's public base ("/v1/files/x" -> "http://host/v1/files/x").
+  std::string absolute_url(std::string_view path) const {
+    return config->public_url + std::string(path);
+  }
+};
+
+}  // namespace imago

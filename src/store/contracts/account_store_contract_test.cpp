@@ -1,0 +1,70 @@
+// Contract of AccountStore: keys are found by hash, revoked and rotated without overlap; plans keep
+// custom limits only for enterprise.
+#include "store/contracts/store_backends.h"
+
+namespace imago::contracts {
+namespace {
+
+KeyMaterial km(const std::string& h) { return KeyMaterial{h, "imago_sk_ab", "wxyz"}; }
+
+class AccountStoreContract : public StoreContract {};
+
+TEST_P(AccountStoreContract, CreateFindRevokeRotate) {
+  auto created = accounts().create_account("Ada", Plan::kPro, 0, "default", km("h1"));
+  ASSERT_TRUE(created.ok()) << created.status().message();
+  const auto& [acct, key] = created.value();
+  EXPECT_EQ(acct.id.substr(0, 4), "usr_");
+
+  auto found = accounts().find_active_key("h1");
+  ASSERT_TRUE(found.ok());
+  EXPECT_EQ(found->account.id, acct.id);
+  EXPECT_EQ(found->account.plan, Plan::kPro);
+  EXPECT_EQ(found->key.alias, "default");
+
+  auto rotated = accounts().rotate_key(acct.id, key.id, km("h2"));
+  ASSERT_TRUE(rotated.ok());
+  EXPECT_EQ(rotated->alias, "default");
+  EXPECT_NE(rotated->id, key.id);
+  EXPECT_EQ(accounts().find_active_key("h1").status().code(), Code::kUnauthenticated);
+  EXPECT_TRUE(accounts().find_active_key("h2").ok());
+
+  // Another account cannot revoke this key.
+  auto other = accounts().create_account("Bob", Plan::kFree, 0, "default", km("h3"));
+  ASSERT_TRUE(other.ok());
+  EXPECT_EQ(accounts().revoke_key(other->first.id, rotated->id).code(), Code::kNotFound);
+  EXPECT_TRUE(accounts().revoke_key(acct.id, rotated->id).ok());
+  EXPECT_EQ(accounts().find_active_key("h2").status().code(), Code::kUnauthenticated);
+  EXPECT_TRUE(accounts().list_keys(acct.id)->empty());
+}
+
+TEST_P(AccountStoreContract, PlanChangeKeepsCustomLimitsOnlyForEnterprise) {
+  auto a = accounts().create_account("Ent", Plan::kFree, 0, "default", km("e1")).value().first;
+  ASSERT_TRUE(accounts().set_plan(a.id, Plan::kEnterprise, PlanLimits{1, 2, 3}).ok());
+  auto got = accounts().get_account(a.id).value();
+  ASSERT_TRUE(got.custom_limits.has_value());
+  EXPECT_EQ(got.limits().read_per_min, 3);
+  ASSERT_TRUE(accounts().set_plan(a.id, Plan::kPro, PlanLimits{1, 2, 3}).ok());
+  got = accounts().get_account(a.id).value();
+  EXPECT_FALSE(got.custom_limits.has_value());
+  EXPECT_EQ(got.limits().read_per_min, 720);
+  EXPECT_EQ(accounts().set_plan("usr_missing", Plan::kPro, std::nullopt).code(), Code::kNotFound);
+}
+
+TEST_P(AccountStoreContract, TouchRecordsLastUse) {
+  auto [a, k] = accounts().create_account("T", Plan::kFree, 0, "default", km("t1")).value();
+  accounts().touch_key(k.id, 1000);
+  EXPECT_EQ(accounts().get_key(k.id)->last_used_at.value_or(0), 1000);
+}
+
+TEST_P(AccountStoreContract, DuplicateKeyHashIsAConflictNotAnInternalError) {
+  ASSERT_TRUE(accounts().create_account("A", Plan::kFree, 0, "default", km("dup")).ok());
+  auto again = accounts().create_account("B", Plan::kFree, 0, "default", km("dup"));
+  ASSERT_FALSE(again.ok());
+  EXPECT_EQ(again.status().code(), Code::kConflict);
+  EXPECT_EQ(*accounts().count_accounts(), 1);
+}
+
+IMAGO_STORE_CONTRACT(AccountStoreContract);
+
+}  // namespace
+}  // namespace imago::contracts
