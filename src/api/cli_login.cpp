@@ -35,14 +35,16 @@ http::Response token_response(const TokenOutcome& t, int interval) {
 Result<std::string> required_string(const boost::json::object& o, std::string_view field) {
   auto v = get_string(o, field);
   if (!v.ok()) return v.status();
-  if (!v->has_value() || (*v)->empty()) return Status::Invalid("Field '" + std::string(field) + "' is required");
+  if (!v->has_value() || (*v)->empty())
+    return Status::Invalid("Field '" + std::string(field) + "' is required");
   return **v;
 }
 
 }  // namespace
 
 void register_cli_login_routes(http::Router& router, Services& s) {
-  const http::RouteOptions open{.auth = http::AuthMode::kNone, .body_limit = 16 * 1024, .anon_ip_limited = true};
+  const http::RouteOptions open{
+      .auth = http::AuthMode::kNone, .body_limit = 16 * 1024, .anon_ip_limited = true};
 
   router.add(
       "POST", "/v1/cli/device/code",
@@ -54,12 +56,13 @@ void register_cli_login_routes(http::Router& router, Services& s) {
         auto d = s.device_login->start_device(*host);
         if (!d.ok()) return http::Response::from_status(d.status());
         const std::string uri = s.absolute_url("/device");
-        http::Response r = http::Response::json(200, {{"device_code", d->device_code},
-                                                      {"user_code", d->user_code},
-                                                      {"verification_uri", uri},
-                                                      {"verification_uri_complete", uri + "?user_code=" + d->user_code},
-                                                      {"expires_in", d->expires_in},
-                                                      {"interval", d->interval}});
+        http::Response r =
+            http::Response::json(200, {{"device_code", d->device_code},
+                                       {"user_code", d->user_code},
+                                       {"verification_uri", uri},
+                                       {"verification_uri_complete", uri + "?user_code=" + d->user_code},
+                                       {"expires_in", d->expires_in},
+                                       {"interval", d->interval}});
         r.headers.set("Cache-Control", "no-store");
         return r;
       },

@@ -106,25 +106,29 @@ http::Response sign_up(Services& s, http::Request& req) {
   if (!in.ok()) return http::Response::from_status(in.status());
   end_presented_session(s, req);
   return signed_in(s, *in, 201,
-                   {{"first_key", {{"id", created->first_key.key.id},
-                                   {"alias", created->first_key.key.alias},
-                                   {"api_secret", created->first_key.secret}}}});
+                   {{"first_key",
+                     {{"id", created->first_key.key.id},
+                      {"alias", created->first_key.key.alias},
+                      {"api_secret", created->first_key.secret}}}});
 }
 
 }  // namespace
 
 void register_dashboard_auth_routes(http::Router& router, Services& s) {
-  const http::RouteOptions open{.auth = http::AuthMode::kNone, .body_limit = 16 * 1024, .anon_ip_limited = true};
+  const http::RouteOptions open{
+      .auth = http::AuthMode::kNone, .body_limit = 16 * 1024, .anon_ip_limited = true};
   const http::RouteOptions member{.auth = http::AuthMode::kSession, .body_limit = 16 * 1024};
 
-  router.add("POST", "/dashboard/api/sign-in", [&s](http::Request& req) { return sign_in(s, req); }, open);
-  router.add("POST", "/dashboard/api/sign-up", [&s](http::Request& req) { return sign_up(s, req); }, open);
   router.add(
-      "GET", "/dashboard/api/config",
-      [&s](http::Request&) {
-        return http::Response::json(200, {{"success", true}, {"data", {{"allow_signup", s.config->allow_signup}}}});
-      },
-      {.auth = http::AuthMode::kNone, .anon_ip_limited = true});
+      "POST", "/dashboard/api/sign-in", [&s](http::Request& req) { return sign_in(s, req); }, open);
+  router.add(
+      "POST", "/dashboard/api/sign-up", [&s](http::Request& req) { return sign_up(s, req); }, open);
+  router.add("GET", "/dashboard/api/config",
+             [&s](http::Request&) {
+               return http::Response::json(
+                   200, {{"success", true}, {"data", {{"allow_signup", s.config->allow_signup}}}});
+             },
+             {.auth = http::AuthMode::kNone, .anon_ip_limited = true});
 
   router.add(
       "GET", "/dashboard/api/session",
@@ -147,7 +151,8 @@ void register_dashboard_auth_routes(http::Router& router, Services& s) {
   router.add(
       "POST", "/dashboard/api/sign-out",
       [&s](http::Request& req) {
-        if (Status st = s.member_auth->sign_out(*req.principal); !st.ok()) return http::Response::from_status(st);
+        if (Status st = s.member_auth->sign_out(*req.principal); !st.ok())
+          return http::Response::from_status(st);
         http::Response r = http::Response::json(200, {{"success", true}, {"signed_out", true}});
         r.headers.add("Set-Cookie", session_cookie(s, "", 0));
         return r;

@@ -20,9 +20,12 @@ std::optional<http::Response> refuse_cross_site(const http::Request& req) {
   if (!origin) return std::nullopt;
   auto host = req.headers.get("Host").value_or("");
   std::string_view o = *origin;
-  if (o.starts_with("http://")) o.remove_prefix(7);
-  else if (o.starts_with("https://")) o.remove_prefix(8);
-  else return http::Response::error(403, "CSRF_FAILED", "Cross-site request refused");
+  if (o.starts_with("http://"))
+    o.remove_prefix(7);
+  else if (o.starts_with("https://"))
+    o.remove_prefix(8);
+  else
+    return http::Response::error(403, "CSRF_FAILED", "Cross-site request refused");
   if (o != host) return http::Response::error(403, "CSRF_FAILED", "Cross-site request refused");
   return std::nullopt;
 }

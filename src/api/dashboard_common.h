@@ -4,7 +4,7 @@
 #include <optional>
 #include <string>
 
-#include "api/services.h"
+#include "core/services.h"
 #include "http/message.h"
 #include "store/member_store.h"
 

@@ -39,9 +39,11 @@ void register_dashboard_device_routes(http::Router& router, Services& s) {
         auto approve = get_bool(*body, "approve");
         if (!code.ok()) return http::Response::from_status(code.status());
         if (!approve.ok()) return http::Response::from_status(approve.status());
-        if (!code->has_value()) return http::Response::error(400, "VALIDATION_ERROR", "Field 'user_code' is required");
+        if (!code->has_value())
+          return http::Response::error(400, "VALIDATION_ERROR", "Field 'user_code' is required");
         const bool yes = approve->value_or(true);
-        auto host = s.device_login->decide_user_code(**code, yes, req.principal->account_id, req.principal->member_id);
+        auto host = s.device_login->decide_user_code(**code, yes, req.principal->account_id,
+                                                     req.principal->member_id);
         if (!host.ok()) return http::Response::from_status(host.status());
         return http::Response::json(
             200, {{"success", true}, {"approved", yes}, {"hostname", *host}, {"alias", "cli@" + *host}});
@@ -72,18 +74,18 @@ void register_dashboard_device_routes(http::Router& router, Services& s) {
         if (st.empty() || st.size() > 128 ||
             st.find_first_not_of("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_") !=
                 std::string::npos) {
-          return http::Response::error(400, "VALIDATION_ERROR", "Field 'state' must be 1 to 128 URL-safe characters");
+          return http::Response::error(400, "VALIDATION_ERROR",
+                                       "Field 'state' must be 1 to 128 URL-safe characters");
         }
-        auto code =
-            s.device_login->start_browser(**challenge, **host, req.principal->account_id, req.principal->member_id);
+        auto code = s.device_login->start_browser(**challenge, **host, req.principal->account_id,
+                                                  req.principal->member_id);
         if (!code.ok()) return http::Response::from_status(code.status());
         // Only ever the loopback address: the code goes to the CLI on this person's machine.
-        const std::string redirect = "http://127.0.0.1:" + std::to_string(**port) + "/callback?code=" + *code +
-                                     "&state=" + st;
-        return http::Response::json(200, {{"success", true},
-                                          {"code", *code},
-                                          {"redirect_url", redirect},
-                                          {"alias", "cli@" + **host}});
+        const std::string redirect =
+            "http://127.0.0.1:" + std::to_string(**port) + "/callback?code=" + *code + "&state=" + st;
+        return http::Response::json(
+            200,
+            {{"success", true}, {"code", *code}, {"redirect_url", redirect}, {"alias", "cli@" + **host}});
       },
       member);
 }

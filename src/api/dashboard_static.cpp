@@ -27,7 +27,8 @@ std::string content_type_for(const std::filesystem::path& p) {
 // Everything the pages load comes from this server; nothing runs inline; nobody may frame the
 // dashboard (the live viewer it embeds is same-origin).
 constexpr const char* kCsp =
-    "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data: blob:; media-src 'self' blob:; "
+    "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data: blob:; media-src 'self' "
+    "blob:; "
     "connect-src 'self'; frame-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'self'";
 
 http::Response serve_file(const std::filesystem::path& file) {
@@ -67,8 +68,10 @@ void register_dashboard_static_routes(http::Router& router, Services& s) {
     router.add("GET", "/" + rel, handler, open);
     if (file.extension() == ".html") {
       const std::string stem = rel.substr(0, rel.size() - 5);
-      if (stem == "index") router.add("GET", "/", handler, open);
-      else router.add("GET", "/" + stem, handler, open);
+      if (stem == "index")
+        router.add("GET", "/", handler, open);
+      else
+        router.add("GET", "/" + stem, handler, open);
     }
   }
 }

@@ -7,7 +7,8 @@
 namespace imago::api {
 
 void register_member_admin_routes(http::Router& router, Services& s) {
-  const http::RouteOptions admin{.auth = http::AuthMode::kAdmin, .tier = Tier::kExempt, .body_limit = 16 * 1024};
+  const http::RouteOptions admin{
+      .auth = http::AuthMode::kAdmin, .tier = Tier::kExempt, .body_limit = 16 * 1024};
 
   router.add(
       "POST", "/admin/v1/accounts/{id}/members",

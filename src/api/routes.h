@@ -11,7 +11,7 @@ void register_all_routes(http::Router& router, Services& services);
 void register_health_routes(http::Router& router, Services& services);
 void register_account_routes(http::Router& router, Services& services);  // validate, me
 void register_key_routes(http::Router& router, Services& services);
-void register_credit_routes(http::Router& router, Services& services);   // credit summary, usage
+void register_credit_routes(http::Router& router, Services& services);  // credit summary, usage
 void register_admin_routes(http::Router& router, Services& services);
 
 // Speech (issue 3).
@@ -27,10 +27,11 @@ void register_file_routes(http::Router& router, Services& services);      // /v1
 void register_webhook_routes(http::Router& router, Services& services);   // /v1/webhooks*
 
 // Dashboard and CLI sign-in (issue 14).
-void register_dashboard_auth_routes(http::Router& router, Services& services);    // /dashboard/api/sign-in ...
+void register_dashboard_auth_routes(http::Router& router, Services& services);  // /dashboard/api/sign-in ...
 void register_dashboard_device_routes(http::Router& router, Services& services);  // keys, /device approval
 void register_cli_login_routes(http::Router& router, Services& services);         // /v1/cli/*
-void register_member_admin_routes(http::Router& router, Services& services);      // /admin/v1/accounts/{id}/members
-void register_dashboard_static_routes(http::Router& router, Services& services);   // web/dashboard/ at /
+void register_member_admin_routes(http::Router& router,
+                                  Services& services);  // /admin/v1/accounts/{id}/members
+void register_dashboard_static_routes(http::Router& router, Services& services);  // web/dashboard/ at /
 
 }  // namespace imago::api

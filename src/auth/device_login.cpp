@@ -33,8 +33,8 @@ std::string normalize_user_code(std::string_view typed) {
 Status check_hostname(std::string_view h) {
   if (h.empty() || h.size() > 63) return Status::Invalid("Field 'hostname' must be 1 to 63 characters");
   for (char c : h) {
-    bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' || c == '-' ||
-              c == '_';
+    bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' ||
+              c == '-' || c == '_';
     if (!ok) return Status::Invalid("Field 'hostname' may contain only letters, digits, '.', '-' and '_'");
   }
   return Status::Ok();
@@ -89,7 +89,8 @@ TokenOutcome DeviceLogin::poll_device(std::string_view device_code) {
 }
 
 Result<std::string> DeviceLogin::decide_user_code(std::string_view user_code, bool approve,
-                                                  const std::string& account_id, const std::string& member_id) {
+                                                  const std::string& account_id,
+                                                  const std::string& member_id) {
   const std::string code = normalize_user_code(user_code);
   if (code.size() != 8) return Status::Invalid("Field 'user_code' must be 8 letters, as shown by the CLI");
   auto g = grants_.find_pending_by_user_code(code, clock_.now_s());

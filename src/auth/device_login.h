@@ -54,8 +54,8 @@ class DeviceLogin {
   Result<DeviceAuthorization> start_device(std::string_view hostname);
   TokenOutcome poll_device(std::string_view device_code);
   // A member's decision on a user code typed at /device. Returns the device's host name.
-  Result<std::string> decide_user_code(std::string_view user_code, bool approve, const std::string& account_id,
-                                       const std::string& member_id);
+  Result<std::string> decide_user_code(std::string_view user_code, bool approve,
+                                       const std::string& account_id, const std::string& member_id);
 
   // Approved at once by the signed-in member; returns the one-time code for the loopback callback.
   Result<std::string> start_browser(std::string_view challenge, std::string_view hostname,

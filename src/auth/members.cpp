@@ -52,8 +52,8 @@ Result<SignedIn> MemberAuth::sign_in(std::string_view email, std::string_view pa
   auto acct = windows_.peek(acct_key, limits_.per_account, limits_.per_account_window_s);
   if (ip.blocked || acct.blocked) {
     *retry_after_s = std::max(ip.blocked ? ip.retry_after_s : 0, acct.blocked ? acct.retry_after_s : 0);
-    return Status(Code::kRateLimited, "Too many failed sign-ins; retry after " + std::to_string(*retry_after_s) +
-                                          " seconds");
+    return Status(Code::kRateLimited,
+                  "Too many failed sign-ins; retry after " + std::to_string(*retry_after_s) + " seconds");
   }
   auto fail = [&]() -> Status {
     windows_.hit(ip_key, limits_.per_ip, limits_.per_ip_window_s);
@@ -87,7 +87,8 @@ Result<DashboardSession> MemberAuth::session_of(std::string_view token) {
   if (token.empty() || token.size() > 128) return Status(Code::kUnauthenticated, "Not signed in");
   auto s = members_.find_session(sha256_hex(token), clock_.now_s());
   if (!s.ok()) {
-    if (s.status().code() == Code::kNotFound) return Status(Code::kUnauthenticated, "The session has ended; sign in again");
+    if (s.status().code() == Code::kNotFound)
+      return Status(Code::kUnauthenticated, "The session has ended; sign in again");
     return s.status();
   }
   return s;
@@ -118,7 +119,8 @@ Result<Principal> MemberAuth::authenticate(std::string_view token, std::string_v
   return p;
 }
 
-Status MemberAuth::change_password(const Principal& who, std::string_view current, std::string_view replacement) {
+Status MemberAuth::change_password(const Principal& who, std::string_view current,
+                                   std::string_view replacement) {
   auto m = members_.get_member(who.member_id);
   if (!m.ok()) return m.status();
   if (!verify_password(current, m->password_hash)) {
@@ -131,7 +133,9 @@ Status MemberAuth::change_password(const Principal& who, std::string_view curren
   return members_.set_password(who.member_id, *hash, who.session_id);
 }
 
-Status MemberAuth::sign_out(const Principal& who) { return members_.revoke_session(who.session_id); }
+Status MemberAuth::sign_out(const Principal& who) {
+  return members_.revoke_session(who.session_id);
+}
 
 Result<int> MemberAuth::sign_out_everywhere(const Principal& who) {
   return members_.revoke_member_sessions(who.member_id, std::nullopt);

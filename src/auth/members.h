@@ -18,15 +18,15 @@ namespace imago {
 inline constexpr const char* kSessionCookie = "imago_session";
 
 struct SignInLimits {
-  int per_ip = 10;                // failed sign-ins per client IP ...
-  int per_ip_window_s = 60;       // ... per minute
-  int per_account = 5;            // failed sign-ins per email ...
-  int per_account_window_s = 900; // ... per 15 minutes
+  int per_ip = 10;                 // failed sign-ins per client IP ...
+  int per_ip_window_s = 60;        // ... per minute
+  int per_account = 5;             // failed sign-ins per email ...
+  int per_account_window_s = 900;  // ... per 15 minutes
 };
 
 struct SessionLifetime {
-  int64_t idle_s = 12 * 3600;         // unused this long: signed out
-  int64_t absolute_s = 7 * 24 * 3600; // whatever happens: signed out this long after sign-in
+  int64_t idle_s = 12 * 3600;          // unused this long: signed out
+  int64_t absolute_s = 7 * 24 * 3600;  // whatever happens: signed out this long after sign-in
 };
 
 struct SignedIn {
@@ -44,10 +44,15 @@ class MemberAuth {
  public:
   MemberAuth(MemberStore& members, AccountStore& accounts, WindowCounter& windows, Clock& clock,
              SignInLimits limits = {}, SessionLifetime lifetime = {})
-      : members_(members), accounts_(accounts), windows_(windows), clock_(clock), limits_(limits),
+      : members_(members),
+        accounts_(accounts),
+        windows_(windows),
+        clock_(clock),
+        limits_(limits),
         lifetime_(lifetime) {}
 
-  Result<Member> create_member(const std::string& account_id, std::string_view email, std::string_view password);
+  Result<Member> create_member(const std::string& account_id, std::string_view email,
+                               std::string_view password);
 
   // A fresh session (new id and token every time: no fixation). kUnauthenticated for a wrong email
   // or password (one message for both), kRateLimited with *retry_after_s once throttled.
@@ -56,7 +61,8 @@ class MemberAuth {
 
   // The caller behind a session token. State-changing methods must carry the session's CSRF token
   // (kForbidden otherwise). kUnauthenticated for unknown, revoked or expired sessions.
-  Result<Principal> authenticate(std::string_view token, std::string_view method, std::string_view csrf_header);
+  Result<Principal> authenticate(std::string_view token, std::string_view method,
+                                 std::string_view csrf_header);
 
   Status change_password(const Principal& who, std::string_view current, std::string_view replacement);
   Status sign_out(const Principal& who);

@@ -31,7 +31,8 @@ TEST(Members, CookieAndEmailParsing) {
 
 TEST_F(MemberAuthTest, SignInMakesAFreshSessionEachTimeAndChecksCsrf) {
   ASSERT_TRUE(auth.create_member(account_id, "Ada@example.org", "correct horse battery").ok());
-  EXPECT_EQ(auth.create_member(account_id, "ada@example.org", "another password!").status().code(), Code::kConflict);
+  EXPECT_EQ(auth.create_member(account_id, "ada@example.org", "another password!").status().code(),
+            Code::kConflict);
   int retry = 0;
   auto a = auth.sign_in("ada@example.org", "correct horse battery", "10.0.0.1", &retry);
   auto b = auth.sign_in("ADA@example.org", "correct horse battery", "10.0.0.1", &retry);
@@ -67,15 +68,17 @@ TEST_F(MemberAuthTest, SessionsExpireWhenIdleAndAfterTheAbsoluteLimit) {
     clock.advance_seconds(10 * 3600);
     if (!auth.authenticate(b->token, "GET", "").ok()) break;
   }
-  EXPECT_FALSE(auth.authenticate(b->token, "GET", "").ok()) << "the absolute limit ends even an active session";
+  EXPECT_FALSE(auth.authenticate(b->token, "GET", "").ok())
+      << "the absolute limit ends even an active session";
 }
 
 TEST_F(MemberAuthTest, FailedSignInsAreThrottledPerAccountAndPerIp) {
   ASSERT_TRUE(auth.create_member(account_id, "ada@example.org", "correct horse battery").ok());
   int retry = 0;
   for (int i = 0; i < 5; ++i) {
-    EXPECT_EQ(auth.sign_in("ada@example.org", "wrong password", "ip" + std::to_string(i), &retry).status().code(),
-              Code::kUnauthenticated);
+    EXPECT_EQ(
+        auth.sign_in("ada@example.org", "wrong password", "ip" + std::to_string(i), &retry).status().code(),
+        Code::kUnauthenticated);
   }
   // Even the right password is refused while the account is throttled.
   auto t = auth.sign_in("ada@example.org", "correct horse battery", "another-ip", &retry);

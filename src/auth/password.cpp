@@ -28,8 +28,8 @@ Result<std::string> hash_password(std::string_view password, const PasswordParam
   const std::string salt = random_bytes(kSaltBytes);
   const size_t len = argon2_encodedlen(p.passes, p.memory_kib, p.lanes, kSaltBytes, kHashBytes, Argon2_id);
   std::vector<char> out(len);
-  int rc = argon2id_hash_encoded(p.passes, p.memory_kib, p.lanes, password.data(), password.size(), salt.data(),
-                                 salt.size(), kHashBytes, out.data(), out.size());
+  int rc = argon2id_hash_encoded(p.passes, p.memory_kib, p.lanes, password.data(), password.size(),
+                                 salt.data(), salt.size(), kHashBytes, out.data(), out.size());
   if (rc != ARGON2_OK) return Status::Internal(std::string("argon2: ") + argon2_error_message(rc));
   return std::string(out.data());
 }

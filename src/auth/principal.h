@@ -11,7 +11,7 @@ namespace imago {
 struct Principal {
   std::string account_id;  // "usr_..." : the SPEC's user_id
   std::string account_name;
-  std::string key_id;      // "key_..."
+  std::string key_id;  // "key_..."
   std::string key_alias;
   Plan plan = Plan::kFree;
   std::optional<PlanLimits> custom_limits;  // enterprise overrides

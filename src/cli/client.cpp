@@ -53,7 +53,8 @@ boost::json::value HttpResult::json() const {
 std::string HttpResult::error_code() const {
   auto v = json();
   if (v.is_object() && v.as_object().contains("error") && v.at("error").is_object()) {
-    if (auto* c = v.at("error").as_object().if_contains("code"); c && c->is_string()) return std::string(c->as_string());
+    if (auto* c = v.at("error").as_object().if_contains("code"); c && c->is_string())
+      return std::string(c->as_string());
   }
   return "";
 }
@@ -63,7 +64,8 @@ std::string HttpResult::error_text() const {
   auto v = json();
   if (v.is_object() && v.as_object().contains("error") && v.at("error").is_object()) {
     const auto& e = v.at("error").as_object();
-    std::string code = e.contains("code") && e.at("code").is_string() ? std::string(e.at("code").as_string()) : "";
+    std::string code =
+        e.contains("code") && e.at("code").is_string() ? std::string(e.at("code").as_string()) : "";
     std::string msg =
         e.contains("message") && e.at("message").is_string() ? std::string(e.at("message").as_string()) : "";
     return code + ": " + msg + " (HTTP " + std::to_string(status) + ")";

@@ -35,7 +35,8 @@ class Client {
 
  private:
   HttpResult perform(const std::string& method, const std::string& url, const std::string& body,
-                     const std::string& content_type, const std::function<bool(const char*, size_t)>* sink) const;
+                     const std::string& content_type,
+                     const std::function<bool(const char*, size_t)>* sink) const;
   std::string base_;
   std::string secret_;
 };

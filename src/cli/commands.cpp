@@ -67,10 +67,15 @@ Creates a key for this device, aliased cli@<hostname>, and stores it in the OS k
               any browser where you are signed in (RFC 8628), and polls until it is approved
   $IMAGO_BROWSER   the command that opens the page (default xdg-open; "none" only prints it)
 )"},
-      {"logout", "Usage: imago logout\n\nRevokes this device's key on the server and removes it from the keychain/file.\n"},
-      {"whoami", "Usage: imago whoami\n\nShows the account, plan and key of the stored credential (GET /v1/me).\n"},
-      {"validate", "Usage: imago validate\n\nPOST /v1/validate. Exit status 0 when the key is valid, 1 when not.\n"},
-      {"credits", "Usage: imago credits\n\nCredit balance and how many minutes it buys (GET /v2/credit-summaries).\n"},
+      {"logout",
+       "Usage: imago logout\n\nRevokes this device's key on the server and removes it from the "
+       "keychain/file.\n"},
+      {"whoami",
+       "Usage: imago whoami\n\nShows the account, plan and key of the stored credential (GET /v1/me).\n"},
+      {"validate",
+       "Usage: imago validate\n\nPOST /v1/validate. Exit status 0 when the key is valid, 1 when not.\n"},
+      {"credits",
+       "Usage: imago credits\n\nCredit balance and how many minutes it buys (GET /v2/credit-summaries).\n"},
       {"keys", R"(Usage: imago keys list
        imago keys create ALIAS        prints the new secret once
        imago keys revoke KEY_ID
@@ -84,7 +89,8 @@ Creates a key for this device, aliased cli@<hostname>, and stores it in the OS k
        imago agents delete CODE
        imago agents update-prompt CODE PROMPT
 )"},
-      {"dynamics", R"(Usage: imago dynamics generate AGENT [--duration S] [--image-url URL]   costs 250 credits
+      {"dynamics",
+       R"(Usage: imago dynamics generate AGENT [--duration S] [--image-url URL]   costs 250 credits
        imago dynamics get AGENT
        imago dynamics enable AGENT
        imago dynamics disable AGENT
@@ -100,7 +106,8 @@ Creates a key for this device, aliased cli@<hostname>, and stores it in the OS k
 Writes WAV to FILE or to stdout (not to a terminal). "-" as TEXT reads the text from stdin.
 The audio is written as it arrives.
 )"},
-      {"voices", "Usage: imago voices\n\nBuilt-in and designed voices, and the languages this server speaks.\n"},
+      {"voices",
+       "Usage: imago voices\n\nBuilt-in and designed voices, and the languages this server speaks.\n"},
       {"render", R"(Usage: imago render CODE --text TEXT -o OUT.mp4 [--voice M1] [--language en]
 
 Downloads the agent's .imx model and renders it locally with `imagod render` (found beside this
@@ -119,7 +126,8 @@ int usage(const Context& ctx, const std::string& group) {
 std::optional<Client> authed(Context& ctx, int* rc) {
   auto s = load_secret(ctx.base_url);
   if (!s) {
-    *rc = ctx.out.fail("not logged in to " + ctx.base_url + ": run `imago login` (or set IMAGO_API_SECRET)", 3);
+    *rc =
+        ctx.out.fail("not logged in to " + ctx.base_url + ": run `imago login` (or set IMAGO_API_SECRET)", 3);
     return std::nullopt;
   }
   return Client(ctx.base_url, s->secret);
@@ -130,8 +138,10 @@ int answer(Context& ctx, const HttpResult& r, const std::function<std::string(co
            long ok_status = 200) {
   if (r.status != ok_status && !(ok_status == 200 && r.status == 201)) return ctx.out.fail(r.error_text());
   auto v = r.json();
-  if (ctx.out.json) ctx.out.data(v);
-  else std::cout << human(v);
+  if (ctx.out.json)
+    ctx.out.data(v);
+  else
+    std::cout << human(v);
   return 0;
 }
 
@@ -147,7 +157,8 @@ std::string path_arg(const std::string& s) {
   std::string out;
   static const char* hex = "0123456789ABCDEF";
   for (unsigned char c : s) {
-    if (std::isalnum(c) || c == '-' || c == '_' || c == '.' || c == '~') out += static_cast<char>(c);
+    if (std::isalnum(c) || c == '-' || c == '_' || c == '.' || c == '~')
+      out += static_cast<char>(c);
     else {
       out += '%';
       out += hex[c >> 4];
@@ -174,8 +185,8 @@ void progress_line(const Output& out, double p, const std::string& status, const
   const int pct = static_cast<int>(std::lround(std::clamp(p, 0.0, 1.0) * 100));
   if (out.tty) {
     const int filled = pct * 30 / 100;
-    std::cerr << "\r[" << std::string(filled, '#') << std::string(30 - filled, '.') << "] " << pct << "% " << status
-              << " " << msg.substr(0, 40) << "\033[K" << std::flush;
+    std::cerr << "\r[" << std::string(filled, '#') << std::string(30 - filled, '.') << "] " << pct << "% "
+              << status << " " << msg.substr(0, 40) << "\033[K" << std::flush;
   } else {
     std::cerr << pct << "% " << status << (msg.empty() ? "" : " " + msg) << "\n";
   }
@@ -198,8 +209,10 @@ int wait_agent(Context& ctx, Client& c, const std::string& code) {
     progress_line(ctx.out, p, status, str(d, "progress_msg"));
     if (status == "success" || status == "ready" || status == "failed") {
       if (ctx.out.tty) std::cerr << "\n";
-      if (ctx.out.json) ctx.out.data(d);
-      else if (status != "failed") std::cout << code << " is " << status << "; model: " << str(d, "model_url") << "\n";
+      if (ctx.out.json)
+        ctx.out.data(d);
+      else if (status != "failed")
+        std::cout << code << " is " << status << "; model: " << str(d, "model_url") << "\n";
       if (status == "failed") return ctx.out.fail("generation failed: " + str(d, "error_message"));
       return 0;
     }
@@ -214,7 +227,8 @@ int cmd_agents(const Args& a, Context& ctx) {
   auto c = authed(ctx, &rc);
   if (!c) return rc;
   if (sub == "list") {
-    std::string q = "?limit=" + path_arg(a.value("limit", "20")) + "&offset=" + path_arg(a.value("offset", "0"));
+    std::string q =
+        "?limit=" + path_arg(a.value("limit", "20")) + "&offset=" + path_arg(a.value("offset", "0"));
     if (a.has("status")) q += "&status=" + path_arg(a.value("status"));
     return answer(ctx, c->call("GET", "/v1/agents" + q), [](const json::value& v) {
       std::ostringstream o;
@@ -230,8 +244,8 @@ int cmd_agents(const Args& a, Context& ctx) {
   if (sub == "get" && a.words.size() == 3) {
     return answer(ctx, c->call("GET", "/v1/agent/" + path_arg(a.words[2])), [](const json::value& v) {
       const auto& d = v.at("data");
-      return str(d, "agent_id") + "\t" + str(d, "status") + "\t" + str(d, "name") + "\nmodel: " + str(d, "model_url") +
-             "\nprompt: " + str(d, "system_prompt") + "\n";
+      return str(d, "agent_id") + "\t" + str(d, "status") + "\t" + str(d, "name") +
+             "\nmodel: " + str(d, "model_url") + "\nprompt: " + str(d, "system_prompt") + "\n";
     });
   }
   if (sub == "create") {
@@ -252,8 +266,10 @@ int cmd_agents(const Args& a, Context& ctx) {
     if (r.status != 200) return ctx.out.fail(r.error_text());
     const std::string code = str(r.json(), "agent_id");
     if (!a.switches.count("wait")) {
-      if (ctx.out.json) ctx.out.data(r.json());
-      else std::cout << code << "\tprocessing\n(wait with: imago agents wait " << code << ")\n";
+      if (ctx.out.json)
+        ctx.out.data(r.json());
+      else
+        std::cout << code << "\tprocessing\n(wait with: imago agents wait " << code << ")\n";
       return 0;
     }
     ctx.out.note("Generating " + code + " (usually two to five minutes)");
@@ -290,16 +306,20 @@ int cmd_dynamics(const Args& a, Context& ctx) {
       }
     }
     if (a.has("image-url")) body["image_url"] = a.value("image-url");
-    return answer(ctx, c->call("POST", "/v1/dynamics/generate", json::serialize(body)), [&](const json::value&) {
-      return "dynamics generation started for " + agent + " (check with: imago dynamics get " + agent + ")\n";
-    });
+    return answer(ctx, c->call("POST", "/v1/dynamics/generate", json::serialize(body)),
+                  [&](const json::value&) {
+                    return "dynamics generation started for " + agent + " (check with: imago dynamics get " +
+                           agent + ")\n";
+                  });
   }
   if (sub == "get") {
     return answer(ctx, c->call("GET", "/v1/dynamics/" + path_arg(agent)), [](const json::value& v) {
       const auto& d = v.at("data");
-      std::string o = "status: " + str(d, "status") + "\nurl: " + (str(d, "url").empty() ? "(none)" : str(d, "url")) + "\n";
+      std::string o = "status: " + str(d, "status") +
+                      "\nurl: " + (str(d, "url").empty() ? "(none)" : str(d, "url")) + "\n";
       for (const auto& g : d.at("gestures").as_object()) {
-        o += "  " + std::string(g.key()) + "\t" + (g.value().is_string() ? std::string(g.value().as_string()) : "") + "\n";
+        o += "  " + std::string(g.key()) + "\t" +
+             (g.value().is_string() ? std::string(g.value().as_string()) : "") + "\n";
       }
       return o;
     });
@@ -307,10 +327,11 @@ int cmd_dynamics(const Args& a, Context& ctx) {
   if (sub == "enable" || sub == "disable") {
     const bool on = sub == "enable";
     json::object body{{"dynamics", {{"enabled", on}}}, {"toggle_enabled", on}};
-    return answer(ctx, c->call("PUT", "/v1/dynamics/" + path_arg(agent), json::serialize(body)), [&](const json::value& v) {
-      return std::string(on ? "enabled" : "disabled") + " dynamics for " + agent + " (regeneration " +
-             str(v, "regeneration_status") + ")\n";
-    });
+    return answer(ctx, c->call("PUT", "/v1/dynamics/" + path_arg(agent), json::serialize(body)),
+                  [&](const json::value& v) {
+                    return std::string(on ? "enabled" : "disabled") + " dynamics for " + agent +
+                           " (regeneration " + str(v, "regeneration_status") + ")\n";
+                  });
   }
   return usage(ctx, "dynamics");
 }
@@ -325,18 +346,24 @@ int cmd_live(const Args& a, Context& ctx) {
     if (a.has("room")) o["room_id"] = a.value("room");
     return json::serialize(o);
   };
-  auto delivered = [](const json::value& v) { return "delivered to " + str(v, "delivered_to_rooms") + " room(s)\n"; };
+  auto delivered = [](const json::value& v) {
+    return "delivered to " + str(v, "delivered_to_rooms") + " room(s)\n";
+  };
   if (sub == "speak" && a.words.size() == 4) {
-    return answer(ctx, c->call("POST", "/v1/agent/" + path_arg(a.words[2]) + "/speak", with_room({{"message", a.words[3]}})),
-                  delivered);
+    return answer(
+        ctx,
+        c->call("POST", "/v1/agent/" + path_arg(a.words[2]) + "/speak", with_room({{"message", a.words[3]}})),
+        delivered);
   }
   if (sub == "context" && a.words.size() == 4) {
     json::object body{{"context", a.words[3]}, {"type", a.switches.count("speak") ? "speak" : "add_context"}};
-    return answer(ctx, c->call("POST", "/v1/agent/" + path_arg(a.words[2]) + "/add-context", with_room(body)), delivered);
+    return answer(ctx, c->call("POST", "/v1/agent/" + path_arg(a.words[2]) + "/add-context", with_room(body)),
+                  delivered);
   }
   if (sub == "trigger" && a.words.size() == 4) {
     return answer(ctx,
-                  c->call("POST", "/v1/agent/" + path_arg(a.words[2]) + "/trigger-dynamics", with_room({{"action", a.words[3]}})),
+                  c->call("POST", "/v1/agent/" + path_arg(a.words[2]) + "/trigger-dynamics",
+                          with_room({{"action", a.words[3]}})),
                   delivered);
   }
   if (sub == "rooms" && a.words.size() == 2) {
@@ -359,8 +386,8 @@ int cmd_keys(const Args& a, Context& ctx) {
     return answer(ctx, c->call("GET", "/v1/keys"), [](const json::value& v) {
       std::string o;
       for (const auto& k : v.at("data").as_array()) {
-        o += str(k, "id") + "\t" + str(k, "alias") + "\t" + str(k, "prefix") + "..." + str(k, "last4") + "\tlast used " +
-             (str(k, "last_used_at").empty() ? "never" : str(k, "last_used_at")) + "\n";
+        o += str(k, "id") + "\t" + str(k, "alias") + "\t" + str(k, "prefix") + "..." + str(k, "last4") +
+             "\tlast used " + (str(k, "last_used_at").empty() ? "never" : str(k, "last_used_at")) + "\n";
       }
       return o;
     });
@@ -419,8 +446,10 @@ int cmd_tts(const Args& a, Context& ctx) {
   }
   if (!out_path.empty()) {
     std::rename((out_path + ".part").c_str(), out_path.c_str());
-    if (ctx.out.json) ctx.out.data({{"file", out_path}, {"bytes", bytes}});
-    else ctx.out.note("wrote " + std::to_string(bytes) + " bytes to " + out_path);
+    if (ctx.out.json)
+      ctx.out.data({{"file", out_path}, {"bytes", bytes}});
+    else
+      ctx.out.note("wrote " + std::to_string(bytes) + " bytes to " + out_path);
   }
   return 0;
 }
@@ -444,21 +473,24 @@ int cmd_render(const Args& a, Context& ctx) {
   auto g = c->call("GET", "/v1/agent/" + path_arg(a.words[1]));
   if (g.status != 200) return ctx.out.fail(g.error_text());
   const std::string model_url = str(g.json().at("data"), "model_url");
-  if (model_url.empty()) return ctx.out.fail("the agent has no model yet (status " + str(g.json().at("data"), "status") + ")");
+  if (model_url.empty())
+    return ctx.out.fail("the agent has no model yet (status " + str(g.json().at("data"), "status") + ")");
   // Only the path: the key is sent only to the configured server.
   std::string path = model_url;
   if (auto p = path.find("://"); p != std::string::npos) path = path.substr(path.find('/', p + 3));
   const std::string model = out_path + ".imx";
   FILE* f = std::fopen(model.c_str(), "wb");
   if (!f) return ctx.out.fail("cannot write " + model, 2);
-  auto r = c->download("GET", path, "", [&](const char* d, size_t n) { return std::fwrite(d, 1, n, f) == n; });
+  auto r =
+      c->download("GET", path, "", [&](const char* d, size_t n) { return std::fwrite(d, 1, n, f) == n; });
   std::fclose(f);
   if (r.status != 200) {
     std::remove(model.c_str());
     return ctx.out.fail("downloading the model: " + r.error_text());
   }
   ctx.out.note("downloaded the model to " + model + "; rendering");
-  std::vector<std::string> argv = {imagod_binary(), "render", model, "--text", a.value("text"), "-o", out_path};
+  std::vector<std::string> argv = {imagod_binary(), "render", model,   "--text",
+                                   a.value("text"), "-o",     out_path};
   for (const char* f2 : {"voice", "language"}) {
     if (a.has(f2)) {
       argv.push_back(std::string("--") + f2);
@@ -473,8 +505,10 @@ int cmd_render(const Args& a, Context& ctx) {
   }
   int status = std::system((cmd + (ctx.out.json ? ">/dev/null" : "")).c_str());
   if (status != 0) return ctx.out.fail("imagod render failed (is imagod installed beside imago or on PATH?)");
-  if (ctx.out.json) ctx.out.data({{"file", out_path}, {"model", model}});
-  else std::cout << "wrote " << out_path << "\n";
+  if (ctx.out.json)
+    ctx.out.data({{"file", out_path}, {"model", model}});
+  else
+    std::cout << "wrote " << out_path << "\n";
   return 0;
 }
 
@@ -489,7 +523,8 @@ int run_command(const Args& a, Context& ctx) {
   const std::string cmd = a.words.empty() ? "" : a.words[0];
   if (cmd == "login") {
     if (a.words.size() != 1) return usage(ctx, "login");
-    return a.switches.count("device") ? login_device(ctx.base_url, ctx.out) : login_browser(ctx.base_url, ctx.out);
+    return a.switches.count("device") ? login_device(ctx.base_url, ctx.out)
+                                      : login_browser(ctx.base_url, ctx.out);
   }
   if (cmd == "logout") return logout(ctx.base_url, ctx.out);
   if (cmd == "agents") return cmd_agents(a, ctx);
@@ -507,25 +542,29 @@ int run_command(const Args& a, Context& ctx) {
       const std::string source = load_secret(ctx.base_url)->source;
       return answer(ctx, c->call("GET", "/v1/me"), [&](const json::value& v) {
         const auto& d = v.at("data");
-        return str(d, "name") + " (" + str(d, "user_id") + "), plan " + str(d, "plan") + "\nkey " + str(d, "key_alias") +
-               " (" + str(d, "key_id") + ") from " + source + "\nserver " + ctx.base_url + "\n";
+        return str(d, "name") + " (" + str(d, "user_id") + "), plan " + str(d, "plan") + "\nkey " +
+               str(d, "key_alias") + " (" + str(d, "key_id") + ") from " + source + "\nserver " +
+               ctx.base_url + "\n";
       });
     }
     if (cmd == "validate") {
       auto r = c->call("POST", "/v1/validate");
       if (r.status != 200) return ctx.out.fail(r.error_text());
       const bool valid = r.json().at("valid").as_bool();
-      if (ctx.out.json) ctx.out.data(r.json());
-      else std::cout << (valid ? "valid\n" : "invalid\n");
+      if (ctx.out.json)
+        ctx.out.data(r.json());
+      else
+        std::cout << (valid ? "valid\n" : "invalid\n");
       return valid ? 0 : 1;
     }
     if (cmd == "credits") {
       return answer(ctx, c->call("GET", "/v2/credit-summaries"), [](const json::value& v) {
         const auto& d = v.at("data");
-        std::string o = "balance: " + str(d, "balance") + " credits (plan " + str(d, "plan_credits") + ", top-up " +
-                        str(d, "topup_credits") + ")\nminutes:\n";
+        std::string o = "balance: " + str(d, "balance") + " credits (plan " + str(d, "plan_credits") +
+                        ", top-up " + str(d, "topup_credits") + ")\nminutes:\n";
         for (const auto& m : d.at("minutes_estimate").as_object()) {
-          o += "  " + std::string(m.key()) + "\t" + std::to_string(static_cast<long long>(m.value().to_number<double>())) + "\n";
+          o += "  " + std::string(m.key()) + "\t" +
+               std::to_string(static_cast<long long>(m.value().to_number<double>())) + "\n";
         }
         return o;
       });

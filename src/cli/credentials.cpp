@@ -16,10 +16,18 @@ namespace imago::cli {
 namespace {
 
 const SecretSchema* schema() {
-  static const SecretSchema s = {"org.imago.cli.ApiSecret",
-                                 SECRET_SCHEMA_NONE,
-                                 {{"base_url", SECRET_SCHEMA_ATTRIBUTE_STRING}, {nullptr, SECRET_SCHEMA_ATTRIBUTE_STRING}},
-                                 0, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr};
+  static const SecretSchema s = {
+      "org.imago.cli.ApiSecret",
+      SECRET_SCHEMA_NONE,
+      {{"base_url", SECRET_SCHEMA_ATTRIBUTE_STRING}, {nullptr, SECRET_SCHEMA_ATTRIBUTE_STRING}},
+      0,
+      nullptr,
+      nullptr,
+      nullptr,
+      nullptr,
+      nullptr,
+      nullptr,
+      nullptr};
   return &s;
 }
 
@@ -69,9 +77,12 @@ bool write_file_json(const boost::json::object& o, std::string* error) {
 
 std::string credentials_path() {
   std::string base;
-  if (const char* x = std::getenv("XDG_CONFIG_HOME"); x && *x) base = x;
-  else if (const char* h = std::getenv("HOME"); h && *h) base = std::string(h) + "/.config";
-  else base = ".";
+  if (const char* x = std::getenv("XDG_CONFIG_HOME"); x && *x)
+    base = x;
+  else if (const char* h = std::getenv("HOME"); h && *h)
+    base = std::string(h) + "/.config";
+  else
+    base = ".";
   return base + "/imago/credentials";
 }
 
@@ -102,8 +113,9 @@ std::string save_secret(const std::string& base_url, const std::string& secret, 
   if (keyring_wanted()) {
     GError* err = nullptr;
     const std::string label = "Imago API key for " + base_url;
-    gboolean ok = secret_password_store_sync(schema(), SECRET_COLLECTION_DEFAULT, label.c_str(), secret.c_str(), nullptr,
-                                             &err, "base_url", base_url.c_str(), nullptr);
+    gboolean ok =
+        secret_password_store_sync(schema(), SECRET_COLLECTION_DEFAULT, label.c_str(), secret.c_str(),
+                                   nullptr, &err, "base_url", base_url.c_str(), nullptr);
     if (err) g_error_free(err);
     if (ok) return "keychain";
   }

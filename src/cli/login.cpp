@@ -29,7 +29,8 @@ std::string url_encode(const std::string& s) {
   static const char* hex = "0123456789ABCDEF";
   std::string out;
   for (unsigned char c : s) {
-    if (std::isalnum(c) || c == '-' || c == '_' || c == '.' || c == '~') out += static_cast<char>(c);
+    if (std::isalnum(c) || c == '-' || c == '_' || c == '.' || c == '~')
+      out += static_cast<char>(c);
     else {
       out += '%';
       out += hex[c >> 4];
@@ -122,15 +123,17 @@ int login_browser(const std::string& base_url, Output& out) {
     return out.fail("cannot listen on 127.0.0.1 for the browser's answer; try: imago login --device");
   }
   const int port = ntohs(addr.sin_port);
-  const std::string url = base_url + "/cli-login?challenge=" + challenge + "&hostname=" + url_encode(this_hostname()) +
-                          "&port=" + std::to_string(port) + "&state=" + state;
+  const std::string url = base_url + "/cli-login?challenge=" + challenge +
+                          "&hostname=" + url_encode(this_hostname()) + "&port=" + std::to_string(port) +
+                          "&state=" + state;
   out.note("Opening your browser to approve this device. If it does not open, visit:\n\n  " + url + "\n");
   open_browser(url, out);
 
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::minutes(5);
   std::string code;
   while (code.empty()) {
-    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+    const auto left =
+        std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
     if (left.count() <= 0) {
       ::close(fd);
       return out.fail("timed out waiting for the browser (5 minutes)");
@@ -165,9 +168,10 @@ int login_browser(const std::string& base_url, Output& out) {
       page = code.empty() ? "Missing code." : "The imago CLI is signed in. You can close this tab.";
     }
     const std::string html = "<!doctype html><meta charset=utf-8><title>imago</title><p>" + page + "</p>";
-    const std::string resp = "HTTP/1.1 " + status + "\r\nContent-Type: text/html; charset=utf-8\r\nContent-Length: " +
-                             std::to_string(html.size()) + "\r\nConnection: close\r\nCache-Control: no-store\r\n\r\n" +
-                             html;
+    const std::string resp =
+        "HTTP/1.1 " + status +
+        "\r\nContent-Type: text/html; charset=utf-8\r\nContent-Length: " + std::to_string(html.size()) +
+        "\r\nConnection: close\r\nCache-Control: no-store\r\n\r\n" + html;
     (void)!::write(c, resp.data(), resp.size());
     ::close(c);
     if (!error.empty()) {
@@ -186,14 +190,16 @@ int login_device(const std::string& base_url, Output& out) {
   auto start = anon.call("POST", "/v1/cli/device/code",
                          boost::json::serialize(boost::json::object{{"hostname", this_hostname()}}));
   auto d = start.json();
-  if (start.status != 200 || !d.is_object()) return out.fail("could not start the device login: " + start.error_text());
+  if (start.status != 200 || !d.is_object())
+    return out.fail("could not start the device login: " + start.error_text());
   const std::string device_code(d.at("device_code").as_string());
   const std::string user_code(d.at("user_code").as_string());
   const std::string uri(d.at("verification_uri").as_string());
   int interval = static_cast<int>(d.at("interval").to_number<int64_t>());
   const int expires_in = static_cast<int>(d.at("expires_in").to_number<int64_t>());
-  out.note("To sign in, open " + uri + " in any browser where you are signed in, and enter the code:\n\n    " +
-           user_code + "\n\n(waiting up to " + std::to_string(expires_in / 60) + " minutes)");
+  out.note("To sign in, open " + uri +
+           " in any browser where you are signed in, and enter the code:\n\n    " + user_code +
+           "\n\n(waiting up to " + std::to_string(expires_in / 60) + " minutes)");
   if (out.json) out.data({{"user_code", user_code}, {"verification_uri", uri}, {"expires_in", expires_in}});
 
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(expires_in + 5);
@@ -209,7 +215,8 @@ int login_device(const std::string& base_url, Output& out) {
       interval += 5;  // RFC 8628 3.5
       continue;
     }
-    if (code == "expired_token") return out.fail("the code expired before it was entered; run imago login --device again");
+    if (code == "expired_token")
+      return out.fail("the code expired before it was entered; run imago login --device again");
     if (code == "access_denied") return out.fail("the sign-in was denied in the browser");
     if (r.status == 0 || r.status == 429 || r.status >= 500) continue;  // transient: keep polling
     return out.fail("device login failed: " + r.error_text());

@@ -11,10 +11,10 @@ namespace {
 
 // Options that take a value; everything else starting with -- is a switch.
 bool takes_value(const std::string& name) {
-  static const std::set<std::string> v = {"base-url", "limit", "offset", "status", "prompt", "image", "video",
-                                          "audio", "name", "model", "aspect-ratio", "agent-id", "duration",
-                                          "image-url", "room", "voice", "voice-code", "language", "speed",
-                                          "steps", "output", "o", "text"};
+  static const std::set<std::string> v = {
+      "base-url",   "limit",    "offset",       "status",   "prompt",   "image",     "video", "audio",
+      "name",       "model",    "aspect-ratio", "agent-id", "duration", "image-url", "room",  "voice",
+      "voice-code", "language", "speed",        "steps",    "output",   "o",         "text"};
   return v.count(name) > 0;
 }
 
@@ -49,7 +49,8 @@ int main(int argc, char** argv) {
   }
   if (a.values.count("o")) a.values["output"] = a.values["o"];
   if (a.switches.count("help") || (!a.words.empty() && a.words[0] == "help")) {
-    std::string group = a.words.empty() || a.words[0] == "help" ? (a.words.size() > 1 ? a.words[1] : "") : a.words[0];
+    std::string group =
+        a.words.empty() || a.words[0] == "help" ? (a.words.size() > 1 ? a.words[1] : "") : a.words[0];
     std::string text = help_for(group);
     std::cout << (text.empty() ? help_for("") : text);
     return 0;

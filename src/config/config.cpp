@@ -14,7 +14,7 @@ namespace {
 struct Option {
   const char* flag;  // without leading dashes
   const char* env;
-  const char* arg;   // placeholder; nullptr for boolean switches
+  const char* arg;  // placeholder; nullptr for boolean switches
   const char* help;
   std::function<Status(Config&, const std::string&)> set;
 };
@@ -22,35 +22,44 @@ struct Option {
 Status set_int(int& out, const std::string& v, const char* flag, int lo, int hi) {
   auto n = parse_int(v);
   if (!n || *n < lo || *n > hi) {
-    return Status::Invalid(std::string("--") + flag + " expects an integer in [" +
-                           std::to_string(lo) + ", " + std::to_string(hi) + "], got '" + v + "'");
+    return Status::Invalid(std::string("--") + flag + " expects an integer in [" + std::to_string(lo) + ", " +
+                           std::to_string(hi) + "], got '" + v + "'");
   }
   out = static_cast<int>(*n);
   return Status::Ok();
 }
 
 Status set_bool(bool& out, const std::string& v, const char* flag) {
-  if (v == "" || v == "1" || v == "true" || v == "yes") out = true;
-  else if (v == "0" || v == "false" || v == "no") out = false;
-  else return Status::Invalid(std::string("--") + flag + " expects true or false");
+  if (v == "" || v == "1" || v == "true" || v == "yes")
+    out = true;
+  else if (v == "0" || v == "false" || v == "no")
+    out = false;
+  else
+    return Status::Invalid(std::string("--") + flag + " expects true or false");
   return Status::Ok();
 }
 
 const std::vector<Option>& options() {
   static const std::vector<Option> opts = {
-      {"listen", "IMAGO_LISTEN", "HOST:PORT", "address to listen on (default 127.0.0.1:8080; port 0 picks one)",
+      {"listen", "IMAGO_LISTEN", "HOST:PORT",
+       "address to listen on (default 127.0.0.1:8080; port 0 picks one)",
        [](Config& c, const std::string& v) -> Status {
          auto pos = v.rfind(':');
          if (pos == std::string::npos) return Status::Invalid("--listen expects HOST:PORT");
          std::string host = v.substr(0, pos);
-         if (host.size() >= 2 && host.front() == '[' && host.back() == ']') host = host.substr(1, host.size() - 2);
+         if (host.size() >= 2 && host.front() == '[' && host.back() == ']')
+           host = host.substr(1, host.size() - 2);
          if (host.empty()) return Status::Invalid("--listen expects HOST:PORT");
          c.listen_host = host;
          return set_int(c.listen_port, v.substr(pos + 1), "listen", 0, 65535);
        }},
       {"data-dir", "IMAGO_DATA_DIR", "DIR", "data directory: SQLite database and blob files (default var)",
-       [](Config& c, const std::string& v) { c.data_dir = v; return Status::Ok(); }},
-      {"public-url", "IMAGO_PUBLIC_URL", "URL", "base of absolute URLs the server hands out (default http://LISTEN)",
+       [](Config& c, const std::string& v) {
+         c.data_dir = v;
+         return Status::Ok();
+       }},
+      {"public-url", "IMAGO_PUBLIC_URL", "URL",
+       "base of absolute URLs the server hands out (default http://LISTEN)",
        [](Config& c, const std::string& v) -> Status {
          if (v.rfind("http://", 0) != 0 && v.rfind("https://", 0) != 0) {
            return Status::Invalid("--public-url must start with http:// or https://");
@@ -62,9 +71,14 @@ const std::vector<Option>& options() {
       {"threads", "IMAGO_THREADS", "N", "I/O threads (default: one per core)",
        [](Config& c, const std::string& v) { return set_int(c.io_threads, v, "threads", 1, 256); }},
       {"worker-threads", "IMAGO_WORKER_THREADS", "N", "threads running request handlers (default 16)",
-       [](Config& c, const std::string& v) { return set_int(c.worker_threads, v, "worker-threads", 1, 1024); }},
+       [](Config& c, const std::string& v) {
+         return set_int(c.worker_threads, v, "worker-threads", 1, 1024);
+       }},
       {"database", "IMAGO_DATABASE", "URL", "database (default sqlite:DATA_DIR/imago.db)",
-       [](Config& c, const std::string& v) { c.database_url = v; return Status::Ok(); }},
+       [](Config& c, const std::string& v) {
+         c.database_url = v;
+         return Status::Ok();
+       }},
       {"trusted-proxy", "IMAGO_TRUSTED_PROXIES", "IP[,IP]", "peers whose X-Forwarded-For is trusted",
        [](Config& c, const std::string& v) {
          for (auto part : split(v, ',')) {
@@ -73,7 +87,8 @@ const std::vector<Option>& options() {
          }
          return Status::Ok();
        }},
-      {"admin-token", "IMAGO_ADMIN_TOKEN", "TOKEN", "admin API bearer token (default: DATA_DIR/admin.token, created 0600)",
+      {"admin-token", "IMAGO_ADMIN_TOKEN", "TOKEN",
+       "admin API bearer token (default: DATA_DIR/admin.token, created 0600)",
        [](Config& c, const std::string& v) -> Status {
          if (v.size() < 16) return Status::Invalid("--admin-token must be at least 16 characters");
          c.admin_token = v;
@@ -82,11 +97,16 @@ const std::vector<Option>& options() {
       {"read-timeout", "IMAGO_READ_TIMEOUT", "SECONDS", "time allowed to receive a request (default 30)",
        [](Config& c, const std::string& v) { return set_int(c.read_timeout_s, v, "read-timeout", 1, 3600); }},
       {"write-timeout", "IMAGO_WRITE_TIMEOUT", "SECONDS", "time allowed to send a response (default 60)",
-       [](Config& c, const std::string& v) { return set_int(c.write_timeout_s, v, "write-timeout", 1, 3600); }},
+       [](Config& c, const std::string& v) {
+         return set_int(c.write_timeout_s, v, "write-timeout", 1, 3600);
+       }},
       {"idle-timeout", "IMAGO_IDLE_TIMEOUT", "SECONDS", "keep-alive idle time before closing (default 60)",
        [](Config& c, const std::string& v) { return set_int(c.idle_timeout_s, v, "idle-timeout", 1, 3600); }},
-      {"shutdown-grace", "IMAGO_SHUTDOWN_GRACE", "SECONDS", "time in-flight requests get on SIGTERM (default 20)",
-       [](Config& c, const std::string& v) { return set_int(c.shutdown_grace_s, v, "shutdown-grace", 0, 3600); }},
+      {"shutdown-grace", "IMAGO_SHUTDOWN_GRACE", "SECONDS",
+       "time in-flight requests get on SIGTERM (default 20)",
+       [](Config& c, const std::string& v) {
+         return set_int(c.shutdown_grace_s, v, "shutdown-grace", 0, 3600);
+       }},
       {"no-bootstrap", "IMAGO_NO_BOOTSTRAP", nullptr, "do not create a first account on an empty database",
        [](Config& c, const std::string& v) {
          bool b = true;
@@ -96,13 +116,19 @@ const std::vector<Option>& options() {
        }},
       {"failed-auth-limit", "IMAGO_FAILED_AUTH_LIMIT", "N",
        "failed authentications per minute per client IP before 429 (default 30)",
-       [](Config& c, const std::string& v) { return set_int(c.failed_auth_limit, v, "failed-auth-limit", 1, 100000000); }},
+       [](Config& c, const std::string& v) {
+         return set_int(c.failed_auth_limit, v, "failed-auth-limit", 1, 100000000);
+       }},
       {"anon-ip-limit", "IMAGO_ANON_IP_LIMIT", "N",
        "requests per minute per client IP on anonymous self-authenticating endpoints (default 120)",
-       [](Config& c, const std::string& v) { return set_int(c.anon_ip_limit, v, "anon-ip-limit", 1, 100000000); }},
+       [](Config& c, const std::string& v) {
+         return set_int(c.anon_ip_limit, v, "anon-ip-limit", 1, 100000000);
+       }},
       {"allow-private-fetch", "IMAGO_ALLOW_PRIVATE_FETCH", nullptr,
        "let user-supplied URLs reach private, loopback and link-local addresses",
-       [](Config& c, const std::string& v) { return set_bool(c.allow_private_fetch, v, "allow-private-fetch"); }},
+       [](Config& c, const std::string& v) {
+         return set_bool(c.allow_private_fetch, v, "allow-private-fetch");
+       }},
       {"log-level", "IMAGO_LOG_LEVEL", "LEVEL", "debug, info, warn or error (default info)",
        [](Config& c, const std::string& v) -> Status {
          if (v != "debug" && v != "info" && v != "warn" && v != "error") {
@@ -111,8 +137,12 @@ const std::vector<Option>& options() {
          c.log_level = v;
          return Status::Ok();
        }},
-      {"web-dir", "IMAGO_WEB_DIR", "DIR", "static pages served at / (default: the web/ folder of the source tree)",
-       [](Config& c, const std::string& v) { c.web_dir = v; return Status::Ok(); }},
+      {"web-dir", "IMAGO_WEB_DIR", "DIR",
+       "static pages served at / (default: the web/ folder of the source tree)",
+       [](Config& c, const std::string& v) {
+         c.web_dir = v;
+         return Status::Ok();
+       }},
       {"allow-signup", "IMAGO_ALLOW_SIGNUP", nullptr,
        "let anyone create an account and dashboard member at /sign-up (default: operator creates members)",
        [](Config& c, const std::string& v) { return set_bool(c.allow_signup, v, "allow-signup"); }},
@@ -121,10 +151,16 @@ const std::vector<Option>& options() {
       {"tts-queue", "IMAGO_TTS_QUEUE", "N", "synthesis requests that may wait before 503 (default 64)",
        [](Config& c, const std::string& v) { return set_int(c.tts_queue, v, "tts-queue", 0, 100000); }},
       {"tts-max-chars", "IMAGO_TTS_MAX_CHARS", "N", "longest accepted TTS text in characters (default 20000)",
-       [](Config& c, const std::string& v) { return set_int(c.tts_max_chars, v, "tts-max-chars", 1, 1000000); }},
-      {"tts-max-audio", "IMAGO_TTS_MAX_AUDIO", "SECONDS", "longest audio one TTS request may produce (default 600)",
-       [](Config& c, const std::string& v) { return set_int(c.tts_max_audio_s, v, "tts-max-audio", 1, 36000); }},
-      {"no-workers", "IMAGO_NO_WORKERS", nullptr, "serve HTTP only; run jobs in separate 'imagod worker' processes",
+       [](Config& c, const std::string& v) {
+         return set_int(c.tts_max_chars, v, "tts-max-chars", 1, 1000000);
+       }},
+      {"tts-max-audio", "IMAGO_TTS_MAX_AUDIO", "SECONDS",
+       "longest audio one TTS request may produce (default 600)",
+       [](Config& c, const std::string& v) {
+         return set_int(c.tts_max_audio_s, v, "tts-max-audio", 1, 36000);
+       }},
+      {"no-workers", "IMAGO_NO_WORKERS", nullptr,
+       "serve HTTP only; run jobs in separate 'imagod worker' processes",
        [](Config& c, const std::string& v) {
          bool b = true;
          auto s = set_bool(b, v, "no-workers");
@@ -133,7 +169,9 @@ const std::vector<Option>& options() {
        }},
       {"job-lease-ms", "IMAGO_JOB_LEASE_MS", "MS",
        "job lease: a crashed worker's job is taken again this long after its last heartbeat (default 15000)",
-       [](Config& c, const std::string& v) { return set_int(c.job_lease_ms, v, "job-lease-ms", 200, 3600000); }},
+       [](Config& c, const std::string& v) {
+         return set_int(c.job_lease_ms, v, "job-lease-ms", 200, 3600000);
+       }},
       {"job-workers", "IMAGO_JOB_WORKERS", "N", "generation jobs run at once on this node (default 2)",
        [](Config& c, const std::string& v) { return set_int(c.job_workers, v, "job-workers", 1, 256); }},
   };
@@ -191,8 +229,10 @@ std::string config_help() {
 }
 
 void finalize_config(Config& cfg) {
-  if (cfg.io_threads <= 0) cfg.io_threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-  if (cfg.tts_workers <= 0) cfg.tts_workers = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  if (cfg.io_threads <= 0)
+    cfg.io_threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  if (cfg.tts_workers <= 0)
+    cfg.tts_workers = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
 #ifdef IMAGO_DEFAULT_WEB_DIR
   if (cfg.web_dir.empty()) cfg.web_dir = IMAGO_DEFAULT_WEB_DIR;
 #endif

@@ -14,20 +14,20 @@ struct Config {
   std::string listen_host = "127.0.0.1";
   int listen_port = 8080;
   std::string data_dir = "var";
-  std::string public_url;     // default: http://<listen>; base of absolute URLs handed out
-  int io_threads = 0;         // 0: one per core
-  int worker_threads = 16;    // blocking handler pool (database, synthesis waits)
-  std::string database_url;   // default: sqlite:<data_dir>/imago.db
+  std::string public_url;                    // default: http://<listen>; base of absolute URLs handed out
+  int io_threads = 0;                        // 0: one per core
+  int worker_threads = 16;                   // blocking handler pool (database, synthesis waits)
+  std::string database_url;                  // default: sqlite:<data_dir>/imago.db
   std::vector<std::string> trusted_proxies;  // peers whose X-Forwarded-For is believed
-  std::string admin_token;    // IMAGO_ADMIN_TOKEN, else <data_dir>/admin.token (created 0600)
-  int read_timeout_s = 30;    // whole request (headers + body)
+  std::string admin_token;                   // IMAGO_ADMIN_TOKEN, else <data_dir>/admin.token (created 0600)
+  int read_timeout_s = 30;                   // whole request (headers + body)
   int write_timeout_s = 60;
-  int idle_timeout_s = 60;    // keep-alive idle
+  int idle_timeout_s = 60;  // keep-alive idle
   int header_limit_bytes = 16 * 1024;
   int shutdown_grace_s = 20;
-  bool bootstrap_account = true;  // create and print a first account on an empty database
-  int failed_auth_limit = 30;     // SPEC 8.3: failed authentications per minute per client IP
-  int anon_ip_limit = 120;        // SPEC 8.3: requests per minute per IP on anonymous endpoints
+  bool bootstrap_account = true;     // create and print a first account on an empty database
+  int failed_auth_limit = 30;        // SPEC 8.3: failed authentications per minute per client IP
+  int anon_ip_limit = 120;           // SPEC 8.3: requests per minute per IP on anonymous endpoints
   bool allow_private_fetch = false;  // let user URLs reach private/loopback addresses (tests)
   std::string log_level = "info";
 
@@ -42,9 +42,9 @@ struct Config {
   int tts_max_audio_s = 600;  // longest audio one request may produce
 
   // --- jobs (issue 5) ---
-  bool run_workers = true;    // serve also runs job workers
-  int job_workers = 2;        // concurrent jobs per node
-  int job_lease_ms = 15000;   // a claimed job is re-claimable this long after its last heartbeat
+  bool run_workers = true;   // serve also runs job workers
+  int job_workers = 2;       // concurrent jobs per node
+  int job_lease_ms = 15000;  // a claimed job is re-claimable this long after its last heartbeat
 };
 
 // Parses argv (after the subcommand) and IMAGO_* variables into `cfg`. Returns kInvalidArgument

@@ -65,9 +65,7 @@ struct Services {
   DeviceLogin* device_login = nullptr;
 
   // Absolute URL for a path under the server's public base ("/v1/files/x" -> "http://host/v1/files/x").
-  std::string absolute_url(std::string_view path) const {
-    return config->public_url + std::string(path);
-  }
+  std::string absolute_url(std::string_view path) const { return config->public_url + std::string(path); }
 };
 
 }  // namespace imago

@@ -16,8 +16,8 @@ constexpr size_t kUnknownRouteBodyLimit = 64 * 1024;
 bool sane_request_id(std::string_view id) {
   if (id.empty() || id.size() > 128) return false;
   for (char c : id) {
-    bool ok = (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '-' || c == '_' ||
-              c == '.' || c == ':';
+    bool ok = (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '-' ||
+              c == '_' || c == '.' || c == ':';
     if (!ok) return false;
   }
   return true;
@@ -26,7 +26,8 @@ bool sane_request_id(std::string_view id) {
 bool looks_like_ip(std::string_view s) {
   if (s.empty() || s.size() > 45) return false;
   for (char c : s) {
-    bool ok = (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F') || c == ':' || c == '.';
+    bool ok =
+        (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F') || c == ':' || c == '.';
     if (!ok) return false;
   }
   return true;
@@ -125,8 +126,10 @@ Response Pipeline::authenticate_session(Request& req) {
     return Response{};
   }
   switch (p.status().code()) {
-    case Code::kUnauthenticated: return throttled_or(req, Response::error(401, "UNAUTHORIZED", p.status().message()));
-    case Code::kForbidden: return Response::error(403, "CSRF_FAILED", p.status().message());
+    case Code::kUnauthenticated:
+      return throttled_or(req, Response::error(401, "UNAUTHORIZED", p.status().message()));
+    case Code::kForbidden:
+      return Response::error(403, "CSRF_FAILED", p.status().message());
     default: {
       log::error("session_backend_error", {{"request_id", req.request_id}, {"error", p.status().message()}});
       Response r = Response::error(503, "SERVICE_UNAVAILABLE", "Authentication is temporarily unavailable");
@@ -141,7 +144,8 @@ Response Pipeline::run(Request& req, const RouteMatch& m, bool via_session, std:
   if (!m.route) {
     if (m.path_known) {
       *route_name = "method_not_allowed";
-      Response r = Response::error(405, "METHOD_NOT_ALLOWED", "Method " + req.method + " is not allowed on " + req.path);
+      Response r = Response::error(405, "METHOD_NOT_ALLOWED",
+                                   "Method " + req.method + " is not allowed on " + req.path);
       std::string allow;
       for (const auto& a : m.allowed) allow += (allow.empty() ? "" : ", ") + a;
       r.headers.set("Allow", allow);
@@ -151,7 +155,8 @@ Response Pipeline::run(Request& req, const RouteMatch& m, bool via_session, std:
     return Response::error(404, "NOT_FOUND", "No route for " + req.method + " " + req.path);
   }
   const Route& route = *m.route;
-  *route_name = route.method + " " + (via_session ? std::string(kDashboardApiPrefix) : std::string()) + route.pattern;
+  *route_name =
+      route.method + " " + (via_session ? std::string(kDashboardApiPrefix) : std::string()) + route.pattern;
   req.params = m.params;
 
   if (route.options.anon_ip_limited) {
@@ -165,7 +170,8 @@ Response Pipeline::run(Request& req, const RouteMatch& m, bool via_session, std:
   }
 
   switch (via_session ? AuthMode::kSession : route.options.auth) {
-    case AuthMode::kNone: break;
+    case AuthMode::kNone:
+      break;
     case AuthMode::kSession: {
       Response r = authenticate_session(req);
       if (!req.principal) return r;
@@ -173,7 +179,9 @@ Response Pipeline::run(Request& req, const RouteMatch& m, bool via_session, std:
     }
     case AuthMode::kAdmin: {
       auto token = bearer_token(req);
-      if (!token) return throttled_or(req, Response::error(401, "MISSING_AUTH", "Missing Authorization: Bearer header"));
+      if (!token)
+        return throttled_or(req,
+                            Response::error(401, "MISSING_AUTH", "Missing Authorization: Bearer header"));
       if (options_.admin_token.empty() || !constant_time_equal(*token, options_.admin_token)) {
         return throttled_or(req, Response::error(401, "UNAUTHORIZED", "Invalid admin token"));
       }
@@ -185,7 +193,8 @@ Response Pipeline::run(Request& req, const RouteMatch& m, bool via_session, std:
       if (!secret && route.options.accept_bearer) {
         if (auto b = bearer_token(req); b && !b->empty()) secret = *b;
       }
-      if (!secret) return throttled_or(req, Response::error(401, "MISSING_AUTH", "Missing api-secret header"));
+      if (!secret)
+        return throttled_or(req, Response::error(401, "MISSING_AUTH", "Missing api-secret header"));
       auto p = auth_.authenticate(*secret);
       if (p.ok()) {
         req.principal = std::move(p).value();
@@ -240,7 +249,8 @@ Response Pipeline::dispatch(Request& req) {
   try {
     resp = run(req, m, via_session, &route_name, &rate);
   } catch (const std::exception& e) {
-    log::error("handler_exception", {{"request_id", req.request_id}, {"route", route_name}, {"error", e.what()}});
+    log::error("handler_exception",
+               {{"request_id", req.request_id}, {"route", route_name}, {"error", e.what()}});
     resp = Response::error(500, "INTERNAL_ERROR", "Internal server error");
   }
 

@@ -13,10 +13,10 @@
 namespace imago::http {
 
 enum class AuthMode {
-  kApiKey,  // api-secret header required (also "Authorization: Bearer" when accept_bearer)
-  kAdmin,   // Authorization: Bearer <admin token>
-  kNone,    // public (health checks, signed URLs)
-  kSession, // a signed-in dashboard member: session cookie, plus X-CSRF-Token unless GET/HEAD
+  kApiKey,   // api-secret header required (also "Authorization: Bearer" when accept_bearer)
+  kAdmin,    // Authorization: Bearer <admin token>
+  kNone,     // public (health checks, signed URLs)
+  kSession,  // a signed-in dashboard member: session cookie, plus X-CSRF-Token unless GET/HEAD
 };
 
 struct RouteOptions {
@@ -43,10 +43,10 @@ struct Route {
 };
 
 struct RouteMatch {
-  const Route* route = nullptr;        // set on a match
+  const Route* route = nullptr;  // set on a match
   std::map<std::string, std::string> params;
-  bool path_known = false;             // some route has this path under another method (-> 405)
-  std::vector<std::string> allowed;    // methods allowed on this path
+  bool path_known = false;           // some route has this path under another method (-> 405)
+  std::vector<std::string> allowed;  // methods allowed on this path
 };
 
 class Router {

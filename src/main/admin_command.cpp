@@ -7,9 +7,9 @@
 #include "api/views.h"
 #include "auth/members.h"
 #include "auth/provisioning.h"
-#include "limits/rate_limiter.h"
 #include "billing/operations.h"
 #include "config/config.h"
+#include "limits/rate_limiter.h"
 #include "store/stores.h"
 #include "util/random.h"
 #include "util/strings.h"
@@ -139,14 +139,16 @@ int run_command(Stores& st, const Args& a) {
     if (!plan) return fail(Status::Invalid("unknown plan '" + p[3] + "'"));
     std::optional<PlanLimits> limits;
     if (auto it = a.flags.find("limits"); it != a.flags.end()) {
-      if (*plan != Plan::kEnterprise) return fail(Status::Invalid("--limits is only allowed with the enterprise plan"));
+      if (*plan != Plan::kEnterprise)
+        return fail(Status::Invalid("--limits is only allowed with the enterprise plan"));
       auto parts = split(it->second, ',');
       if (parts.size() != 3) return fail(Status::Invalid("--limits expects GENERATE,WRITE,READ"));
       PlanLimits l;
       int* slots[] = {&l.generate_per_min, &l.write_per_min, &l.read_per_min};
       for (size_t i = 0; i < 3; ++i) {
         auto n = parse_int(trim(parts[i]));
-        if (!n || *n < 1 || *n > 10'000'000) return fail(Status::Invalid("--limits values must be 1..10000000"));
+        if (!n || *n < 1 || *n > 10'000'000)
+          return fail(Status::Invalid("--limits values must be 1..10000000"));
         *slots[i] = static_cast<int>(*n);
       }
       limits = l;
@@ -158,8 +160,8 @@ int run_command(Stores& st, const Args& a) {
   if (need(4) && p[0] == "account" && p[1] == "credits") {
     auto amount = parse_int(p[3]);
     if (!amount || *amount <= 0) return fail(Status::Invalid("AMOUNT must be a positive integer"));
-    LedgerOp op = billing::operator_topup(p[2], *amount,
-                                          a.flags.count("reason") ? a.flags.at("reason") : "top-up (admin CLI)", "");
+    LedgerOp op = billing::operator_topup(
+        p[2], *amount, a.flags.count("reason") ? a.flags.at("reason") : "top-up (admin CLI)", "");
     auto e = st.ledger->apply(op);
     if (!e.ok()) return fail(e.status());
     return print(api::ledger_entry_json(*e));
@@ -178,7 +180,8 @@ int run_command(Stores& st, const Args& a) {
   if (need(3) && p[0] == "key" && p[1] == "rotate") {
     auto k = rotate_key(*st.accounts, std::nullopt, p[2]);
     if (!k.ok()) return fail(k.status());
-    return print({{"key_id", k->key.id}, {"alias", k->key.alias}, {"api_secret", k->secret}, {"replaces", p[2]}});
+    return print(
+        {{"key_id", k->key.id}, {"alias", k->key.alias}, {"api_secret", k->secret}, {"replaces", p[2]}});
   }
   if (need(3) && p[0] == "user" && p[1] == "create") {
     std::string email = a.flags.count("email") ? a.flags.at("email") : std::string();
@@ -197,7 +200,8 @@ int run_command(Stores& st, const Args& a) {
     auto list = st.members->list_members(p[2]);
     if (!list.ok()) return fail(list.status());
     boost::json::array arr;
-    for (const auto& m : *list) arr.push_back({{"member_id", m.id}, {"email", m.email}, {"created_at", m.created_at}});
+    for (const auto& m : *list)
+      arr.push_back({{"member_id", m.id}, {"email", m.email}, {"created_at", m.created_at}});
     return print({{"data", std::move(arr)}});
   }
   std::cerr << kUsage;
@@ -214,10 +218,14 @@ int admin_main(int argc, char** argv) {
     return args->positional.empty() && !args->flags.count("help") ? 2 : 0;
   }
   Config cfg;
-  if (auto it = args->flags.find("data-dir"); it != args->flags.end()) cfg.data_dir = it->second;
-  else if (const char* d = std::getenv("IMAGO_DATA_DIR"); d && *d) cfg.data_dir = d;
-  if (auto it = args->flags.find("database"); it != args->flags.end()) cfg.database_url = it->second;
-  else if (const char* d = std::getenv("IMAGO_DATABASE"); d && *d) cfg.database_url = d;
+  if (auto it = args->flags.find("data-dir"); it != args->flags.end())
+    cfg.data_dir = it->second;
+  else if (const char* d = std::getenv("IMAGO_DATA_DIR"); d && *d)
+    cfg.data_dir = d;
+  if (auto it = args->flags.find("database"); it != args->flags.end())
+    cfg.database_url = it->second;
+  else if (const char* d = std::getenv("IMAGO_DATABASE"); d && *d)
+    cfg.database_url = d;
   finalize_config(cfg);
   auto stores = open_stores(cfg.database_url, SystemClock::instance());
   if (!stores.ok()) return fail(stores.status());

@@ -9,11 +9,11 @@
 
 #include "agents/agent_service.h"
 #include "api/routes.h"
-#include "core/services.h"
 #include "auth/authenticator.h"
 #include "auth/device_login.h"
 #include "auth/members.h"
 #include "auth/provisioning.h"
+#include "core/services.h"
 #include "http/metrics.h"
 #include "http/pipeline.h"
 #include "http/router.h"
@@ -137,7 +137,8 @@ Result<std::unique_ptr<App>> App::create(Config config) {
   po.failed_auth_per_minute = p.config.failed_auth_limit;
   po.anon_per_minute = p.config.anon_ip_limit;
   po.members = p.member_auth.get();
-  p.pipeline = std::make_unique<http::Pipeline>(p.router, *p.authenticator, *p.limiter, *p.windows, p.metrics, po);
+  p.pipeline =
+      std::make_unique<http::Pipeline>(p.router, *p.authenticator, *p.limiter, *p.windows, p.metrics, po);
 
   http::ServerOptions so;
   so.host = p.config.listen_host;
@@ -167,7 +168,8 @@ void bootstrap_first_account(AccountStore& accounts, const Config& config, const
     log::error("bootstrap_failed", {{"error", created.status().message()}});
     return;
   }
-  log::info("bootstrap_account_created", {{"account", created->account.id}, {"plan", "pro"}, {"credits", 5000}});
+  log::info("bootstrap_account_created",
+            {{"account", created->account.id}, {"plan", "pro"}, {"credits", 5000}});
   std::cerr << "\n"
             << "  Imago created its first account (\"owner\", plan pro, 5000 credits).\n"
             << "  Its API secret is shown this once; keep it somewhere safe:\n\n"
@@ -192,8 +194,8 @@ int App::run() {
   if (p.config.listen_port == 0) {
     p.config.listen_port = p.server->port();
     if (p.config.public_url.ends_with(":0")) {
-      p.config.public_url = p.config.public_url.substr(0, p.config.public_url.size() - 1) +
-                            std::to_string(p.server->port());
+      p.config.public_url =
+          p.config.public_url.substr(0, p.config.public_url.size() - 1) + std::to_string(p.server->port());
     }
   }
   // Job workers start once public_url is final: it appears in webhook payloads.

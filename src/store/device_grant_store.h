@@ -18,10 +18,14 @@ enum class GrantState { kPending, kApproved, kDenied, kConsumed };
 
 inline std::string_view grant_state_name(GrantState s) {
   switch (s) {
-    case GrantState::kApproved: return "approved";
-    case GrantState::kDenied: return "denied";
-    case GrantState::kConsumed: return "consumed";
-    case GrantState::kPending: break;
+    case GrantState::kApproved:
+      return "approved";
+    case GrantState::kDenied:
+      return "denied";
+    case GrantState::kConsumed:
+      return "consumed";
+    case GrantState::kPending:
+      break;
   }
   return "pending";
 }
@@ -37,9 +41,9 @@ struct DeviceGrant {
   std::string member_id;
   int64_t created_at = 0;
   int64_t expires_at = 0;
-  int interval_s = 5;         // device grants: the polling interval the client must keep
-  int64_t last_poll_at = 0;   // device grants
-  std::string key_id;         // the key issued when consumed
+  int interval_s = 5;        // device grants: the polling interval the client must keep
+  int64_t last_poll_at = 0;  // device grants
+  std::string key_id;        // the key issued when consumed
 };
 
 class DeviceGrantStore {

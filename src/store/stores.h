@@ -36,7 +36,7 @@ struct Stores {
   std::unique_ptr<FileStore> files;
   std::unique_ptr<JobStore> jobs;
   std::unique_ptr<WebhookStore> webhooks;
-  std::unique_ptr<MemberStore> members;              // dashboard members and sessions
+  std::unique_ptr<MemberStore> members;             // dashboard members and sessions
   std::unique_ptr<DeviceGrantStore> device_grants;  // CLI sign-ins in flight
 };
 

@@ -52,9 +52,10 @@ class Cli {
 
   // Runs imago with a clean environment: no session bus (so no keychain), our config dir.
   CliRun run(const std::vector<std::string>& args, const std::map<std::string, std::string>& env = {},
-          const std::string& stdin_text = "") const {
-    std::string cmd = "env -i PATH=/usr/bin:/bin HOME=" + quote(home_) + " XDG_CONFIG_HOME=" + quote(home_ + "/cfg") +
-                      " IMAGO_BASE_URL=" + quote(base_) + " IMAGO_BROWSER=none";
+             const std::string& stdin_text = "") const {
+    std::string cmd = "env -i PATH=/usr/bin:/bin HOME=" + quote(home_) +
+                      " XDG_CONFIG_HOME=" + quote(home_ + "/cfg") + " IMAGO_BASE_URL=" + quote(base_) +
+                      " IMAGO_BROWSER=none";
     for (const auto& [k, v] : env) cmd += " " + k + "=" + quote(v);
     cmd += " " + quote(IMAGO_CLI_PATH);
     for (const auto& a : args) cmd += " " + quote(a);
@@ -102,7 +103,8 @@ Member member(TestServer& s) {
   auto m = s.admin("POST", "/admin/v1/accounts/" + acct.account_id + "/members",
                    R"({"email": "cli@example.org", "password": "correct horse battery"})");
   EXPECT_EQ(m.status, 201) << m.body;
-  auto r = s.post("/dashboard/api/sign-in", R"({"email": "cli@example.org", "password": "correct horse battery"})");
+  auto r = s.post("/dashboard/api/sign-in",
+                  R"({"email": "cli@example.org", "password": "correct horse battery"})");
   EXPECT_EQ(r.status, 200) << r.body;
   std::string c = r.header("set-cookie");
   c = c.substr(0, c.find(';'));
@@ -131,7 +133,8 @@ TEST(Cli, DeviceLoginEndToEndThenLogoutRevokesTheKey) {
   const std::string code = wait_for(err_path, std::regex("([B-DF-HJ-NP-TV-XZ]{4}-[B-DF-HJ-NP-TV-XZ]{4})"));
   ASSERT_FALSE(code.empty()) << slurp(err_path);
   EXPECT_NE(slurp(err_path).find(s.url() + "/device"), std::string::npos);
-  auto ok = as(s, m, "POST", "/dashboard/api/device/approve", json::serialize(json::object{{"user_code", code}}));
+  auto ok =
+      as(s, m, "POST", "/dashboard/api/device/approve", json::serialize(json::object{{"user_code", code}}));
   ASSERT_EQ(ok.status, 200) << ok.body;
   CliRun r = login.get();
   ASSERT_EQ(r.rc, 0) << r.out << r.err;
@@ -178,7 +181,8 @@ TEST(Cli, DeviceLoginDeniedInTheBrowserFails) {
   auto login = cli.start({"login", "--device", "--json"}, &err_path);
   const std::string code = wait_for(err_path, std::regex("([B-DF-HJ-NP-TV-XZ]{4}-[B-DF-HJ-NP-TV-XZ]{4})"));
   ASSERT_FALSE(code.empty());
-  as(s, m, "POST", "/dashboard/api/device/approve", json::serialize(json::object{{"user_code", code}, {"approve", false}}));
+  as(s, m, "POST", "/dashboard/api/device/approve",
+     json::serialize(json::object{{"user_code", code}, {"approve", false}}));
   CliRun r = login.get();
   EXPECT_EQ(r.rc, 1);
   EXPECT_NE(r.err.find("denied"), std::string::npos) << r.err;
@@ -219,8 +223,10 @@ TEST(Cli, BrowserLoginThroughTheLoopbackCallback) {
   const std::string secret = stored_secret(cli, s);
   EXPECT_TRUE(s.post("/v1/validate", "", secret).json().at("valid").as_bool());
   // The code in the URL is useless on its own: redeeming it again (or without the verifier) fails.
-  const std::string code = redirect.substr(redirect.find("code=") + 5, redirect.find("&state") - redirect.find("code=") - 5);
-  auto again = s.post("/v1/cli/token", json::serialize(json::object{{"code", code}, {"code_verifier", std::string(64, 'a')}}));
+  const std::string code =
+      redirect.substr(redirect.find("code=") + 5, redirect.find("&state") - redirect.find("code=") - 5);
+  auto again = s.post("/v1/cli/token",
+                      json::serialize(json::object{{"code", code}, {"code_verifier", std::string(64, 'a')}}));
   EXPECT_EQ(again.status, 400);
 }
 
@@ -239,7 +245,8 @@ TEST(Cli, EnvironmentSecretOverridesAndBadKeysFailClearly) {
   CliRun unauthorized = cli.run({"credits"}, {{"IMAGO_API_SECRET", "imago_sk_" + std::string(38, 'A')}});
   EXPECT_EQ(unauthorized.rc, 1);
   EXPECT_NE(unauthorized.err.find("UNAUTHORIZED"), std::string::npos) << unauthorized.err;
-  CliRun down = cli.run({"credits", "--base-url", "http://127.0.0.1:1"}, {{"IMAGO_API_SECRET", acct.api_secret}});
+  CliRun down =
+      cli.run({"credits", "--base-url", "http://127.0.0.1:1"}, {{"IMAGO_API_SECRET", acct.api_secret}});
   EXPECT_EQ(down.rc, 1);
   EXPECT_NE(down.err.find("cannot reach the server"), std::string::npos) << down.err;
   EXPECT_EQ(cli.run({"frobnicate"}).rc, 2);
@@ -252,8 +259,8 @@ TEST(Cli, EveryCommandHasHelp) {
   Cli cli(s);
   CliRun top = cli.run({"--help"});
   EXPECT_EQ(top.rc, 0);
-  for (const char* cmd : {"login", "logout", "whoami", "validate", "credits", "keys", "agents", "dynamics", "live", "tts",
-                          "voices", "render"}) {
+  for (const char* cmd : {"login", "logout", "whoami", "validate", "credits", "keys", "agents", "dynamics",
+                          "live", "tts", "voices", "render"}) {
     CliRun r = cli.run({cmd, "--help"});
     EXPECT_EQ(r.rc, 0) << cmd;
     EXPECT_NE(r.out.find("Usage: imago " + std::string(cmd)), std::string::npos) << cmd << ": " << r.out;
@@ -267,7 +274,8 @@ TEST(Cli, CommandsHappyAndErrorPaths) {
   TestServer s;
   Cli cli(s);
   auto acct = s.create_account("pro", 2000, "cmds");
-  const std::map<std::string, std::string> env = {{"IMAGO_API_SECRET", acct.api_secret}, {"IMAGO_POLL_SECONDS", "1"}};
+  const std::map<std::string, std::string> env = {{"IMAGO_API_SECRET", acct.api_secret},
+                                                  {"IMAGO_POLL_SECONDS", "1"}};
   auto ok = [&](const std::vector<std::string>& args) {
     CliRun r = cli.run(args, env);
     EXPECT_EQ(r.rc, 0) << args[0] << ": " << r.err;
@@ -293,8 +301,8 @@ TEST(Cli, CommandsHappyAndErrorPaths) {
   fails({"keys", "create", ""}, "VALIDATION_ERROR");
 
   // agents: create from a local photo and wait (progress lines on a non-terminal)
-  CliRun gen = ok({"agents", "create", "--image", "/usr/share/doc/opencv-doc/opencv4/html/face_swapped.jpg", "--name", "Ada",
-                "--agent-id", "cli-ada", "--wait"});
+  CliRun gen = ok({"agents", "create", "--image", "/usr/share/doc/opencv-doc/opencv4/html/face_swapped.jpg",
+                   "--name", "Ada", "--agent-id", "cli-ada", "--wait"});
   EXPECT_NE(gen.err.find("100% ready"), std::string::npos) << gen.err;
   EXPECT_NE(gen.out.find("cli-ada is ready"), std::string::npos) << gen.out;
   fails({"agents", "create", "--image", "/nonexistent.jpg"}, "cannot read", 2);

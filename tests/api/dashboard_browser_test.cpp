@@ -21,8 +21,10 @@ TEST(DashboardBrowser, SignInKeysDeviceApprovalAgentFromAPhotoAndEveryPage) {
   namespace fs = std::filesystem;
   fs::path dir = fs::path(IMAGO_SOURCE_DIR) / "tests" / "browser";
   ASSERT_TRUE(fs::exists(dir / "package-lock.json")) << dir;
-  ASSERT_EQ(run("command -v node >/dev/null 2>&1"), 0) << "node is not installed (scripts/setup.sh installs nodejs)";
-  ASSERT_EQ(run("test -x /usr/bin/chromium"), 0) << "chromium is not installed (scripts/setup.sh installs it)";
+  ASSERT_EQ(run("command -v node >/dev/null 2>&1"), 0)
+      << "node is not installed (scripts/setup.sh installs nodejs)";
+  ASSERT_EQ(run("test -x /usr/bin/chromium"), 0)
+      << "chromium is not installed (scripts/setup.sh installs it)";
   if (!fs::exists(dir / "node_modules" / "playwright-core")) {
     ASSERT_EQ(run("cd '" + dir.string() + "' && npm ci --no-audit --no-fund --loglevel=error"), 0)
         << "npm ci failed in " << dir;
@@ -36,8 +38,8 @@ TEST(DashboardBrowser, SignInKeysDeviceApprovalAgentFromAPhotoAndEveryPage) {
                      R"({"email": "ada@example.org", "password": "correct horse battery"})");
   ASSERT_EQ(m.status, 201) << m.body;
   std::string cmd = "cd '" + dir.string() + "' && IMAGO_URL='" + srv.url() +
-                    "' IMAGO_EMAIL=ada@example.org IMAGO_PASSWORD='correct horse battery' IMAGO_FACE='" + face +
-                    "' timeout 420 node dashboard_test.mjs";
+                    "' IMAGO_EMAIL=ada@example.org IMAGO_PASSWORD='correct horse battery' IMAGO_FACE='" +
+                    face + "' timeout 420 node dashboard_test.mjs";
   EXPECT_EQ(run(cmd), 0) << "the browser checks failed (see output above)";
 }
 

@@ -50,7 +50,8 @@ Session sign_in(TestServer& s, const std::string& email, const std::string& pass
                            json::serialize(json::object{{"email", email}, {"password", password}}), "", opts);
   out.set_cookie = out.response.header("set-cookie");
   out.token = cookie_token(out.set_cookie);
-  if (out.response.status == 200) out.csrf = std::string(out.response.json().at("data").at("csrf_token").as_string());
+  if (out.response.status == 200)
+    out.csrf = std::string(out.response.json().at("data").at("csrf_token").as_string());
   return out;
 }
 
@@ -113,7 +114,8 @@ TEST(Dashboard, WrongPasswordsAreRefusedAlikeAndThrottled) {
   auto wrong = sign_in(s, "ada@example.org", "not the password");
   EXPECT_EQ(unknown.response.status, 401);
   EXPECT_EQ(wrong.response.status, 401);
-  EXPECT_EQ(unknown.response.json().at("error").at("message"), wrong.response.json().at("error").at("message"))
+  EXPECT_EQ(unknown.response.json().at("error").at("message"),
+            wrong.response.json().at("error").at("message"))
       << "no hint whether the email exists";
   EXPECT_TRUE(wrong.set_cookie.empty());
   for (int i = 0; i < 4; ++i) EXPECT_EQ(sign_in(s, "ada@example.org", "still wrong!").response.status, 401);
@@ -225,8 +227,9 @@ TEST(Dashboard, SignOutPasswordChangeAndSignOutEverywhere) {
   auto weak = as(s, b, "POST", "/dashboard/api/password",
                  R"({"current_password": "correct horse battery", "new_password": "short"})");
   EXPECT_EQ(weak.status, 400);
-  auto changed = as(s, b, "POST", "/dashboard/api/password",
-                    R"({"current_password": "correct horse battery", "new_password": "a new long password"})");
+  auto changed =
+      as(s, b, "POST", "/dashboard/api/password",
+         R"({"current_password": "correct horse battery", "new_password": "a new long password"})");
   EXPECT_EQ(changed.status, 200) << changed.body;
   EXPECT_EQ(as(s, b, "GET", "/dashboard/api/session").status, 200) << "the changing session stays";
   EXPECT_EQ(as(s, c, "GET", "/dashboard/api/session").status, 401) << "every other session ends";
@@ -243,7 +246,8 @@ TEST(Dashboard, SignOutPasswordChangeAndSignOutEverywhere) {
 TEST(Dashboard, SelfSignUpOnlyWhenTheOperatorAllowsIt) {
   {
     TestServer s;
-    auto r = s.post("/dashboard/api/sign-up", R"({"email": "new@example.org", "password": "a long password"})");
+    auto r =
+        s.post("/dashboard/api/sign-up", R"({"email": "new@example.org", "password": "a long password"})");
     EXPECT_EQ(r.status, 403);
     EXPECT_EQ(code_of(r), "SIGNUP_DISABLED");
     EXPECT_FALSE(s.get("/dashboard/api/config").json().at("data").at("allow_signup").as_bool());
@@ -255,9 +259,11 @@ TEST(Dashboard, SelfSignUpOnlyWhenTheOperatorAllowsIt) {
   const std::string secret(r.json().at("data").at("first_key").at("api_secret").as_string());
   EXPECT_TRUE(s.post("/v1/validate", "", secret).json().at("valid").as_bool());
   EXPECT_FALSE(cookie_token(r.header("set-cookie")).empty());
-  EXPECT_EQ(s.post("/dashboard/api/sign-up", R"({"email": "NEW@example.org", "password": "a long password"})").status,
+  EXPECT_EQ(s.post("/dashboard/api/sign-up", R"({"email": "NEW@example.org", "password": "a long password"})")
+                .status,
             409);
-  EXPECT_EQ(s.post("/dashboard/api/sign-up", R"({"email": "x@example.org", "password": "short"})").status, 400);
+  EXPECT_EQ(s.post("/dashboard/api/sign-up", R"({"email": "x@example.org", "password": "short"})").status,
+            400);
   EXPECT_EQ(sign_in(s, "new@example.org", "a long password").response.status, 200);
 }
 
@@ -286,12 +292,13 @@ TEST(Dashboard, DeviceFlowErrorCodesOverHttp) {
   EXPECT_EQ(s.post("/v1/cli/device/code", R"({"hostname": "bad host!"})").status, 400);
 
   auto a = sign_in(s, "ada@example.org");
-  EXPECT_EQ(as(s, a, "POST", "/dashboard/api/device/approve", json::serialize(json::object{{"user_code", user_code}}),
-               false)
+  EXPECT_EQ(as(s, a, "POST", "/dashboard/api/device/approve",
+               json::serialize(json::object{{"user_code", user_code}}), false)
                 .status,
             403);
   EXPECT_EQ(as(s, a, "POST", "/dashboard/api/device/approve", R"({"user_code": "BBBB-BBBB"})").status, 404);
-  auto ok = as(s, a, "POST", "/dashboard/api/device/approve", json::serialize(json::object{{"user_code", user_code}}));
+  auto ok = as(s, a, "POST", "/dashboard/api/device/approve",
+               json::serialize(json::object{{"user_code", user_code}}));
   ASSERT_EQ(ok.status, 200) << ok.body;
   std::this_thread::sleep_for(std::chrono::milliseconds(10200));  // the interval is now 10 s
   auto got = poll(device_code);
@@ -309,9 +316,10 @@ TEST(Dashboard, DeviceFlowErrorCodesOverHttp) {
   auto denied = s.post("/v1/cli/device/code", R"({"hostname": "other"})").json();
   as(s, a, "POST", "/dashboard/api/device/approve",
      json::serialize(json::object{{"user_code", denied.at("user_code")}, {"approve", false}}));
-  auto refused = s.post("/v1/cli/device/token",
-                        json::serialize(json::object{{"grant_type", "urn:ietf:params:oauth:grant-type:device_code"},
-                                                     {"device_code", denied.at("device_code")}}));
+  auto refused =
+      s.post("/v1/cli/device/token",
+             json::serialize(json::object{{"grant_type", "urn:ietf:params:oauth:grant-type:device_code"},
+                                          {"device_code", denied.at("device_code")}}));
   EXPECT_EQ(refused.status, 403);
   EXPECT_EQ(code_of(refused), "access_denied");
 }
@@ -319,8 +327,8 @@ TEST(Dashboard, DeviceFlowErrorCodesOverHttp) {
 TEST(Dashboard, OperatorCreatesMembersFromTheShellWithThePasswordOnStdin) {
   TestServer s;
   auto acct = s.create_account("free", 0, "shell");
-  const std::string cmd = imagod_path() + " admin --data-dir '" + s.data_dir() + "' user create " + acct.account_id +
-                          " --email Shell@Example.org";
+  const std::string cmd = imagod_path() + " admin --data-dir '" + s.data_dir() + "' user create " +
+                          acct.account_id + " --email Shell@Example.org";
   FILE* p = popen((cmd + " > '" + s.data_dir() + "/out.json'").c_str(), "w");
   ASSERT_NE(p, nullptr);
   fputs("a password from stdin\n", p);
@@ -337,8 +345,8 @@ TEST(Dashboard, PagesAreServedWithAStrictContentSecurityPolicy) {
   EXPECT_EQ(root.header("content-type"), "text/html; charset=utf-8");
   EXPECT_NE(root.header("content-security-policy").find("script-src 'self'"), std::string::npos);
   EXPECT_EQ(root.header("x-frame-options"), "DENY");
-  for (const char* page : {"/sign-in", "/keys", "/agents", "/agent", "/speech", "/credits", "/webhooks", "/account",
-                           "/device", "/cli-login", "/js/api.js", "/app.css"}) {
+  for (const char* page : {"/sign-in", "/keys", "/agents", "/agent", "/speech", "/credits", "/webhooks",
+                           "/account", "/device", "/cli-login", "/js/api.js", "/app.css"}) {
     EXPECT_EQ(s.get(page).status, 200) << page;
   }
   EXPECT_EQ(s.get("/js/../../CMakeLists.txt").status, 404);

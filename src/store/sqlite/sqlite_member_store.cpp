@@ -99,8 +99,9 @@ class SqliteMemberStore final : public MemberStore {
 
   Result<MemberWithHash> find_member_by_email(const std::string& email) override {
     return db_.read([&](Conn& c) -> Result<MemberWithHash> {
-      auto s = c.prepare("SELECT id, account_id, email, created_at, password_changed_at, password_hash "
-                         "FROM members WHERE email = ?");
+      auto s = c.prepare(
+          "SELECT id, account_id, email, created_at, password_changed_at, password_hash "
+          "FROM members WHERE email = ?");
       s.bind(1, email);
       if (!s.step()) return Status::NotFound("No member with this email");
       return read_member(s);
@@ -109,8 +110,9 @@ class SqliteMemberStore final : public MemberStore {
 
   Result<MemberWithHash> get_member(const std::string& member_id) override {
     return db_.read([&](Conn& c) -> Result<MemberWithHash> {
-      auto s = c.prepare("SELECT id, account_id, email, created_at, password_changed_at, password_hash "
-                         "FROM members WHERE id = ?");
+      auto s = c.prepare(
+          "SELECT id, account_id, email, created_at, password_changed_at, password_hash "
+          "FROM members WHERE id = ?");
       s.bind(1, member_id);
       if (!s.step()) return Status::NotFound("Member not found");
       return read_member(s);
@@ -119,8 +121,9 @@ class SqliteMemberStore final : public MemberStore {
 
   Result<std::vector<Member>> list_members(const std::string& account_id) override {
     return db_.read([&](Conn& c) -> Result<std::vector<Member>> {
-      auto s = c.prepare("SELECT id, account_id, email, created_at, password_changed_at, password_hash "
-                         "FROM members WHERE account_id = ? ORDER BY created_at, id");
+      auto s = c.prepare(
+          "SELECT id, account_id, email, created_at, password_changed_at, password_hash "
+          "FROM members WHERE account_id = ? ORDER BY created_at, id");
       s.bind(1, account_id);
       std::vector<Member> out;
       while (s.step()) out.push_back(read_member(s).member);
@@ -182,7 +185,9 @@ class SqliteMemberStore final : public MemberStore {
 
   Status touch_session(const std::string& session_id, int64_t now, int64_t expires_at) override {
     return db_.write([&](Conn& c) -> Status {
-      c.prepare("UPDATE dashboard_sessions SET last_seen_at = ?, expires_at = ? WHERE id = ? AND revoked_at IS NULL")
+      c.prepare(
+           "UPDATE dashboard_sessions SET last_seen_at = ?, expires_at = ? WHERE id = ? AND revoked_at IS "
+           "NULL")
           .bind(1, now)
           .bind(2, expires_at)
           .bind(3, session_id)
@@ -203,7 +208,8 @@ class SqliteMemberStore final : public MemberStore {
 
   Result<int> revoke_member_sessions(const std::string& member_id,
                                      const std::optional<std::string>& keep_session_id) override {
-    return db_.write([&](Conn& c) -> Result<int> { return revoke_sessions(c, member_id, keep_session_id, now_s()); });
+    return db_.write(
+        [&](Conn& c) -> Result<int> { return revoke_sessions(c, member_id, keep_session_id, now_s()); });
   }
 
  private:
@@ -212,7 +218,9 @@ class SqliteMemberStore final : public MemberStore {
 
   static int revoke_sessions(Conn& c, const std::string& member_id, const std::optional<std::string>& keep,
                              int64_t now) {
-    c.prepare("UPDATE dashboard_sessions SET revoked_at = ? WHERE member_id = ? AND revoked_at IS NULL AND id != ?")
+    c.prepare(
+         "UPDATE dashboard_sessions SET revoked_at = ? WHERE member_id = ? AND revoked_at IS NULL AND id != "
+         "?")
         .bind(1, now)
         .bind(2, member_id)
         .bind(3, keep.value_or(""))
@@ -223,7 +231,9 @@ class SqliteMemberStore final : public MemberStore {
   Db& db_;
 };
 
-std::string_view kind_name(GrantKind k) { return k == GrantKind::kDevice ? "device" : "browser"; }
+std::string_view kind_name(GrantKind k) {
+  return k == GrantKind::kDevice ? "device" : "browser";
+}
 
 GrantState parse_state(const std::string& s) {
   if (s == "approved") return GrantState::kApproved;
@@ -250,7 +260,9 @@ DeviceGrant read_grant(const Stmt& s) {
   return g;
 }
 
-std::optional<std::string> opt(const std::string& s) { return s.empty() ? std::nullopt : std::optional(s); }
+std::optional<std::string> opt(const std::string& s) {
+  return s.empty() ? std::nullopt : std::optional(s);
+}
 
 class SqliteDeviceGrantStore final : public DeviceGrantStore {
  public:
@@ -259,12 +271,14 @@ class SqliteDeviceGrantStore final : public DeviceGrantStore {
   Status create_grant(const DeviceGrant& g, const std::string& secret_hash) override {
     return db_.write([&](Conn& c) -> Status {
       if (!g.user_code.empty()) {
-        auto live = c.prepare("SELECT 1 FROM device_grants WHERE user_code = ? AND state = 'pending' AND expires_at > ?");
+        auto live = c.prepare(
+            "SELECT 1 FROM device_grants WHERE user_code = ? AND state = 'pending' AND expires_at > ?");
         live.bind(1, g.user_code).bind(2, g.created_at);
         if (live.step()) return Status::Conflict("user code in use");
       }
       c.prepare(
-           "INSERT INTO device_grants(id, kind, secret_hash, hostname, user_code, challenge, state, account_id, "
+           "INSERT INTO device_grants(id, kind, secret_hash, hostname, user_code, challenge, state, "
+           "account_id, "
            "member_id, created_at, expires_at, interval_s) VALUES(?,?,?,?,?,?,?,?,?,?,?,?)")
           .bind(1, g.id)
           .bind(2, kind_name(g.kind))
@@ -286,7 +300,8 @@ class SqliteDeviceGrantStore final : public DeviceGrantStore {
   Result<DeviceGrant> find_by_secret(const std::string& secret_hash) override {
     return db_.read([&](Conn& c) -> Result<DeviceGrant> {
       auto s = c.prepare(
-          "SELECT id, kind, hostname, user_code, challenge, state, account_id, member_id, created_at, expires_at, "
+          "SELECT id, kind, hostname, user_code, challenge, state, account_id, member_id, created_at, "
+          "expires_at, "
           "interval_s, last_poll_at, key_id FROM device_grants WHERE secret_hash = ?");
       s.bind(1, secret_hash);
       if (!s.step()) return Status::NotFound("Unknown code");
@@ -297,7 +312,8 @@ class SqliteDeviceGrantStore final : public DeviceGrantStore {
   Result<DeviceGrant> find_pending_by_user_code(const std::string& user_code, int64_t now) override {
     return db_.read([&](Conn& c) -> Result<DeviceGrant> {
       auto s = c.prepare(
-          "SELECT id, kind, hostname, user_code, challenge, state, account_id, member_id, created_at, expires_at, "
+          "SELECT id, kind, hostname, user_code, challenge, state, account_id, member_id, created_at, "
+          "expires_at, "
           "interval_s, last_poll_at, key_id FROM device_grants "
           "WHERE user_code = ? AND state = 'pending' AND expires_at > ? AND kind = 'device'");
       s.bind(1, user_code).bind(2, now);
@@ -309,7 +325,9 @@ class SqliteDeviceGrantStore final : public DeviceGrantStore {
   Status decide(const std::string& grant_id, bool approve, const std::string& account_id,
                 const std::string& member_id) override {
     return db_.write([&](Conn& c) -> Status {
-      c.prepare("UPDATE device_grants SET state = ?, account_id = ?, member_id = ? WHERE id = ? AND state = 'pending'")
+      c.prepare(
+           "UPDATE device_grants SET state = ?, account_id = ?, member_id = ? WHERE id = ? AND state = "
+           "'pending'")
           .bind(1, approve ? "approved" : "denied")
           .bind(2, account_id)
           .bind(3, member_id)
@@ -333,7 +351,9 @@ class SqliteDeviceGrantStore final : public DeviceGrantStore {
 
   Status consume(const std::string& grant_id) override {
     return db_.write([&](Conn& c) -> Status {
-      c.prepare("UPDATE device_grants SET state = 'consumed' WHERE id = ? AND state = 'approved'").bind(1, grant_id).run();
+      c.prepare("UPDATE device_grants SET state = 'consumed' WHERE id = ? AND state = 'approved'")
+          .bind(1, grant_id)
+          .run();
       if (c.changes() == 0) return Status::Conflict("This sign-in was already used");
       return Status::Ok();
     });
@@ -370,4 +390,3 @@ std::unique_ptr<DeviceGrantStore> make_device_grant_store(Db& db) {
 }
 
 }  // namespace imago::sqlite
-

@@ -58,6 +58,9 @@ async function act(fn, ok) {
   try { await fn(); say('#msg', ok, 'ok'); await renderDynamics(); } catch (e) { say('#msg', errorText(e), 'error'); }
 }
 
+// SPEC 2.2's gesture names; trigger-dynamics plays one in the agent's running sessions.
+const GESTURES = ['mini_wave_hello', 'talk_head_nod_subtle', 'blow_kiss_heart', 'laugh_react', 'idle_subtle'];
+
 // The live viewer is the embed page served at /embed/{agent_code} when live sessions are present.
 async function renderLive() {
   const box = $('#live');
@@ -70,13 +73,15 @@ async function renderLive() {
   const viewer = probe && probe.ok
     ? el('iframe', { class: 'live', src: `/embed/${enc}`, title: `Live session with ${code}`, allow: 'autoplay; microphone' })
     : el('p', { class: 'muted' }, 'The live viewer is not available on this server yet; speak and add-context reach sessions that are already running.');
-  box.replaceChildren(viewer, speakForm, el('p', { id: 'live-msg', class: 'msg', role: 'status', hidden: true }));
+  const gestures = el('div', { class: 'row', role: 'group', 'aria-label': 'Gestures' },
+    GESTURES.map((g) => el('button', { type: 'button', onclick: () => send('trigger-dynamics', { action: g }) }, g.replaceAll('_', ' '))));
+  box.replaceChildren(viewer, speakForm, gestures, el('p', { id: 'live-msg', class: 'msg', role: 'status', hidden: true }));
 }
 
 async function send(what, body) {
   try {
     const r = await api('POST', `/v1/agent/${enc}/${what}`, body);
-    say('#live-msg', what === 'speak' ? `Delivered to ${r.delivered_to_rooms} room(s).` : 'Context added.', 'ok');
+    say('#live-msg', `Delivered to ${r.delivered_to_rooms ?? 'the'} room(s).`, 'ok');
   } catch (e) { say('#live-msg', errorText(e), 'error'); }
 }
 
