@@ -40,10 +40,13 @@ const char* kParagraph =
     "sleep, fitting the pieces together with wire and patience, until the beam swept across the water "
     "again. The sailors never knew his name, yet every one of them came home. When he finally retired, he "
     "left the notebooks on the table for the next keeper, with a short message on the first page: watch the "
-    "weather, trust the light, and never forget how much depends on a small flame burning steadily in the dark. "
+    "weather, trust the light, and never forget how much depends on a small flame burning steadily in the "
+    "dark. "
     "It was the only thing he ever asked of anyone. Then he walked home.";
 
-double seconds_since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
+double seconds_since(Clock::time_point t0) {
+  return std::chrono::duration<double>(Clock::now() - t0).count();
+}
 
 int count_words(const char* s) {
   int n = 0;
@@ -64,7 +67,8 @@ double raw_engine(double budget_s, bool by_sentence) {
     std::fprintf(stderr, "engine: %s\n", engine.status().message().c_str());
     std::exit(1);
   }
-  std::vector<std::string> pieces = by_sentence ? speech::split_sentences(kParagraph) : std::vector<std::string>{kParagraph};
+  std::vector<std::string> pieces =
+      by_sentence ? speech::split_sentences(kParagraph) : std::vector<std::string>{kParagraph};
   const auto& voice = speech::find_builtin_voice("M1")->definition;
   double audio = 0;
   int runs = 0;
@@ -79,8 +83,10 @@ double raw_engine(double budget_s, bool by_sentence) {
     ++runs;
   }
   double wall = seconds_since(t0);
-  std::printf("raw espeak-ng %-9s: %d runs, %.1f s audio in %.2f s wall -> %.1f audio-s/s (%.1f s audio per paragraph)\n",
-              by_sentence ? "sentences" : "paragraph", runs, audio, wall, audio / wall, audio / runs);
+  std::printf(
+      "raw espeak-ng %-9s: %d runs, %.1f s audio in %.2f s wall -> %.1f audio-s/s (%.1f s audio per "
+      "paragraph)\n",
+      by_sentence ? "sentences" : "paragraph", runs, audio, wall, audio / wall, audio / runs);
   return audio / wall;
 }
 
@@ -88,14 +94,16 @@ double raw_engine(double budget_s, bool by_sentence) {
 double wav_seconds(const std::string& b) {
   if (b.size() < 44) return 0;
   auto u32 = [&](size_t i) {
-    return static_cast<uint32_t>(static_cast<unsigned char>(b[i])) | static_cast<uint32_t>(static_cast<unsigned char>(b[i + 1])) << 8 |
+    return static_cast<uint32_t>(static_cast<unsigned char>(b[i])) |
+           static_cast<uint32_t>(static_cast<unsigned char>(b[i + 1])) << 8 |
            static_cast<uint32_t>(static_cast<unsigned char>(b[i + 2])) << 16 |
            static_cast<uint32_t>(static_cast<unsigned char>(b[i + 3])) << 24;
   };
   return u32(40) / 2.0 / u32(24);
 }
 
-double http_clients(testing::TestServer& srv, const std::string& secret, int clients, double budget_s, double speed) {
+double http_clients(testing::TestServer& srv, const std::string& secret, int clients, double budget_s,
+                    double speed) {
   std::string body = boost::json::serialize(boost::json::object{{"text", kParagraph}, {"speed", speed}});
   std::atomic<double> audio{0};
   std::atomic<int> requests{0}, errors{0};
@@ -123,8 +131,9 @@ double http_clients(testing::TestServer& srv, const std::string& secret, int cli
   for (auto& t : th) t.join();
   double wall = seconds_since(t0);
   double rate = audio.load() / wall;
-  std::printf("POST /v1/tts x%-2d speed %.2f: %3d requests (%d errors), %.1f s audio in %.2f s -> %.1f audio-s/s",
-              clients, speed, requests.load(), errors.load(), audio.load(), wall, rate);
+  std::printf(
+      "POST /v1/tts x%-2d speed %.2f: %3d requests (%d errors), %.1f s audio in %.2f s -> %.1f audio-s/s",
+      clients, speed, requests.load(), errors.load(), audio.load(), wall, rate);
   return rate;
 }
 
@@ -137,8 +146,9 @@ std::pair<double, double> stream_ttfb(int port, const std::string& secret) {
   a.sin_port = htons(static_cast<uint16_t>(port));
   inet_pton(AF_INET, "127.0.0.1", &a.sin_addr);
   if (connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0) std::exit(1);
-  std::string req = "POST /v1/tts HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\napi-secret: " + secret +
-                    "\r\nConnection: close\r\nContent-Length: " + std::to_string(body.size()) + "\r\n\r\n" + body;
+  std::string req =
+      "POST /v1/tts HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\napi-secret: " + secret +
+      "\r\nConnection: close\r\nContent-Length: " + std::to_string(body.size()) + "\r\n\r\n" + body;
   auto t0 = Clock::now();
   send(fd, req.data(), req.size(), 0);
   std::string raw;
@@ -203,9 +213,10 @@ int main(int argc, char** argv) {
     fb.push_back(b);
     fa.push_back(a);
   }
-  std::printf("\nstream:true over loopback, 20 runs: first byte median %.1f ms (max %.1f), first audio frame median "
-              "%.1f ms (max %.1f)\n",
-              median(fb) * 1e3, *std::max_element(fb.begin(), fb.end()) * 1e3, median(fa) * 1e3,
-              *std::max_element(fa.begin(), fa.end()) * 1e3);
+  std::printf(
+      "\nstream:true over loopback, 20 runs: first byte median %.1f ms (max %.1f), first audio frame median "
+      "%.1f ms (max %.1f)\n",
+      median(fb) * 1e3, *std::max_element(fb.begin(), fb.end()) * 1e3, median(fa) * 1e3,
+      *std::max_element(fa.begin(), fa.end()) * 1e3);
   return 0;
 }

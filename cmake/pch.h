@@ -3,6 +3,7 @@
 #pragma once
 #include <algorithm>
 #include <atomic>
+#include <boost/json.hpp>
 #include <chrono>
 #include <cstdint>
 #include <functional>
@@ -16,5 +17,3 @@
 #include <utility>
 #include <variant>
 #include <vector>
-
-#include <boost/json.hpp>

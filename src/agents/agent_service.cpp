@@ -6,6 +6,7 @@
 #include "blobs/blob_store.h"
 #include "jobs/dynamics_config.h"
 #include "jobs/media_refs.h"
+#include "limits/storage_quota.h"
 #include "store/file_store.h"
 #include "store/job_store.h"
 #include "util/log.h"
@@ -77,6 +78,13 @@ Status check_custom_code(const std::string& id) {
   return Status::Ok();
 }
 
+Status AgentService::check_quota(const std::string& account_id, int64_t adding, int64_t quota) {
+  if (quota <= 0) return Status::Ok();
+  auto used = d_.files->usage_bytes(account_id);
+  if (!used.ok()) return used.status();
+  return check_storage_quota(*used, std::max<int64_t>(adding, 1), quota);
+}
+
 Result<std::string> AgentService::new_code() {
   for (int i = 0; i < 8; ++i) {
     std::string code = generate_code();
@@ -91,10 +99,12 @@ Result<Generated> AgentService::generate(const std::string& account, const Gener
   AgentRecord a;
   a.account_id = account;
   if (r.prompt && r.prompt->size() > kMaxPromptChars) {
-    return Status::Invalid("Field 'prompt' must be at most " + std::to_string(kMaxPromptChars) + " characters");
+    return Status::Invalid("Field 'prompt' must be at most " + std::to_string(kMaxPromptChars) +
+                           " characters");
   }
-  a.system_prompt = r.prompt && !trim(*r.prompt).empty() ? *r.prompt
-                                                          : kRandomPrompts[random_below(std::size(kRandomPrompts))];
+  a.system_prompt = r.prompt && !trim(*r.prompt).empty()
+                        ? *r.prompt
+                        : kRandomPrompts[random_below(std::size(kRandomPrompts))];
   auto aspect = one_of(r.aspect_ratio, "aspect_ratio", {"16:9", "9:16", "1:1"}, "16:9");
   if (!aspect.ok()) return aspect.status();
   a.aspect_ratio = *aspect;
@@ -116,7 +126,8 @@ Result<Generated> AgentService::generate(const std::string& account, const Gener
   }
   if (r.idempotency_key) {
     std::string k(trim(*r.idempotency_key));
-    if (k.empty() || k.size() > 200) return Status::Invalid("Header 'Idempotency-Key' must be 1 to 200 characters");
+    if (k.empty() || k.size() > 200)
+      return Status::Invalid("Header 'Idempotency-Key' must be 1 to 200 characters");
     a.idempotency_key = k;
   }
 
@@ -139,6 +150,11 @@ Result<Generated> AgentService::generate(const std::string& account, const Gener
     if (m->url) *f.source = *m->url;
     if (m->bytes) inline_inputs.push_back({f.file, std::move(*m->bytes), *m->type});
   }
+
+  // Storage quota, before anything is stored or charged.
+  int64_t inline_bytes = 0;
+  for (const auto& in : inline_inputs) inline_bytes += static_cast<int64_t>(in.bytes.size());
+  if (Status st = check_quota(account, inline_bytes, r.storage_quota_bytes); !st.ok()) return st;
 
   // The code: the caller's, or a fresh one. Whether a custom code is free is decided by the
   // store's create (a replay of the same Idempotency-Key returns the first agent instead).
@@ -212,7 +228,8 @@ Result<AgentPage> AgentService::list(const std::string& account_id, const std::o
     static const char* known[] = {"processing", "generating", "completed", "success", "ready", "failed"};
     if (std::find(std::begin(known), std::end(known), *status) == std::end(known)) {
       return Status::Invalid(
-          "Query parameter 'status' must be one of: processing, generating, completed, success, ready, failed");
+          "Query parameter 'status' must be one of: processing, generating, completed, success, ready, "
+          "failed");
     }
   }
   return d_.agents->list(account_id, status, limit, offset);
@@ -239,7 +256,8 @@ Result<std::string> AgentService::start_dynamics(const std::string& account, con
   if (r.duration && (*r.duration <= 0 || *r.duration > kMaxGestureSeconds)) {
     return Status::Invalid("Field 'duration' must be a number of seconds in (0, 10]");
   }
-  if (r.model && *r.model != "auto") return Status::Invalid("Field 'model' must be 'auto' (the only gesture preset)");
+  if (r.model && *r.model != "auto")
+    return Status::Invalid("Field 'model' must be 'auto' (the only gesture preset)");
 
   auto agent = d_.agents->get(account, *r.agent_id);
   if (!agent.ok()) return agent.status();
@@ -249,6 +267,8 @@ Result<std::string> AgentService::start_dynamics(const std::string& account, con
   if (agent->dynamics_status && *agent->dynamics_status == "generating") {
     return Status::Conflict("Dynamics generation is already running for agent " + agent->code);
   }
+
+  if (Status st = check_quota(account, 0, r.storage_quota_bytes); !st.ok()) return st;
 
   json::object payload{{"duration", r.duration.value_or(5.0)}, {"model", "auto"}};
   if (r.image_url) {
@@ -285,8 +305,8 @@ Result<std::string> AgentService::start_dynamics(const std::string& account, con
   job.subject = agent->code;
   job.payload = json::serialize(payload);
   job.max_attempts = 3;
-  Status st =
-      d_.agents->start_dynamics(account, agent->code, billing::dynamics_generation_charge(account, job.id, agent->code), job);
+  Status st = d_.agents->start_dynamics(
+      account, agent->code, billing::dynamics_generation_charge(account, job.id, agent->code), job);
   if (!st.ok()) return st;
   wake();
   log::info("dynamics_queued", {{"agent", agent->code}, {"job", job.id}});

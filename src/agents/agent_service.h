@@ -3,11 +3,10 @@
 // docs/agents.md) and the dynamics configuration. No HTTP here: handlers in src/api parse the
 // request into these structs, call one method and render the result.
 #pragma once
+#include <boost/json.hpp>
 #include <functional>
 #include <optional>
 #include <string>
-
-#include <boost/json.hpp>
 
 #include "store/agent_store.h"
 #include "util/clock.h"
@@ -31,9 +30,10 @@ struct GenerateRequest {
   std::optional<std::string> aspect_ratio, video_aspect_ratio, model;
   std::optional<double> duration;
   std::optional<std::string> name;
-  std::optional<std::string> agent_id;  // a custom code
+  std::optional<std::string> agent_id;             // a custom code
   std::optional<std::string> image, video, audio;  // file URL / id, external URL or inline data
   std::optional<std::string> idempotency_key;      // the Idempotency-Key header
+  int64_t storage_quota_bytes = 0;                 // the caller's quota (0: unlimited)
 };
 
 struct Generated {
@@ -47,6 +47,7 @@ struct DynamicsRequest {
   std::optional<double> duration;
   std::optional<std::string> model;
   std::optional<std::string> image_url;
+  int64_t storage_quota_bytes = 0;  // the caller's quota (0: unlimited)
 };
 
 // PUT /v1/dynamics/{agent_id}.
@@ -88,6 +89,8 @@ class AgentService {
 
  private:
   Result<std::string> new_code();
+  // The work will keep `adding` bytes of inputs plus what it produces (a model, clips).
+  Status check_quota(const std::string& account_id, int64_t adding, int64_t quota);
   void wake() {
     if (d_.wake_workers) d_.wake_workers();
   }

@@ -53,7 +53,8 @@ class AgentServiceTest : public ::testing::Test {
     size_t n = 0;
     std::error_code ec;
     if (!std::filesystem::exists(dir_ + "/blobs")) return 0;
-    for (auto& e : std::filesystem::recursive_directory_iterator(dir_ + "/blobs", ec)) n += e.is_regular_file();
+    for (auto& e : std::filesystem::recursive_directory_iterator(dir_ + "/blobs", ec))
+      n += e.is_regular_file();
     return n;
   }
 
@@ -117,6 +118,20 @@ TEST_F(AgentServiceTest, ShortBalanceLeavesNoAgentAndNoBlobs) {
   EXPECT_EQ(blob_files(), 0u);
   EXPECT_EQ(stores_.agents->list(acct, std::nullopt, 10, 0)->total, 0);
   EXPECT_EQ(wakes_, 0);
+}
+
+TEST_F(AgentServiceTest, StorageQuotaIsCheckedBeforeAnythingIsChargedOrStored) {
+  auto acct = account(1000);
+  GenerateRequest r;
+  r.image = kPngBase64;
+  r.storage_quota_bytes = 10;  // smaller than the image
+  auto g = service_->generate(acct, r);
+  EXPECT_EQ(g.status().code(), Code::kQuotaExceeded);
+  EXPECT_EQ(balance(acct), 1000);
+  EXPECT_EQ(blob_files(), 0u);
+  r.storage_quota_bytes = 1'000'000;
+  ASSERT_TRUE(service_->generate(acct, r).ok());
+  EXPECT_EQ(balance(acct), 750);
 }
 
 TEST_F(AgentServiceTest, IdempotencyKeyReplaysEvenWithACustomAgentId) {

@@ -63,7 +63,8 @@ Result<std::optional<PlanLimits>> limits_field(const json::object& body, Plan pl
   auto obj = get_object(body, "limits");
   if (!obj.ok()) return obj.status();
   if (*obj == nullptr) return std::optional<PlanLimits>();
-  if (plan != Plan::kEnterprise) return Status::Invalid("Field 'limits' is only allowed with the enterprise plan");
+  if (plan != Plan::kEnterprise)
+    return Status::Invalid("Field 'limits' is only allowed with the enterprise plan");
   PlanLimits l = default_limits(Plan::kEnterprise);
   for (const auto& [name, slot] : {std::pair<const char*, int*>{"generate", &l.generate_per_min},
                                    {"write", &l.write_per_min},
@@ -77,8 +78,17 @@ Result<std::optional<PlanLimits>> limits_field(const json::object& body, Plan pl
       *slot = static_cast<int>(**v);
     }
   }
+  // The account's own storage quota in megabytes (limits/storage_quota.h).
+  auto storage = get_integer(**obj, "storage_mb");
+  if (!storage.ok()) return Status::Invalid("Field 'limits.storage_mb' must be an integer");
+  if (storage->has_value()) {
+    if (**storage < 1 || **storage > 1'000'000'000) {
+      return Status::Invalid("Field 'limits.storage_mb' must be from 1 to 1000000000");
+    }
+    l.storage_bytes = **storage * 1'000'000;
+  }
   for (const auto& kv : **obj) {
-    if (kv.key() != "generate" && kv.key() != "write" && kv.key() != "read") {
+    if (kv.key() != "generate" && kv.key() != "write" && kv.key() != "read" && kv.key() != "storage_mb") {
       return Status::Invalid("Unknown field 'limits." + std::string(kv.key()) + "'");
     }
   }
@@ -88,7 +98,8 @@ Result<std::optional<PlanLimits>> limits_field(const json::object& body, Plan pl
 }  // namespace
 
 void register_admin_routes(http::Router& router, Services& s) {
-  const http::RouteOptions admin{.auth = http::AuthMode::kAdmin, .tier = Tier::kExempt, .body_limit = 64 * 1024};
+  const http::RouteOptions admin{
+      .auth = http::AuthMode::kAdmin, .tier = Tier::kExempt, .body_limit = 64 * 1024};
 
   router.add(
       "POST", "/admin/v1/accounts",
@@ -103,7 +114,8 @@ void register_admin_routes(http::Router& router, Services& s) {
         if (!credits.ok()) return http::Response::from_status(credits.status());
         int64_t initial = credits->value_or(0);
         if (initial < 0 || initial > kMaxCreditsPerOperation) {
-          return http::Response::error(400, "VALIDATION_ERROR", "Field 'credits' must be from 0 to 1000000000");
+          return http::Response::error(400, "VALIDATION_ERROR",
+                                       "Field 'credits' must be from 0 to 1000000000");
         }
         auto limits = limits_field(*body, *plan);
         if (!limits.ok()) return http::Response::from_status(limits.status());
@@ -138,14 +150,14 @@ void register_admin_routes(http::Router& router, Services& s) {
                           {"limits", limits_json(a.limits())},
                           {"created_at", time_json(a.created_at)}});
         }
-        return http::Response::json(200,
-                                    {{"data", std::move(data)}, {"pagination", pagination_json(*page, accounts->total)}});
+        return http::Response::json(
+            200, {{"data", std::move(data)}, {"pagination", pagination_json(*page, accounts->total)}});
       },
       admin);
 
   router.add(
-      "GET", "/admin/v1/accounts/{id}", [&s](http::Request& req) { return account_response(s, req.param("id")); },
-      admin);
+      "GET", "/admin/v1/accounts/{id}",
+      [&s](http::Request& req) { return account_response(s, req.param("id")); }, admin);
 
   router.add(
       "PUT", "/admin/v1/accounts/{id}/plan",
@@ -169,7 +181,8 @@ void register_admin_routes(http::Router& router, Services& s) {
         if (!body.ok()) return http::Response::from_status(body.status());
         auto amount = get_integer(*body, "amount");
         if (!amount.ok()) return http::Response::from_status(amount.status());
-        if (!amount->has_value()) return http::Response::error(400, "VALIDATION_ERROR", "Field 'amount' is required");
+        if (!amount->has_value())
+          return http::Response::error(400, "VALIDATION_ERROR", "Field 'amount' is required");
         if (**amount <= 0 || **amount > kMaxCreditsPerOperation) {
           return http::Response::error(400, "VALIDATION_ERROR",
                                        "Field 'amount' must be a positive integer (at most 1000000000); "
@@ -183,9 +196,8 @@ void register_admin_routes(http::Router& router, Services& s) {
         LedgerOp op = billing::operator_topup(req.param("id"), **amount, reason->value_or("top-up"), key);
         auto e = s.ledger->apply(op);
         if (!e.ok()) return http::Response::from_status(e.status());
-        return http::Response::json(200, {{"success", true},
-                                          {"data", ledger_entry_json(*e)},
-                                          {"balance", e->balance_after}});
+        return http::Response::json(
+            200, {{"success", true}, {"data", ledger_entry_json(*e)}, {"balance", e->balance_after}});
       },
       admin);
 
@@ -197,7 +209,8 @@ void register_admin_routes(http::Router& router, Services& s) {
         auto k = issue_key(*s.accounts, req.param("id"), *alias);
         if (!k.ok()) return http::Response::from_status(k.status());
         return http::Response::json(
-            201, {{"success", true}, {"key_id", k->key.id}, {"alias", k->key.alias}, {"api_secret", k->secret}});
+            201,
+            {{"success", true}, {"key_id", k->key.id}, {"alias", k->key.alias}, {"api_secret", k->secret}});
       },
       admin);
 
@@ -206,7 +219,8 @@ void register_admin_routes(http::Router& router, Services& s) {
       [&s](http::Request& req) {
         Status st = s.accounts->revoke_key(std::nullopt, req.param("key_id"));
         if (!st.ok()) return http::Response::from_status(st);
-        return http::Response::json(200, {{"success", true}, {"key_id", req.param("key_id")}, {"revoked", true}});
+        return http::Response::json(200,
+                                    {{"success", true}, {"key_id", req.param("key_id")}, {"revoked", true}});
       },
       admin);
 

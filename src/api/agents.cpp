@@ -5,6 +5,7 @@
 #include "agents/agent_service.h"
 #include "api/pagination.h"
 #include "api/routes.h"
+#include "limits/storage_quota.h"
 #include "store/file_store.h"
 #include "util/json.h"
 #include "util/strings.h"
@@ -44,14 +45,19 @@ json::object agent_json(Services& s, const AgentRecord& a, bool with_status) {
 }
 
 http::Response generate(Services& s, http::Request& req) {
-  auto body = parse_json_object_with(req.body, {"prompt", "aspect_ratio", "video_aspect_ratio", "model", "duration",
-                                                "name", "agent_id", "image", "video", "audio"});
+  auto body = parse_json_object_with(req.body, {"prompt", "aspect_ratio", "video_aspect_ratio", "model",
+                                                "duration", "name", "agent_id", "image", "video", "audio"});
   if (!body.ok()) return http::Response::from_status(body.status());
   const json::object& b = *body;
   agents::GenerateRequest r;
-  for (auto [field, slot] : {std::pair{"prompt", &r.prompt}, {"aspect_ratio", &r.aspect_ratio},
-                             {"video_aspect_ratio", &r.video_aspect_ratio}, {"model", &r.model}, {"name", &r.name},
-                             {"agent_id", &r.agent_id}, {"image", &r.image}, {"video", &r.video},
+  for (auto [field, slot] : {std::pair{"prompt", &r.prompt},
+                             {"aspect_ratio", &r.aspect_ratio},
+                             {"video_aspect_ratio", &r.video_aspect_ratio},
+                             {"model", &r.model},
+                             {"name", &r.name},
+                             {"agent_id", &r.agent_id},
+                             {"image", &r.image},
+                             {"video", &r.video},
                              {"audio", &r.audio}}) {
     auto v = get_string(b, field);
     if (!v.ok()) return http::Response::from_status(v.status());
@@ -61,6 +67,8 @@ http::Response generate(Services& s, http::Request& req) {
   if (!duration.ok()) return http::Response::from_status(duration.status());
   r.duration = *duration;
   if (auto key = req.headers.get("idempotency-key")) r.idempotency_key = std::string(*key);
+  r.storage_quota_bytes =
+      effective_storage_quota(*s.storage_quotas, req.principal->plan, req.principal->custom_limits);
 
   auto g = s.agent_service->generate(req.principal->account_id, r);
   if (!g.ok()) return http::Response::from_status(g.status());
@@ -76,7 +84,8 @@ void register_agent_routes(http::Router& router, Services& s) {
   http::RouteOptions gen;
   gen.tier = Tier::kGenerate;
   gen.body_limit = kGenerateBodyLimit;
-  router.add("POST", "/v1/agent/generate", [&s](http::Request& req) { return generate(s, req); }, gen);
+  router.add(
+      "POST", "/v1/agent/generate", [&s](http::Request& req) { return generate(s, req); }, gen);
 
   router.add("GET", "/v1/agent/status/{agent_id}", [&s](http::Request& req) {
     auto a = s.agent_service->get(req.principal->account_id, req.param("agent_id"));
@@ -125,8 +134,9 @@ void register_agent_routes(http::Router& router, Services& s) {
                                    {"model", a.model},
                                    {"created_at", format_rfc3339(a.created_at)}});
     }
-    return http::Response::json(
-        200, {{"success", true}, {"data", std::move(items)}, {"pagination", pagination_json(*page, agents->total)}});
+    return http::Response::json(200, {{"success", true},
+                                      {"data", std::move(items)},
+                                      {"pagination", pagination_json(*page, agents->total)}});
   });
 }
 

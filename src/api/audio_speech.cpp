@@ -22,8 +22,8 @@ constexpr int kRate = 24000;  // OpenAI's output rate for every format
 // nova, cedar M2 with onyx).
 const std::vector<std::pair<const char*, const char*>>& openai_voices() {
   static const std::vector<std::pair<const char*, const char*>> m = {
-      {"alloy", "F1"}, {"ash", "M3"},  {"ballad", "M4"}, {"coral", "F5"},   {"echo", "M1"},
-      {"fable", "F2"}, {"nova", "F3"}, {"onyx", "M2"},   {"sage", "F1"},    {"shimmer", "F4"},
+      {"alloy", "F1"}, {"ash", "M3"},   {"ballad", "M4"}, {"coral", "F5"}, {"echo", "M1"},
+      {"fable", "F2"}, {"nova", "F3"},  {"onyx", "M2"},   {"sage", "F1"},  {"shimmer", "F4"},
       {"verse", "M5"}, {"marin", "F3"}, {"cedar", "M2"},
   };
   return m;
@@ -44,7 +44,8 @@ Result<SpeechRequest> parse_request(Services& s, const http::Request& req, std::
   // OpenAI also takes a custom voice as an object {"id": "..."}; here the id is a voice code.
   if (auto* vo = body->if_contains("voice"); vo && vo->is_object()) {
     auto id = get_string(vo->as_object(), "id");
-    if (!id.ok() || !id->has_value()) return Status::Invalid("Field 'voice' as an object must be {\"id\": \"<voice code>\"}");
+    if (!id.ok() || !id->has_value())
+      return Status::Invalid("Field 'voice' as an object must be {\"id\": \"<voice code>\"}");
     (*body)["voice"] = **id;
   }
   auto model = get_string(*body, "model");
@@ -86,8 +87,9 @@ Result<SpeechRequest> parse_request(Services& s, const http::Request& req, std::
       }
       r.settings = settings_for(*d);
     } else {
-      return Status::Invalid("Field 'voice' must be one of alloy, ash, ballad, cedar, coral, echo, fable, marin, "
-                             "nova, onyx, sage, shimmer, verse, M1-M5, F1-F5 or a voice code");
+      return Status::Invalid(
+          "Field 'voice' must be one of alloy, ash, ballad, cedar, coral, echo, fable, marin, "
+          "nova, onyx, sage, shimmer, verse, M1-M5, F1-F5 or a voice code");
     }
   }
   if (format->has_value()) {
@@ -108,7 +110,9 @@ Result<SpeechRequest> parse_request(Services& s, const http::Request& req, std::
   return r;
 }
 
-std::string sse_event(const json::object& o) { return "data: " + json_to_string(o) + "\n\n"; }
+std::string sse_event(const json::object& o) {
+  return "data: " + json_to_string(o) + "\n\n";
+}
 
 }  // namespace
 
@@ -128,7 +132,8 @@ void register_audio_speech_routes(http::Router& router, Services& s) {
         if (!r->sse) {
           auto audio = s.speech->synthesize(r->input, r->settings);
           if (!audio.ok()) return speech_error(audio.status());
-          auto bytes = speech::encode_audio(r->format, audio->sample_rate, audio->samples.data(), audio->samples.size());
+          auto bytes = speech::encode_audio(r->format, audio->sample_rate, audio->samples.data(),
+                                            audio->samples.size());
           if (!bytes.ok()) return http::Response::from_status(bytes.status());
           auto resp = http::Response::bytes(200, content_type, std::move(bytes.value()));
           resp.headers.set("X-Sample-Rate", std::to_string(kRate));

@@ -34,7 +34,8 @@ void register_credit_routes(http::Router& router, Services& s) {
     if (!entries.ok()) return http::Response::from_status(entries.status());
     boost::json::array data;
     for (const auto& e : entries->entries) data.push_back(ledger_entry_json(e));
-    return http::Response::json(200, {{"data", std::move(data)}, {"pagination", pagination_json(*page, entries->total)}});
+    return http::Response::json(
+        200, {{"data", std::move(data)}, {"pagination", pagination_json(*page, entries->total)}});
   });
 }
 

@@ -42,7 +42,7 @@ void end_presented_session(Services& s, const http::Request& req) {
 }
 
 http::Response sign_in(Services& s, http::Request& req) {
-  if (auto refused = refuse_cross_site(req)) return *refused;
+  if (auto refused = refuse_cross_site(s, req)) return *refused;
   auto body = parse_json_object(req.body);
   if (!body.ok()) return http::Response::from_status(body.status());
   auto email = get_string(*body, "email");
@@ -74,7 +74,7 @@ http::Response sign_up(Services& s, http::Request& req) {
     return http::Response::error(403, "SIGNUP_DISABLED",
                                  "Self sign-up is off on this server; ask the operator for an account");
   }
-  if (auto refused = refuse_cross_site(req)) return *refused;
+  if (auto refused = refuse_cross_site(s, req)) return *refused;
   auto body = parse_json_object(req.body);
   if (!body.ok()) return http::Response::from_status(body.status());
   auto email = get_string(*body, "email");

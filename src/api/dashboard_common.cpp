@@ -12,12 +12,13 @@ std::string session_cookie(const Services& s, const std::string& token, int64_t 
   return c;
 }
 
-std::optional<http::Response> refuse_cross_site(const http::Request& req) {
+std::optional<http::Response> refuse_cross_site(const Services& s, const http::Request& req) {
   if (req.content_type() != "application/json") {
     return http::Response::error(415, "UNSUPPORTED_MEDIA_TYPE", "Send the body as application/json");
   }
   auto origin = req.headers.get("Origin");
   if (!origin) return std::nullopt;
+  if (*origin == s.config->public_url) return std::nullopt;
   auto host = req.headers.get("Host").value_or("");
   std::string_view o = *origin;
   if (o.starts_with("http://"))

@@ -15,7 +15,8 @@ namespace imago::api {
 std::string session_cookie(const Services& s, const std::string& token, int64_t max_age_s);
 // Sign-in and sign-up have no session yet, so no CSRF token: they accept only JSON (which a
 // cross-site form cannot send without a CORS preflight we never answer) and refuse a foreign Origin.
-std::optional<http::Response> refuse_cross_site(const http::Request& req);
+// An Origin naming this server (its Host header or --public-url) is fine.
+std::optional<http::Response> refuse_cross_site(const Services& s, const http::Request& req);
 // {id, email, account_id, created_at, password_changed_at}
 boost::json::object member_json(const Member& m);
 

@@ -4,6 +4,7 @@
 
 #include "agents/agent_service.h"
 #include "api/routes.h"
+#include "limits/storage_quota.h"
 #include "store/file_store.h"
 #include "util/json.h"
 
@@ -23,7 +24,8 @@ http::Response generate(Services& s, http::Request& req) {
   auto body = parse_json_object_with(req.body, {"agent_id", "duration", "model", "image_url"});
   if (!body.ok()) return http::Response::from_status(body.status());
   agents::DynamicsRequest r;
-  for (auto [field, slot] : {std::pair{"agent_id", &r.agent_id}, {"model", &r.model}, {"image_url", &r.image_url}}) {
+  for (auto [field, slot] :
+       {std::pair{"agent_id", &r.agent_id}, {"model", &r.model}, {"image_url", &r.image_url}}) {
     auto v = get_string(*body, field);
     if (!v.ok()) return http::Response::from_status(v.status());
     *slot = std::move(v).value();
@@ -31,6 +33,8 @@ http::Response generate(Services& s, http::Request& req) {
   auto duration = get_number(*body, "duration");
   if (!duration.ok()) return http::Response::from_status(duration.status());
   r.duration = *duration;
+  r.storage_quota_bytes =
+      effective_storage_quota(*s.storage_quotas, req.principal->plan, req.principal->custom_limits);
   auto code = s.agent_service->start_dynamics(req.principal->account_id, r);
   if (!code.ok()) return http::Response::from_status(code.status());
   return http::Response::json(200, {{"success", true},
@@ -55,7 +59,8 @@ http::Response get(Services& s, http::Request& req) {
     auto g = json::parse(a->dynamics_gestures, ec);
     if (!ec && g.is_object()) {
       for (const auto& kv : g.as_object()) {
-        if (kv.value().is_string()) gestures[kv.key()] = url_of(s, account, std::string(kv.value().as_string()));
+        if (kv.value().is_string())
+          gestures[kv.key()] = url_of(s, account, std::string(kv.value().as_string()));
       }
     }
   }
@@ -73,7 +78,8 @@ http::Response update(Services& s, http::Request& req) {
   if (!patch.ok()) return http::Response::from_status(patch.status());
   auto toggle = get_bool(*body, "toggle_enabled");
   if (!toggle.ok()) return http::Response::from_status(toggle.status());
-  auto u = s.agent_service->update_dynamics(req.principal->account_id, req.param("agent_id"), {*patch, *toggle});
+  auto u =
+      s.agent_service->update_dynamics(req.principal->account_id, req.param("agent_id"), {*patch, *toggle});
   if (!u.ok()) return http::Response::from_status(u.status());
   json::object out{{"success", true}, {"agent_id", u->agent_id}};
   if (u->regeneration_started) {
@@ -93,7 +99,8 @@ void register_dynamics_routes(http::Router& router, Services& s) {
   http::RouteOptions gen;
   gen.tier = Tier::kGenerate;
   gen.body_limit = 16u << 20;  // an inline image_url (10 MB as base64)
-  router.add("POST", "/v1/dynamics/generate", [&s](http::Request& req) { return generate(s, req); }, gen);
+  router.add(
+      "POST", "/v1/dynamics/generate", [&s](http::Request& req) { return generate(s, req); }, gen);
   router.add("GET", "/v1/dynamics/{agent_id}", [&s](http::Request& req) { return get(s, req); });
   router.add("PUT", "/v1/dynamics/{agent_id}", [&s](http::Request& req) { return update(s, req); });
 }

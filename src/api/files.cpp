@@ -9,6 +9,7 @@
 #include "fetch/media_input.h"
 #include "fetch/multipart.h"
 #include "jobs/media_refs.h"
+#include "limits/storage_quota.h"
 #include "store/file_store.h"
 #include "store/job_store.h"
 #include "util/json.h"
@@ -52,7 +53,8 @@ Result<Upload> read_json_upload(Services& s, const http::Request& req) {
     up.wanted_type = **type;
   }
   if (name->has_value()) {
-    if ((*name)->empty() || (*name)->size() > 255) return Status::Invalid("Field 'file_name' must be 1 to 255 characters");
+    if ((*name)->empty() || (*name)->size() > 255)
+      return Status::Invalid("Field 'file_name' must be 1 to 255 characters");
     up.name = **name;
   }
   if (url->has_value() == data->has_value()) {
@@ -72,7 +74,8 @@ Result<Upload> read_json_upload(Services& s, const http::Request& req) {
   fr.timeout_ms = kUploadFetchTimeoutMs;
   auto r = s.fetcher->fetch(fr);
   if (!r.ok()) {
-    if (r.status().code() == Code::kTooLarge) return Status(Code::kTooLarge, "file_url: " + r.status().message());
+    if (r.status().code() == Code::kTooLarge)
+      return Status(Code::kTooLarge, "file_url: " + r.status().message());
     // Unreachable, refused or timed out: the request's URL is at fault, not this service.
     return Status::Invalid("file_url: " + r.status().message());
   }
@@ -112,28 +115,41 @@ Result<Upload> read_multipart_upload(const http::Request& req) {
 
 http::Response upload(Services& s, http::Request& req) {
   const std::string& account = req.principal->account_id;
-  Result<Upload> up = req.content_type() == "multipart/form-data" ? read_multipart_upload(req)
-                      : req.content_type() == "application/json" || req.content_type().empty()
-                          ? read_json_upload(s, req)
-                          : Result<Upload>(Status(Code::kUnsupportedMedia,
-                                                  "Send application/json ({file_url} or {file_data, file_name}) "
-                                                  "or multipart/form-data with a 'file' part"));
+  // Storage quota: an account at its quota is refused before anything is read or fetched; the
+  // size is checked again once known. Concurrent uploads may overshoot by what is in flight.
+  const int64_t quota =
+      effective_storage_quota(*s.storage_quotas, req.principal->plan, req.principal->custom_limits);
+  auto used = s.files->usage_bytes(account);
+  if (!used.ok()) return http::Response::from_status(used.status());
+  if (Status st = check_storage_quota(*used, 1, quota); !st.ok()) return http::Response::from_status(st);
+  Result<Upload> up =
+      req.content_type() == "multipart/form-data" ? read_multipart_upload(req)
+      : req.content_type() == "application/json" || req.content_type().empty()
+          ? read_json_upload(s, req)
+          : Result<Upload>(Status(Code::kUnsupportedMedia,
+                                  "Send application/json ({file_url} or {file_data, file_name}) "
+                                  "or multipart/form-data with a 'file' part"));
   if (!up.ok()) return http::Response::from_status(up.status());
   auto type = fetch::sniff(up->bytes);
   if (!type) {
     return http::Response::from_status(
-        Status(Code::kUnsupportedMedia, "Unsupported file type: only images (JPEG, PNG, WebP, GIF), videos (MP4, MOV, "
-                                        "WebM, MKV, AVI) and audio (WAV, MP3, AAC, M4A, OGG/Opus, FLAC) are accepted"));
+        Status(Code::kUnsupportedMedia,
+               "Unsupported file type: only images (JPEG, PNG, WebP, GIF), videos (MP4, MOV, "
+               "WebM, MKV, AVI) and audio (WAV, MP3, AAC, M4A, OGG/Opus, FLAC) are accepted"));
   }
   std::string kind(fetch::media_kind_name(type->kind));
   if (up->wanted_type && *up->wanted_type != kind) {
-    return http::Response::from_status(
-        Status(Code::kUnsupportedMedia, "file_type is " + *up->wanted_type + " but the content is " + type->mime));
+    return http::Response::from_status(Status(
+        Code::kUnsupportedMedia, "file_type is " + *up->wanted_type + " but the content is " + type->mime));
   }
   size_t max = fetch::max_bytes_for(type->kind);
   if (up->bytes.size() > max) {
-    return http::Response::from_status(Status(Code::kTooLarge, "File too large: " + kind + " uploads are limited to " +
-                                                                   std::to_string(max >> 20) + " MB"));
+    return http::Response::from_status(
+        Status(Code::kTooLarge,
+               "File too large: " + kind + " uploads are limited to " + std::to_string(max >> 20) + " MB"));
+  }
+  if (Status st = check_storage_quota(*used, static_cast<int64_t>(up->bytes.size()), quota); !st.ok()) {
+    return http::Response::from_status(st);
   }
   FileRecord f;
   f.id = new_id("file");
@@ -162,7 +178,7 @@ http::Response upload(Services& s, http::Request& req) {
                                   {"file_type", kind},
                                   {"mime_type", f.mime},
                                   {"file_size", f.size},
-                                  {"original_source", f.source_url ? json::value(*f.source_url)
+                                  {"original_source", f.source_url      ? json::value(*f.source_url)
                                                       : f.original_name ? json::value(*f.original_name)
                                                                         : json::value(nullptr)},
                                   {"uploaded_at", format_rfc3339(f.created_at)}}}});
@@ -179,7 +195,8 @@ std::string file_id_of(const std::string& name) {
 void register_file_routes(http::Router& router, Services& s) {
   http::RouteOptions up;
   up.body_limit = kUploadBodyLimit;
-  router.add("POST", "/v1/files/upload", [&s](http::Request& req) { return upload(s, req); }, up);
+  router.add(
+      "POST", "/v1/files/upload", [&s](http::Request& req) { return upload(s, req); }, up);
 
   router.add("GET", "/v1/files/{file}", [&s](http::Request& req) {
     std::string id = file_id_of(req.param("file"));
@@ -187,7 +204,8 @@ void register_file_routes(http::Router& router, Services& s) {
     if (!f.ok()) return http::Response::from_status(f.status());
     auto bytes = s.blobs->get(f->blob_key);
     if (!bytes.ok()) {
-      if (bytes.status().code() == Code::kNotFound) return http::Response::from_status(Status::NotFound("File not found: " + id));
+      if (bytes.status().code() == Code::kNotFound)
+        return http::Response::from_status(Status::NotFound("File not found: " + id));
       return http::Response::from_status(bytes.status());
     }
     auto resp = http::Response::bytes(200, f->mime, std::move(bytes).value());
@@ -202,8 +220,8 @@ void register_file_routes(http::Router& router, Services& s) {
     auto f = s.files->get(req.principal->account_id, id);
     if (!f.ok()) return http::Response::from_status(f.status());
     if (f->purpose != "upload") {
-      return http::Response::from_status(
-          Status::Conflict("File " + id + " belongs to agent " + f->agent_code.value_or("?") + "; delete the agent instead"));
+      return http::Response::from_status(Status::Conflict(
+          "File " + id + " belongs to agent " + f->agent_code.value_or("?") + "; delete the agent instead"));
     }
     auto removed = s.files->remove(req.principal->account_id, id);
     if (!removed.ok()) return http::Response::from_status(removed.status());

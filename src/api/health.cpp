@@ -8,7 +8,12 @@ namespace imago::api {
 void register_health_routes(http::Router& router, Services& s) {
   const http::RouteOptions open{.auth = http::AuthMode::kNone, .tier = Tier::kExempt};
 
-  router.add("GET", "/healthz", [](http::Request&) { return http::Response::json(200, {{"status", "ok"}}); }, open);
+  router.add(
+      "GET", "/healthz",
+      [](http::Request&) {
+        return http::Response::json(200, {{"status", "ok"}});
+      },
+      open);
 
   router.add(
       "GET", "/readyz",
@@ -23,12 +28,12 @@ void register_health_routes(http::Router& router, Services& s) {
       },
       open);
 
-  router.add(
-      "GET", "/metrics",
-      [&s](http::Request&) {
-        return http::Response::bytes(200, "text/plain; version=0.0.4; charset=utf-8", s.metrics->render());
-      },
-      {.auth = http::AuthMode::kAdmin, .tier = Tier::kExempt});
+  router.add("GET", "/metrics",
+             [&s](http::Request&) {
+               return http::Response::bytes(200, "text/plain; version=0.0.4; charset=utf-8",
+                                            s.metrics->render());
+             },
+             {.auth = http::AuthMode::kAdmin, .tier = Tier::kExempt});
 }
 
 }  // namespace imago::api

@@ -1,6 +1,6 @@
 // The account holder's API keys: list, create (secret shown once), revoke, rotate.
-#include "api/routes.h"
 #include "api/requests.h"
+#include "api/routes.h"
 #include "api/views.h"
 #include "auth/provisioning.h"
 #include "util/json.h"

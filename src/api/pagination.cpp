@@ -10,7 +10,8 @@ Result<PageParams> parse_page_params(const http::Request& req, int default_limit
   if (auto v = req.query_param("limit")) {
     auto n = parse_int(*v);
     if (!n || *n < 1 || *n > max_limit) {
-      return Status::Invalid("Query parameter 'limit' must be an integer from 1 to " + std::to_string(max_limit));
+      return Status::Invalid("Query parameter 'limit' must be an integer from 1 to " +
+                             std::to_string(max_limit));
     }
     p.limit = static_cast<int>(*n);
   }

@@ -24,10 +24,12 @@ std::string upper(std::string s) {
 
 Status check_text_field(const std::string& field, const std::string& v, size_t max, bool required) {
   if (required && v.empty()) return Status::Invalid("Field '" + field + "' must not be empty");
-  if (v.size() > max) return Status::Invalid("Field '" + field + "' must be at most " + std::to_string(max) + " bytes");
+  if (v.size() > max)
+    return Status::Invalid("Field '" + field + "' must be at most " + std::to_string(max) + " bytes");
   if (!is_valid_utf8(v)) return Status::Invalid("Field '" + field + "' must be valid UTF-8");
   for (unsigned char c : v) {
-    if (c < 0x20 && c != '\n' && c != '\t') return Status::Invalid("Field '" + field + "' has control characters");
+    if (c < 0x20 && c != '\n' && c != '\t')
+      return Status::Invalid("Field '" + field + "' has control characters");
   }
   return Status::Ok();
 }
@@ -156,14 +158,16 @@ void register_studio_routes(http::Router& router, Services& s) {
 
   // A short WAV of unsaved settings: {base_voice (or voice), axes, text?, language?, speed?}.
   router.add("POST", "/v1/studio/preview", [&s](http::Request& req) {
-    auto body = parse_json_object_with(req.body, {"base_voice", "voice", "axes", "text", "language", "speed"});
+    auto body =
+        parse_json_object_with(req.body, {"base_voice", "voice", "axes", "text", "language", "speed"});
     if (!body.ok()) return http::Response::from_status(body.status());
     auto base = get_string(*body, "base_voice");
     auto voice = get_string(*body, "voice");
     auto text = get_string(*body, "text");
     auto language = get_string(*body, "language");
     auto speed = get_number(*body, "speed");
-    for (const Status& st : {base.status(), voice.status(), text.status(), language.status(), speed.status()}) {
+    for (const Status& st :
+         {base.status(), voice.status(), text.status(), language.status(), speed.status()}) {
       if (!st.ok()) return http::Response::from_status(st);
     }
     speech::VoiceSettings st;
@@ -182,9 +186,9 @@ void register_studio_routes(http::Router& router, Services& s) {
     }
     std::string t = text->value_or(kPreviewText);
     if (speech::utf8_length(t) > kMaxPreviewChars) {
-      return http::Response::error(400, "VALIDATION_ERROR",
-                                   "Field 'text' of a preview must be at most " + std::to_string(kMaxPreviewChars) +
-                                       " characters");
+      return http::Response::error(
+          400, "VALIDATION_ERROR",
+          "Field 'text' of a preview must be at most " + std::to_string(kMaxPreviewChars) + " characters");
     }
     auto audio = s.speech->synthesize(t, st);
     if (!audio.ok()) return speech_error(audio.status());

@@ -26,8 +26,8 @@ std::string upper(std::string s) {
 
 // Parses and validates; a Status of kNotFound means the voice code did not resolve.
 Result<TtsRequest> parse_tts(Services& s, const http::Request& req) {
-  auto body = parse_json_object_with(
-      req.body, {"text", "voice", "voice_code", "language", "total_steps", "speed", "stream", "format", "axes"});
+  auto body = parse_json_object_with(req.body, {"text", "voice", "voice_code", "language", "total_steps",
+                                                "speed", "stream", "format", "axes"});
   if (!body.ok()) return body.status();
   TtsRequest t;
   auto text = get_string(*body, "text");
@@ -75,8 +75,10 @@ Result<TtsRequest> parse_tts(Services& s, const http::Request& req) {
   }
   t.stream = stream->value_or(false);
   std::string f = format->value_or("wav");
-  if (f == "pcm_s16le" || f == "pcm") t.pcm = true;
-  else if (f != "wav") return Status::Invalid("Field 'format' must be 'wav' or 'pcm_s16le'");
+  if (f == "pcm_s16le" || f == "pcm")
+    t.pcm = true;
+  else if (f != "wav")
+    return Status::Invalid("Field 'format' must be 'wav' or 'pcm_s16le'");
   if (t.stream && f == "wav" && format->has_value()) {
     return Status::Invalid("Streaming returns PCM frames; omit 'format' or use 'pcm_s16le'");
   }
@@ -101,61 +103,63 @@ http::Response tts_error(const Status& st, const http::Request& req) {
 }  // namespace
 
 void register_tts_routes(http::Router& router, Services& s) {
-  router.add(
-      "POST", "/v1/tts",
-      [&s](http::Request& req) -> http::Response {
-        auto t = parse_tts(s, req);
-        if (!t.ok()) return tts_error(t.status(), req);
-        const int rate = 22050;
+  router.add("POST", "/v1/tts",
+             [&s](http::Request& req) -> http::Response {
+               auto t = parse_tts(s, req);
+               if (!t.ok()) return tts_error(t.status(), req);
+               const int rate = 22050;
 
-        if (!t->stream) {
-          auto audio = s.speech->synthesize(t->text, t->settings);
-          if (!audio.ok()) return speech_error(audio.status());
-          http::Response r;
-          const auto& a = *audio;
-          if (t->pcm) {
-            auto pcm = speech::encode_audio(speech::AudioFormat::kPcm, a.sample_rate, a.samples.data(), a.samples.size());
-            if (!pcm.ok()) return http::Response::from_status(pcm.status());
-            r = http::Response::bytes(200, "audio/pcm", std::move(pcm.value()));
-          } else {
-            auto wav = speech::encode_audio(speech::AudioFormat::kWav, a.sample_rate, a.samples.data(), a.samples.size());
-            if (!wav.ok()) return http::Response::from_status(wav.status());
-            r = http::Response::bytes(200, "audio/wav", std::move(wav.value()));
-          }
-          r.headers.set("X-Sample-Rate", std::to_string(a.sample_rate));
-          r.headers.set("X-Channels", "1");
-          r.headers.set("X-Audio-Duration", std::to_string(a.duration_s()));
-          return r;
-        }
+               if (!t->stream) {
+                 auto audio = s.speech->synthesize(t->text, t->settings);
+                 if (!audio.ok()) return speech_error(audio.status());
+                 http::Response r;
+                 const auto& a = *audio;
+                 if (t->pcm) {
+                   auto pcm = speech::encode_audio(speech::AudioFormat::kPcm, a.sample_rate, a.samples.data(),
+                                                   a.samples.size());
+                   if (!pcm.ok()) return http::Response::from_status(pcm.status());
+                   r = http::Response::bytes(200, "audio/pcm", std::move(pcm.value()));
+                 } else {
+                   auto wav = speech::encode_audio(speech::AudioFormat::kWav, a.sample_rate, a.samples.data(),
+                                                   a.samples.size());
+                   if (!wav.ok()) return http::Response::from_status(wav.status());
+                   r = http::Response::bytes(200, "audio/wav", std::move(wav.value()));
+                 }
+                 r.headers.set("X-Sample-Rate", std::to_string(a.sample_rate));
+                 r.headers.set("X-Channels", "1");
+                 r.headers.set("X-Audio-Duration", std::to_string(a.duration_s()));
+                 return r;
+               }
 
-        // Admission happens here so that a full queue is still a plain 503, not a broken stream.
-        auto started = s.speech->start(t->text, t->settings);
-        if (!started.ok()) return speech_error(started.status());
-        std::shared_ptr<speech::SpeechStream> stream(std::move(started.value()));
-        http::Response r;
-        r.status = 200;
-        r.headers.set("Content-Type", "application/vnd.imago.pcm-frames");
-        r.headers.set("X-Sample-Rate", std::to_string(rate));
-        r.headers.set("X-Channels", "1");
-        r.stream = [stream](http::ResponseStream& out) {
-          if (!out.write(speech::header_frame(rate))) return;
-          uint64_t total = 0;
-          for (;;) {
-            auto next = stream->next();
-            if (!next.ok()) {
-              out.write(speech::error_frame(speech_error(next.status()).body));
-              return;
-            }
-            if (!next->has_value()) break;
-            const auto& a = **next;
-            total += a.samples.size();
-            if (!out.write(speech::audio_frame(a.samples.data(), a.samples.size()))) return;  // client gone
-          }
-          out.write(speech::end_frame(total));
-        };
-        return r;
-      },
-      {.body_limit = 1 << 20});
+               // Admission happens here so that a full queue is still a plain 503, not a broken stream.
+               auto started = s.speech->start(t->text, t->settings);
+               if (!started.ok()) return speech_error(started.status());
+               std::shared_ptr<speech::SpeechStream> stream(std::move(started.value()));
+               http::Response r;
+               r.status = 200;
+               r.headers.set("Content-Type", "application/vnd.imago.pcm-frames");
+               r.headers.set("X-Sample-Rate", std::to_string(rate));
+               r.headers.set("X-Channels", "1");
+               r.stream = [stream](http::ResponseStream& out) {
+                 if (!out.write(speech::header_frame(rate))) return;
+                 uint64_t total = 0;
+                 for (;;) {
+                   auto next = stream->next();
+                   if (!next.ok()) {
+                     out.write(speech::error_frame(speech_error(next.status()).body));
+                     return;
+                   }
+                   if (!next->has_value()) break;
+                   const auto& a = **next;
+                   total += a.samples.size();
+                   if (!out.write(speech::audio_frame(a.samples.data(), a.samples.size())))
+                     return;  // client gone
+                 }
+                 out.write(speech::end_frame(total));
+               };
+               return r;
+             },
+             {.body_limit = 1 << 20});
 }
 
 }  // namespace imago::api

@@ -12,10 +12,14 @@ Result<speech::Axes> parse_axes_object(const json::object& o) {
     std::string name(kv.key());
     const auto& v = kv.value();
     double d;
-    if (v.is_double()) d = v.as_double();
-    else if (v.is_int64()) d = static_cast<double>(v.as_int64());
-    else if (v.is_uint64()) d = static_cast<double>(v.as_uint64());
-    else return Status::Invalid("axes." + name + " must be a number");
+    if (v.is_double())
+      d = v.as_double();
+    else if (v.is_int64())
+      d = static_cast<double>(v.as_int64());
+    else if (v.is_uint64())
+      d = static_cast<double>(v.as_uint64());
+    else
+      return Status::Invalid("axes." + name + " must be a number");
     items.emplace_back(name, d);
   }
   speech::Axes a;
@@ -57,7 +61,9 @@ http::Response speech_error(const Status& st) {
   return http::Response::from_status(st);
 }
 
-std::string error_envelope_json(const http::Response& r) { return r.body; }
+std::string error_envelope_json(const http::Response& r) {
+  return r.body;
+}
 
 json::object axes_json(const speech::Axes& a) {
   return {{"gender", a.gender}, {"pitch", a.pitch}, {"rate", a.rate}, {"brightness", a.brightness}};

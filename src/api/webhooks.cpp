@@ -1,5 +1,5 @@
 // Webhook subscriptions (SPEC 6): create (secret shown once), list, get, delete, test ping and
-// the delivery log. Deliveries themselves run as jobs (src/jobs/pipelines.cpp).
+// the delivery log. Deliveries themselves run as jobs (src/jobs/job_handlers.cpp).
 #include <boost/json.hpp>
 
 #include "api/routes.h"
@@ -38,11 +38,12 @@ json::object webhook_json(const Webhook& w) {
 json::object delivery_json(const WebhookDelivery& d, const std::vector<DeliveryAttempt>& attempts) {
   json::array log;
   for (const auto& a : attempts) {
-    log.push_back(json::object{{"attempt", a.attempt},
-                               {"status_code", a.status_code ? json::value(*a.status_code) : json::value(nullptr)},
-                               {"error", a.error ? json::value(*a.error) : json::value(nullptr)},
-                               {"duration_ms", a.duration_ms},
-                               {"at", format_rfc3339(a.created_at)}});
+    log.push_back(
+        json::object{{"attempt", a.attempt},
+                     {"status_code", a.status_code ? json::value(*a.status_code) : json::value(nullptr)},
+                     {"error", a.error ? json::value(*a.error) : json::value(nullptr)},
+                     {"duration_ms", a.duration_ms},
+                     {"at", format_rfc3339(a.created_at)}});
   }
   return {{"id", d.id},
           {"event_type", d.event_type},
@@ -64,7 +65,8 @@ http::Response create(Services& s, http::Request& req) {
   auto url = get_string(*body, "url");
   if (!url.ok()) return http::Response::from_status(url.status());
   if (!url->has_value()) return http::Response::from_status(Status::Invalid("Field 'url' is required"));
-  if ((*url)->size() > 2048) return http::Response::from_status(Status::Invalid("Field 'url' is longer than 2048 characters"));
+  if ((*url)->size() > 2048)
+    return http::Response::from_status(Status::Invalid("Field 'url' is longer than 2048 characters"));
   // Same guard as every other user URL, checked now so a bad target is refused at registration
   // (and again on every delivery, since DNS can change).
   if (Status st = s.fetcher->check_target(**url); !st.ok()) {
@@ -75,10 +77,12 @@ http::Response create(Services& s, http::Request& req) {
   w.account_id = account;
   w.url = **url;
   if (auto it = body->find("events"); it != body->end() && !it->value().is_null()) {
-    if (!it->value().is_array()) return http::Response::from_status(Status::Invalid("Field 'events' must be an array of event names"));
+    if (!it->value().is_array())
+      return http::Response::from_status(Status::Invalid("Field 'events' must be an array of event names"));
     const auto& known = webhooks::known_events();
     for (const auto& e : it->value().as_array()) {
-      if (!e.is_string() || std::find(known.begin(), known.end(), std::string(e.as_string())) == known.end()) {
+      if (!e.is_string() ||
+          std::find(known.begin(), known.end(), std::string(e.as_string())) == known.end()) {
         return http::Response::from_status(Status::Invalid(
             "Field 'events' may contain only: agent.ready, agent.failed, dynamics.ready, dynamics.failed"));
       }
@@ -89,7 +93,9 @@ http::Response create(Services& s, http::Request& req) {
   auto desc = get_string(*body, "description");
   if (!desc.ok()) return http::Response::from_status(desc.status());
   if (desc->has_value()) {
-    if ((*desc)->size() > 500) return http::Response::from_status(Status::Invalid("Field 'description' must be at most 500 characters"));
+    if ((*desc)->size() > 500)
+      return http::Response::from_status(
+          Status::Invalid("Field 'description' must be at most 500 characters"));
     w.description = **desc;
   }
   auto existing = s.webhooks->list(account);
@@ -130,7 +136,8 @@ http::Response test_ping(Services& s, http::Request& req) {
       200, {{"success", true},
             {"data", json::object{{"delivery_id", d.id},
                                   {"delivered", res.delivered},
-                                  {"status_code", res.status_code ? json::value(*res.status_code) : json::value(nullptr)},
+                                  {"status_code",
+                                   res.status_code ? json::value(*res.status_code) : json::value(nullptr)},
                                   {"attempts", *n},
                                   {"error", res.error ? json::value(*res.error) : json::value(nullptr)}}}});
 }
@@ -169,7 +176,8 @@ void register_webhook_routes(http::Router& router, Services& s) {
     if (auto v = req.query_param("limit")) {
       auto n = parse_int(*v);
       if (!n || *n < 1 || *n > 100) {
-        return http::Response::from_status(Status::Invalid("Query parameter 'limit' must be an integer from 1 to 100"));
+        return http::Response::from_status(
+            Status::Invalid("Query parameter 'limit' must be an integer from 1 to 100"));
       }
       limit = static_cast<int>(*n);
     }

@@ -21,7 +21,9 @@ std::string checksum(std::string_view random_part) {
   return out;
 }
 
-bool is_base62(char c) { return (c >= '0' && c <= '9') || (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z'); }
+bool is_base62(char c) {
+  return (c >= '0' && c <= '9') || (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z');
+}
 
 }  // namespace
 
@@ -51,6 +53,8 @@ bool api_key_well_formed(std::string_view secret) {
   return constant_time_equal(checksum(body.substr(0, kRandomLen)), body.substr(kRandomLen));
 }
 
-std::string hash_api_key(std::string_view secret) { return sha256_hex(secret); }
+std::string hash_api_key(std::string_view secret) {
+  return sha256_hex(secret);
+}
 
 }  // namespace imago

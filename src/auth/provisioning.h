@@ -18,7 +18,8 @@ struct CreatedAccount {
 };
 
 Result<CreatedAccount> create_account_with_key(AccountStore& store, const std::string& name, Plan plan,
-                                               int64_t initial_credits, const std::string& key_alias = "default");
+                                               int64_t initial_credits,
+                                               const std::string& key_alias = "default");
 Result<IssuedKey> issue_key(AccountStore& store, const std::string& account_id, const std::string& alias);
 Result<IssuedKey> rotate_key(AccountStore& store, const std::optional<std::string>& account_id,
                              const std::string& key_id);

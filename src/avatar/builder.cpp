@@ -86,7 +86,8 @@ void normalize_frame(const cv::Mat& src_in, const FaceGeometry& g_in, FrameSize 
       const auto* a = alpha.ptr<uint8_t>(y);
       for (int x = 0; x < out.cols; ++x)
         if (a[x] < 255)
-          for (int c = 0; c < 3; ++c) o[x][c] = static_cast<uint8_t>((o[x][c] * a[x] + b[x][c] * (255 - a[x])) / 255);
+          for (int c = 0; c < 3; ++c)
+            o[x][c] = static_cast<uint8_t>((o[x][c] * a[x] + b[x][c] * (255 - a[x])) / 255);
     }
   }
   g.eyes_detected = gi.eyes_detected;
@@ -117,8 +118,10 @@ cv::Vec3b median_color(const cv::Mat& img, cv::Rect r) {
 
 cv::Vec3b skin_color(const cv::Mat& img, const FaceGeometry& g) {
   const auto& f = g.face;
-  cv::Rect left(int(f.x + 0.18 * f.width), int(f.y + 0.55 * f.height), int(0.14 * f.width), int(0.12 * f.height));
-  cv::Rect right(int(f.x + 0.68 * f.width), int(f.y + 0.55 * f.height), int(0.14 * f.width), int(0.12 * f.height));
+  cv::Rect left(int(f.x + 0.18 * f.width), int(f.y + 0.55 * f.height), int(0.14 * f.width),
+                int(0.12 * f.height));
+  cv::Rect right(int(f.x + 0.68 * f.width), int(f.y + 0.55 * f.height), int(0.14 * f.width),
+                 int(0.12 * f.height));
   cv::Vec3b a = median_color(img, left), b = median_color(img, right);
   return {uint8_t((a[0] + b[0]) / 2), uint8_t((a[1] + b[1]) / 2), uint8_t((a[2] + b[2]) / 2)};
 }
@@ -155,18 +158,20 @@ cv::Mat eyelids(const cv::Mat& img, const FaceGeometry& g, int& ew, int& eh) {
   cv::Mat out(eh, 2 * ew, CV_8UC4, cv::Scalar(0, 0, 0, 0));
   int i = 0;
   for (cv::Point2d c : {g.left_eye, g.right_eye}) {
-    cv::Rect below(int(c.x - 0.2 * ew), int(c.y + 0.55 * eh), std::max(2, int(0.4 * ew)), std::max(2, int(0.35 * eh)));
+    cv::Rect below(int(c.x - 0.2 * ew), int(c.y + 0.55 * eh), std::max(2, int(0.4 * ew)),
+                   std::max(2, int(0.35 * eh)));
     cv::Vec3b skin = median_color(img, below);
     cv::Mat lid(eh, ew, CV_8UC3);
-    for (int y = 0; y < eh; ++y) lid.row(y).setTo(shade(skin, 1.0 - 0.10 * (1.0 - std::abs(y - 0.4 * eh) / eh)));
+    for (int y = 0; y < eh; ++y)
+      lid.row(y).setTo(shade(skin, 1.0 - 0.10 * (1.0 - std::abs(y - 0.4 * eh) / eh)));
     // The crease arc in the upper part, the lash line near 62% of the height.
     cv::ellipse(lid, {ew / 2, int(0.62 * eh)}, {int(0.46 * ew), int(0.16 * eh)}, 0, 0, 180,
                 cv::Scalar(35, 35, 45), std::max(1, eh / 9), cv::LINE_AA);
-    cv::ellipse(lid, {ew / 2, int(0.30 * eh)}, {int(0.38 * ew), int(0.18 * eh)}, 0, 200, 340, shade(skin, 0.82),
-                std::max(1, eh / 14), cv::LINE_AA);
+    cv::ellipse(lid, {ew / 2, int(0.30 * eh)}, {int(0.38 * ew), int(0.18 * eh)}, 0, 200, 340,
+                shade(skin, 0.82), std::max(1, eh / 14), cv::LINE_AA);
     cv::Mat alpha(eh, ew, CV_8UC1, cv::Scalar(0));
-    cv::ellipse(alpha, {ew / 2, eh / 2}, {int(0.48 * ew), int(0.46 * eh)}, 0, 0, 360, cv::Scalar(255), cv::FILLED,
-                cv::LINE_AA);
+    cv::ellipse(alpha, {ew / 2, eh / 2}, {int(0.48 * ew), int(0.46 * eh)}, 0, 0, 360, cv::Scalar(255),
+                cv::FILLED, cv::LINE_AA);
     cv::GaussianBlur(alpha, alpha, {0, 0}, std::max(0.8, eh / 12.0));
     cv::Mat rgba;
     std::vector<cv::Mat> ch;
@@ -197,12 +202,13 @@ cv::Mat hand_sprite(cv::Vec3b skin, double face_w) {
       double ang = -18 + f * 12;
       cv::Point base(int(w / 2 + (f - 1.5) * 1.6 * u), int(h * 0.45));
       double len = (f == 1 || f == 2) ? 3.3 * u : 2.8 * u;
-      cv::Point tip(int(base.x + std::sin(ang * CV_PI / 180) * len), int(base.y - std::cos(ang * CV_PI / 180) * len));
+      cv::Point tip(int(base.x + std::sin(ang * CV_PI / 180) * len),
+                    int(base.y - std::cos(ang * CV_PI / 180) * len));
       cv::line(m, base, tip, c, int(1.35 * u), cv::LINE_AA);
       cv::circle(m, tip, int(0.68 * u), c, cv::FILLED, cv::LINE_AA);
     }
-    cv::line(m, cv::Point(int(w / 2 + 2.6 * u), int(h * 0.66)), cv::Point(int(w / 2 + 4.3 * u), int(h * 0.5)), c,
-             int(1.4 * u), cv::LINE_AA);
+    cv::line(m, cv::Point(int(w / 2 + 2.6 * u), int(h * 0.66)), cv::Point(int(w / 2 + 4.3 * u), int(h * 0.5)),
+             c, int(1.4 * u), cv::LINE_AA);
   });
   // Finger separations and palm shading so the hand reads as a hand, not a blob.
   for (int f = 0; f < 3; ++f) {
@@ -226,11 +232,12 @@ cv::Mat heart_sprite(double face_w) {
   for (cv::Mat* m : {&alpha}) {
     cv::circle(*m, {int(s * 0.3), int(s * 0.34)}, int(r), 255, cv::FILLED, cv::LINE_AA);
     cv::circle(*m, {int(s * 0.7), int(s * 0.34)}, int(r), 255, cv::FILLED, cv::LINE_AA);
-    std::vector<cv::Point> tri = {{int(s * 0.06), int(s * 0.42)}, {int(s * 0.94), int(s * 0.42)}, {s / 2, int(s * 0.93)}};
+    std::vector<cv::Point> tri = {
+        {int(s * 0.06), int(s * 0.42)}, {int(s * 0.94), int(s * 0.42)}, {s / 2, int(s * 0.93)}};
     cv::fillConvexPoly(*m, tri, 255, cv::LINE_AA);
   }
-  cv::circle(col, {int(s * 0.3), int(s * 0.3)}, std::max(1, int(r * 0.35)), cv::Scalar(170, 150, 255), cv::FILLED,
-             cv::LINE_AA);
+  cv::circle(col, {int(s * 0.3), int(s * 0.3)}, std::max(1, int(r * 0.35)), cv::Scalar(170, 150, 255),
+             cv::FILLED, cv::LINE_AA);
   std::vector<cv::Mat> ch;
   cv::split(col, ch);
   ch.push_back(alpha);
@@ -246,14 +253,18 @@ void procedural_avatar(const std::string& agent_id, FrameSize fs, std::string_vi
   auto pick = [&](int n) { return static_cast<int>(rng() % n); };
   const cv::Vec3b skins[] = {{185, 205, 240}, {150, 180, 225}, {120, 160, 210}, {95, 130, 180},
                              {70, 100, 150},  {50, 75, 115},   {160, 195, 235}};
-  const cv::Vec3b hairs[] = {{30, 30, 35}, {40, 60, 90}, {60, 110, 170}, {140, 170, 200}, {30, 45, 120}, {180, 180, 185}};
-  const cv::Vec3b shirts[] = {{160, 90, 40}, {60, 130, 60}, {70, 70, 180}, {130, 130, 130}, {150, 60, 120}, {40, 140, 200}};
-  const cv::Vec3b bgs[] = {{235, 220, 200}, {210, 230, 220}, {215, 215, 240}, {230, 230, 230}, {200, 220, 240}};
+  const cv::Vec3b hairs[] = {{30, 30, 35},    {40, 60, 90},  {60, 110, 170},
+                             {140, 170, 200}, {30, 45, 120}, {180, 180, 185}};
+  const cv::Vec3b shirts[] = {{160, 90, 40},   {60, 130, 60},  {70, 70, 180},
+                              {130, 130, 130}, {150, 60, 120}, {40, 140, 200}};
+  const cv::Vec3b bgs[] = {
+      {235, 220, 200}, {210, 230, 220}, {215, 215, 240}, {230, 230, 230}, {200, 220, 240}};
   const cv::Vec3b irises[] = {{90, 60, 30}, {60, 100, 40}, {150, 110, 40}, {40, 50, 70}};
   cv::Vec3b skin = skins[pick(7)], hair = hairs[pick(6)], shirt = shirts[pick(6)], bg = bgs[pick(5)],
             iris = irises[pick(4)];
   int hair_style = pick(3);
-  cv::Vec3b lip = {uint8_t(skin[0] * 0.65), uint8_t(skin[1] * 0.62), uint8_t(std::min(255.0, skin[2] * 0.95))};
+  cv::Vec3b lip = {uint8_t(skin[0] * 0.65), uint8_t(skin[1] * 0.62),
+                   uint8_t(std::min(255.0, skin[2] * 0.95))};
 
   Placement pl = placement_for(aspect);
   double fh = pl.face_h_frac * fs.height, fw = fh;
@@ -262,17 +273,21 @@ void procedural_avatar(const std::string& agent_id, FrameSize fs, std::string_vi
   img.create(fs.height, fs.width, CV_8UC3);
   for (int y = 0; y < img.rows; ++y) img.row(y).setTo(shade(bg, 1.0 - 0.18 * y / img.rows));
   auto P = [&](double rx, double ry) { return cv::Point(int(g.face.x + rx * fw), int(g.face.y + ry * fh)); };
-  auto S = [&](double rx, double ry) { return cv::Size(std::max(1, int(rx * fw)), std::max(1, int(ry * fh))); };
+  auto S = [&](double rx, double ry) {
+    return cv::Size(std::max(1, int(rx * fw)), std::max(1, int(ry * fh)));
+  };
   const auto AA = cv::LINE_AA;
-  if (hair_style == 1) cv::ellipse(img, P(0.5, 0.55), S(0.62, 0.85), 0, 0, 360, shade(hair, 1), cv::FILLED, AA);
-  cv::ellipse(img, P(0.5, 1.75), S(1.25, 0.75), 0, 180, 360, shade(shirt, 1), cv::FILLED, AA);   // shoulders
-  cv::rectangle(img, P(-0.75, 1.75), cv::Point(int(g.face.x + 1.75 * fw), img.rows), shade(shirt, 1), cv::FILLED);
-  cv::rectangle(img, P(0.36, 0.8), P(0.64, 1.12), shade(skin, 0.85), cv::FILLED, AA);            // neck
+  if (hair_style == 1)
+    cv::ellipse(img, P(0.5, 0.55), S(0.62, 0.85), 0, 0, 360, shade(hair, 1), cv::FILLED, AA);
+  cv::ellipse(img, P(0.5, 1.75), S(1.25, 0.75), 0, 180, 360, shade(shirt, 1), cv::FILLED, AA);  // shoulders
+  cv::rectangle(img, P(-0.75, 1.75), cv::Point(int(g.face.x + 1.75 * fw), img.rows), shade(shirt, 1),
+                cv::FILLED);
+  cv::rectangle(img, P(0.36, 0.8), P(0.64, 1.12), shade(skin, 0.85), cv::FILLED, AA);  // neck
   cv::ellipse(img, P(0.5, 1.08), S(0.16, 0.08), 0, 0, 180, shade(skin, 0.85), cv::FILLED, AA);
   cv::ellipse(img, P(0.03, 0.47), S(0.07, 0.12), 0, 0, 360, shade(skin, 0.92), cv::FILLED, AA);  // ears
   cv::ellipse(img, P(0.97, 0.47), S(0.07, 0.12), 0, 0, 360, shade(skin, 0.92), cv::FILLED, AA);
-  cv::ellipse(img, P(0.5, 0.45), S(0.47, 0.6), 0, 0, 360, shade(skin, 1), cv::FILLED, AA);       // head
-  cv::ellipse(img, P(0.5, 0.62), S(0.40, 0.38), 0, 0, 180, shade(skin, 0.96), cv::FILLED, AA);   // jaw shade
+  cv::ellipse(img, P(0.5, 0.45), S(0.47, 0.6), 0, 0, 360, shade(skin, 1), cv::FILLED, AA);      // head
+  cv::ellipse(img, P(0.5, 0.62), S(0.40, 0.38), 0, 0, 180, shade(skin, 0.96), cv::FILLED, AA);  // jaw shade
   if (hair_style != 2) {
     cv::ellipse(img, P(0.5, 0.12), S(0.5, 0.32), 0, 180, 360, shade(hair, 1), cv::FILLED, AA);
     cv::ellipse(img, P(0.5, 0.12), S(0.5, 0.08), 0, 0, 180, shade(hair, 1), cv::FILLED, AA);
@@ -280,18 +295,23 @@ void procedural_avatar(const std::string& agent_id, FrameSize fs, std::string_vi
     cv::ellipse(img, P(0.5, 0.1), S(0.46, 0.22), 0, 180, 360, shade(hair, 0.9), cv::FILLED, AA);
   }
   for (double sx : {0.31, 0.69}) {
-    cv::ellipse(img, P(sx, 0.30), S(0.11, 0.035), 0, 180, 360, shade(hair, 0.9), std::max(2, int(0.025 * fh)), AA);
+    cv::ellipse(img, P(sx, 0.30), S(0.11, 0.035), 0, 180, 360, shade(hair, 0.9), std::max(2, int(0.025 * fh)),
+                AA);
     cv::ellipse(img, P(sx, 0.40), S(0.085, 0.045), 0, 0, 360, cv::Scalar(245, 245, 245), cv::FILLED, AA);
     cv::circle(img, P(sx, 0.40), int(0.042 * fw), shade(iris, 1), cv::FILLED, AA);
     cv::circle(img, P(sx, 0.40), int(0.02 * fw), cv::Scalar(15, 15, 15), cv::FILLED, AA);
-    cv::circle(img, P(sx + 0.015, 0.39), std::max(1, int(0.008 * fw)), cv::Scalar(255, 255, 255), cv::FILLED, AA);
-    cv::ellipse(img, P(sx, 0.40), S(0.09, 0.05), 0, 190, 350, cv::Scalar(40, 40, 50), std::max(1, int(0.008 * fh)), AA);
+    cv::circle(img, P(sx + 0.015, 0.39), std::max(1, int(0.008 * fw)), cv::Scalar(255, 255, 255), cv::FILLED,
+               AA);
+    cv::ellipse(img, P(sx, 0.40), S(0.09, 0.05), 0, 190, 350, cv::Scalar(40, 40, 50),
+                std::max(1, int(0.008 * fh)), AA);
     cv::ellipse(img, P(sx, 0.62), S(0.07, 0.035), 0, 0, 360, shade(skin, 0.93), cv::FILLED, AA);  // cheek
   }
-  cv::ellipse(img, P(0.5, 0.6), S(0.06, 0.03), 0, 0, 180, shade(skin, 0.7), std::max(1, int(0.01 * fh)), AA);  // nose
+  cv::ellipse(img, P(0.5, 0.6), S(0.06, 0.03), 0, 0, 180, shade(skin, 0.7), std::max(1, int(0.01 * fh)),
+              AA);  // nose
   cv::line(img, P(0.5, 0.42), P(0.48, 0.58), shade(skin, 0.88), std::max(1, int(0.008 * fh)), AA);
-  cv::ellipse(img, P(0.5, 0.775), S(0.17, 0.025), 0, 180, 360, shade(lip, 0.95), cv::FILLED, AA);  // upper lip
-  cv::ellipse(img, P(0.5, 0.78), S(0.15, 0.04), 0, 0, 180, shade(lip, 1.05), cv::FILLED, AA);      // lower lip
+  cv::ellipse(img, P(0.5, 0.775), S(0.17, 0.025), 0, 180, 360, shade(lip, 0.95), cv::FILLED,
+              AA);                                                                             // upper lip
+  cv::ellipse(img, P(0.5, 0.78), S(0.15, 0.04), 0, 0, 180, shade(lip, 1.05), cv::FILLED, AA);  // lower lip
   cv::line(img, P(0.33, 0.78), P(0.67, 0.78), shade(lip, 0.55), std::max(1, int(0.008 * fh)), AA);
   cv::GaussianBlur(img, img, {0, 0}, 0.9);
   g.left_eye = P(0.31, 0.40);
@@ -396,16 +416,17 @@ Result<std::string> build_imx(const BuildInput& in, const ProgressFn& progress) 
     }
     // Keep at most 30 s of the sample (re-matching or future cloning can use it).
     Pcm keep = *voice_pcm;
-    if (keep.samples.size() > static_cast<size_t>(keep.sample_rate) * 30) keep.samples.resize(keep.sample_rate * 30);
+    if (keep.samples.size() > static_cast<size_t>(keep.sample_rate) * 30)
+      keep.samples.resize(keep.sample_rate * 30);
     chunks.push_back({std::string(kChunkVoiceSample), encode_wav(keep)});
   }
   if (!in.voice.empty()) {
     m.voice = in.voice;  // an explicit preset wins; measurements stay recorded
     m.axes = {};
     if (m.voice_match)
-      m.voice_match->distance = voice_distance(*find_voice_reference(in.voice), m.voice_match->median_f0_hz,
-                                               m.voice_match->spectral_centroid_hz,
-                                               m.voice_match->speaking_rate_syl_s);
+      m.voice_match->distance =
+          voice_distance(*find_voice_reference(in.voice), m.voice_match->median_f0_hz,
+                         m.voice_match->spectral_centroid_hz, m.voice_match->speaking_rate_syl_s);
   }
 
   report(progress, "package", 0.9, "Writing the model");

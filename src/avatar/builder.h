@@ -19,14 +19,13 @@ struct BuildInput {
   std::string aspect_ratio = "16:9";   // "16:9", "9:16" or "1:1"
   // Raw file contents, already sniffed by the caller (JPEG/PNG/WebP; MP4/WebM/...; WAV/MP3/...).
   std::optional<std::string> image_bytes, video_bytes, audio_bytes;
-  std::string voice = "";  // optional built-in preset (M1..M5, F1..F5); empty: match or default
+  std::string voice = "";      // optional built-in preset (M1..M5, F1..F5); empty: match or default
   int64_t created_unix_s = 0;  // manifest created_at; 0: now
 };
 
 // step: short machine name ("decode", "face", "frame", "voice", "package"); fraction 0..1 of the
 // whole build; message: human-readable progress text.
-using ProgressFn =
-    std::function<void(std::string_view step, double fraction, std::string_view message)>;
+using ProgressFn = std::function<void(std::string_view step, double fraction, std::string_view message)>;
 
 // Returns the .imx file bytes. Expected failures (e.g. "No face found in the image", an
 // undecodable image) come back as Status::Invalid with a message fit for an agent's

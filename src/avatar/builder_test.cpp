@@ -32,9 +32,9 @@ std::string encode(const cv::Mat& m, const char* ext) {
 
 // Inserts an EXIF APP1 segment with the given Orientation right after the JPEG SOI marker.
 std::string with_exif_orientation(const std::string& jpeg, uint16_t orientation) {
-  std::string tiff = std::string("II*\0", 4) + std::string("\x08\0\0\0", 4);   // little endian, IFD at 8
-  tiff += std::string("\x01\0", 2);                                             // one entry
-  tiff += std::string("\x12\x01\x03\0\x01\0\0\0", 8);                           // 0x0112 SHORT x1
+  std::string tiff = std::string("II*\0", 4) + std::string("\x08\0\0\0", 4);  // little endian, IFD at 8
+  tiff += std::string("\x01\0", 2);                                           // one entry
+  tiff += std::string("\x12\x01\x03\0\x01\0\0\0", 8);                         // 0x0112 SHORT x1
   tiff += static_cast<char>(orientation & 0xff);
   tiff += static_cast<char>(orientation >> 8);
   tiff += std::string("\0\0", 2);

@@ -137,7 +137,8 @@ int imx_info(const std::string& path, bool verify_only) {
 }
 
 int imx_build(int argc, char** argv) {
-  Args a = parse(argc, argv, 1, {"image", "video", "audio", "model", "aspect", "name", "agent-id", "voice", "o"});
+  Args a =
+      parse(argc, argv, 1, {"image", "video", "audio", "model", "aspect", "name", "agent-id", "voice", "o"});
   if (!a.error.empty()) return fail(a.error + "\n" + kImxUsage);
   if (!a.flags.count("o")) {
     std::cerr << "error: missing -o OUT.imx\n" << kImxUsage;
@@ -149,7 +150,8 @@ int imx_build(int argc, char** argv) {
   if (a.flags.count("model")) in.model_type = a.flags["model"];
   if (a.flags.count("aspect")) in.aspect_ratio = a.flags["aspect"];
   if (a.flags.count("voice")) in.voice = a.flags["voice"];
-  for (auto [flag, dst] : {std::pair{"image", &in.image_bytes}, {"video", &in.video_bytes}, {"audio", &in.audio_bytes}}) {
+  for (auto [flag, dst] :
+       {std::pair{"image", &in.image_bytes}, {"video", &in.video_bytes}, {"audio", &in.audio_bytes}}) {
     if (!a.flags.count(flag)) continue;
     auto b = read_file(a.flags[flag]);
     if (!b.ok()) return fail(b.status().message());
@@ -245,7 +247,8 @@ int render_main(int argc, char** argv) {
   }
   auto r = internal::render_mp4(*model, job, a.flags["o"]);
   if (!r.ok()) return fail(r.status().message());
-  std::cerr << "wrote " << a.flags["o"] << " (" << r->frames << " frames, " << r->duration_s << " s at 25 FPS)\n";
+  std::cerr << "wrote " << a.flags["o"] << " (" << r->frames << " frames, " << r->duration_s
+            << " s at 25 FPS)\n";
   return 0;
 }
 

@@ -16,7 +16,8 @@ const std::vector<std::string>& gesture_names() {
 
 namespace internal {
 
-Result<OfflineResult> render_mp4(std::string_view imx_bytes, const OfflineRender& job, const std::string& out_path) {
+Result<OfflineResult> render_mp4(std::string_view imx_bytes, const OfflineRender& job,
+                                 const std::string& out_path) {
   auto model = load_model(imx_bytes, job.width, job.height);
   if (!model.ok()) return model.status();
   RendererOptions opt;
@@ -52,7 +53,8 @@ Result<OfflineResult> render_mp4(std::string_view imx_bytes, const OfflineRender
 
 Status render_gesture_clip(std::string_view imx_bytes, std::string_view gesture, double duration_s,
                            const std::string& out_mp4_path) {
-  if (!(duration_s > 0) || duration_s > 120) return Status::Invalid("gesture clip duration must be in (0, 120] s");
+  if (!(duration_s > 0) || duration_s > 120)
+    return Status::Invalid("gesture clip duration must be in (0, 120] s");
   bool known = false;
   for (const auto& g : gesture_names()) known |= g == gesture;
   if (!known) return Status::Invalid("Unknown gesture " + std::string(gesture));

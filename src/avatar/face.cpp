@@ -26,14 +26,16 @@ Cascades& cascades() {
     std::string d = cascade_dir();
     k.ok = k.face.load(d + "/haarcascade_frontalface_default.xml") &&
            k.face_alt.load(d + "/haarcascade_frontalface_alt2.xml") &&
-           k.eye.load(d + "/haarcascade_eye.xml") && k.eye_glasses.load(d + "/haarcascade_eye_tree_eyeglasses.xml");
+           k.eye.load(d + "/haarcascade_eye.xml") &&
+           k.eye_glasses.load(d + "/haarcascade_eye_tree_eyeglasses.xml");
     return k;
   }();
   return c;
 }
 
 // Two eyes in the upper part of a face box, one on each side, roughly level; nullopt otherwise.
-std::optional<std::pair<cv::Point2d, cv::Point2d>> find_eyes(Cascades& cc, const cv::Mat& gray, const cv::Rect2d& f) {
+std::optional<std::pair<cv::Point2d, cv::Point2d>> find_eyes(Cascades& cc, const cv::Mat& gray,
+                                                             const cv::Rect2d& f) {
   cv::Rect upper(static_cast<int>(f.x), static_cast<int>(f.y + f.height * 0.15), static_cast<int>(f.width),
                  static_cast<int>(f.height * 0.45));
   upper &= cv::Rect(0, 0, gray.cols, gray.rows);
@@ -51,7 +53,8 @@ std::optional<std::pair<cv::Point2d, cv::Point2d>> find_eyes(Cascades& cc, const
       std::optional<cv::Point2d> le, re;
       double la = 0, ra = 0;
       for (const auto& e : eyes) {
-        cv::Point2d c(upper.x + (e.x + e.width / 2.0) / eye_scale, upper.y + (e.y + e.height / 2.0) / eye_scale);
+        cv::Point2d c(upper.x + (e.x + e.width / 2.0) / eye_scale,
+                      upper.y + (e.y + e.height / 2.0) / eye_scale);
         double rel = (c.x - f.x) / f.width;
         double area = e.area();
         if (rel > 0.12 && rel < 0.48 && area > la) la = area, le = c;
@@ -75,16 +78,14 @@ Result<FrameSize> frame_size_for(std::string_view aspect) {
 
 Result<cv::Mat> decode_image(std::string_view bytes) {
   if (bytes.empty()) return Status::Invalid("The image is empty");
-  cv::Mat buf(1, static_cast<int>(bytes.size()), CV_8UC1,
-              const_cast<char*>(bytes.data()));
+  cv::Mat buf(1, static_cast<int>(bytes.size()), CV_8UC1, const_cast<char*>(bytes.data()));
   cv::Mat img;
   try {
     img = cv::imdecode(buf, cv::IMREAD_COLOR);  // applies EXIF orientation
   } catch (const cv::Exception&) {
     img.release();
   }
-  if (img.empty())
-    return Status::Invalid("The image could not be decoded (supported: JPEG, PNG, WebP)");
+  if (img.empty()) return Status::Invalid("The image could not be decoded (supported: JPEG, PNG, WebP)");
   if (img.cols < 32 || img.rows < 32) return Status::Invalid("The image is too small");
   return img;
 }
@@ -137,7 +138,8 @@ Found detect_in(Cascades& cc, const cv::Mat& work, bool thorough) {
   std::vector<int> levels;
   std::vector<double> weights;
   cc.face.detectMultiScale(eq, faces, levels, weights, step, 4, 0, {min_side, min_side}, {}, true);
-  if (faces.empty()) cc.face_alt.detectMultiScale(eq, faces, levels, weights, step, 3, 0, {min_side, min_side}, {}, true);
+  if (faces.empty())
+    cc.face_alt.detectMultiScale(eq, faces, levels, weights, step, 3, 0, {min_side, min_side}, {}, true);
   Found best;
   for (size_t i = 0; i < faces.size(); ++i) {
     cv::Rect2d f(faces[i]);
@@ -171,9 +173,11 @@ void locate_mouth(const cv::Mat& gray, FaceGeometry& g) {
   double eye_y = (g.left_eye.y + g.right_eye.y) / 2;
   g.mouth_width = std::clamp(0.95 * eye_dist, 0.3 * f.width, 0.5 * f.width);
   double expect_y = eye_y + 1.0 * eye_dist;
-  int x0 = static_cast<int>(mid_x - 0.25 * g.mouth_width), x1 = static_cast<int>(mid_x + 0.25 * g.mouth_width);
+  int x0 = static_cast<int>(mid_x - 0.25 * g.mouth_width),
+      x1 = static_cast<int>(mid_x + 0.25 * g.mouth_width);
   int y0 = static_cast<int>(expect_y - 0.28 * eye_dist), y1 = static_cast<int>(expect_y + 0.28 * eye_dist);
-  cv::Rect mr = cv::Rect(x0, y0, std::max(1, x1 - x0), std::max(1, y1 - y0)) & cv::Rect(0, 0, gray.cols, gray.rows);
+  cv::Rect mr =
+      cv::Rect(x0, y0, std::max(1, x1 - x0), std::max(1, y1 - y0)) & cv::Rect(0, 0, gray.cols, gray.rows);
   double mouth_y = expect_y;
   if (mr.height > 4 && mr.width > 2) {
     cv::Mat rows;

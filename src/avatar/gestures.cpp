@@ -4,37 +4,54 @@
 #include <cmath>
 #include <numbers>
 
-
 namespace imago::avatar::internal {
 namespace {
 namespace json = boost::json;
 
 constexpr const char* kChannelNames[kChannelCount] = {
-    "head_dx", "head_dy",    "head_rot",  "head_scale", "mouth_open", "mouth_spread", "mouth_teeth",
-    "mouth_press", "smile",  "eye_close", "brow",       "hand",       "hand_angle",   "heart"};
+    "head_dx",     "head_dy", "head_rot",  "head_scale", "mouth_open", "mouth_spread", "mouth_teeth",
+    "mouth_press", "smile",   "eye_close", "brow",       "hand",       "hand_angle",   "heart"};
 
-double num(const json::value& v) { return v.is_number() ? v.to_number<double>() : 0.0; }
+double num(const json::value& v) {
+  return v.is_number() ? v.to_number<double>() : 0.0;
+}
 
-double smooth(double x) { return x * x * (3 - 2 * x); }
+double smooth(double x) {
+  return x * x * (3 - 2 * x);
+}
 
 }  // namespace
 
 double& channel(Pose& p, int c) {
   switch (c) {
-    case kHeadDx: return p.head_dx;
-    case kHeadDy: return p.head_dy;
-    case kHeadRot: return p.head_rot;
-    case kHeadScale: return p.head_scale;
-    case kMouthOpen: return p.mouth_open;
-    case kMouthSpread: return p.mouth_spread;
-    case kMouthTeeth: return p.mouth_teeth;
-    case kMouthPress: return p.mouth_press;
-    case kSmile: return p.smile;
-    case kEyeClose: return p.eye_close;
-    case kBrow: return p.brow;
-    case kHand: return p.hand;
-    case kHandAngle: return p.hand_angle;
-    default: return p.heart;
+    case kHeadDx:
+      return p.head_dx;
+    case kHeadDy:
+      return p.head_dy;
+    case kHeadRot:
+      return p.head_rot;
+    case kHeadScale:
+      return p.head_scale;
+    case kMouthOpen:
+      return p.mouth_open;
+    case kMouthSpread:
+      return p.mouth_spread;
+    case kMouthTeeth:
+      return p.mouth_teeth;
+    case kMouthPress:
+      return p.mouth_press;
+    case kSmile:
+      return p.smile;
+    case kEyeClose:
+      return p.eye_close;
+    case kBrow:
+      return p.brow;
+    case kHand:
+      return p.hand;
+    case kHandAngle:
+      return p.hand_angle;
+    default:
+      return p.heart;
   }
 }
 
@@ -89,7 +106,8 @@ Result<std::map<std::string, GestureDef>> parse_gestures(std::string_view text) 
   if (!g || !g->is_object()) return Status::Invalid("corrupt .imx: gesture chunk has no gestures");
   std::map<std::string, GestureDef> out;
   for (const auto& [name, body] : g->as_object()) {
-    if (!body.is_object()) return Status::Invalid("corrupt .imx: gesture " + std::string(name) + " is not an object");
+    if (!body.is_object())
+      return Status::Invalid("corrupt .imx: gesture " + std::string(name) + " is not an object");
     const auto& o = body.as_object();
     GestureDef d;
     d.name = std::string(name);

@@ -26,8 +26,21 @@ struct Pose {
 };
 
 enum Channel : int {
-  kHeadDx, kHeadDy, kHeadRot, kHeadScale, kMouthOpen, kMouthSpread, kMouthTeeth, kMouthPress,
-  kSmile, kEyeClose, kBrow, kHand, kHandAngle, kHeart, kChannelCount
+  kHeadDx,
+  kHeadDy,
+  kHeadRot,
+  kHeadScale,
+  kMouthOpen,
+  kMouthSpread,
+  kMouthTeeth,
+  kMouthPress,
+  kSmile,
+  kEyeClose,
+  kBrow,
+  kHand,
+  kHandAngle,
+  kHeart,
+  kChannelCount
 };
 double& channel(Pose& p, int c);
 int channel_by_name(std::string_view name);  // -1 when unknown

@@ -1,11 +1,11 @@
 #include "avatar/imx.h"
 
+#include <zlib.h>
+
 #include <algorithm>
 #include <boost/json.hpp>
 #include <cmath>
 #include <cstring>
-
-#include <zlib.h>
 
 #include "util/crypto.h"
 
@@ -58,13 +58,13 @@ struct Reader {
   std::string prefix;
   std::string error;
 
-  const json::value* get(const char* k) {
-    return o.if_contains(k);
-  }
+  const json::value* get(const char* k) { return o.if_contains(k); }
   void num(const char* k, double& out) {
     if (auto* v = get(k)) {
-      if (v->is_number()) out = v->to_number<double>();
-      else fail(k, "a number");
+      if (v->is_number())
+        out = v->to_number<double>();
+      else
+        fail(k, "a number");
     }
   }
   void integer(const char* k, int& out) {
@@ -73,19 +73,24 @@ struct Reader {
         out = static_cast<int>(v->as_int64());
       else if (v->is_uint64() && v->as_uint64() <= INT32_MAX)
         out = static_cast<int>(v->as_uint64());
-      else fail(k, "an integer");
+      else
+        fail(k, "an integer");
     }
   }
   void str(const char* k, std::string& out) {
     if (auto* v = get(k)) {
-      if (v->is_string()) out = std::string(v->as_string());
-      else fail(k, "a string");
+      if (v->is_string())
+        out = std::string(v->as_string());
+      else
+        fail(k, "a string");
     }
   }
   void boolean(const char* k, bool& out) {
     if (auto* v = get(k)) {
-      if (v->is_bool()) out = v->as_bool();
-      else fail(k, "a boolean");
+      if (v->is_bool())
+        out = v->as_bool();
+      else
+        fail(k, "a boolean");
     }
   }
   const json::object* obj(const char* k) {
@@ -101,9 +106,13 @@ struct Reader {
 };
 
 // Geometry is stored to 1/100 px: enough for rendering, readable in `imagod imx info`.
-double r2(double v) { return std::round(v * 100) / 100; }
+double r2(double v) {
+  return std::round(v * 100) / 100;
+}
 
-json::object point_json(const Point& p) { return {{"x", r2(p.x)}, {"y", r2(p.y)}}; }
+json::object point_json(const Point& p) {
+  return {{"x", r2(p.x)}, {"y", r2(p.y)}};
+}
 
 void read_point(Reader& parent, const char* k, Point& p) {
   if (auto* o = parent.obj(k)) {
@@ -143,7 +152,8 @@ std::string manifest_to_json(const Manifest& m) {
                             {"fps", m.fps},
                             {"pixel_format", m.pixel_format}};
   o["geometry"] = json::object{
-      {"face", json::object{{"x", r2(m.face.x)}, {"y", r2(m.face.y)}, {"w", r2(m.face.w)}, {"h", r2(m.face.h)}}},
+      {"face",
+       json::object{{"x", r2(m.face.x)}, {"y", r2(m.face.y)}, {"w", r2(m.face.w)}, {"h", r2(m.face.h)}}},
       {"left_eye", point_json(m.left_eye)},
       {"right_eye", point_json(m.right_eye)},
       {"mouth", point_json(m.mouth)},
@@ -254,9 +264,12 @@ Result<Manifest> manifest_from_json(std::string_view text) {
     rr.num("blink_max_s", m.blink_max_s);
     rr.boolean("prosody", m.prosody);
     if (auto* s = ro->if_contains("seed")) {
-      if (s->is_uint64()) m.seed = static_cast<uint32_t>(s->as_uint64());
-      else if (s->is_int64() && s->as_int64() >= 0) m.seed = static_cast<uint32_t>(s->as_int64());
-      else rr.fail("seed", "a non-negative integer");
+      if (s->is_uint64())
+        m.seed = static_cast<uint32_t>(s->as_uint64());
+      else if (s->is_int64() && s->as_int64() >= 0)
+        m.seed = static_cast<uint32_t>(s->as_int64());
+      else
+        rr.fail("seed", "a non-negative integer");
     }
     if (r.error.empty()) r.error = rr.error;
   }
@@ -267,12 +280,10 @@ Result<Manifest> manifest_from_json(std::string_view text) {
   if (m.width < 16 || m.height < 16 || m.width > 4096 || m.height > 4096)
     return Status::Invalid("corrupt .imx: frame size out of range");
   if (m.fps != 25) return Status::Invalid("corrupt .imx: fps must be 25");
-  if (m.face.w <= 0 || m.face.h <= 0 || m.face.x < 0 || m.face.y < 0 ||
-      m.face.x + m.face.w > m.width || m.face.y + m.face.h > m.height)
+  if (m.face.w <= 0 || m.face.h <= 0 || m.face.x < 0 || m.face.y < 0 || m.face.x + m.face.w > m.width ||
+      m.face.y + m.face.h > m.height)
     return Status::Invalid("corrupt .imx: face box outside the frame");
-  auto inside = [&](const Point& p) {
-    return p.x >= 0 && p.y >= 0 && p.x < m.width && p.y < m.height;
-  };
+  auto inside = [&](const Point& p) { return p.x >= 0 && p.y >= 0 && p.x < m.width && p.y < m.height; };
   if (!inside(m.left_eye) || !inside(m.right_eye) || !inside(m.mouth))
     return Status::Invalid("corrupt .imx: eye or mouth anchor outside the frame");
   if (!(m.mouth_width > 0 && m.mouth_width <= m.face.w * 2))
@@ -319,16 +330,14 @@ Result<ImxFile> read_imx(std::string_view b) {
   if (b.size() < 8 || std::memcmp(b.data(), kMagic, 8) != 0)
     return Status::Invalid("not an .imx file (bad magic)");
   if (b.size() < kImxHeaderSize)
-    return Status::Invalid("truncated .imx: header needs 32 bytes, file has " +
-                           std::to_string(b.size()));
+    return Status::Invalid("truncated .imx: header needs 32 bytes, file has " + std::to_string(b.size()));
   ImxFile f;
   f.version_major = static_cast<uint16_t>(get_le(b, 8, 2));
   f.version_minor = static_cast<uint16_t>(get_le(b, 10, 2));
   uint32_t header_size = static_cast<uint32_t>(get_le(b, 12, 4));
   uint32_t count = static_cast<uint32_t>(get_le(b, 16, 4));
   uint32_t header_crc = static_cast<uint32_t>(get_le(b, 28, 4));
-  if (crc32(b.substr(0, 28)) != header_crc)
-    return Status::Invalid("corrupt .imx: header checksum mismatch");
+  if (crc32(b.substr(0, 28)) != header_crc) return Status::Invalid("corrupt .imx: header checksum mismatch");
   // Checked after the CRC so a flipped bit is reported as corruption, not as a version.
   if (f.version_major != kImxMajor)
     return Status::Invalid("unsupported .imx version " + std::to_string(f.version_major) + "." +
@@ -352,16 +361,15 @@ Result<ImxFile> read_imx(std::string_view b) {
     off += kImxChunkHeaderSize;
     std::string shown = printable_type(type) ? type : "#" + std::to_string(i);
     if (len > b.size() - off)
-      return Status::Invalid("truncated .imx: chunk " + shown + " needs " + std::to_string(len) +
-                             " bytes, " + std::to_string(b.size() - off) + " left");
+      return Status::Invalid("truncated .imx: chunk " + shown + " needs " + std::to_string(len) + " bytes, " +
+                             std::to_string(b.size() - off) + " left");
     std::string_view data = b.substr(off, static_cast<size_t>(len));
     off += static_cast<size_t>(len);
     if (chunk_crc(head16, data) != crc)
       return Status::Invalid("corrupt .imx: chunk " + shown + " checksum mismatch");
     if (reserved != 0) return Status::Invalid("corrupt .imx: chunk " + shown + " reserved field is not zero");
     if (i == 0) {
-      if (type != kChunkManifest)
-        return Status::Invalid("corrupt .imx: first chunk is not the manifest");
+      if (type != kChunkManifest) return Status::Invalid("corrupt .imx: first chunk is not the manifest");
       auto m = manifest_from_json(data);
       if (!m.ok()) return m.status();
       f.manifest = std::move(m).value();
@@ -370,9 +378,8 @@ Result<ImxFile> read_imx(std::string_view b) {
       have_manifest = true;
       continue;
     }
-    static constexpr std::string_view kKnown[] = {kChunkAppearance, kChunkMouthInterior,
-                                                  kChunkEyelids,    kChunkHand,
-                                                  kChunkHeart,      kChunkGestures,
+    static constexpr std::string_view kKnown[] = {kChunkAppearance, kChunkMouthInterior, kChunkEyelids,
+                                                  kChunkHand,       kChunkHeart,         kChunkGestures,
                                                   kChunkVoiceSample};
     bool known = std::find(std::begin(kKnown), std::end(kKnown), type) != std::end(kKnown);
     if (!known) {

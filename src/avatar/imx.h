@@ -21,14 +21,14 @@ inline constexpr size_t kImxChunkHeaderSize = 24;
 inline constexpr uint32_t kImxMaxChunks = 1024;
 
 // Chunk types (four ASCII characters). Readers skip types they do not know.
-inline constexpr std::string_view kChunkManifest = "MANI";    // JSON manifest, always first
-inline constexpr std::string_view kChunkAppearance = "APPR";  // PNG, the normalized frame
+inline constexpr std::string_view kChunkManifest = "MANI";       // JSON manifest, always first
+inline constexpr std::string_view kChunkAppearance = "APPR";     // PNG, the normalized frame
 inline constexpr std::string_view kChunkMouthInterior = "MINT";  // PNG, teeth/cavity texture
-inline constexpr std::string_view kChunkEyelids = "LIDS";     // PNG RGBA, closed-lid sprites
-inline constexpr std::string_view kChunkHand = "HAND";        // PNG RGBA, hand sprite (wave)
-inline constexpr std::string_view kChunkHeart = "HART";       // PNG RGBA, heart sprite (kiss)
-inline constexpr std::string_view kChunkGestures = "GEST";    // JSON gesture motion tracks
-inline constexpr std::string_view kChunkVoiceSample = "VOIC"; // WAV, mono s16 voice sample
+inline constexpr std::string_view kChunkEyelids = "LIDS";        // PNG RGBA, closed-lid sprites
+inline constexpr std::string_view kChunkHand = "HAND";           // PNG RGBA, hand sprite (wave)
+inline constexpr std::string_view kChunkHeart = "HART";          // PNG RGBA, heart sprite (kiss)
+inline constexpr std::string_view kChunkGestures = "GEST";       // JSON gesture motion tracks
+inline constexpr std::string_view kChunkVoiceSample = "VOIC";    // WAV, mono s16 voice sample
 
 struct Point {
   double x = 0, y = 0;
@@ -52,8 +52,8 @@ struct Manifest {
   std::string model_type = "essence";  // essence | expression
   std::string agent_id;
   std::string name;
-  std::string created_at;           // RFC 3339
-  std::string source = "image";     // image | video | procedural
+  std::string created_at;        // RFC 3339
+  std::string source = "image";  // image | video | procedural
   // Frame
   std::string aspect_ratio = "16:9";
   int width = 1280;
@@ -72,12 +72,12 @@ struct Manifest {
   std::string language = "en";
   std::optional<VoiceMatch> voice_match;
   // Renderer parameters
-  int visemes = 6;                 // mouth shapes: 6 (essence) or 10 (expression)
-  double mouth_max_open = 0.11;    // jaw drop at full open, fraction of face width
-  double sway = 1.0;               // idle motion amplitude multiplier
+  int visemes = 6;               // mouth shapes: 6 (essence) or 10 (expression)
+  double mouth_max_open = 0.11;  // jaw drop at full open, fraction of face width
+  double sway = 1.0;             // idle motion amplitude multiplier
   double blink_min_s = 2.0, blink_max_s = 6.0;
-  bool prosody = false;            // head/brow motion driven by speech prosody (expression)
-  uint32_t seed = 0;               // deterministic idle motion / blink schedule
+  bool prosody = false;  // head/brow motion driven by speech prosody (expression)
+  uint32_t seed = 0;     // deterministic idle motion / blink schedule
 
   // Manifest fields this reader does not know, kept so info/rewrites do not lose them.
   std::string raw_json;
@@ -95,8 +95,8 @@ struct ImxChunk {
 struct ImxFile {
   Manifest manifest;
   uint16_t version_major = 0, version_minor = 0;
-  std::vector<ImxChunk> chunks;       // known and unknown, in file order (MANI excluded)
-  std::vector<std::string> skipped;   // types of unknown chunks
+  std::vector<ImxChunk> chunks;      // known and unknown, in file order (MANI excluded)
+  std::vector<std::string> skipped;  // types of unknown chunks
   const std::string* find(std::string_view type) const;
 };
 

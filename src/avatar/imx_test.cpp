@@ -35,7 +35,8 @@ Manifest sample_manifest() {
 }
 
 std::vector<ImxChunk> sample_chunks() {
-  return {{"APPR", std::string(1000, 'a')}, {"GEST", "{\"gestures\":{}}"}, {"VOIC", std::string("\0\1\2", 3)}};
+  return {
+      {"APPR", std::string(1000, 'a')}, {"GEST", "{\"gestures\":{}}"}, {"VOIC", std::string("\0\1\2", 3)}};
 }
 
 void put_u32(std::string& b, size_t off, uint32_t v) {
@@ -93,11 +94,13 @@ TEST(ImxFormat, RejectsNewerMajorVersion) {
   auto f = read_imx(write_imx(m, sample_chunks()));
   ASSERT_FALSE(f.ok());
   EXPECT_EQ(f.status().code(), Code::kInvalidArgument);
-  EXPECT_NE(f.status().message().find("unsupported .imx version 2.0"), std::string::npos) << f.status().message();
+  EXPECT_NE(f.status().message().find("unsupported .imx version 2.0"), std::string::npos)
+      << f.status().message();
 }
 
 TEST(ImxFormat, RejectsNotImx) {
-  for (std::string s : {std::string(), std::string("hello"), std::string(100, '\0'), std::string("\x89PNG\r\n\x1a\n....")}) {
+  for (std::string s :
+       {std::string(), std::string("hello"), std::string(100, '\0'), std::string("\x89PNG\r\n\x1a\n....")}) {
     auto f = read_imx(s);
     ASSERT_FALSE(f.ok());
     EXPECT_NE(f.status().message().find("not an .imx"), std::string::npos);
@@ -128,7 +131,8 @@ TEST(ImxFormat, RejectsEverySingleBitFlipInHeadersAndData) {
   c[bytes.size() - 500] ^= 1;  // inside APPR data
   auto f = read_imx(c);
   ASSERT_FALSE(f.ok());
-  EXPECT_NE(f.status().message().find("chunk APPR checksum mismatch"), std::string::npos) << f.status().message();
+  EXPECT_NE(f.status().message().find("chunk APPR checksum mismatch"), std::string::npos)
+      << f.status().message();
 }
 
 TEST(ImxFormat, RejectsTrailingBytesAndHugeLengths) {

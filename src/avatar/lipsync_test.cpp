@@ -83,8 +83,10 @@ Measured render(const std::string& imx, const speech::Audio& audio, bool with_ti
     run.open.push_back(0);
     run.env.push_back(0);
   }
-  if (with_timing) EXPECT_TRUE((*r)->push_audio(audio).ok());
-  else EXPECT_TRUE((*r)->push_pcm(audio.samples.data(), audio.samples.size(), audio.sample_rate).ok());
+  if (with_timing)
+    EXPECT_TRUE((*r)->push_audio(audio).ok());
+  else
+    EXPECT_TRUE((*r)->push_pcm(audio.samples.data(), audio.samples.size(), audio.sample_rate).ok());
   run.speech_frames = static_cast<int64_t>(std::ceil(audio.duration_s() * kFps));
   for (int64_t i = 0; i < run.speech_frames + 25; ++i) {
     (*r)->next_frame(f);
@@ -122,7 +124,8 @@ TEST(LipSync, LipsCloseForEveryBilabialAndRestInSilence) {
     int64_t first = run.lead + static_cast<int64_t>(std::floor(p.start_s * kFps));
     int64_t last = run.lead + static_cast<int64_t>(std::floor(std::max(p.start_s, p.end_s - 1e-6) * kFps));
     bool ok = false;
-    for (int64_t i = std::max<int64_t>(0, first - 1); i <= std::min<int64_t>(run.open.size() - 1, last + 1); ++i)
+    for (int64_t i = std::max<int64_t>(0, first - 1); i <= std::min<int64_t>(run.open.size() - 1, last + 1);
+         ++i)
       ok |= run.open[i] <= closed;
     EXPECT_TRUE(ok) << "lips not closed within one frame of '" << p.phoneme << "' at " << p.start_s << " s";
   }
@@ -158,7 +161,8 @@ TEST(VoiceMatch, FindsTheVoiceThatSpokeAnotherSentenceAndMovesAxesTowardIt) {
     speech::VoiceSettings s;
     s.voice = v.id;
     s.speed = 1.0;
-    auto a = service().synthesize("The weather today is mild, with a light breeze from the west and clear skies.", s);
+    auto a = service().synthesize(
+        "The weather today is mild, with a light breeze from the west and clear skies.", s);
     ASSERT_TRUE(a.ok());
     auto m = internal::match_voice({a->sample_rate, a->samples});
     ASSERT_TRUE(m.ok());

@@ -42,10 +42,17 @@ int64_t mem_seek(void* opaque, int64_t offset, int whence) {
   if (whence == AVSEEK_SIZE) return size;
   int64_t np;
   switch (whence & ~AVSEEK_FORCE) {
-    case SEEK_SET: np = offset; break;
-    case SEEK_CUR: np = r->pos + offset; break;
-    case SEEK_END: np = size + offset; break;
-    default: return -1;
+    case SEEK_SET:
+      np = offset;
+      break;
+    case SEEK_CUR:
+      np = r->pos + offset;
+      break;
+    case SEEK_END:
+      np = size + offset;
+      break;
+    default:
+      return -1;
   }
   if (np < 0 || np > size) return -1;
   r->pos = np;
@@ -119,8 +126,10 @@ class AudioSink {
     if (!swr_) {
       AVChannelLayout mono = AV_CHANNEL_LAYOUT_MONO;
       AVChannelLayout in_layout;
-      if (f->ch_layout.nb_channels > 0) av_channel_layout_copy(&in_layout, &f->ch_layout);
-      else av_channel_layout_default(&in_layout, 1);
+      if (f->ch_layout.nb_channels > 0)
+        av_channel_layout_copy(&in_layout, &f->ch_layout);
+      else
+        av_channel_layout_default(&in_layout, 1);
       int rc = swr_alloc_set_opts2(&swr_, &mono, AV_SAMPLE_FMT_S16, out_rate, &in_layout,
                                    static_cast<AVSampleFormat>(f->format), f->sample_rate, 0, nullptr);
       av_channel_layout_uninit(&in_layout);
@@ -212,7 +221,8 @@ Result<DecodedVideo> decode_video(std::string_view bytes, int max_frames, int ou
   };
   auto drain = [&](AVCodecContext* c, bool video) -> Status {
     while (avcodec_receive_frame(c, frame.f) == 0) {
-      if (video) take_video(frame.f);
+      if (video)
+        take_video(frame.f);
       else if (static_cast<int64_t>(sink.pcm.samples.size()) < kMaxDecodedAudioSamples) {
         if (auto s = sink.add(frame.f, out_audio_rate); !s.ok()) return s;
       }
@@ -300,8 +310,13 @@ Result<speech::Audio> decode_speech_audio(std::string_view bytes) {
 
 std::string encode_wav(const Pcm& pcm) {
   std::string out;
-  auto u32 = [&](uint32_t v) { for (int i = 0; i < 4; ++i) out.push_back(static_cast<char>((v >> (8 * i)) & 0xff)); };
-  auto u16 = [&](uint16_t v) { out.push_back(static_cast<char>(v & 0xff)); out.push_back(static_cast<char>(v >> 8)); };
+  auto u32 = [&](uint32_t v) {
+    for (int i = 0; i < 4; ++i) out.push_back(static_cast<char>((v >> (8 * i)) & 0xff));
+  };
+  auto u16 = [&](uint16_t v) {
+    out.push_back(static_cast<char>(v & 0xff));
+    out.push_back(static_cast<char>(v >> 8));
+  };
   uint32_t data_bytes = static_cast<uint32_t>(pcm.samples.size() * 2);
   out += "RIFF";
   u32(36 + data_bytes);

@@ -26,6 +26,7 @@ struct OfflineResult {
 // Any audio file libavformat reads, as mono 24 kHz speech without timing (envelope lip sync).
 Result<speech::Audio> decode_speech_audio(std::string_view bytes);
 
-Result<OfflineResult> render_mp4(std::string_view imx_bytes, const OfflineRender& job, const std::string& out_path);
+Result<OfflineResult> render_mp4(std::string_view imx_bytes, const OfflineRender& job,
+                                 const std::string& out_path);
 
 }  // namespace imago::avatar::internal

@@ -38,9 +38,11 @@ struct Probe {
 };
 
 Probe probe(const std::string& path) {
-  std::string js = run("ffprobe -v error -count_frames -show_entries "
-                       "stream=codec_type,codec_name,r_frame_rate,nb_read_frames,width,height:format=duration "
-                       "-of json '" + path + "'");
+  std::string js =
+      run("ffprobe -v error -count_frames -show_entries "
+          "stream=codec_type,codec_name,r_frame_rate,nb_read_frames,width,height:format=duration "
+          "-of json '" +
+          path + "'");
   Probe p;
   boost::system::error_code ec;
   auto v = boost::json::parse(js, ec);
@@ -99,7 +101,9 @@ TEST(OfflineRender, CliBuildsInspectsAndRendersSpeechWhoseMouthFollowsTheAudio) 
   TempDir tmp;
   std::string photo = kOpenCvHtml + "face_swapped.jpg";
   std::string model = tmp / "agent.imx";
-  ASSERT_EQ(call(imx_main, {"build", "--image", photo, "--aspect", "1:1", "--model", "expression", "-o", model}), 0);
+  ASSERT_EQ(
+      call(imx_main, {"build", "--image", photo, "--aspect", "1:1", "--model", "expression", "-o", model}),
+      0);
   EXPECT_EQ(call(imx_main, {"verify", model}), 0);
   EXPECT_EQ(call(imx_main, {"info", model}), 0);
   EXPECT_NE(call(imx_main, {"verify", tmp / "missing.imx"}), 0);
@@ -166,7 +170,8 @@ TEST(OfflineRender, CliBuildsInspectsAndRendersSpeechWhoseMouthFollowsTheAudio) 
   ma /= open.size(), mb /= env.size();
   double sab = 0, saa = 0, sbb = 0;
   for (size_t i = 0; i < open.size(); ++i)
-    sab += (open[i] - ma) * (env[i] - mb), saa += (open[i] - ma) * (open[i] - ma), sbb += (env[i] - mb) * (env[i] - mb);
+    sab += (open[i] - ma) * (env[i] - mb), saa += (open[i] - ma) * (open[i] - ma),
+        sbb += (env[i] - mb) * (env[i] - mb);
   double r = sab / std::sqrt(saa * sbb);
   std::printf("decoded MP4: mouth/audio r = %.3f\n", r);
   EXPECT_GE(r, 0.6) << "audio and mouth do not line up in the MP4";
@@ -193,8 +198,8 @@ TEST(OfflineRender, CliRendersTextThroughTheSpeechEngine) {
     std::fclose(f);
   }
   std::string mp4 = tmp / "text.mp4";
-  ASSERT_EQ(call(render_main, {model, "--text", "Hello there, nice to meet you.", "--voice", "F2", "--gesture",
-                               "mini_wave_hello", "-o", mp4}),
+  ASSERT_EQ(call(render_main, {model, "--text", "Hello there, nice to meet you.", "--voice", "F2",
+                               "--gesture", "mini_wave_hello", "-o", mp4}),
             0);
   Probe p = probe(mp4);
   EXPECT_EQ(p.vcodec, "h264");

@@ -26,18 +26,24 @@ struct ModelData {
   cv::Mat head_mask;  // CV_8U, head-sized, 255 = moves fully with the head
   cv::Point2d pivot;  // head rotation pivot (neck), frame coordinates
   double face_w = 0;
-  cv::Mat interior;   // RGB mouth interior texture
-  cv::Mat lids[2];    // RGBA closed-lid sprites (left, right)
-  cv::Mat hand;       // RGBA
-  cv::Mat heart;      // RGBA
+  cv::Mat interior;  // RGB mouth interior texture
+  cv::Mat lids[2];   // RGBA closed-lid sprites (left, right)
+  cv::Mat hand;      // RGBA
+  cv::Mat heart;     // RGBA
   std::map<std::string, GestureDef> gestures;
 };
 
 AvatarModel::AvatarModel(std::unique_ptr<ModelData> d) : d_(std::move(d)) {}
 AvatarModel::~AvatarModel() = default;
-const Manifest& AvatarModel::manifest() const { return d_->manifest; }
-int AvatarModel::width() const { return d_->base.cols; }
-int AvatarModel::height() const { return d_->base.rows; }
+const Manifest& AvatarModel::manifest() const {
+  return d_->manifest;
+}
+int AvatarModel::width() const {
+  return d_->base.cols;
+}
+int AvatarModel::height() const {
+  return d_->base.rows;
+}
 
 namespace {
 
@@ -48,7 +54,8 @@ Result<cv::Mat> chunk_image(const ImxFile& f, std::string_view type, bool alpha)
   if (!img.ok()) return img.status();
   cv::Mat m = *img;
   if (alpha) {
-    if (m.channels() != 4) return Status::Invalid("corrupt .imx: chunk " + std::string(type) + " needs alpha");
+    if (m.channels() != 4)
+      return Status::Invalid("corrupt .imx: chunk " + std::string(type) + " needs alpha");
     cv::cvtColor(m, m, cv::COLOR_BGRA2RGBA);
   } else {
     cv::cvtColor(m, m, cv::COLOR_BGR2RGB);
@@ -59,8 +66,8 @@ Result<cv::Mat> chunk_image(const ImxFile& f, std::string_view type, bool alpha)
 cv::Mat scaled(const cv::Mat& m, double s) {
   if (std::abs(s - 1) < 1e-9) return m;
   cv::Mat out;
-  cv::resize(m, out, {std::max(1, int(std::lround(m.cols * s))), std::max(1, int(std::lround(m.rows * s)))}, 0, 0,
-             s < 1 ? cv::INTER_AREA : cv::INTER_LINEAR);
+  cv::resize(m, out, {std::max(1, int(std::lround(m.cols * s))), std::max(1, int(std::lround(m.rows * s)))},
+             0, 0, s < 1 ? cv::INTER_AREA : cv::INTER_LINEAR);
   return out;
 }
 
@@ -125,13 +132,15 @@ Result<std::shared_ptr<const AvatarModel>> load_model(std::string_view bytes, in
   double cx = f.x + f.w / 2, cy = f.y + f.h * 0.40;
   double ax = f.w * 0.76, ay = f.h * 0.80;
   double feather = f.w * 0.16;
-  cv::Rect head(int(cx - ax - feather), int(cy - ay - feather), int(2 * (ax + feather)), int(2 * (ay + feather)));
+  cv::Rect head(int(cx - ax - feather), int(cy - ay - feather), int(2 * (ax + feather)),
+                int(2 * (ay + feather)));
   head &= cv::Rect(0, 0, m.width, m.height);
   if (head.area() <= 0) return Status::Invalid("corrupt .imx: face outside the frame");
   d->head = head;
   cv::Mat mask(head.size(), CV_8UC1, cv::Scalar(0));
-  cv::ellipse(mask, cv::Point(int(cx - head.x), int(cy - head.y)), cv::Size(int(ax - feather * 0.5), int(ay - feather * 0.5)),
-              0, 0, 360, cv::Scalar(255), cv::FILLED, cv::LINE_AA);
+  cv::ellipse(mask, cv::Point(int(cx - head.x), int(cy - head.y)),
+              cv::Size(int(ax - feather * 0.5), int(ay - feather * 0.5)), 0, 0, 360, cv::Scalar(255),
+              cv::FILLED, cv::LINE_AA);
   cv::GaussianBlur(mask, mask, {0, 0}, std::max(1.0, feather / 2.5));
   d->head_mask = mask;
   d->pivot = {cx, f.y + f.h * 1.15};
@@ -152,14 +161,39 @@ Viseme viseme_for_phoneme(std::string_view p) {
   auto starts = [&](std::string_view x) { return s.rfind(x, 0) == 0; };
   if (starts("tS") || starts("dZ") || s[0] == 'S' || s[0] == 'Z') return Viseme::kSH;
   switch (s[0]) {
-    case 'p': case 'b': case 'm': return Viseme::kMBP;
-    case 'f': case 'v': return Viseme::kFV;
-    case 'w': case 'u': case 'U': case 'y': case 'Y': return Viseme::kOO;  // y, Y: rounded front vowels
-    case 'O': case '0': case 'o': return Viseme::kOH;
-    case 'a': case 'A': case 'V': return Viseme::kAA;
-    case 'i': case 'I': case 'e': case 'j': return Viseme::kEE;
-    case 'E': case '@': case '3': case 'W': return Viseme::kEH;
-    default: return Viseme::kTD;  // t d n s z l r k g N h T D x ...
+    case 'p':
+    case 'b':
+    case 'm':
+      return Viseme::kMBP;
+    case 'f':
+    case 'v':
+      return Viseme::kFV;
+    case 'w':
+    case 'u':
+    case 'U':
+    case 'y':
+    case 'Y':
+      return Viseme::kOO;  // y, Y: rounded front vowels
+    case 'O':
+    case '0':
+    case 'o':
+      return Viseme::kOH;
+    case 'a':
+    case 'A':
+    case 'V':
+      return Viseme::kAA;
+    case 'i':
+    case 'I':
+    case 'e':
+    case 'j':
+      return Viseme::kEE;
+    case 'E':
+    case '@':
+    case '3':
+    case 'W':
+      return Viseme::kEH;
+    default:
+      return Viseme::kTD;  // t d n s z l r k g N h T D x ...
   }
 }
 
@@ -176,27 +210,42 @@ struct MouthShape {
 // Mouth parameters per viseme (docs/avatar.md table).
 MouthShape shape_for(Viseme v) {
   switch (v) {
-    case Viseme::kRest: return {0, 0, 0, 0};
-    case Viseme::kMBP: return {0, 0, 0, 1};
-    case Viseme::kAA: return {1.0, 0.15, 0.5, 0};
-    case Viseme::kEE: return {0.35, 0.8, 0.9, 0};
-    case Viseme::kOO: return {0.3, -1.0, 0.0, 0};
-    case Viseme::kFV: return {0.14, 0.1, 1.0, 0};
-    case Viseme::kTD: return {0.3, 0.3, 0.8, 0};
-    case Viseme::kSH: return {0.25, -0.5, 1.0, 0};
-    case Viseme::kOH: return {0.7, -0.6, 0.2, 0};
-    case Viseme::kEH: return {0.55, 0.3, 0.4, 0};
+    case Viseme::kRest:
+      return {0, 0, 0, 0};
+    case Viseme::kMBP:
+      return {0, 0, 0, 1};
+    case Viseme::kAA:
+      return {1.0, 0.15, 0.5, 0};
+    case Viseme::kEE:
+      return {0.35, 0.8, 0.9, 0};
+    case Viseme::kOO:
+      return {0.3, -1.0, 0.0, 0};
+    case Viseme::kFV:
+      return {0.14, 0.1, 1.0, 0};
+    case Viseme::kTD:
+      return {0.3, 0.3, 0.8, 0};
+    case Viseme::kSH:
+      return {0.25, -0.5, 1.0, 0};
+    case Viseme::kOH:
+      return {0.7, -0.6, 0.2, 0};
+    case Viseme::kEH:
+      return {0.55, 0.3, 0.4, 0};
   }
   return {0, 0, 0, 0};
 }
 // Essence models have six mouth shapes: the extra expression classes fold onto the nearest one.
 Viseme essence_fold(Viseme v) {
   switch (v) {
-    case Viseme::kTD: return Viseme::kEE;
-    case Viseme::kSH: return Viseme::kOO;
-    case Viseme::kOH: return Viseme::kAA;
-    case Viseme::kEH: return Viseme::kAA;
-    default: return v;
+    case Viseme::kTD:
+      return Viseme::kEE;
+    case Viseme::kSH:
+      return Viseme::kOO;
+    case Viseme::kOH:
+      return Viseme::kAA;
+    case Viseme::kEH:
+      return Viseme::kAA;
+    default:
+      return v;
   }
 }
 
@@ -265,7 +314,7 @@ struct Renderer::Impl {
   double blink_start = -10;
   // Envelope followers for prosody (expression) and envelope-only lip sync.
   double env_fast = 0, env_slow = 0, env_open = 0;
-  double loud_ref = 0;           // loudness reference for pushed speech (see push)
+  double loud_ref = 0;  // loudness reference for pushed speech (see push)
   int64_t last_push_start = 0;
 
   cv::Mat canvas, head_buf, warped;
@@ -323,8 +372,8 @@ Status Renderer::Impl::push(std::vector<int16_t> pcm, int rate, const std::vecto
   int64_t playhead = next_index * spf;
   int64_t queued = segments.empty() ? 0 : std::max<int64_t>(0, segments.back().end() - playhead);
   if (queued + static_cast<int64_t>(pcm.size()) > kMaxQueuedSeconds * opt.audio_rate)
-    return Status(Code::kTooLarge, "speech queue full: at most " + std::to_string(kMaxQueuedSeconds) +
-                                       " s of audio may wait");
+    return Status(Code::kTooLarge,
+                  "speech queue full: at most " + std::to_string(kMaxQueuedSeconds) + " s of audio may wait");
   Segment seg;
   seg.start = playhead;
   if (!segments.empty()) seg.start = std::max(playhead, segments.back().end());
@@ -375,8 +424,10 @@ Status Renderer::push_pcm(const int16_t* samples, size_t count, int sample_rate,
 
 void Renderer::end_turn() {
   std::lock_guard lock(impl_->mu);
-  if (impl_->segments.empty()) impl_->pending_eos = true;
-  else impl_->segments.back().end_of_turn = true;
+  if (impl_->segments.empty())
+    impl_->pending_eos = true;
+  else
+    impl_->segments.back().end_of_turn = true;
 }
 
 void Renderer::interrupt() {
@@ -423,11 +474,21 @@ int64_t Renderer::frame_index() const {
   std::lock_guard lock(impl_->mu);
   return impl_->next_index;
 }
-int Renderer::width() const { return impl_->d->base.cols; }
-int Renderer::height() const { return impl_->d->base.rows; }
-int Renderer::audio_rate() const { return impl_->opt.audio_rate; }
-int Renderer::samples_per_frame() const { return impl_->spf; }
-const Manifest& Renderer::manifest() const { return impl_->d->manifest; }
+int Renderer::width() const {
+  return impl_->d->base.cols;
+}
+int Renderer::height() const {
+  return impl_->d->base.rows;
+}
+int Renderer::audio_rate() const {
+  return impl_->opt.audio_rate;
+}
+int Renderer::samples_per_frame() const {
+  return impl_->spf;
+}
+const Manifest& Renderer::manifest() const {
+  return impl_->d->manifest;
+}
 
 Pose Renderer::Impl::pose_at(int64_t n, int16_t* audio, bool& speaking, bool& eos, std::string& gname) {
   const Manifest& m = d->manifest;
@@ -439,7 +500,8 @@ Pose Renderer::Impl::pose_at(int64_t n, int16_t* audio, bool& speaking, bool& eo
   if (opt.idle_motion) {
     double sw = m.sway;
     using std::numbers::pi;
-    p.head_rot = sw * (0.9 * std::sin(2 * pi * tc / 6.7 + phase[0]) + 0.45 * std::sin(2 * pi * tc / 2.9 + phase[1]));
+    p.head_rot =
+        sw * (0.9 * std::sin(2 * pi * tc / 6.7 + phase[0]) + 0.45 * std::sin(2 * pi * tc / 2.9 + phase[1]));
     p.head_dx = sw * 0.007 * std::sin(2 * pi * tc / 8.3 + phase[2]);
     double breath = std::sin(2 * pi * tc / 4.2 + phase[3]);
     p.head_dy = sw * 0.004 * breath;
@@ -448,7 +510,8 @@ Pose Renderer::Impl::pose_at(int64_t n, int16_t* audio, bool& speaking, bool& eo
   // Blinks at varied intervals, now and then a double blink.
   if (tc >= next_blink) {
     blink_start = next_blink;
-    next_blink = uniform(0, 1) < 0.15 ? blink_start + 0.35 : blink_start + uniform(m.blink_min_s, m.blink_max_s);
+    next_blink =
+        uniform(0, 1) < 0.15 ? blink_start + 0.35 : blink_start + uniform(m.blink_min_s, m.blink_max_s);
   }
   double bt = tc - blink_start;
   if (bt >= 0 && bt < 0.17) p.eye_close = bt < 0.06 ? bt / 0.06 : bt < 0.09 ? 1.0 : 1.0 - (bt - 0.09) / 0.08;
@@ -484,7 +547,8 @@ Pose Renderer::Impl::pose_at(int64_t n, int16_t* audio, bool& speaking, bool& eo
       if (tv.end <= ws || tv.start >= we) continue;
       double w = double(std::min(we, tv.end) - std::max(ws, tv.start));
       MouthShape sh = shape_for(tv.v);
-      acc.open += w * sh.open, acc.spread += w * sh.spread, acc.teeth += w * sh.teeth, acc.press += w * sh.press;
+      acc.open += w * sh.open, acc.spread += w * sh.spread, acc.teeth += w * sh.teeth,
+          acc.press += w * sh.press;
       wsum += w;
       if (tv.v == Viseme::kMBP && tv.end > fs && tv.start < fe) bilabial = true;
     }
@@ -539,11 +603,16 @@ Pose Renderer::Impl::pose_at(int64_t n, int16_t* audio, bool& speaking, bool& eo
       if (!(set & (1u << c))) continue;
       double& dst = channel(p, c);
       double v = channel(gp, c);
-      if (c == kMouthOpen || c == kMouthSpread || c == kMouthTeeth || c == kMouthPress) dst += mw * (v - dst);
-      else if (c == kHeart) dst = v * (w > 0.01 ? 1 : 0);
-      else if (c == kHand) dst = std::max(dst, w * v);
-      else if (c == kEyeClose) dst = std::max(dst, w * v);
-      else dst += w * v;
+      if (c == kMouthOpen || c == kMouthSpread || c == kMouthTeeth || c == kMouthPress)
+        dst += mw * (v - dst);
+      else if (c == kHeart)
+        dst = v * (w > 0.01 ? 1 : 0);
+      else if (c == kHand)
+        dst = std::max(dst, w * v);
+      else if (c == kEyeClose)
+        dst = std::max(dst, w * v);
+      else
+        dst += w * v;
     }
   }
   gestures.swap(keep);
@@ -561,7 +630,8 @@ Pose Renderer::Impl::pose_at(int64_t n, int16_t* audio, bool& speaking, bool& eo
 // and chin down, lips thinned when pressed, corners raised when smiling), a horizontal
 // spread/pucker, and the interior texture drawn in the opening. Source is the untouched photo.
 void Renderer::Impl::draw_mouth(const Pose& p) {
-  if (p.mouth_open < 0.005 && std::abs(p.mouth_spread) < 0.01 && p.mouth_press < 0.01 && p.smile < 0.01) return;
+  if (p.mouth_open < 0.005 && std::abs(p.mouth_spread) < 0.01 && p.mouth_press < 0.01 && p.smile < 0.01)
+    return;
   const Manifest& m = d->manifest;
   const cv::Rect& H = d->head;
   const cv::Mat src = d->base(H);
@@ -599,8 +669,10 @@ void Renderer::Impl::draw_mouth(const Pose& p) {
       vb *= vb;
       double sx = mx + (x - mx) / (1 + (ws - 1) * hb * vb);
       double sy;
-      if (y < ut) sy = yt + (y - yt) * (my - t - yt) / std::max(1e-6, ut - yt);
-      else if (y < ue) sy = (my - t) + (y - ut) * t / std::max(1e-6, ue - ut);
+      if (y < ut)
+        sy = yt + (y - yt) * (my - t - yt) / std::max(1e-6, ut - yt);
+      else if (y < ue)
+        sy = (my - t) + (y - ut) * t / std::max(1e-6, ue - ut);
       else if (y < le) {
         // Inside the opening: interior texture, teeth only as far as the viseme shows them.
         double ty = std::clamp((y - ue) * tex_scale, 0.0, tex.rows - 1.0);
@@ -616,9 +688,12 @@ void Renderer::Impl::draw_mouth(const Pose& p) {
           out[ch] = static_cast<uint8_t>(lip[ch] + edge * (v - lip[ch]));
         }
         continue;
-      } else if (y < lt) sy = my + (y - le) * t / std::max(1e-6, lt - le);
-      else if (y < cd) sy = (my + t) + (y - lt) * (cy - my - t) / std::max(1e-6, cd - lt);
-      else sy = cy + (y - cd) * (yb - cy) / std::max(1e-6, yb - cd);
+      } else if (y < lt)
+        sy = my + (y - le) * t / std::max(1e-6, lt - le);
+      else if (y < cd)
+        sy = (my + t) + (y - lt) * (cy - my - t) / std::max(1e-6, cd - lt);
+      else
+        sy = cy + (y - cd) * (yb - cy) / std::max(1e-6, yb - cd);
       sample_rgb(src, sx, sy, out);
     }
   }
@@ -722,8 +797,8 @@ namespace {
 // Alpha-composites an RGBA sprite transformed by A (sprite -> frame) into `canvas`; returns the
 // touched rectangle.
 cv::Rect blit(cv::Mat& canvas, const cv::Mat& sprite, const cv::Mat& A, double opacity) {
-  std::vector<cv::Point2f> corners = {{0, 0}, {float(sprite.cols), 0}, {0, float(sprite.rows)},
-                                      {float(sprite.cols), float(sprite.rows)}};
+  std::vector<cv::Point2f> corners = {
+      {0, 0}, {float(sprite.cols), 0}, {0, float(sprite.rows)}, {float(sprite.cols), float(sprite.rows)}};
   std::vector<cv::Point2f> tc;
   cv::transform(corners, tc, A);
   cv::Rect r = cv::boundingRect(tc) & cv::Rect(0, 0, canvas.cols, canvas.rows);
@@ -740,7 +815,8 @@ cv::Rect blit(cv::Mat& canvas, const cv::Mat& sprite, const cv::Mat& A, double o
     for (int x = 0; x < r.width; ++x) {
       double al = s[x * 4 + 3] / 255.0 * opacity;
       if (al <= 0) continue;
-      for (int c = 0; c < 3; ++c) o[x * 3 + c] = static_cast<uint8_t>(o[x * 3 + c] + al * (s[x * 4 + c] - o[x * 3 + c]));
+      for (int c = 0; c < 3; ++c)
+        o[x * 3 + c] = static_cast<uint8_t>(o[x * 3 + c] + al * (s[x * 4 + c] - o[x * 3 + c]));
     }
   }
   return r;
@@ -753,7 +829,8 @@ void Renderer::Impl::draw_overlays(const Pose& p) {
   if (p.hand > 0.01) {
     // The hand rises from below beside the face and rocks about the wrist.
     const cv::Mat& h = d->hand;
-    cv::Point2f wrist(float(m.face.x + m.face.w * 1.2), float(m.face.y + m.face.h * 1.45 + (1 - p.hand) * h.rows * 1.1));
+    cv::Point2f wrist(float(m.face.x + m.face.w * 1.2),
+                      float(m.face.y + m.face.h * 1.45 + (1 - p.hand) * h.rows * 1.1));
     cv::Mat A = cv::getRotationMatrix2D(cv::Point2f(h.cols / 2.f, float(h.rows)), -p.hand_angle, 1.0);
     A.at<double>(0, 2) += wrist.x - h.cols / 2.0;
     A.at<double>(1, 2) += wrist.y - h.rows;
@@ -813,9 +890,11 @@ void Renderer::next_frame(Frame& out, bool render_image) {
   I.render(p);
   size_t bytes = size_t(out.width) * out.height * 3;
   out.rgb.resize(bytes);
-  if (I.canvas.isContinuous()) std::memcpy(out.rgb.data(), I.canvas.data, bytes);
+  if (I.canvas.isContinuous())
+    std::memcpy(out.rgb.data(), I.canvas.data, bytes);
   else
-    for (int y = 0; y < out.height; ++y) std::memcpy(out.rgb.data() + size_t(y) * out.width * 3, I.canvas.ptr(y), out.width * 3);
+    for (int y = 0; y < out.height; ++y)
+      std::memcpy(out.rgb.data() + size_t(y) * out.width * 3, I.canvas.ptr(y), out.width * 3);
 }
 
 Result<std::string> encode_jpeg(const Frame& f, int quality) {

@@ -57,14 +57,14 @@ struct Frame {
   bool speaking = false;       // this frame carries queued speech audio
   bool end_of_speech = false;  // last frame of a turn (or the frame after interrupt())
   bool interrupted = false;
-  std::string gesture;         // active gesture name, empty if none
-  double mouth_open = 0;       // renderer's jaw opening 0..1 (diagnostics)
+  std::string gesture;    // active gesture name, empty if none
+  double mouth_open = 0;  // renderer's jaw opening 0..1 (diagnostics)
 };
 
 struct RendererOptions {
-  int audio_rate = 24000;      // output sample rate; must be a multiple of 25
-  uint64_t session_seed = 0;   // varies the blink schedule between sessions of one model
-  bool idle_motion = true;     // head sway and breathing (blinks stay on)
+  int audio_rate = 24000;     // output sample rate; must be a multiple of 25
+  uint64_t session_seed = 0;  // varies the blink schedule between sessions of one model
+  bool idle_motion = true;    // head sway and breathing (blinks stay on)
 };
 
 class Renderer {

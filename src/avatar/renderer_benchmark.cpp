@@ -48,7 +48,8 @@ const std::string& model(const std::string& aspect) {
 speech::Audio speech_audio() {
   speech::Audio a;
   a.sample_rate = 24000;
-  const char* seq[] = {"h", "@", "l", "oU", "_", "b", "I", "g", "w", "3:", "l", "d", "m", "aI", "f", "r", "E", "n", "d", "_"};
+  const char* seq[] = {
+      "h", "@", "l", "oU", "_", "b", "I", "g", "w", "3:", "l", "d", "m", "aI", "f", "r", "E", "n", "d", "_"};
   double t = 0;
   for (int k = 0; k < 100; ++k) {
     const char* ph = seq[k % 20];
@@ -56,7 +57,8 @@ speech::Audio speech_audio() {
     a.phonemes.push_back({ph, t, t + dur});
     double amp = ph[0] == '_' ? 0 : 9000;
     int n = static_cast<int>(dur * a.sample_rate);
-    for (int i = 0; i < n; ++i) a.samples.push_back(static_cast<int16_t>(amp * std::sin(0.04 * a.samples.size())));
+    for (int i = 0; i < n; ++i)
+      a.samples.push_back(static_cast<int16_t>(amp * std::sin(0.04 * a.samples.size())));
     t += dur;
   }
   return a;
@@ -78,7 +80,8 @@ void BM_Render(benchmark::State& state, const std::string& aspect, int w, int h,
     benchmark::DoNotOptimize(f.rgb.data());
   }
   state.SetItemsProcessed(state.iterations());
-  state.counters["fps"] = benchmark::Counter(static_cast<double>(state.iterations()), benchmark::Counter::kIsRate);
+  state.counters["fps"] =
+      benchmark::Counter(static_cast<double>(state.iterations()), benchmark::Counter::kIsRate);
   state.counters["sessions_per_core"] =
       benchmark::Counter(static_cast<double>(state.iterations()) / kFps, benchmark::Counter::kIsRate);
 }
@@ -124,7 +127,8 @@ void BM_Build1MegapixelPhoto(benchmark::State& state) {
     return;
   }
   // The portrait enlarged to a 1280x800 JPEG (1.02 MP), as a phone photo would arrive.
-  cv::Mat img = cv::imdecode(cv::Mat(1, static_cast<int>(photo.size()), CV_8UC1, photo.data()), cv::IMREAD_COLOR);
+  cv::Mat img =
+      cv::imdecode(cv::Mat(1, static_cast<int>(photo.size()), CV_8UC1, photo.data()), cv::IMREAD_COLOR);
   cv::Mat big;
   cv::resize(img, big, {1280, 800}, 0, 0, cv::INTER_CUBIC);
   std::vector<uint8_t> jpeg;

@@ -2,13 +2,13 @@
 
 #include <gtest/gtest.h>
 
-#include <cmath>
 #include <atomic>
 #include <chrono>
+#include <cmath>
 #include <cstdlib>
-#include <thread>
 #include <opencv2/imgcodecs.hpp>
 #include <opencv2/imgproc.hpp>
+#include <thread>
 
 #include "avatar/clip.h"
 #include "avatar/test_support.h"
@@ -30,7 +30,8 @@ void dump(const Frame& f, const std::string& name) {
   cv::imwrite(std::string(dir) + "/" + name + ".png", bgr);
 }
 
-std::unique_ptr<Renderer> make(const std::string& imx, int w = 0, int h = 0, bool idle = true, uint64_t seed = 1) {
+std::unique_ptr<Renderer> make(const std::string& imx, int w = 0, int h = 0, bool idle = true,
+                               uint64_t seed = 1) {
   auto m = load_model(imx, w, h);
   EXPECT_TRUE(m.ok()) << m.status().message();
   RendererOptions o;
@@ -42,7 +43,8 @@ std::unique_ptr<Renderer> make(const std::string& imx, int w = 0, int h = 0, boo
 }
 
 // Synthetic speech with phoneme timing: a voiced buzz whose loudness follows the phonemes.
-speech::Audio synthetic_speech(const std::vector<std::pair<std::string, double>>& phonemes, int rate = 22050) {
+speech::Audio synthetic_speech(const std::vector<std::pair<std::string, double>>& phonemes,
+                               int rate = 22050) {
   speech::Audio a;
   a.sample_rate = rate;
   double t = 0;
@@ -123,7 +125,8 @@ TEST(Renderer, ExactlyTwentyFiveFpsWithAlignedAudioOverAMixedMinute) {
     }
   };
   int turn = 0;
-  const char* gestures[] = {"mini_wave_hello", "laugh_react", "talk_head_nod_subtle", "blow_kiss_heart", "idle_subtle"};
+  const char* gestures[] = {"mini_wave_hello", "laugh_react", "talk_head_nod_subtle", "blow_kiss_heart",
+                            "idle_subtle"};
   while (n < frames - 250) {
     // A turn at 24 kHz (no resampling, so expected samples are exact).
     std::vector<std::pair<std::string, double>> ph;
@@ -269,7 +272,8 @@ TEST(Renderer, IdleMotionAndVariedBlinks) {
   double typical = sorted[sorted.size() / 2];
   std::vector<int> blinks;
   for (size_t i = 0; i < eye_change.size(); ++i)
-    if (eye_change[i] < 0.8 * typical && (blinks.empty() || int(i) - blinks.back() > 4)) blinks.push_back(int(i));
+    if (eye_change[i] < 0.8 * typical && (blinks.empty() || int(i) - blinks.back() > 4))
+      blinks.push_back(int(i));
   ASSERT_GE(blinks.size(), 3u) << "too few blinks in 20 s";
   EXPECT_LE(blinks.size(), 14u) << "blinking too often";
   std::set<int> intervals;
@@ -287,11 +291,12 @@ TEST(Renderer, EachGestureChangesFramesMeasurablyAndDifferently) {
   const Box& fb = m.face;
   std::vector<cv::Rect> regions = {
       cv::Rect(int(m.mouth.x - m.mouth_width), int(m.mouth.y - 0.3 * m.mouth_width), int(2 * m.mouth_width),
-               int(1.2 * m.mouth_width)),                                                         // mouth
-      cv::Rect(int(fb.x), int(fb.y + 0.15 * fb.h), int(fb.w), int(0.4 * fb.h)),                    // eyes/brows
-      cv::Rect(int(fb.x + fb.w), int(fb.y), int(0.8 * fb.w), int(1.6 * fb.h)),                      // beside face
-      cv::Rect(int(fb.x - 0.3 * fb.w), int(fb.y - 0.3 * fb.h), int(1.6 * fb.w), int(1.6 * fb.h)),   // head
-      cv::Rect(int(fb.x + 0.5 * fb.w), int(fb.y - 0.9 * fb.h), int(1.3 * fb.w), int(1.2 * fb.h))};  // above right
+               int(1.2 * m.mouth_width)),                                        // mouth
+      cv::Rect(int(fb.x), int(fb.y + 0.15 * fb.h), int(fb.w), int(0.4 * fb.h)),  // eyes/brows
+      cv::Rect(int(fb.x + fb.w), int(fb.y), int(0.8 * fb.w), int(1.6 * fb.h)),   // beside face
+      cv::Rect(int(fb.x - 0.3 * fb.w), int(fb.y - 0.3 * fb.h), int(1.6 * fb.w), int(1.6 * fb.h)),  // head
+      cv::Rect(int(fb.x + 0.5 * fb.w), int(fb.y - 0.9 * fb.h), int(1.3 * fb.w),
+               int(1.2 * fb.h))};  // above right
   std::map<std::string, std::vector<cv::Mat>> clips;
   std::map<std::string, double> change;  // mean difference from the idle render
   for (const auto& g : gesture_names()) {

@@ -20,7 +20,8 @@ inline std::string slurp(const std::string& path) {
 
 // A model from a real photo (messi5.jpg) or the procedural default, cached per process since
 // several tests share them.
-inline const std::string& photo_model(const std::string& aspect = "16:9", const std::string& type = "essence") {
+inline const std::string& photo_model(const std::string& aspect = "16:9",
+                                      const std::string& type = "essence") {
   static std::map<std::string, std::string> cache;
   std::string key = aspect + "/" + type;
   auto it = cache.find(key);
@@ -37,7 +38,8 @@ inline const std::string& photo_model(const std::string& aspect = "16:9", const 
 
 // A frontal portrait (opencv-doc's face_swapped.jpg, 320x320): the model for lip-sync and
 // gesture measurements, where the face must be large.
-inline const std::string& portrait_model(const std::string& aspect = "1:1", const std::string& type = "essence") {
+inline const std::string& portrait_model(const std::string& aspect = "1:1",
+                                         const std::string& type = "essence") {
   static std::map<std::string, std::string> cache;
   std::string key = aspect + "/" + type;
   auto it = cache.find(key);
@@ -52,7 +54,8 @@ inline const std::string& portrait_model(const std::string& aspect = "1:1", cons
   return cache[key] = r.ok() ? *r : std::string();
 }
 
-inline const std::string& procedural_model(const std::string& aspect = "16:9", const std::string& type = "essence",
+inline const std::string& procedural_model(const std::string& aspect = "16:9",
+                                           const std::string& type = "essence",
                                            const std::string& id = "agent_default") {
   static std::map<std::string, std::string> cache;
   std::string key = aspect + "/" + type + "/" + id;

@@ -1,8 +1,8 @@
 #include "avatar/video_writer.h"
 
-#include "avatar/internal.h"
-
 #include <vector>
+
+#include "avatar/internal.h"
 
 extern "C" {
 #include <libavcodec/avcodec.h>
@@ -79,7 +79,8 @@ struct Mp4Writer::Impl {
 Mp4Writer::Mp4Writer(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 Mp4Writer::~Mp4Writer() = default;
 
-Result<std::unique_ptr<Mp4Writer>> Mp4Writer::open(const std::string& path, int width, int height, int audio_rate) {
+Result<std::unique_ptr<Mp4Writer>> Mp4Writer::open(const std::string& path, int width, int height,
+                                                   int audio_rate) {
   if (width % 2 || height % 2) return Status::Invalid("video size must be even for H.264 4:2:0");
   quiet_libav_logs();
   auto I = std::make_unique<Impl>();
@@ -134,8 +135,8 @@ Result<std::unique_ptr<Mp4Writer>> Mp4Writer::open(const std::string& path, int 
   I->pkt = av_packet_alloc();
   if (av_frame_get_buffer(I->vframe, 0) < 0 || av_frame_get_buffer(I->aframe, 0) < 0)
     return Status::Internal("frame buffers");
-  I->sws = sws_getContext(width, height, AV_PIX_FMT_RGB24, width, height, AV_PIX_FMT_YUV420P, SWS_BILINEAR, nullptr,
-                          nullptr, nullptr);
+  I->sws = sws_getContext(width, height, AV_PIX_FMT_RGB24, width, height, AV_PIX_FMT_YUV420P, SWS_BILINEAR,
+                          nullptr, nullptr, nullptr);
   if (!I->sws) return Status::Internal("swscale");
   if ((rc = avio_open(&I->oc->pb, path.c_str(), AVIO_FLAG_WRITE)) < 0)
     return Status::Internal("cannot write " + path + ": " + av_err(rc));

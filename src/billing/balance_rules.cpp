@@ -6,10 +6,14 @@ namespace imago {
 
 std::string_view ledger_kind_name(LedgerKind k) {
   switch (k) {
-    case LedgerKind::kTopup: return "topup";
-    case LedgerKind::kGrant: return "grant";
-    case LedgerKind::kCharge: return "charge";
-    case LedgerKind::kRefund: return "refund";
+    case LedgerKind::kTopup:
+      return "topup";
+    case LedgerKind::kGrant:
+      return "grant";
+    case LedgerKind::kCharge:
+      return "charge";
+    case LedgerKind::kRefund:
+      return "refund";
   }
   return "charge";
 }
@@ -32,7 +36,9 @@ Status validate(const LedgerOp& op) {
   return Status::Ok();
 }
 
-int64_t signed_amount(const LedgerOp& op) { return op.kind == LedgerKind::kCharge ? -op.amount : op.amount; }
+int64_t signed_amount(const LedgerOp& op) {
+  return op.kind == LedgerKind::kCharge ? -op.amount : op.amount;
+}
 
 Result<Applied> apply_to_balance(const Balance& before, const LedgerOp& op) {
   if (Status st = validate(op); !st.ok()) return st;
@@ -47,16 +53,21 @@ Result<Applied> apply_to_balance(const Balance& before, const LedgerOp& op) {
       a.after.topup_credits -= op.amount - from_plan;
       break;
     }
-    case LedgerKind::kGrant: a.after.plan_credits += op.amount; break;
+    case LedgerKind::kGrant:
+      a.after.plan_credits += op.amount;
+      break;
     case LedgerKind::kTopup:
-    case LedgerKind::kRefund: a.after.topup_credits += op.amount; break;
+    case LedgerKind::kRefund:
+      a.after.topup_credits += op.amount;
+      break;
   }
   return a;
 }
 
 Status check_replay(const LedgerEntry& recorded, const LedgerOp& op) {
   if (recorded.kind != op.kind || recorded.amount != signed_amount(op)) {
-    return Status::Conflict("Operation key '" + op.operation_key + "' was already used for a different operation");
+    return Status::Conflict("Operation key '" + op.operation_key +
+                            "' was already used for a different operation");
   }
   return Status::Ok();
 }

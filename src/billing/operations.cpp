@@ -41,7 +41,9 @@ std::optional<MinuteRate> parse_minute_rate(std::string_view name) {
   return std::nullopt;
 }
 
-int64_t credits_per_minute(MinuteRate r) { return kPerMinutePrices[static_cast<size_t>(r)].credits_per_minute; }
+int64_t credits_per_minute(MinuteRate r) {
+  return kPerMinutePrices[static_cast<size_t>(r)].credits_per_minute;
+}
 
 int64_t billable_minutes(double seconds) {
   if (!(seconds > 0)) return 0;
@@ -50,17 +52,18 @@ int64_t billable_minutes(double seconds) {
 
 LedgerOp agent_generation_charge(const std::string& account_id, const std::string& job_id,
                                  const std::string& agent_code) {
-  return charge(account_id, kAgentGenerationCredits, "agent_generation", "agent_generation:" + job_id, agent_code);
+  return charge(account_id, kAgentGenerationCredits, "agent_generation", "agent_generation:" + job_id,
+                agent_code);
 }
 
 LedgerOp dynamics_generation_charge(const std::string& account_id, const std::string& job_id,
                                     const std::string& agent_code) {
-  return charge(account_id, kDynamicsGenerationCredits, "dynamics_generation", "dynamics_generation:" + job_id,
-                agent_code);
+  return charge(account_id, kDynamicsGenerationCredits, "dynamics_generation",
+                "dynamics_generation:" + job_id, agent_code);
 }
 
-LedgerOp live_session_minute(const std::string& account_id, const std::string& session_id, int64_t minute_index,
-                             MinuteRate rate) {
+LedgerOp live_session_minute(const std::string& account_id, const std::string& session_id,
+                             int64_t minute_index, MinuteRate rate) {
   return charge(account_id, credits_per_minute(rate), "live_minute:" + std::string(minute_rate_name(rate)),
                 "live_minute:" + session_id + ":" + std::to_string(minute_index), session_id);
 }
@@ -92,7 +95,8 @@ LedgerOp operator_topup(const std::string& account_id, int64_t amount, std::stri
   op.kind = LedgerKind::kTopup;
   op.amount = amount;
   op.reason = std::move(reason);
-  op.operation_key = "admin-topup:" + (idempotency_key.empty() ? random_base62(24) : std::string(idempotency_key));
+  op.operation_key =
+      "admin-topup:" + (idempotency_key.empty() ? random_base62(24) : std::string(idempotency_key));
   return op;
 }
 

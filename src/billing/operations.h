@@ -14,8 +14,8 @@ namespace imago::billing {
 // How a live-session minute is billed (SPEC 8.6 per-minute table). The names are the keys of the
 // credit summary's minutes_estimate.
 enum class MinuteRate {
-  kVoiceChat,             // managed agent, no avatar
-  kCameraChat,            // managed agent, camera on
+  kVoiceChat,   // managed agent, no avatar
+  kCameraChat,  // managed agent, camera on
   kEssenceCloud,
   kEssenceSelfHosted,
   kExpressionCloud,
@@ -35,8 +35,8 @@ LedgerOp dynamics_generation_charge(const std::string& account_id, const std::st
 
 // Minute `minute_index` (0-based) of live session `session_id`; replays of the same minute (a
 // retried billing tick, a second node) charge once.
-LedgerOp live_session_minute(const std::string& account_id, const std::string& session_id, int64_t minute_index,
-                             MinuteRate rate);
+LedgerOp live_session_minute(const std::string& account_id, const std::string& session_id,
+                             int64_t minute_index, MinuteRate rate);
 
 // A rendered video of `minutes` billable minutes at `rate`, keyed by the video job.
 LedgerOp video_render_minutes(const std::string& account_id, const std::string& video_job_id, int64_t minutes,

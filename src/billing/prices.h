@@ -17,7 +17,7 @@ struct PerMinutePrice {
   int64_t credits_per_minute;
 };
 inline constexpr PerMinutePrice kPerMinutePrices[] = {
-    {"voice_chat", 10},      {"camera_chat", 30},       {"essence_cloud", 2},
+    {"voice_chat", 10},         {"camera_chat", 30},     {"essence_cloud", 2},
     {"essence_self_hosted", 1}, {"expression_cloud", 4}, {"expression_self_hosted", 2},
 };
 

@@ -1,8 +1,8 @@
+#include "blobs/blob_store.h"
+
 #include <gtest/gtest.h>
 
 #include <filesystem>
-
-#include "blobs/blob_store.h"
 
 namespace imago {
 namespace {

@@ -33,7 +33,9 @@ namespace {
 
 namespace fs = std::filesystem;
 
-Status errno_status(const std::string& what) { return Status::Internal(what + ": " + std::strerror(errno)); }
+Status errno_status(const std::string& what) {
+  return Status::Internal(what + ": " + std::strerror(errno));
+}
 
 class FsBlobStore final : public BlobStore {
  public:
@@ -83,7 +85,7 @@ class FsBlobStore final : public BlobStore {
       return errno_status("cannot open " + p);
     }
     std::string out;
-    struct stat st{};
+    struct stat st {};
     if (::fstat(fd, &st) == 0 && st.st_size > 0) out.reserve(static_cast<size_t>(st.st_size));
     char buf[1 << 16];
     while (true) {
@@ -117,7 +119,7 @@ class FsBlobStore final : public BlobStore {
 
   Result<int64_t> size(std::string_view key) override {
     if (!valid_blob_key(key)) return Status::Invalid("invalid blob key");
-    struct stat st{};
+    struct stat st {};
     std::string p = path(key).string();
     if (::stat(p.c_str(), &st) != 0) {
       if (errno == ENOENT) return Status::NotFound("blob not found");

@@ -172,6 +172,13 @@ const std::vector<Option>& options() {
        [](Config& c, const std::string& v) {
          return set_int(c.job_lease_ms, v, "job-lease-ms", 200, 3600000);
        }},
+      {"storage-quota", "IMAGO_STORAGE_QUOTA", "PLAN=MB,...",
+       "storage quota per plan in megabytes, 0 = unlimited (defaults: free=500,creator=5000,pro=25000,"
+       "business=100000,enterprise=500000)",
+       [](Config& c, const std::string& v) -> Status {
+         c.storage_quota = v;
+         return Status::Ok();
+       }},
       {"job-workers", "IMAGO_JOB_WORKERS", "N", "generation jobs run at once on this node (default 2)",
        [](Config& c, const std::string& v) { return set_int(c.job_workers, v, "job-workers", 1, 256); }},
   };

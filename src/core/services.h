@@ -11,6 +11,7 @@ namespace imago {
 class AccountStore;
 class LedgerStore;
 class RateLimiter;
+struct StorageQuotas;
 class Metrics;
 class BlobStore;
 class AgentStore;
@@ -30,7 +31,7 @@ namespace speech {
 class SpeechService;
 }
 namespace jobs {
-class JobQueue;
+class JobNotifier;
 }
 namespace agents {
 class AgentService;
@@ -42,6 +43,7 @@ struct Services {
   AccountStore* accounts = nullptr;
   LedgerStore* ledger = nullptr;
   RateLimiter* limiter = nullptr;
+  const StorageQuotas* storage_quotas = nullptr;  // per plan (--storage-quota)
   Metrics* metrics = nullptr;
 
   // Speech (issue 3).
@@ -49,7 +51,7 @@ struct Services {
   VoiceStore* voices = nullptr;  // designed voices (voice codes)
   // Agents, files, jobs, webhooks (issue 5) add their stores here.
   BlobStore* blobs = nullptr;
-  jobs::JobQueue* jobs = nullptr;
+  jobs::JobNotifier* jobs = nullptr;
   AgentStore* agents = nullptr;
   FileStore* files = nullptr;
   JobStore* job_store = nullptr;

@@ -9,15 +9,24 @@ namespace imago::fetch {
 
 std::string_view address_class_name(AddressClass c) {
   switch (c) {
-    case AddressClass::kPublic: return "public";
-    case AddressClass::kPrivate: return "private";
-    case AddressClass::kLoopback: return "loopback";
-    case AddressClass::kLinkLocal: return "link-local";
-    case AddressClass::kCgnat: return "shared (CGNAT)";
-    case AddressClass::kMulticast: return "multicast";
-    case AddressClass::kUnspecified: return "unspecified";
-    case AddressClass::kMetadata: return "cloud metadata";
-    case AddressClass::kReserved: return "reserved";
+    case AddressClass::kPublic:
+      return "public";
+    case AddressClass::kPrivate:
+      return "private";
+    case AddressClass::kLoopback:
+      return "loopback";
+    case AddressClass::kLinkLocal:
+      return "link-local";
+    case AddressClass::kCgnat:
+      return "shared (CGNAT)";
+    case AddressClass::kMulticast:
+      return "multicast";
+    case AddressClass::kUnspecified:
+      return "unspecified";
+    case AddressClass::kMetadata:
+      return "cloud metadata";
+    case AddressClass::kReserved:
+      return "reserved";
   }
   return "unknown";
 }
@@ -48,9 +57,8 @@ AddressClass classify_v4(uint32_t a) {
   if (in4(a, ip4(100, 64, 0, 0), 10)) return AddressClass::kCgnat;
   if (in4(a, ip4(224, 0, 0, 0), 4)) return AddressClass::kMulticast;
   if (in4(a, ip4(240, 0, 0, 0), 4)) return AddressClass::kReserved;  // includes 255.255.255.255
-  if (in4(a, ip4(192, 0, 0, 0), 24) || in4(a, ip4(192, 0, 2, 0), 24) ||
-      in4(a, ip4(198, 51, 100, 0), 24) || in4(a, ip4(203, 0, 113, 0), 24) ||
-      in4(a, ip4(198, 18, 0, 0), 15) || in4(a, ip4(192, 88, 99, 0), 24)) {
+  if (in4(a, ip4(192, 0, 0, 0), 24) || in4(a, ip4(192, 0, 2, 0), 24) || in4(a, ip4(198, 51, 100, 0), 24) ||
+      in4(a, ip4(203, 0, 113, 0), 24) || in4(a, ip4(198, 18, 0, 0), 15) || in4(a, ip4(192, 88, 99, 0), 24)) {
     return AddressClass::kReserved;
   }
   return AddressClass::kPublic;
@@ -125,12 +133,15 @@ std::optional<AddressClass> classify_text(std::string_view ip) {
 
 bool address_allowed(AddressClass c, bool allow_private) {
   switch (c) {
-    case AddressClass::kPublic: return true;
+    case AddressClass::kPublic:
+      return true;
     case AddressClass::kPrivate:
     case AddressClass::kLoopback:
     case AddressClass::kLinkLocal:
-    case AddressClass::kCgnat: return allow_private;
-    default: return false;
+    case AddressClass::kCgnat:
+      return allow_private;
+    default:
+      return false;
   }
 }
 

@@ -70,7 +70,8 @@ TEST(Address, ClassifiesIPv6IncludingEmbeddedIPv4) {
 
 TEST(Address, PolicyOpensOnlyPrivateRangesWhenAllowed) {
   EXPECT_TRUE(address_allowed(AddressClass::kPublic, false));
-  for (auto c : {AddressClass::kPrivate, AddressClass::kLoopback, AddressClass::kLinkLocal, AddressClass::kCgnat}) {
+  for (auto c :
+       {AddressClass::kPrivate, AddressClass::kLoopback, AddressClass::kLinkLocal, AddressClass::kCgnat}) {
     EXPECT_FALSE(address_allowed(c, false));
     EXPECT_TRUE(address_allowed(c, true));
   }
@@ -101,8 +102,9 @@ TEST(FetchUrl, ParsesOnlyHttpAndHttps) {
 
 TEST(Fetcher, RefusesInternalAddressesBeforeConnecting) {
   Fetcher strict(false);
-  for (const char* url : {"http://127.0.0.1:1/x", "http://localhost:1/", "http://[::1]:1/", "http://10.0.0.1:1/",
-                          "http://[::ffff:127.0.0.1]:1/", "http://2130706433:1/", "http://0.0.0.0:1/"}) {
+  for (const char* url :
+       {"http://127.0.0.1:1/x", "http://localhost:1/", "http://[::1]:1/", "http://10.0.0.1:1/",
+        "http://[::ffff:127.0.0.1]:1/", "http://2130706433:1/", "http://0.0.0.0:1/"}) {
     FetchRequest r;
     r.url = url;
     auto res = strict.fetch(r);
@@ -211,7 +213,9 @@ TEST(Fetcher, ConnectionFailureIsTransient) {
   EXPECT_EQ(res.status().code(), Code::kUnavailable);
 }
 
-std::string png() { return std::string("\x89PNG\r\n\x1A\n\0\0\0\rIHDR", 16); }
+std::string png() {
+  return std::string("\x89PNG\r\n\x1A\n\0\0\0\rIHDR", 16);
+}
 
 TEST(Sniff, RecognisesMagicBytes) {
   auto kind = [](const std::string& b) { return sniff(b); };
@@ -221,9 +225,21 @@ TEST(Sniff, RecognisesMagicBytes) {
   EXPECT_EQ(kind(std::string("RIFF\0\0\0\0WEBPVP8 ", 16))->mime, "image/webp");
   EXPECT_EQ(kind(std::string("RIFF\0\0\0\0WAVEfmt ", 16))->mime, "audio/wav");
   EXPECT_EQ(kind(std::string("RIFF\0\0\0\0AVI LIST", 16))->mime, "video/x-msvideo");
-  EXPECT_EQ(kind(std::string("\0\0\0\x18" "ftypisom\0\0\0\0", 16))->mime, "video/mp4");
-  EXPECT_EQ(kind(std::string("\0\0\0\x18" "ftypqt  \0\0\0\0", 16))->mime, "video/quicktime");
-  EXPECT_EQ(kind(std::string("\0\0\0\x18" "ftypM4A \0\0\0\0", 16))->mime, "audio/mp4");
+  EXPECT_EQ(kind(std::string("\0\0\0\x18"
+                             "ftypisom\0\0\0\0",
+                             16))
+                ->mime,
+            "video/mp4");
+  EXPECT_EQ(kind(std::string("\0\0\0\x18"
+                             "ftypqt  \0\0\0\0",
+                             16))
+                ->mime,
+            "video/quicktime");
+  EXPECT_EQ(kind(std::string("\0\0\0\x18"
+                             "ftypM4A \0\0\0\0",
+                             16))
+                ->mime,
+            "audio/mp4");
   EXPECT_EQ(kind(std::string("\x1A\x45\xDF\xA3\x9F\x42\x82\x84webm", 12))->mime, "video/webm");
   EXPECT_EQ(kind(std::string("\x1A\x45\xDF\xA3\x9F\x42\x82\x88matroska", 16))->mime, "video/x-matroska");
   EXPECT_EQ(kind(std::string("OggS\0\x02....OpusHead", 18))->ext, "opus");
@@ -235,7 +251,10 @@ TEST(Sniff, RecognisesMagicBytes) {
   EXPECT_FALSE(kind("%PDF-1.7").has_value());
   EXPECT_FALSE(kind("<html><body>").has_value());
   EXPECT_FALSE(kind("").has_value());
-  EXPECT_FALSE(kind(std::string("\0\0\0\x18" "ftypavif", 12)).has_value());
+  EXPECT_FALSE(kind(std::string("\0\0\0\x18"
+                                "ftypavif",
+                                12))
+                   .has_value());
 }
 
 TEST(MediaParam, AcceptsUrlsBase64AndDataUris) {
@@ -300,7 +319,8 @@ TEST(Multipart, ParsesFieldsAndFiles) {
   EXPECT_EQ((*parts)[0].data, "hi");
   EXPECT_EQ((*parts)[1].filename.value_or(""), "a b.png");
   EXPECT_EQ((*parts)[1].data, png());
-  EXPECT_FALSE(parse_multipart("--XyZ\r\nContent-Disposition: form-data; name=\"x\"\r\n\r\nno end", "XyZ").ok());
+  EXPECT_FALSE(
+      parse_multipart("--XyZ\r\nContent-Disposition: form-data; name=\"x\"\r\n\r\nno end", "XyZ").ok());
   EXPECT_FALSE(parse_multipart("garbage", "XyZ").ok());
 }
 

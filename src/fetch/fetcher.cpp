@@ -196,8 +196,8 @@ Result<FetchResponse> Fetcher::fetch(const FetchRequest& req) const {
     out.final_url = url;
     out.remote_ip = *addr;
 
-    bool redirect = out.status == 301 || out.status == 302 || out.status == 303 || out.status == 307 ||
-                    out.status == 308;
+    bool redirect =
+        out.status == 301 || out.status == 302 || out.status == 303 || out.status == 307 || out.status == 308;
     char* loc = nullptr;
     curl_easy_getinfo(c, CURLINFO_REDIRECT_URL, &loc);
     if (!redirect || req.max_redirects == 0 || !loc) return out;

@@ -7,14 +7,16 @@ namespace imago::fetch {
 
 namespace {
 
-std::string mb(size_t bytes) { return std::to_string(bytes >> 20) + " MB"; }
+std::string mb(size_t bytes) {
+  return std::to_string(bytes >> 20) + " MB";
+}
 
 }  // namespace
 
 bool looks_like_url(std::string_view value) {
   std::string head = to_lower(value.substr(0, 8));
-  return head.rfind("http://", 0) == 0 || head.rfind("https://", 0) == 0 || head.find("://") != std::string::npos ||
-         head.rfind("file:", 0) == 0 || head.rfind("ftp:", 0) == 0;
+  return head.rfind("http://", 0) == 0 || head.rfind("https://", 0) == 0 ||
+         head.find("://") != std::string::npos || head.rfind("file:", 0) == 0 || head.rfind("ftp:", 0) == 0;
 }
 
 Result<std::string> decode_inline_data(std::string_view field, std::string_view value, size_t max) {
@@ -48,8 +50,8 @@ Result<Sniffed> check_media(std::string_view field, std::string_view bytes, Medi
                   f + ": unsupported content (expected " + std::string(media_kind_name(expected)) + ")");
   }
   if (t->kind != expected) {
-    return Status(Code::kUnsupportedMedia, f + ": expected " + std::string(media_kind_name(expected)) +
-                                               " content but got " + t->mime);
+    return Status(Code::kUnsupportedMedia,
+                  f + ": expected " + std::string(media_kind_name(expected)) + " content but got " + t->mime);
   }
   size_t max = max_bytes_for(expected);
   if (bytes.size() > max) return Status(Code::kTooLarge, f + ": " + t->mime + " is larger than " + mb(max));

@@ -15,8 +15,8 @@ namespace imago::fetch {
 
 struct MediaParam {
   bool is_url = false;
-  std::string url;    // when is_url
-  std::string bytes;  // when inline
+  std::string url;              // when is_url
+  std::string bytes;            // when inline
   std::optional<Sniffed> type;  // when inline
 };
 

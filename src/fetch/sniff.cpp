@@ -6,18 +6,24 @@ namespace imago::fetch {
 
 std::string_view media_kind_name(MediaKind k) {
   switch (k) {
-    case MediaKind::kImage: return "image";
-    case MediaKind::kVideo: return "video";
-    case MediaKind::kAudio: return "audio";
+    case MediaKind::kImage:
+      return "image";
+    case MediaKind::kVideo:
+      return "video";
+    case MediaKind::kAudio:
+      return "audio";
   }
   return "unknown";
 }
 
 size_t max_bytes_for(MediaKind k) {
   switch (k) {
-    case MediaKind::kImage: return kMaxImageBytes;
-    case MediaKind::kVideo: return kMaxVideoBytes;
-    case MediaKind::kAudio: return kMaxAudioBytes;
+    case MediaKind::kImage:
+      return kMaxImageBytes;
+    case MediaKind::kVideo:
+      return kMaxVideoBytes;
+    case MediaKind::kAudio:
+      return kMaxAudioBytes;
   }
   return kMaxImageBytes;
 }
@@ -28,7 +34,9 @@ bool at(std::string_view b, size_t off, std::string_view magic) {
   return b.size() >= off + magic.size() && b.substr(off, magic.size()) == magic;
 }
 
-uint8_t byte(std::string_view b, size_t i) { return static_cast<uint8_t>(b[i]); }
+uint8_t byte(std::string_view b, size_t i) {
+  return static_cast<uint8_t>(b[i]);
+}
 
 // MPEG audio frame header: 11 sync bits, a valid version, layer III/II/I, and a bitrate index
 // that is neither free (0) nor bad (15) nor a bad sample-rate index.
@@ -58,20 +66,23 @@ std::optional<Sniffed> sniff(std::string_view b) {
   if (at(b, 0, "RIFF") && at(b, 8, "WEBP")) return Sniffed{K::kImage, "image/webp", "webp"};
   // RIFF containers.
   if (at(b, 0, "RIFF") && at(b, 8, "AVI ")) return Sniffed{K::kVideo, "video/x-msvideo", "avi"};
-  if ((at(b, 0, "RIFF") || at(b, 0, "RF64")) && at(b, 8, "WAVE")) return Sniffed{K::kAudio, "audio/wav", "wav"};
+  if ((at(b, 0, "RIFF") || at(b, 0, "RF64")) && at(b, 8, "WAVE"))
+    return Sniffed{K::kAudio, "audio/wav", "wav"};
   // ISO base media (MP4, MOV, M4A): a box of type ftyp first; the major brand tells them apart.
   if (at(b, 4, "ftyp") && b.size() >= 12) {
     std::string_view brand = b.substr(8, 4);
     if (brand == "M4A " || brand == "M4B " || brand == "M4P ") return Sniffed{K::kAudio, "audio/mp4", "m4a"};
     if (brand == "qt  ") return Sniffed{K::kVideo, "video/quicktime", "mov"};
-    if (brand.substr(0, 3) == "3gp" || brand.substr(0, 3) == "3g2") return Sniffed{K::kVideo, "video/3gpp", "3gp"};
+    if (brand.substr(0, 3) == "3gp" || brand.substr(0, 3) == "3g2")
+      return Sniffed{K::kVideo, "video/3gpp", "3gp"};
     if (brand == "avif" || brand == "avis" || brand == "heic" || brand == "heix" || brand == "mif1") {
       return std::nullopt;  // still-image HEIF/AVIF: not supported by the model builder
     }
     return Sniffed{K::kVideo, "video/mp4", "mp4"};
   }
   // Older QuickTime files start with a moov/mdat/wide atom instead of ftyp.
-  if (at(b, 4, "moov") || at(b, 4, "mdat") || at(b, 4, "wide")) return Sniffed{K::kVideo, "video/quicktime", "mov"};
+  if (at(b, 4, "moov") || at(b, 4, "mdat") || at(b, 4, "wide"))
+    return Sniffed{K::kVideo, "video/quicktime", "mov"};
   // EBML: WebM declares DocType "webm" in its header; anything else is Matroska.
   if (at(b, 0, "\x1A\x45\xDF\xA3")) {
     std::string_view head = b.substr(0, std::min<size_t>(b.size(), 64));

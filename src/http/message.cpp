@@ -3,7 +3,6 @@
 #include <boost/json/serialize.hpp>
 
 #include "util/json.h"
-
 #include "util/log.h"
 #include "util/strings.h"
 
@@ -28,7 +27,9 @@ void Headers::set(std::string name, std::string value) {
   if (!replaced) items_.emplace_back(std::move(name), std::move(value));
 }
 
-void Headers::add(std::string name, std::string value) { items_.emplace_back(std::move(name), std::move(value)); }
+void Headers::add(std::string name, std::string value) {
+  items_.emplace_back(std::move(name), std::move(value));
+}
 
 std::optional<std::string_view> Headers::get(std::string_view name) const {
   for (const auto& [k, v] : items_) {
@@ -97,16 +98,28 @@ Response Response::error(int status, std::string code, std::string message) {
 
 Response Response::from_status(const Status& s) {
   switch (s.code()) {
-    case Code::kInvalidArgument: return error(400, "VALIDATION_ERROR", s.message());
-    case Code::kUnauthenticated: return error(401, "UNAUTHORIZED", s.message());
-    case Code::kInsufficientFunds: return error(402, "INSUFFICIENT_BALANCE", s.message());
-    case Code::kForbidden: return error(403, "FORBIDDEN", s.message());
-    case Code::kNotFound: return error(404, "NOT_FOUND", s.message());
-    case Code::kConflict: return error(409, "CONFLICT", s.message());
-    case Code::kTooLarge: return error(413, "PAYLOAD_TOO_LARGE", s.message());
-    case Code::kUnsupportedMedia: return error(415, "UNSUPPORTED_MEDIA_TYPE", s.message());
-    case Code::kRateLimited: return error(429, "RATE_LIMITED", s.message());
-    case Code::kUnavailable: return error(503, "SERVICE_UNAVAILABLE", s.message());
+    case Code::kInvalidArgument:
+      return error(400, "VALIDATION_ERROR", s.message());
+    case Code::kUnauthenticated:
+      return error(401, "UNAUTHORIZED", s.message());
+    case Code::kInsufficientFunds:
+      return error(402, "INSUFFICIENT_BALANCE", s.message());
+    case Code::kForbidden:
+      return error(403, "FORBIDDEN", s.message());
+    case Code::kQuotaExceeded:
+      return error(403, "STORAGE_QUOTA_EXCEEDED", s.message());
+    case Code::kNotFound:
+      return error(404, "NOT_FOUND", s.message());
+    case Code::kConflict:
+      return error(409, "CONFLICT", s.message());
+    case Code::kTooLarge:
+      return error(413, "PAYLOAD_TOO_LARGE", s.message());
+    case Code::kUnsupportedMedia:
+      return error(415, "UNSUPPORTED_MEDIA_TYPE", s.message());
+    case Code::kRateLimited:
+      return error(429, "RATE_LIMITED", s.message());
+    case Code::kUnavailable:
+      return error(503, "SERVICE_UNAVAILABLE", s.message());
     case Code::kOk:  // a success is not an error: reaching here is a handler bug
     case Code::kInternal:
       break;

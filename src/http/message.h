@@ -1,6 +1,7 @@
 // HTTP request and response as plain values. Deliberately free of Boost.Beast so that handlers in
 // src/api (and their tests) compile without it; only src/http/server*.cpp translates to Beast.
 #pragma once
+#include <boost/json/value.hpp>
 #include <functional>
 #include <map>
 #include <optional>
@@ -8,8 +9,6 @@
 #include <string_view>
 #include <utility>
 #include <vector>
-
-#include <boost/json/value.hpp>
 
 #include "auth/principal.h"
 #include "util/status.h"
@@ -30,9 +29,9 @@ class Headers {
 };
 
 struct Request {
-  std::string method;  // upper case: "GET", "POST", ...
-  std::string target;  // as received, e.g. "/v1/agents?limit=5"
-  std::string path;    // percent-decoded path without the query
+  std::string method;                         // upper case: "GET", "POST", ...
+  std::string target;                         // as received, e.g. "/v1/agents?limit=5"
+  std::string path;                           // percent-decoded path without the query
   std::map<std::string, std::string> query;   // decoded query parameters (last one wins)
   std::map<std::string, std::string> params;  // path parameters from the route pattern
   Headers headers;

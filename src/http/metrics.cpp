@@ -46,16 +46,16 @@ std::string Metrics::render() const {
   o << "# HELP imago_http_requests_total HTTP requests by route and status.\n"
        "# TYPE imago_http_requests_total counter\n";
   for (const auto& [k, v] : requests_) {
-    o << "imago_http_requests_total{route=\"" << escape_label(k.first) << "\",status=\"" << k.second << "\"} " << v
-      << "\n";
+    o << "imago_http_requests_total{route=\"" << escape_label(k.first) << "\",status=\"" << k.second << "\"} "
+      << v << "\n";
   }
   o << "# HELP imago_http_request_duration_seconds Time from request received to response ready.\n"
        "# TYPE imago_http_request_duration_seconds histogram\n";
   for (const auto& [route, h] : latency_) {
     std::string r = escape_label(route);
     for (size_t i = 0; i < kLatencyBuckets.size(); ++i) {
-      o << "imago_http_request_duration_seconds_bucket{route=\"" << r << "\",le=\"" << kLatencyBuckets[i] << "\"} "
-        << h.buckets[i] << "\n";
+      o << "imago_http_request_duration_seconds_bucket{route=\"" << r << "\",le=\"" << kLatencyBuckets[i]
+        << "\"} " << h.buckets[i] << "\n";
     }
     o << "imago_http_request_duration_seconds_bucket{route=\"" << r << "\",le=\"+Inf\"} " << h.count << "\n";
     o << "imago_http_request_duration_seconds_sum{route=\"" << r << "\"} " << h.sum << "\n";
@@ -63,7 +63,8 @@ std::string Metrics::render() const {
   }
   o << "# HELP imago_rate_limited_total Requests refused by a rate-limit bucket, by tier.\n"
        "# TYPE imago_rate_limited_total counter\n";
-  for (const auto& [k, v] : rate_limited_) o << "imago_rate_limited_total{tier=\"" << escape_label(k) << "\"} " << v << "\n";
+  for (const auto& [k, v] : rate_limited_)
+    o << "imago_rate_limited_total{tier=\"" << escape_label(k) << "\"} " << v << "\n";
   o << "# HELP imago_auth_rejected_total Requests refused by authentication, by reason.\n"
        "# TYPE imago_auth_rejected_total counter\n";
   for (const auto& [k, v] : auth_rejected_) {

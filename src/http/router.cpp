@@ -15,7 +15,9 @@ namespace {
 
 constexpr size_t kMaxSegments = 32;  // longer paths match no route
 
-bool is_param(std::string_view seg) { return seg.size() >= 2 && seg.front() == '{' && seg.back() == '}'; }
+bool is_param(std::string_view seg) {
+  return seg.size() >= 2 && seg.front() == '{' && seg.back() == '}';
+}
 
 // Splits "/a/b/c" into {"a","b","c"} ("/" gives one empty segment). Returns the count, or 0 when
 // the path does not start with '/' or has more than kMaxSegments segments.
@@ -79,7 +81,8 @@ RouteMatch Router::match(std::string_view method, std::string_view path) const {
     if (!ok) continue;
     const Route& r = *routes_[i];
     m.path_known = true;
-    if (std::find(m.allowed.begin(), m.allowed.end(), r.method) == m.allowed.end()) m.allowed.push_back(r.method);
+    if (std::find(m.allowed.begin(), m.allowed.end(), r.method) == m.allowed.end())
+      m.allowed.push_back(r.method);
     // Routes of the request's method are preferred over a more specific pattern of another method,
     // so a valid request never gets 405 just because a sibling literal route exists.
     if (r.method == method && (best == SIZE_MAX || c.literal_key > compiled_[best].literal_key)) best = i;

@@ -165,7 +165,9 @@ Status Server::listen() {
   return Status::Ok();
 }
 
-int Server::port() const { return impl_->listener ? impl_->listener->port() : 0; }
+int Server::port() const {
+  return impl_->listener ? impl_->listener->port() : 0;
+}
 
 void Server::run() {
   auto& ctx = *impl_->ctx;

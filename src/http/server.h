@@ -24,12 +24,12 @@ class Dispatcher {
 
 struct ServerOptions {
   std::string host = "127.0.0.1";
-  int port = 8080;             // 0 picks a free port
+  int port = 8080;  // 0 picks a free port
   int io_threads = 1;
-  int worker_threads = 16;     // pool that runs Dispatcher::dispatch and streaming producers
-  int read_timeout_s = 30;     // to receive a whole request once its first byte arrived
-  int write_timeout_s = 60;    // to send a response (per chunk for streams)
-  int idle_timeout_s = 60;     // keep-alive connection with no request in progress
+  int worker_threads = 16;   // pool that runs Dispatcher::dispatch and streaming producers
+  int read_timeout_s = 30;   // to receive a whole request once its first byte arrived
+  int write_timeout_s = 60;  // to send a response (per chunk for streams)
+  int idle_timeout_s = 60;   // keep-alive connection with no request in progress
   size_t header_limit = 16 * 1024;
   int shutdown_grace_s = 20;   // in-flight requests get this long after stop()
   bool handle_signals = true;  // SIGTERM / SIGINT trigger stop()

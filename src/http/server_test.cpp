@@ -144,7 +144,9 @@ class ServerTest : public ::testing::Test {
     return s;
   }
 
-  static void send(tcp::socket& s, std::string_view data) { net::write(s, net::buffer(data.data(), data.size())); }
+  static void send(tcp::socket& s, std::string_view data) {
+    net::write(s, net::buffer(data.data(), data.size()));
+  }
 
   static bhttp::response<bhttp::string_body> read_response(tcp::socket& s, boost::beast::flat_buffer& buf,
                                                            boost::system::error_code& ec, bool head = false) {
@@ -197,8 +199,9 @@ TEST_F(ServerTest, FillsRequestFields) {
   start();
   auto s = connect();
   boost::beast::flat_buffer buf;
-  send(s, "post /echo/a%20b%2Fc?x=1&y=a+b&y=c%26d&flag HTTP/1.1\r\nHost: t\r\nX-Test: hello\r\n"
-          "Content-Length: 4\r\n\r\nabcd");
+  send(s,
+       "post /echo/a%20b%2Fc?x=1&y=a+b&y=c%26d&flag HTTP/1.1\r\nHost: t\r\nX-Test: hello\r\n"
+       "Content-Length: 4\r\n\r\nabcd");
   boost::system::error_code ec;
   // Lower-case methods are not valid tokens for Beast's known verbs but are still tokens.
   auto r = read_response(s, buf, ec);
@@ -334,8 +337,9 @@ TEST_F(ServerTest, OversizedChunkedBodyIs413) {
   start();
   auto s = connect();
   boost::beast::flat_buffer buf;
-  send(s, "POST /small HTTP/1.1\r\nHost: t\r\nTransfer-Encoding: chunked\r\n\r\n"
-          "a\r\n0123456789\r\na\r\n0123456789\r\n0\r\n\r\n");
+  send(s,
+       "POST /small HTTP/1.1\r\nHost: t\r\nTransfer-Encoding: chunked\r\n\r\n"
+       "a\r\n0123456789\r\na\r\n0123456789\r\n0\r\n\r\n");
   boost::system::error_code ec;
   auto r = read_response(s, buf, ec);
   ASSERT_FALSE(ec) << ec.message();
@@ -587,7 +591,8 @@ TEST_F(ServerTest, StreamWriteReturnsFalseOnceClientIsGone) {
     s.close();
   }
   std::unique_lock lock(dispatcher_.mu);
-  EXPECT_TRUE(dispatcher_.cv.wait_for(lock, std::chrono::seconds(10), [&] { return dispatcher_.endless_saw_false; }));
+  EXPECT_TRUE(
+      dispatcher_.cv.wait_for(lock, std::chrono::seconds(10), [&] { return dispatcher_.endless_saw_false; }));
 }
 
 TEST_F(ServerTest, GracefulStopFinishesInFlightRequestAndClosesIdleOnes) {
@@ -602,7 +607,8 @@ TEST_F(ServerTest, GracefulStopFinishesInFlightRequestAndClosesIdleOnes) {
   auto busy = connect();
   boost::beast::flat_buffer busy_buf;
   send(busy, get("/slow?ms=1500"));
-  for (int i = 0; i < 200 && !dispatcher_.slow_started; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  for (int i = 0; i < 200 && !dispatcher_.slow_started; ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
   ASSERT_TRUE(dispatcher_.slow_started);
 
   auto t0 = Clock::now();
@@ -634,7 +640,8 @@ TEST_F(ServerTest, StopGraceLimitsHowLongRunWaits) {
   auto busy = connect();
   boost::beast::flat_buffer buf;
   send(busy, get("/slow?ms=2500"));
-  for (int i = 0; i < 200 && !dispatcher_.slow_started; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  for (int i = 0; i < 200 && !dispatcher_.slow_started; ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
   auto t0 = Clock::now();
   server_->stop();
   // After the grace period the connection is closed; the response never comes.
@@ -692,10 +699,18 @@ TEST_F(ServerTest, MutatedAndRandomInputNeverBreaksTheServer) {
     for (int e = 0; e < edits && !in.empty(); ++e) {
       size_t pos = rng() % in.size();
       switch (rng() % 4) {
-        case 0: in[pos] = static_cast<char>(rng() % 256); break;
-        case 1: in.erase(pos, 1 + rng() % 4); break;
-        case 2: in.insert(pos, std::string(1 + rng() % 3, static_cast<char>(rng() % 256))); break;
-        case 3: in.insert(pos, in.substr(0, std::min<size_t>(in.size(), rng() % 40))); break;
+        case 0:
+          in[pos] = static_cast<char>(rng() % 256);
+          break;
+        case 1:
+          in.erase(pos, 1 + rng() % 4);
+          break;
+        case 2:
+          in.insert(pos, std::string(1 + rng() % 3, static_cast<char>(rng() % 256)));
+          break;
+        case 3:
+          in.insert(pos, in.substr(0, std::min<size_t>(in.size(), rng() % 40)));
+          break;
       }
     }
     if (i % 10 == 9) {  // and some pure noise

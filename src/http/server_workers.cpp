@@ -12,7 +12,8 @@ namespace {
 constexpr int kMonitorIdleTicks = 100;
 }  // namespace
 
-WorkerPool::WorkerPool(std::size_t max_threads, std::size_t target_awake, std::chrono::microseconds starvation)
+WorkerPool::WorkerPool(std::size_t max_threads, std::size_t target_awake,
+                       std::chrono::microseconds starvation)
     : target_awake_(std::max<std::size_t>(1, target_awake)), starvation_(starvation) {
   max_threads = std::max<std::size_t>(1, max_threads);
   threads_.reserve(max_threads);
@@ -22,7 +23,8 @@ WorkerPool::WorkerPool(std::size_t max_threads, std::size_t target_awake, std::c
     } catch (const std::system_error& e) {
       // Out of threads (EAGAIN): serve with fewer workers rather than not at all.
       if (threads_.empty()) throw;
-      log::warn("worker_threads_reduced", {{"wanted", max_threads}, {"got", threads_.size()}, {"error", e.what()}});
+      log::warn("worker_threads_reduced",
+                {{"wanted", max_threads}, {"got", threads_.size()}, {"error", e.what()}});
       break;
     }
   }

@@ -29,8 +29,8 @@ bool is_http_error(const beast::error_code& ec) {
 
 // Headers the session owns: framing and connection management are never taken from handlers.
 bool is_managed_header(std::string_view name) {
-  return iequals(name, "Content-Length") || iequals(name, "Transfer-Encoding") || iequals(name, "Connection") ||
-         iequals(name, "Keep-Alive");
+  return iequals(name, "Content-Length") || iequals(name, "Transfer-Encoding") ||
+         iequals(name, "Connection") || iequals(name, "Keep-Alive");
 }
 
 // A header a client could be tricked with (response splitting) or that Beast cannot serialize.
@@ -86,7 +86,9 @@ Session::Session(net::ip::tcp::socket&& socket, ServerContext& ctx) : ctx_(ctx),
   if (!ec) client_ip_ = format_ip(ep.address());
 }
 
-Session::~Session() { ctx_.remove_session(this); }
+Session::~Session() {
+  ctx_.remove_session(this);
+}
 
 void Session::start() {
   ctx_.add_session(this, weak_from_this());
@@ -231,7 +233,8 @@ void Session::on_continue_written(beast::error_code ec, std::size_t) {
 
 void Session::read_body() {
   // Same deadline as the header: the read timeout covers the whole request.
-  bhttp::async_read(stream_, buffer_, *body_parser_, beast::bind_front_handler(&Session::on_body, shared_from_this()));
+  bhttp::async_read(stream_, buffer_, *body_parser_,
+                    beast::bind_front_handler(&Session::on_body, shared_from_this()));
 }
 
 void Session::on_body(beast::error_code ec, std::size_t) {
@@ -264,24 +267,26 @@ void Session::dispatch_request() {
 
   // The handler may block (database): it runs on the worker pool. The work guard keeps
   // io_context::run() from returning while a request is out there.
-  ctx_.workers.post([self = shared_from_this(), req = std::move(req),
-                           work = net::make_work_guard(ctx_.ioc)]() mutable {
-    Response res;
-    try {
-      res = self->ctx_.dispatcher.dispatch(req);
-    } catch (const std::exception& e) {
-      log::error("dispatch_threw", {{"error", e.what()}, {"path", req.path}});
-      res = Response::error(500, "INTERNAL_ERROR", "Internal server error");
-    } catch (...) {
-      log::error("dispatch_threw", {{"error", "unknown exception"}, {"path", req.path}});
-      res = Response::error(500, "INTERNAL_ERROR", "Internal server error");
-    }
-    if (!res.headers.has("X-Request-Id")) {
-      res.headers.set("X-Request-Id", req.request_id.empty() ? new_id("req") : req.request_id);
-    }
-    auto ex = self->stream_.get_executor();
-    net::post(ex, [self = std::move(self), res = std::move(res)]() mutable { self->send_response(std::move(res)); });
-  });
+  ctx_.workers.post(
+      [self = shared_from_this(), req = std::move(req), work = net::make_work_guard(ctx_.ioc)]() mutable {
+        Response res;
+        try {
+          res = self->ctx_.dispatcher.dispatch(req);
+        } catch (const std::exception& e) {
+          log::error("dispatch_threw", {{"error", e.what()}, {"path", req.path}});
+          res = Response::error(500, "INTERNAL_ERROR", "Internal server error");
+        } catch (...) {
+          log::error("dispatch_threw", {{"error", "unknown exception"}, {"path", req.path}});
+          res = Response::error(500, "INTERNAL_ERROR", "Internal server error");
+        }
+        if (!res.headers.has("X-Request-Id")) {
+          res.headers.set("X-Request-Id", req.request_id.empty() ? new_id("req") : req.request_id);
+        }
+        auto ex = self->stream_.get_executor();
+        net::post(ex, [self = std::move(self), res = std::move(res)]() mutable {
+          self->send_response(std::move(res));
+        });
+      });
 }
 
 // ---- writing ----------------------------------------------------------------------------------
@@ -357,25 +362,25 @@ void Session::start_stream(Response res, bool close) {
   stream_res_.keep_alive(!stream_close_);
   stream_sr_.emplace(stream_res_);
   stream_.expires_after(std::chrono::seconds(ctx_.options.write_timeout_s));
-  bhttp::async_write_header(
-      stream_, *stream_sr_,
-      [self = shared_from_this(), producer = std::move(res.stream)](beast::error_code ec, std::size_t) mutable {
-        self->stream_sr_.reset();
-        if (ec) {
-          self->close_now();
-          return;
-        }
-        if (self->head_) {  // HEAD: headers only, the producer never runs
-          self->finish_stream(true);
-          return;
-        }
-        self->run_producer(std::move(producer));
-      });
+  bhttp::async_write_header(stream_, *stream_sr_,
+                            [self = shared_from_this(), producer = std::move(res.stream)](
+                                beast::error_code ec, std::size_t) mutable {
+                              self->stream_sr_.reset();
+                              if (ec) {
+                                self->close_now();
+                                return;
+                              }
+                              if (self->head_) {  // HEAD: headers only, the producer never runs
+                                self->finish_stream(true);
+                                return;
+                              }
+                              self->run_producer(std::move(producer));
+                            });
 }
 
 void Session::run_producer(std::function<void(ResponseStream&)> producer) {
   ctx_.workers.post([self = shared_from_this(), producer = std::move(producer),
-                           work = net::make_work_guard(ctx_.ioc)]() mutable {
+                     work = net::make_work_guard(ctx_.ioc)]() mutable {
     ChunkWriter writer(self);
     bool ok = true;
     try {
@@ -398,7 +403,8 @@ bool Session::write_chunk_blocking(std::string_view chunk) {
   std::promise<bool> done;
   auto result = done.get_future();
   // The producer blocks here until the chunk is on the wire, so `chunk` outlives the write.
-  net::post(stream_.get_executor(), [self = shared_from_this(), chunk, p = &done] { self->write_chunk(chunk, p); });
+  net::post(stream_.get_executor(),
+            [self = shared_from_this(), chunk, p = &done] { self->write_chunk(chunk, p); });
   return result.get();
 }
 
@@ -476,13 +482,14 @@ void Session::linger_close() {
 
 void Session::drain() {
   if (closed_) return;
-  stream_.async_read_some(net::buffer(drain_buf_), [self = shared_from_this()](beast::error_code ec, std::size_t) {
-    if (ec) {
-      self->close_now();
-    } else {
-      self->drain();
-    }
-  });
+  stream_.async_read_some(net::buffer(drain_buf_),
+                          [self = shared_from_this()](beast::error_code ec, std::size_t) {
+                            if (ec) {
+                              self->close_now();
+                            } else {
+                              self->drain();
+                            }
+                          });
 }
 
 void Session::close_now() {

@@ -56,8 +56,8 @@ class Session : public std::enable_shared_from_this<Session> {
   void write_chunk(std::string_view chunk, std::promise<bool>* done);
   void finish_stream(bool ok);
   void reject(int status, const char* code, const char* message);
-  void end_connection();   // after a final response: linger if unread input may remain
-  void linger_close();     // half-close, drain what the client still sends, then close
+  void end_connection();  // after a final response: linger if unread input may remain
+  void linger_close();    // half-close, drain what the client still sends, then close
   void drain();
   void close_now();
 

@@ -55,25 +55,30 @@ bool known_gesture(std::string_view g) {
 }  // namespace
 
 Status validate_dynamics_config(const boost::json::object& c) {
-  if (auto* v = c.if_contains("enabled"); v && !v->is_bool()) return Status::Invalid("dynamics.enabled must be a boolean");
+  if (auto* v = c.if_contains("enabled"); v && !v->is_bool())
+    return Status::Invalid("dynamics.enabled must be a boolean");
   if (auto* v = c.if_contains("active_model")) {
     if (!v->is_string() || (v->as_string() != "dynamics" && v->as_string() != "talking")) {
       return Status::Invalid("dynamics.active_model must be 'dynamics' or 'talking'");
     }
   }
   if (auto* v = c.if_contains("keywords")) {
-    if (!v->is_object()) return Status::Invalid("dynamics.keywords must be an object of keyword -> gesture name");
+    if (!v->is_object())
+      return Status::Invalid("dynamics.keywords must be an object of keyword -> gesture name");
     if (v->as_object().size() > 200) return Status::Invalid("dynamics.keywords has more than 200 entries");
     for (const auto& kv : v->as_object()) {
-      if (kv.key().empty() || kv.key().size() > 100) return Status::Invalid("dynamics.keywords: keywords are 1-100 characters");
+      if (kv.key().empty() || kv.key().size() > 100)
+        return Status::Invalid("dynamics.keywords: keywords are 1-100 characters");
       if (!kv.value().is_string() || !known_gesture(kv.value().as_string())) {
-        return Status::Invalid("dynamics.keywords." + std::string(kv.key()) + " must name a gesture (" +
-                               "mini_wave_hello, talk_head_nod_subtle, blow_kiss_heart, laugh_react, idle_subtle)");
+        return Status::Invalid(
+            "dynamics.keywords." + std::string(kv.key()) + " must name a gesture (" +
+            "mini_wave_hello, talk_head_nod_subtle, blow_kiss_heart, laugh_react, idle_subtle)");
       }
     }
   }
   if (auto* v = c.if_contains("idle_gesture")) {
-    if (!v->is_string() || !known_gesture(v->as_string())) return Status::Invalid("dynamics.idle_gesture must name a gesture");
+    if (!v->is_string() || !known_gesture(v->as_string()))
+      return Status::Invalid("dynamics.idle_gesture must name a gesture");
   }
   if (auto* v = c.if_contains("movement_duration")) {
     if (!v->is_number() || v->to_number<double>() <= 0 || v->to_number<double>() > 30) {

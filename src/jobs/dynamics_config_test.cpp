@@ -19,7 +19,9 @@ TEST(DynamicsConfig, DefaultsMapGreetingsToTheWave) {
 
 TEST(DynamicsConfig, MergePatchMergesObjectsAndDeletesNulls) {
   json::object cfg = default_dynamics_config();
-  merge_patch(cfg, json::parse(R"({"enabled": true, "keywords": {"cheers": "blow_kiss_heart", "hello": null}})").as_object());
+  merge_patch(cfg,
+              json::parse(R"({"enabled": true, "keywords": {"cheers": "blow_kiss_heart", "hello": null}})")
+                  .as_object());
   EXPECT_TRUE(cfg.at("enabled").as_bool());
   EXPECT_EQ(cfg.at("keywords").at("cheers").as_string(), "blow_kiss_heart");
   EXPECT_FALSE(cfg.at("keywords").as_object().contains("hello"));
@@ -29,7 +31,8 @@ TEST(DynamicsConfig, MergePatchMergesObjectsAndDeletesNulls) {
 TEST(DynamicsConfig, ValidationNamesTheField) {
   auto bad = [](const char* text) { return validate_dynamics_config(json::parse(text).as_object()); };
   EXPECT_NE(bad(R"({"enabled": "yes"})").message().find("dynamics.enabled"), std::string::npos);
-  EXPECT_NE(bad(R"({"keywords": {"hi": "dance"}})").message().find("dynamics.keywords.hi"), std::string::npos);
+  EXPECT_NE(bad(R"({"keywords": {"hi": "dance"}})").message().find("dynamics.keywords.hi"),
+            std::string::npos);
   EXPECT_FALSE(bad(R"({"keywords": []})").ok());
   EXPECT_FALSE(bad(R"({"movement_duration": 0})").ok());
   EXPECT_FALSE(bad(R"({"active_model": "other"})").ok());

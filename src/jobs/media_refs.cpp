@@ -20,7 +20,8 @@ std::optional<std::string> file_id_from_ref(const std::string& public_url, std::
   std::string_view v = trim(value);
   if (is_file_id(v)) return std::string(v);
   std::string prefix = public_url + "/v1/files/";
-  if (public_url.empty() || v.size() <= prefix.size() || v.substr(0, prefix.size()) != prefix) return std::nullopt;
+  if (public_url.empty() || v.size() <= prefix.size() || v.substr(0, prefix.size()) != prefix)
+    return std::nullopt;
   std::string_view name = v.substr(prefix.size());
   if (auto q = name.find_first_of("?#"); q != std::string_view::npos) name = name.substr(0, q);
   if (auto dot = name.find('.'); dot != std::string_view::npos) name = name.substr(0, dot);

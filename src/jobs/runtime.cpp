@@ -16,7 +16,8 @@ Result<std::unique_ptr<Runtime>> Runtime::create(const Config& config, Stores& s
   std::unique_ptr<Runtime> rt(new Runtime());
   rt->config_ = &config;
   rt->options_ = options;
-  if (rt->options_.heartbeat_ms <= 0) rt->options_.heartbeat_ms = std::max<int64_t>(100, options.lease_ms / 4);
+  if (rt->options_.heartbeat_ms <= 0)
+    rt->options_.heartbeat_ms = std::max<int64_t>(100, options.lease_ms / 4);
   auto blobs = make_fs_blob_store(config.data_dir + "/blobs");
   if (!blobs.ok()) return blobs.status();
   rt->blobs_ = std::move(blobs).value();
@@ -25,7 +26,7 @@ Result<std::unique_ptr<Runtime>> Runtime::create(const Config& config, Stores& s
   rt->webhooks_ = stores.webhooks.get();
   rt->jobs_ = stores.jobs.get();
   rt->fetcher_ = std::make_unique<fetch::Fetcher>(config.allow_private_fetch);
-  rt->queue_ = std::make_unique<JobQueue>(*rt->jobs_, clock);
+  rt->queue_ = std::make_unique<JobNotifier>(*rt->jobs_, clock);
 
   Services& d = rt->bag_;
   d.config = &config;
@@ -41,7 +42,9 @@ Result<std::unique_ptr<Runtime>> Runtime::create(const Config& config, Stores& s
   return rt;
 }
 
-Runtime::~Runtime() { stop_workers(); }
+Runtime::~Runtime() {
+  stop_workers();
+}
 
 void Runtime::fill(Services& s) const {
   s.agents = agents_;
@@ -56,21 +59,21 @@ void Runtime::fill(Services& s) const {
 void Runtime::start_workers() {
   if (generate_pool_) return;
   std::string owner = process_owner_id();
-  WorkerPoolOptions g;
+  JobWorkerPoolOptions g;
   g.lane = std::string(kLaneGenerate);
   g.threads = std::max(1, config_->job_workers);
   g.lease_ms = options_.lease_ms;
   g.heartbeat_ms = options_.heartbeat_ms;
   g.owner_prefix = owner;
-  generate_pool_ = std::make_unique<WorkerPool>(*queue_, g);
+  generate_pool_ = std::make_unique<JobWorkerPool>(*queue_, g);
   generate_pool_->add_handler(std::string(kJobAgentGenerate), agent_handler_.get());
   generate_pool_->add_handler(std::string(kJobDynamicsGenerate), dynamics_handler_.get());
   generate_pool_->add_handler(std::string(kJobDynamicsMovements), dynamics_handler_.get());
 
-  WorkerPoolOptions l = g;
+  JobWorkerPoolOptions l = g;
   l.lane = std::string(kLaneLight);
   l.threads = std::max(1, options_.light_workers);
-  light_pool_ = std::make_unique<WorkerPool>(*queue_, l);
+  light_pool_ = std::make_unique<JobWorkerPool>(*queue_, l);
   light_pool_->add_handler(std::string(kJobWebhookDelivery), webhook_handler_.get());
   light_pool_->add_handler(std::string(kJobBlobDelete), blob_handler_.get());
 

@@ -4,12 +4,12 @@
 #pragma once
 #include <memory>
 
-#include "core/services.h"
 #include "blobs/blob_store.h"
 #include "config/config.h"
+#include "core/services.h"
 #include "fetch/fetcher.h"
-#include "jobs/pipelines.h"
-#include "jobs/worker_pool.h"
+#include "jobs/job_handlers.h"
+#include "jobs/job_workers.h"
 #include "store/agent_store.h"
 #include "store/file_store.h"
 #include "store/job_store.h"
@@ -20,9 +20,9 @@
 namespace imago::jobs {
 
 struct RuntimeOptions {
-  int64_t lease_ms = 15000;      // Config::job_lease_ms (--job-lease-ms; tests shorten it)
-  int64_t heartbeat_ms = 0;      // 0: a quarter of the lease
-  int light_workers = 2;         // webhook deliveries and blob cleanup
+  int64_t lease_ms = 15000;  // Config::job_lease_ms (--job-lease-ms; tests shorten it)
+  int64_t heartbeat_ms = 0;  // 0: a quarter of the lease
+  int light_workers = 2;     // webhook deliveries and blob cleanup
   static RuntimeOptions from_config(const Config& config);
 };
 
@@ -48,7 +48,7 @@ class Runtime {
   WebhookStore& webhooks() { return *webhooks_; }
   JobStore& job_store() { return *jobs_; }
   BlobStore& blobs() { return *blobs_; }
-  JobQueue& queue() { return *queue_; }
+  JobNotifier& queue() { return *queue_; }
   const fetch::Fetcher& fetcher() const { return *fetcher_; }
 
  private:
@@ -61,14 +61,14 @@ class Runtime {
   JobStore* jobs_ = nullptr;
   std::unique_ptr<BlobStore> blobs_;
   std::unique_ptr<fetch::Fetcher> fetcher_;
-  std::unique_ptr<JobQueue> queue_;
+  std::unique_ptr<JobNotifier> queue_;
   Services bag_;  // what the job handlers see
   std::unique_ptr<AgentGenerationHandler> agent_handler_;
   std::unique_ptr<DynamicsHandler> dynamics_handler_;
   std::unique_ptr<WebhookDeliveryHandler> webhook_handler_;
   std::unique_ptr<BlobDeleteHandler> blob_handler_;
-  std::unique_ptr<WorkerPool> generate_pool_;
-  std::unique_ptr<WorkerPool> light_pool_;
+  std::unique_ptr<JobWorkerPool> generate_pool_;
+  std::unique_ptr<JobWorkerPool> light_pool_;
 };
 
 }  // namespace imago::jobs

@@ -21,7 +21,9 @@ struct Shard {
   size_t ops = 0;
 };
 
-size_t shard_of(const std::string& key) { return std::hash<std::string>{}(key) % kShards; }
+size_t shard_of(const std::string& key) {
+  return std::hash<std::string>{}(key) % kShards;
+}
 
 class MemoryRateLimiter final : public RateLimiter {
  public:
@@ -51,8 +53,10 @@ class MemoryRateLimiter final : public RateLimiter {
   // A bucket untouched for two minutes is full again (every limit refills within one): forget it.
   static void sweep(Shard<BucketState>& shard, int64_t now) {
     for (auto it = shard.map.begin(); it != shard.map.end();) {
-      if (now - it->second.updated_us > 120'000'000) it = shard.map.erase(it);
-      else ++it;
+      if (now - it->second.updated_us > 120'000'000)
+        it = shard.map.erase(it);
+      else
+        ++it;
     }
   }
 
@@ -84,8 +88,10 @@ class MemoryWindowCounter final : public WindowCounter {
     std::lock_guard lock(shard.mu);
     if (++shard.ops % 4096 == 0) {
       for (auto it = shard.map.begin(); it != shard.map.end();) {
-        if (now - it->second.opened_us >= len) it = shard.map.erase(it);
-        else ++it;
+        if (now - it->second.opened_us >= len)
+          it = shard.map.erase(it);
+        else
+          ++it;
       }
     }
     auto it = shard.map.find(key);

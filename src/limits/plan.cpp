@@ -4,21 +4,30 @@ namespace imago {
 
 int PlanLimits::for_tier(Tier t) const {
   switch (t) {
-    case Tier::kGenerate: return generate_per_min;
-    case Tier::kWrite: return write_per_min;
-    case Tier::kRead: return read_per_min;
-    case Tier::kExempt: return 0;
+    case Tier::kGenerate:
+      return generate_per_min;
+    case Tier::kWrite:
+      return write_per_min;
+    case Tier::kRead:
+      return read_per_min;
+    case Tier::kExempt:
+      return 0;
   }
   return 0;
 }
 
 std::string_view plan_name(Plan p) {
   switch (p) {
-    case Plan::kFree: return "free";
-    case Plan::kCreator: return "creator";
-    case Plan::kPro: return "pro";
-    case Plan::kBusiness: return "business";
-    case Plan::kEnterprise: return "enterprise";
+    case Plan::kFree:
+      return "free";
+    case Plan::kCreator:
+      return "creator";
+    case Plan::kPro:
+      return "pro";
+    case Plan::kBusiness:
+      return "business";
+    case Plan::kEnterprise:
+      return "enterprise";
   }
   return "free";
 }
@@ -34,21 +43,30 @@ std::optional<Plan> parse_plan(std::string_view s) {
 
 std::string_view tier_name(Tier t) {
   switch (t) {
-    case Tier::kGenerate: return "generate";
-    case Tier::kWrite: return "write";
-    case Tier::kRead: return "read";
-    case Tier::kExempt: return "exempt";
+    case Tier::kGenerate:
+      return "generate";
+    case Tier::kWrite:
+      return "write";
+    case Tier::kRead:
+      return "read";
+    case Tier::kExempt:
+      return "exempt";
   }
   return "exempt";
 }
 
 PlanLimits default_limits(Plan p) {
   switch (p) {
-    case Plan::kFree: return {4, 30, 120};
-    case Plan::kCreator: return {10, 60, 240};
-    case Plan::kPro: return {30, 180, 720};
-    case Plan::kBusiness: return {60, 360, 1440};
-    case Plan::kEnterprise: return {120, 720, 2880};
+    case Plan::kFree:
+      return {4, 30, 120};
+    case Plan::kCreator:
+      return {10, 60, 240};
+    case Plan::kPro:
+      return {30, 180, 720};
+    case Plan::kBusiness:
+      return {60, 360, 1440};
+    case Plan::kEnterprise:
+      return {120, 720, 2880};
   }
   return {4, 30, 120};
 }

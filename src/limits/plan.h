@@ -1,5 +1,6 @@
 // Subscription plans and the per-minute request limits of SPEC 8.1.
 #pragma once
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -15,6 +16,8 @@ struct PlanLimits {
   int generate_per_min = 0;
   int write_per_min = 0;
   int read_per_min = 0;
+  // Enterprise only: the account's own storage quota in bytes (0: the plan's, limits/storage_quota.h).
+  int64_t storage_bytes = 0;
   int for_tier(Tier t) const;
 };
 

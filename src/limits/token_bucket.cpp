@@ -5,7 +5,8 @@
 
 namespace imago {
 
-BucketDecision take_token(BucketState& state, double capacity, double per_second, int64_t now_us, double cost) {
+BucketDecision take_token(BucketState& state, double capacity, double per_second, int64_t now_us,
+                          double cost) {
   if (state.tokens < 0) {
     state.tokens = capacity;
     state.updated_us = now_us;
@@ -29,7 +30,8 @@ BucketDecision take_token(BucketState& state, double capacity, double per_second
     d.retry_after_us = static_cast<int64_t>(std::ceil(missing / per_second * 1e6));
   }
   d.tokens = state.tokens;
-  d.full_in_us = per_second > 0 ? static_cast<int64_t>(std::ceil((capacity - state.tokens) / per_second * 1e6)) : 0;
+  d.full_in_us =
+      per_second > 0 ? static_cast<int64_t>(std::ceil((capacity - state.tokens) / per_second * 1e6)) : 0;
   return d;
 }
 

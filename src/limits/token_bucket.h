@@ -7,15 +7,15 @@
 namespace imago {
 
 struct BucketState {
-  double tokens = -1;      // < 0 means "never used": starts full
+  double tokens = -1;  // < 0 means "never used": starts full
   int64_t updated_us = 0;
 };
 
 struct BucketDecision {
   bool allowed = false;
-  double tokens = 0;          // after this request
-  int64_t retry_after_us = 0; // when denied: until one token is available
-  int64_t full_in_us = 0;     // until the bucket is full again
+  double tokens = 0;           // after this request
+  int64_t retry_after_us = 0;  // when denied: until one token is available
+  int64_t full_in_us = 0;      // until the bucket is full again
 };
 
 // Refills `state` up to `now_us`, then takes `cost` tokens when available.

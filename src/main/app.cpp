@@ -20,6 +20,7 @@
 #include "http/server.h"
 #include "jobs/runtime.h"
 #include "limits/rate_limiter.h"
+#include "limits/storage_quota.h"
 #include "speech/speech_service.h"
 #include "store/stores.h"
 #include "util/log.h"
@@ -36,6 +37,7 @@ struct App::Parts {
   std::unique_ptr<jobs::Runtime> jobs_runtime;
   std::unique_ptr<agents::AgentService> agent_service;
   std::unique_ptr<RateLimiter> limiter;
+  StorageQuotas storage_quotas;
   std::unique_ptr<WindowCounter> windows;
   Metrics metrics;
   std::unique_ptr<Authenticator> authenticator;
@@ -98,6 +100,10 @@ Result<std::unique_ptr<App>> App::create(Config config) {
   s.accounts = p.stores.accounts.get();
   s.ledger = p.stores.ledger.get();
   s.limiter = p.limiter.get();
+  auto quotas = parse_storage_quotas(p.config.storage_quota);
+  if (!quotas.ok()) return quotas.status();
+  p.storage_quotas = *quotas;
+  s.storage_quotas = &p.storage_quotas;
   s.metrics = &p.metrics;
 
   s.voices = p.stores.voices.get();

@@ -20,11 +20,16 @@ Quality quality_for_steps(int steps) {
   // it searches at the full rate (about 60% more post-processing time, fewer warbles at large
   // speed changes). soxr goes from its quick cubic recipe to 28-bit quality as steps grow.
   q.sonic_high = steps >= 10;
-  if (steps <= 3) q.soxr_recipe = SOXR_QQ;
-  else if (steps <= 5) q.soxr_recipe = SOXR_LQ;
-  else if (steps <= 7) q.soxr_recipe = SOXR_MQ;
-  else if (steps <= 11) q.soxr_recipe = SOXR_HQ;
-  else q.soxr_recipe = SOXR_VHQ;
+  if (steps <= 3)
+    q.soxr_recipe = SOXR_QQ;
+  else if (steps <= 5)
+    q.soxr_recipe = SOXR_LQ;
+  else if (steps <= 7)
+    q.soxr_recipe = SOXR_MQ;
+  else if (steps <= 11)
+    q.soxr_recipe = SOXR_HQ;
+  else
+    q.soxr_recipe = SOXR_VHQ;
   return q;
 }
 
@@ -45,7 +50,8 @@ std::vector<int16_t> time_stretch(const std::vector<int16_t>& in, int rate, doub
   constexpr size_t kChunk = 8192;
   for (size_t off = 0; off < in.size(); off += kChunk) {
     size_t n = std::min(kChunk, in.size() - off);
-    sonicWriteShortToStream(s, const_cast<short*>(reinterpret_cast<const short*>(in.data() + off)), static_cast<int>(n));
+    sonicWriteShortToStream(s, const_cast<short*>(reinterpret_cast<const short*>(in.data() + off)),
+                            static_cast<int>(n));
     drain();
   }
   sonicFlushStream(s);
@@ -54,7 +60,8 @@ std::vector<int16_t> time_stretch(const std::vector<int16_t>& in, int rate, doub
   return out;
 }
 
-Result<std::vector<int16_t>> resample(const std::vector<int16_t>& in, int in_rate, int out_rate, const Quality& q) {
+Result<std::vector<int16_t>> resample(const std::vector<int16_t>& in, int in_rate, int out_rate,
+                                      const Quality& q) {
   if (in_rate == out_rate || in.empty()) return in;
   size_t out_len = static_cast<size_t>(std::ceil(static_cast<double>(in.size()) * out_rate / in_rate)) + 16;
   std::vector<int16_t> out(out_len);

@@ -20,7 +20,8 @@ Quality quality_for_steps(int total_steps);
 std::vector<int16_t> time_stretch(const std::vector<int16_t>& in, int rate, double speed, const Quality& q);
 
 // Resamples mono s16 with libsoxr.
-Result<std::vector<int16_t>> resample(const std::vector<int16_t>& in, int in_rate, int out_rate, const Quality& q);
+Result<std::vector<int16_t>> resample(const std::vector<int16_t>& in, int in_rate, int out_rate,
+                                      const Quality& q);
 
 // Median fundamental frequency (Hz) over voiced 40 ms frames, by normalized autocorrelation in
 // 60..400 Hz; 0 when nothing is voiced.

@@ -28,24 +28,36 @@ std::optional<AudioFormat> parse_audio_format(std::string_view n) {
 
 std::string_view audio_format_name(AudioFormat f) {
   switch (f) {
-    case AudioFormat::kWav: return "wav";
-    case AudioFormat::kPcm: return "pcm";
-    case AudioFormat::kMp3: return "mp3";
-    case AudioFormat::kOpus: return "opus";
-    case AudioFormat::kAac: return "aac";
-    case AudioFormat::kFlac: return "flac";
+    case AudioFormat::kWav:
+      return "wav";
+    case AudioFormat::kPcm:
+      return "pcm";
+    case AudioFormat::kMp3:
+      return "mp3";
+    case AudioFormat::kOpus:
+      return "opus";
+    case AudioFormat::kAac:
+      return "aac";
+    case AudioFormat::kFlac:
+      return "flac";
   }
   return "";
 }
 
 std::string_view audio_content_type(AudioFormat f) {
   switch (f) {
-    case AudioFormat::kWav: return "audio/wav";
-    case AudioFormat::kPcm: return "audio/pcm";
-    case AudioFormat::kMp3: return "audio/mpeg";
-    case AudioFormat::kOpus: return "audio/ogg";
-    case AudioFormat::kAac: return "audio/aac";
-    case AudioFormat::kFlac: return "audio/flac";
+    case AudioFormat::kWav:
+      return "audio/wav";
+    case AudioFormat::kPcm:
+      return "audio/pcm";
+    case AudioFormat::kMp3:
+      return "audio/mpeg";
+    case AudioFormat::kOpus:
+      return "audio/ogg";
+    case AudioFormat::kAac:
+      return "audio/aac";
+    case AudioFormat::kFlac:
+      return "audio/flac";
   }
   return "application/octet-stream";
 }
@@ -137,7 +149,8 @@ class Mp3Encoder : public Encoder {
     if (streaming_) return tail;
     whole_ += tail;
     size_t n = lame_get_lametag_frame(gf_, buf.data(), buf.size());
-    if (n > 0 && n <= buf.size() && n <= whole_.size()) whole_.replace(0, n, reinterpret_cast<char*>(buf.data()), n);
+    if (n > 0 && n <= buf.size() && n <= whole_.size())
+      whole_.replace(0, n, reinterpret_cast<char*>(buf.data()), n);
     return std::move(whole_);
   }
 
@@ -158,13 +171,15 @@ class OpusEncoder : public Encoder {
     OpusEncCallbacks cb{&OpusEncoder::on_write, &OpusEncoder::on_close};
     int err = 0;
     enc_ = ope_encoder_create_callbacks(&cb, this, comments_, rate, 1, 0, &err);
-    if (!enc_ || err != OPE_OK) return Status::Internal("ope_encoder_create_callbacks failed: " + std::to_string(err));
+    if (!enc_ || err != OPE_OK)
+      return Status::Internal("ope_encoder_create_callbacks failed: " + std::to_string(err));
     // Pages leave every 20 ms of audio instead of up to 1 s, for streaming.
     ope_encoder_ctl(enc_, OPE_SET_MUXING_DELAY(960));
     return Status::Ok();
   }
   Result<std::string> write(const int16_t* s, size_t n) override {
-    if (ope_encoder_write(enc_, s, static_cast<int>(n)) != OPE_OK) return Status::Internal("ope_encoder_write failed");
+    if (ope_encoder_write(enc_, s, static_cast<int>(n)) != OPE_OK)
+      return Status::Internal("ope_encoder_write failed");
     return take();
   }
   Result<std::string> finish() override {
@@ -203,7 +218,8 @@ class FlacEncoder : public Encoder {
     FLAC__stream_encoder_set_compression_level(enc_, 5);
     if (!streaming) FLAC__stream_encoder_set_total_samples_estimate(enc_, total);
     // Without streaming the buffer is seekable, so libFLAC rewrites STREAMINFO (exact length, MD5).
-    auto st = FLAC__stream_encoder_init_stream(enc_, &FlacEncoder::on_write, streaming ? nullptr : &FlacEncoder::on_seek,
+    auto st = FLAC__stream_encoder_init_stream(enc_, &FlacEncoder::on_write,
+                                               streaming ? nullptr : &FlacEncoder::on_seek,
                                                streaming ? nullptr : &FlacEncoder::on_tell, nullptr, this);
     if (st != FLAC__STREAM_ENCODER_INIT_STATUS_OK) return Status::Internal("FLAC encoder init failed");
     return Status::Ok();
@@ -222,8 +238,8 @@ class FlacEncoder : public Encoder {
   }
 
  private:
-  static FLAC__StreamEncoderWriteStatus on_write(const FLAC__StreamEncoder*, const FLAC__byte buf[], size_t n, unsigned,
-                                                  unsigned, void* self) {
+  static FLAC__StreamEncoderWriteStatus on_write(const FLAC__StreamEncoder*, const FLAC__byte buf[], size_t n,
+                                                 unsigned, unsigned, void* self) {
     auto* e = static_cast<FlacEncoder*>(self);
     if (e->pos_ < e->data_.size()) {  // rewriting a header after a seek
       size_t over = std::min(n, e->data_.size() - e->pos_);

@@ -1,25 +1,27 @@
 // Every output format decodes with ffprobe to the duration that was encoded.
+#include "speech/encoders.h"
+
 #include <gtest/gtest.h>
 
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
 
-#include "speech/encoders.h"
 #include "speech/test_speech.h"
 
 namespace imago::speech {
 namespace {
 
 double ffprobe_duration(const std::string& bytes, const std::string& ext, const std::string& extra = "") {
-  auto path = std::filesystem::temp_directory_path() / ("imago-enc-" + std::to_string(::getpid()) + "." + ext);
+  auto path =
+      std::filesystem::temp_directory_path() / ("imago-enc-" + std::to_string(::getpid()) + "." + ext);
   {
     std::ofstream f(path, std::ios::binary);
     f.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
   }
   // Decoding the whole file (not trusting a header) gives the real duration.
-  std::string cmd = "ffmpeg -v error " + extra + " -i " + path.string() +
-                    " -f s16le -ac 1 -ar 24000 - 2>/dev/null | wc -c";
+  std::string cmd =
+      "ffmpeg -v error " + extra + " -i " + path.string() + " -f s16le -ac 1 -ar 24000 - 2>/dev/null | wc -c";
   FILE* p = popen(cmd.c_str(), "r");
   long bytes_out = -1;
   if (p) {
@@ -71,7 +73,8 @@ TEST_P(Formats, DecodesToTheEncodedDuration) {
   // tag-less MP3 cannot signal them): up to about three 24 ms MP3 / two 43 ms AAC frames. A whole
   // MP3 carries the LAME tag and, like the other formats, decodes to the exact length.
   bool framed = (fmt == AudioFormat::kMp3 && streaming) || fmt == AudioFormat::kAac;
-  EXPECT_NEAR(d, a.duration_s() + (framed ? 0.05 : 0), framed ? 0.05 : 0.025) << audio_format_name(fmt) << (streaming ? " streaming" : "");
+  EXPECT_NEAR(d, a.duration_s() + (framed ? 0.05 : 0), framed ? 0.05 : 0.025)
+      << audio_format_name(fmt) << (streaming ? " streaming" : "");
 }
 
 INSTANTIATE_TEST_SUITE_P(

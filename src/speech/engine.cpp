@@ -7,8 +7,8 @@
 #include <cctype>
 #include <cmath>
 #include <cstdio>
-#include <cstring>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <mutex>
@@ -28,9 +28,9 @@ std::string find_system_data() {
     if (fs::is_directory(p / "espeak-ng-data")) return (p / "espeak-ng-data").string();
     if (fs::is_directory(p / "voices")) return p.string();
   }
-  for (const char* c : {"/usr/lib/x86_64-linux-gnu/espeak-ng-data", "/usr/lib/aarch64-linux-gnu/espeak-ng-data",
-                        "/usr/share/espeak-ng-data", "/usr/local/share/espeak-ng-data",
-                        "/usr/lib/espeak-ng-data"}) {
+  for (const char* c :
+       {"/usr/lib/x86_64-linux-gnu/espeak-ng-data", "/usr/lib/aarch64-linux-gnu/espeak-ng-data",
+        "/usr/share/espeak-ng-data", "/usr/local/share/espeak-ng-data", "/usr/lib/espeak-ng-data"}) {
     if (fs::is_directory(fs::path(c) / "voices")) return c;
   }
   return {};
@@ -86,7 +86,9 @@ size_t byte_offset_of_char(const std::string& s, int cp) {
   return std::min(i, s.size());
 }
 
-int clampi(double v, int lo, int hi) { return std::clamp(static_cast<int>(std::lround(v)), lo, hi); }
+int clampi(double v, int lo, int hi) {
+  return std::clamp(static_cast<int>(std::lround(v)), lo, hi);
+}
 
 // A dark tilt raises the low voiced harmonics above 100% (the tone curve only touches voiced
 // sound); lower the overall volume by as much so nothing clips, which keeps the balance between
@@ -109,7 +111,8 @@ std::string render_variant_file(const VoiceDefinition& v) {
   o << "pitch " << base << " " << top << "\n";
   // Formant 0 is espeak's low "voicing" resonance; 1..5 are the vocal tract formants that a
   // longer/shorter tract moves together. 6..8 follow so the top of the spectrum stays coherent.
-  for (int f = 1; f <= 8; ++f) o << "formant " << f << " " << clampi(100 * v.formant_scale, 30, 300) << " 100 100\n";
+  for (int f = 1; f <= 8; ++f)
+    o << "formant " << f << " " << clampi(100 * v.formant_scale, 30, 300) << " 100 100\n";
   // "tone": amplitude (%) of the spectrum at up to four frequencies, linearly interpolated by
   // espeak's wave generator. A tilt rotates it around 1.2 kHz.
   double t = std::clamp(v.tone_tilt, -1.0, 1.0);
@@ -125,7 +128,8 @@ std::string render_variant_file(const VoiceDefinition& v) {
 namespace {
 Status prepare_data_dir(const std::string& scratch_dir) {
   std::string sys = find_system_data();
-  if (sys.empty()) return Status::Internal("espeak-ng-data not found (install espeak-ng-data or set ESPEAK_DATA_PATH)");
+  if (sys.empty())
+    return Status::Internal("espeak-ng-data not found (install espeak-ng-data or set ESPEAK_DATA_PATH)");
   std::error_code ec;
   fs::path root = fs::path(scratch_dir) / "espeak-ng-data";
   fs::create_directories(root / "voices" / "!v", ec);

@@ -17,18 +17,18 @@ namespace imago::speech {
 
 // The physical voice handed to espeak-ng, resolved from a built-in voice plus axes.
 struct VoiceDefinition {
-  double pitch_base_hz = 100;   // bottom of the intonation range
-  double pitch_range_hz = 40;   // intonation range above the base
-  double formant_scale = 1.0;   // multiplies formants F1..F5 (vocal tract length)
-  double tone_tilt = 0;         // spectral tilt, -1 (dark) .. +1 (bright); espeak "tone" curve
-  int rate_wpm = 175;           // speaking rate, words per minute
+  double pitch_base_hz = 100;  // bottom of the intonation range
+  double pitch_range_hz = 40;  // intonation range above the base
+  double formant_scale = 1.0;  // multiplies formants F1..F5 (vocal tract length)
+  double tone_tilt = 0;        // spectral tilt, -1 (dark) .. +1 (bright); espeak "tone" curve
+  int rate_wpm = 175;          // speaking rate, words per minute
   // Pitch jitter (espeak "flutter"). Always written, as 0 by default: espeak-ng's flutter phase
   // runs on across utterances, so flutter makes the same request differ a little every time.
   // (Other wave-generator state also carries over between utterances, so output is reproducible
   // only to within a few milliseconds, not bit for bit.)
   int flutter = 0;
-  int roughness = 0;            // creak (espeak "roughness")
-  bool female = false;          // espeak "gender" (affects a few language rules)
+  int roughness = 0;    // creak (espeak "roughness")
+  bool female = false;  // espeak "gender" (affects a few language rules)
 };
 
 struct EngineRequest {
@@ -40,8 +40,8 @@ struct EngineRequest {
 };
 
 struct EngineResult {
-  Audio audio;               // 22050 Hz
-  bool truncated = false;    // stopped at max_samples
+  Audio audio;             // 22050 Hz
+  bool truncated = false;  // stopped at max_samples
 };
 
 class Engine {

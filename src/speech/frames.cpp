@@ -47,7 +47,9 @@ std::string end_frame(uint64_t total) {
   return frame(FrameType::kEnd, p);
 }
 
-std::string error_frame(std::string_view json) { return frame(FrameType::kError, json); }
+std::string error_frame(std::string_view json) {
+  return frame(FrameType::kError, json);
+}
 
 std::optional<std::vector<Frame>> parse_frames(std::string_view b) {
   std::vector<Frame> out;

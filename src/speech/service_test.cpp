@@ -1,11 +1,11 @@
 // SpeechService behaviour on real synthesis: speed, languages, timing, streaming, queue, limits.
 #include <gtest/gtest.h>
+#include <sys/resource.h>
 
 #include <atomic>
 #include <chrono>
 #include <cmath>
 #include <future>
-#include <sys/resource.h>
 #include <thread>
 
 #include "speech/test_speech.h"
@@ -45,9 +45,12 @@ TEST(Service, AtLeastThirtyLanguagesVerifiedAndSpoken) {
   EXPECT_EQ(m["en"], "en-us");
   EXPECT_EQ(m["zh"], "cmn");
   EXPECT_EQ(m["no"], "nb");
-  for (auto [code, text] : std::vector<std::pair<std::string, std::string>>{
-           {"de", "Guten Morgen, wie geht es dir?"}, {"zh", "你好，今天天气很好。"}, {"ru", "Доброе утро, как дела?"},
-           {"es", "Buenos días, ¿cómo estás?"}, {"hi", "नमस्ते, आप कैसे हैं?"}}) {
+  for (auto [code, text] :
+       std::vector<std::pair<std::string, std::string>>{{"de", "Guten Morgen, wie geht es dir?"},
+                                                        {"zh", "你好，今天天气很好。"},
+                                                        {"ru", "Доброе утро, как дела?"},
+                                                        {"es", "Buenos días, ¿cómo estás?"},
+                                                        {"hi", "नमस्ते, आप कैसे हैं?"}}) {
     VoiceSettings s = settings();
     s.language = code;
     auto a = test_service().synthesize(text, s);
@@ -156,7 +159,8 @@ TEST(Service, ValidationErrors) {
 
 TEST(Service, FewerStepsAreFaster) {
   std::string text;
-  for (int i = 0; i < 12; ++i) text += "This sentence measures how long post processing takes at each quality. ";
+  for (int i = 0; i < 12; ++i)
+    text += "This sentence measures how long post processing takes at each quality. ";
   // Process CPU time (all threads), so that other processes on the machine do not blur it; best
   // of five.
   auto cpu_s = [] {

@@ -22,8 +22,8 @@ namespace imago::speech {
 
 SpeechOptions speech_options_from_config(const Config& cfg) {
   SpeechOptions o;
-  o.workers = std::max(1, cfg.tts_workers > 0 ? cfg.tts_workers
-                                              : static_cast<int>(std::thread::hardware_concurrency()));
+  o.workers = std::max(
+      1, cfg.tts_workers > 0 ? cfg.tts_workers : static_cast<int>(std::thread::hardware_concurrency()));
   o.queue = std::max(0, cfg.tts_queue);
   o.max_chars = cfg.tts_max_chars;
   o.max_audio_s = cfg.tts_max_audio_s;
@@ -166,7 +166,8 @@ class SpeechServiceImpl final : public SpeechService {
     Status a = validate_axes(s.axes);
     if (!a.ok()) return a;
     if (!language_voice(s.language)) {
-      return Status::Invalid("unsupported language '" + s.language + "' (GET /v1/voices lists the languages)");
+      return Status::Invalid("unsupported language '" + s.language +
+                             "' (GET /v1/voices lists the languages)");
     }
     if (!std::isfinite(s.speed) || s.speed < kSpeedMin || s.speed > kSpeedMax) {
       return Status::Invalid("speed must be between 0.25 and 4.0");
@@ -288,7 +289,8 @@ class SpeechServiceImpl final : public SpeechService {
     for (const auto& sentence : job.sentences) {
       if (job.cancelled) return Status::Ok();
       if (stopping_) return Status::Unavailable("speech service is shutting down");
-      EngineRequest req{sentence, job.espeak_voice, job.definition, std::max<int64_t>(1, job.max_raw_samples - raw_used)};
+      EngineRequest req{sentence, job.espeak_voice, job.definition,
+                        std::max<int64_t>(1, job.max_raw_samples - raw_used)};
       Result<EngineResult> r = Status::Internal("not run");
       {
         // The engine is held for one sentence only, so concurrent requests interleave.
@@ -297,7 +299,8 @@ class SpeechServiceImpl final : public SpeechService {
       }
       if (!r.ok()) return r.status();
       if (r->truncated) {
-        return Status::Invalid("the text would produce more than " + std::to_string(static_cast<int>(opts_.max_audio_s)) +
+        return Status::Invalid("the text would produce more than " +
+                               std::to_string(static_cast<int>(opts_.max_audio_s)) +
                                " seconds of audio (the per-request limit); split it into smaller requests");
       }
       raw_used += static_cast<int64_t>(r->audio.samples.size());

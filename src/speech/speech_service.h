@@ -31,11 +31,11 @@ inline constexpr const char* kBusyErrorCode = "TTS_BUSY";
 inline constexpr int kBusyRetryAfterS = 1;
 
 struct SpeechOptions {
-  int workers = 2;              // synthesis worker threads (>= 1)
-  int queue = 64;               // requests that may wait for a worker before kUnavailable
-  int max_chars = 20000;        // longest accepted text (characters, UTF-8 code points)
-  double max_audio_s = 600;     // longest audio one request may produce (after `speed`)
-  std::string scratch_dir;      // where generated espeak voice variants go; empty: a temp dir
+  int workers = 2;           // synthesis worker threads (>= 1)
+  int queue = 64;            // requests that may wait for a worker before kUnavailable
+  int max_chars = 20000;     // longest accepted text (characters, UTF-8 code points)
+  double max_audio_s = 600;  // longest audio one request may produce (after `speed`)
+  std::string scratch_dir;   // where generated espeak voice variants go; empty: a temp dir
 };
 SpeechOptions speech_options_from_config(const Config& cfg);
 
@@ -108,7 +108,8 @@ class SpeechService {
 
   // Validates and admits the request (kUnavailable at once when the queue is full), so an HTTP
   // handler can answer 503 before it commits to a streamed 200.
-  virtual Result<std::unique_ptr<SpeechStream>> start(const std::string& text, const VoiceSettings& settings) = 0;
+  virtual Result<std::unique_ptr<SpeechStream>> start(const std::string& text,
+                                                      const VoiceSettings& settings) = 0;
 
   virtual std::vector<BuiltinVoiceInfo> builtin_voices() const = 0;
   virtual bool is_builtin_voice(const std::string& id) const = 0;

@@ -21,7 +21,7 @@ struct Axes {
 };
 
 struct VoiceSettings {
-  std::string voice = "M1";   // built-in voice id (M1..M5, F1..F5)
+  std::string voice = "M1";  // built-in voice id (M1..M5, F1..F5)
   Axes axes;
   std::string language = "en";  // ISO-639-1
   double speed = 1.05;          // 0.7..2.0 on /v1/tts

@@ -27,24 +27,28 @@ char32_t decode(std::string_view s, size_t i, size_t* len) {
 }
 
 bool is_space(char32_t c) {
-  return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\v' || c == '\f' || c == 0x85 || c == 0xA0 ||
-         c == 0x1680 || (c >= 0x2000 && c <= 0x200B) || c == 0x2028 || c == 0x2029 || c == 0x202F ||
-         c == 0x205F || c == 0x3000 || c == 0xFEFF;
+  return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\v' || c == '\f' || c == 0x85 ||
+         c == 0xA0 || c == 0x1680 || (c >= 0x2000 && c <= 0x200B) || c == 0x2028 || c == 0x2029 ||
+         c == 0x202F || c == 0x205F || c == 0x3000 || c == 0xFEFF;
 }
 
-bool is_terminal(char32_t c) { return c == '.' || c == '!' || c == '?' || c == ';' || c == 0x2026; }
+bool is_terminal(char32_t c) {
+  return c == '.' || c == '!' || c == '?' || c == ';' || c == 0x2026;
+}
 bool is_cjk_terminal(char32_t c) {
   return c == 0x3002 || c == 0xFF01 || c == 0xFF1F || c == 0xFF1B || c == 0x0964 /* danda */;
 }
-bool is_closer(char32_t c) { return c == '"' || c == '\'' || c == ')' || c == ']' || c == 0x201D || c == 0x2019; }
+bool is_closer(char32_t c) {
+  return c == '"' || c == '\'' || c == ')' || c == ']' || c == 0x201D || c == 0x2019;
+}
 
 // "Dr. Smith", "e.g. this": a period after these is not a sentence end.
 bool is_abbreviation(std::string_view before) {
   size_t start = before.find_last_of(" \t\n(\"");
   std::string_view w = before.substr(start == std::string_view::npos ? 0 : start + 1);
   if (w.size() == 1 && w[0] >= 'A' && w[0] <= 'Z') return true;  // initials
-  static const std::array<std::string_view, 14> kAbbr = {"Mr", "Mrs", "Ms", "Dr", "St", "Prof", "Sr",
-                                                         "Jr", "vs", "etc", "e.g", "i.e", "No", "Mt"};
+  static const std::array<std::string_view, 14> kAbbr = {"Mr", "Mrs", "Ms",  "Dr",  "St",  "Prof", "Sr",
+                                                         "Jr", "vs",  "etc", "e.g", "i.e", "No",   "Mt"};
   return std::find(kAbbr.begin(), kAbbr.end(), w) != kAbbr.end();
 }
 
@@ -80,8 +84,10 @@ void push_piece(std::vector<std::string>& out, std::string_view piece, size_t ma
       char32_t c = decode(piece, i, &len);
       i += len;
       ++chars;
-      if (c == ',' || c == 0xFF0C || c == 0x3001) last_comma = i;
-      else if (is_space(c)) last_space = i;
+      if (c == ',' || c == 0xFF0C || c == 0x3001)
+        last_comma = i;
+      else if (is_space(c))
+        last_space = i;
     }
     size_t cut = last_comma ? last_comma : last_space ? last_space : i;
     std::string_view head = strip(piece.substr(0, cut));

@@ -1,7 +1,8 @@
+#include "speech/text.h"
+
 #include <gtest/gtest.h>
 
 #include "speech/frames.h"
-#include "speech/text.h"
 
 namespace imago::speech {
 namespace {

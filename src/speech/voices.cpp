@@ -6,19 +6,19 @@ namespace imago::speech {
 
 namespace {
 // Coefficients of the axes (see apply_axes in voices.h).
-constexpr double kGenderF0 = 1.2;       // octaves per unit
+constexpr double kGenderF0 = 1.2;        // octaves per unit
 constexpr double kGenderFormant = 0.47;  // natural log of the formant factor per unit
-constexpr double kPitch = 1.0;          // octaves per unit
-constexpr double kRate = 1.5;           // octaves of words-per-minute per unit
-constexpr double kBrightness = 2.0;     // tone tilt per unit
+constexpr double kPitch = 1.0;           // octaves per unit
+constexpr double kRate = 1.5;            // octaves of words-per-minute per unit
+constexpr double kBrightness = 2.0;      // tone tilt per unit
 
 // The neutral reference the projections are measured from: between the male and female sets.
 constexpr double kRefF0 = 140;
 constexpr double kRefFormant = 1.06;
 constexpr double kRefRate = 175;
 
-VoiceDefinition def(double f0, double range, double formant, double tilt, int rate, bool female, int flutter = 0,
-                    int roughness = 0) {
+VoiceDefinition def(double f0, double range, double formant, double tilt, int rate, bool female,
+                    int flutter = 0, int roughness = 0) {
   VoiceDefinition d;
   d.pitch_base_hz = f0;
   d.pitch_range_hz = range;
@@ -83,15 +83,23 @@ Axes project_onto_axes(const VoiceDefinition& v) {
 
 std::vector<AxisInfo> axis_table() {
   std::vector<AxisInfo> axes = {
-      {"gender", "Moves F0 (x2^(1.2g)) and the formants (x e^(0.47g)) together; positive is more feminine.",
-       -0.3, 0.3, {}},
-      {"pitch", "Moves the fundamental frequency and its intonation range (x2^p); positive is higher.", -0.3, 0.3,
+      {"gender",
+       "Moves F0 (x2^(1.2g)) and the formants (x e^(0.47g)) together; positive is more feminine.",
+       -0.3,
+       0.3,
+       {}},
+      {"pitch",
+       "Moves the fundamental frequency and its intonation range (x2^p); positive is higher.",
+       -0.3,
+       0.3,
        {}},
       {"rate", "Speaking rate in words per minute (x2^(1.5r)); positive is faster.", -0.3, 0.3, {}},
       {"brightness",
        "Tilts the spectrum of voiced sound around 1.2 kHz (espeak tone curve); positive is brighter (higher "
        "spectral centroid).",
-       -0.3, 0.3, {}},
+       -0.3,
+       0.3,
+       {}},
   };
   for (const auto& v : builtin_voice_table()) {
     Axes p = project_onto_axes(v.definition);
@@ -110,8 +118,9 @@ Status validate_axes(const Axes& a) {
                          {"rate", a.rate},
                          {"brightness", a.brightness}}) {
     if (!std::isfinite(v) || v < kAxisMin || v > kAxisMax) {
-      return Status::Invalid("axes." + std::string(name) + " must be between " + std::to_string(kAxisMin).substr(0, 4) +
-                             " and " + std::to_string(kAxisMax).substr(0, 3));
+      return Status::Invalid("axes." + std::string(name) + " must be between " +
+                             std::to_string(kAxisMin).substr(0, 4) + " and " +
+                             std::to_string(kAxisMax).substr(0, 3));
     }
   }
   return Status::Ok();
@@ -120,11 +129,16 @@ Status validate_axes(const Axes& a) {
 Status parse_axes(const std::vector<std::pair<std::string, double>>& items, Axes* out) {
   Axes a;
   for (const auto& [name, v] : items) {
-    if (name == "gender") a.gender = v;
-    else if (name == "pitch") a.pitch = v;
-    else if (name == "rate") a.rate = v;
-    else if (name == "brightness") a.brightness = v;
-    else return Status::Invalid("unknown axis '" + name + "' (expected gender, pitch, rate, brightness)");
+    if (name == "gender")
+      a.gender = v;
+    else if (name == "pitch")
+      a.pitch = v;
+    else if (name == "rate")
+      a.rate = v;
+    else if (name == "brightness")
+      a.brightness = v;
+    else
+      return Status::Invalid("unknown axis '" + name + "' (expected gender, pitch, rate, brightness)");
   }
   Status s = validate_axes(a);
   if (!s.ok()) return s;

@@ -1,11 +1,12 @@
 // Built-in voices and axes measured on real espeak-ng output.
+#include "speech/voices.h"
+
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <cstdio>
 
 #include "speech/test_speech.h"
-#include "speech/voices.h"
 
 namespace imago::speech {
 namespace {
@@ -27,7 +28,8 @@ TEST(Voices, EveryPairIsDistinctInF0OrCentroid) {
   std::vector<Measure> m;
   for (const auto& v : builtin_voice_table()) {
     m.push_back(measure_voice(v.id));
-    std::printf("%s f0=%.1f centroid=%.0f dur=%.2f\n", v.id, m.back().f0, m.back().centroid, m.back().duration);
+    std::printf("%s f0=%.1f centroid=%.0f dur=%.2f\n", v.id, m.back().f0, m.back().centroid,
+                m.back().duration);
     EXPECT_GT(m.back().f0, 50);
   }
   const auto& t = builtin_voice_table();
@@ -45,8 +47,10 @@ TEST(Voices, MaleVoicesAreLowerThanFemaleVoices) {
   double max_m = 0, min_f = 1e9;
   for (const auto& v : builtin_voice_table()) {
     double f0 = measure_voice(v.id, {}, "Hello there, how are you today?").f0;
-    if (v.id[0] == 'M') max_m = std::max(max_m, f0);
-    else min_f = std::min(min_f, f0);
+    if (v.id[0] == 'M')
+      max_m = std::max(max_m, f0);
+    else
+      min_f = std::min(min_f, f0);
   }
   EXPECT_LT(max_m, min_f);
 }
@@ -69,10 +73,18 @@ void expect_monotonic(const char* axis, double Axes::*field, double Measure::*fi
   }
 }
 
-TEST(Axes, PitchRaisesF0) { expect_monotonic("pitch", &Axes::pitch, &Measure::f0, true); }
-TEST(Axes, GenderRaisesF0) { expect_monotonic("gender/f0", &Axes::gender, &Measure::f0, true); }
-TEST(Axes, GenderRaisesCentroid) { expect_monotonic("gender/centroid", &Axes::gender, &Measure::centroid, true); }
-TEST(Axes, RateShortensDuration) { expect_monotonic("rate", &Axes::rate, &Measure::duration, false); }
+TEST(Axes, PitchRaisesF0) {
+  expect_monotonic("pitch", &Axes::pitch, &Measure::f0, true);
+}
+TEST(Axes, GenderRaisesF0) {
+  expect_monotonic("gender/f0", &Axes::gender, &Measure::f0, true);
+}
+TEST(Axes, GenderRaisesCentroid) {
+  expect_monotonic("gender/centroid", &Axes::gender, &Measure::centroid, true);
+}
+TEST(Axes, RateShortensDuration) {
+  expect_monotonic("rate", &Axes::rate, &Measure::duration, false);
+}
 TEST(Axes, BrightnessRaisesCentroid) {
   expect_monotonic("brightness", &Axes::brightness, &Measure::centroid, true);
 }

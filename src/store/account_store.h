@@ -67,8 +67,8 @@ class AccountStore {
   // Revokes one key. When account_id is set the key must belong to it (else kNotFound).
   virtual Status revoke_key(const std::optional<std::string>& account_id, const std::string& key_id) = 0;
   // Revokes the key and issues its replacement (same alias) in one transaction: no overlap.
-  virtual Result<ApiKey> rotate_key(const std::optional<std::string>& account_id,
-                                    const std::string& key_id, const KeyMaterial& key) = 0;
+  virtual Result<ApiKey> rotate_key(const std::optional<std::string>& account_id, const std::string& key_id,
+                                    const KeyMaterial& key) = 0;
 
   struct KeyOwner {
     Account account;

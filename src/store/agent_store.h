@@ -39,7 +39,7 @@ struct AgentRecord {
   std::optional<std::string> dynamics_file;    // dynamics model file id
   std::string dynamics_gestures = "{}";        // JSON: action name -> clip file id
   std::optional<std::string> dynamics_error;
-  std::optional<std::string> movements_file;   // idle background-movement clip
+  std::optional<std::string> movements_file;  // idle background-movement clip
   // Idempotency-Key of the generate request: a retry with the same key gets this agent back.
   std::optional<std::string> idempotency_key;
   int64_t created_at = 0;  // Unix seconds
@@ -70,24 +70,24 @@ struct GenerationOutcome {
   bool success = false;
   std::vector<FileRecord> files;  // artifacts to register (model, fetched inputs)
   std::optional<std::string> image_file, video_file, audio_file, model_file;
-  std::string error;                // failure: the agent's error_message
-  std::optional<LedgerOp> refund;   // failure: credits back
-  std::string event;                // "agent.ready" / "agent.failed"
-  std::string event_data;           // JSON object for the webhook payload's data
+  std::string error;               // failure: the agent's error_message
+  std::optional<LedgerOp> refund;  // failure: credits back
+  std::string event;               // "agent.ready" / "agent.failed"
+  std::string event_data;          // JSON object for the webhook payload's data
 };
 
 struct DynamicsOutcome {
   std::string code;
   JobLease lease;
   bool success = false;
-  bool movements_only = false;     // a background-movement regeneration (PUT), not a generation
-  std::vector<FileRecord> files;   // clips and the dynamics model
-  std::string gestures_json;       // success: action name -> clip file id
+  bool movements_only = false;    // a background-movement regeneration (PUT), not a generation
+  std::vector<FileRecord> files;  // clips and the dynamics model
+  std::string gestures_json;      // success: action name -> clip file id
   std::optional<std::string> dynamics_file;
   std::optional<std::string> movements_file;
   std::string error;
   std::optional<LedgerOp> refund;
-  std::string event;               // "dynamics.ready" / "dynamics.failed" (empty: none)
+  std::string event;  // "dynamics.ready" / "dynamics.failed" (empty: none)
   std::string event_data;
 };
 
@@ -105,27 +105,29 @@ class AgentStore {
     bool replayed = false;
   };
   virtual Result<Created> create(const AgentRecord& agent, const std::vector<FileRecord>& files,
-                                     const LedgerOp& charge, const NewJob& job) = 0;
+                                 const LedgerOp& charge, const NewJob& job) = 0;
   // kNotFound for a missing agent and for another account's (indistinguishable).
   virtual Result<AgentRecord> get(const std::string& account_id, const std::string& code) = 0;
   virtual Result<AgentRecord> get_by_code(const std::string& code) = 0;
   virtual Result<bool> code_taken(const std::string& code) = 0;
-  virtual Result<AgentPage> list(const std::string& account_id, const std::optional<std::string>& status, int limit,
-                                 int offset) = 0;
-  virtual Status update_prompt(const std::string& account_id, const std::string& code, const std::string& prompt) = 0;
+  virtual Result<AgentPage> list(const std::string& account_id, const std::optional<std::string>& status,
+                                 int limit, int offset) = 0;
+  virtual Status update_prompt(const std::string& account_id, const std::string& code,
+                               const std::string& prompt) = 0;
   // Deletes the agent and its file records, cancels its jobs and queues a job deleting its blobs.
   // Paid jobs that have not started (queued, never claimed) are refunded in the same transaction;
   // started or finished work keeps its charge, and the ledger history stays.
   virtual Status remove(const std::string& account_id, const std::string& code) = 0;
 
   // Written by the running generation job; false when its lease is gone (cancelled, re-claimed).
-  virtual Result<bool> set_progress(const std::string& code, const JobLease& lease, const AgentProgress& p) = 0;
+  virtual Result<bool> set_progress(const std::string& code, const JobLease& lease,
+                                    const AgentProgress& p) = 0;
   // Records the outcome exactly once: false (and nothing written) when the lease is gone.
   virtual Result<bool> finish_generation(const GenerationOutcome& o) = 0;
 
   // Charges, marks dynamics generating and enqueues the job, all or nothing.
-  virtual Status start_dynamics(const std::string& account_id, const std::string& code, const LedgerOp& charge,
-                                const NewJob& job) = 0;
+  virtual Status start_dynamics(const std::string& account_id, const std::string& code,
+                                const LedgerOp& charge, const NewJob& job) = 0;
   virtual Result<bool> finish_dynamics(const DynamicsOutcome& o) = 0;
   // Stores the merged configuration and, when given, enqueues the movements job, replacing a
   // movements job of the agent that is still queued (at most one pending regeneration per agent).

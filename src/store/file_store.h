@@ -15,11 +15,11 @@ struct FileRecord {
   std::string id;  // "file_" + 20 base62 characters
   std::string account_id;
   std::optional<std::string> agent_code;  // set for agent artifacts (deleted with the agent)
-  std::string purpose;   // "upload", "input", "model", "clip", "dynamics"
+  std::string purpose;                    // "upload", "input", "model", "clip", "dynamics"
   std::string blob_key;
-  std::string kind;      // "image", "video", "audio", "model", "other"
+  std::string kind;  // "image", "video", "audio", "model", "other"
   std::string mime;
-  std::string ext;       // without dot
+  std::string ext;  // without dot
   int64_t size = 0;
   std::optional<std::string> original_name;
   std::optional<std::string> source_url;
@@ -39,6 +39,9 @@ class FileStore {
   virtual Result<FileRecord> get(const std::string& account_id, const std::string& id) = 0;
   // Removes the record; returns it so the caller can delete the blob.
   virtual Result<FileRecord> remove(const std::string& account_id, const std::string& id) = 0;
+  // Bytes the account keeps in files of every purpose (uploads, inputs, models, clips): what its
+  // storage quota counts (limits/storage_quota.h).
+  virtual Result<int64_t> usage_bytes(const std::string& account_id) = 0;
 };
 
 }  // namespace imago

@@ -35,7 +35,7 @@ struct NewJob {
   std::string id;  // "job_..." (new_id("job") when empty)
   std::string kind;
   std::string account_id;
-  std::string subject;  // what it works on: agent code, delivery id
+  std::string subject;         // what it works on: agent code, delivery id
   std::string payload = "{}";  // JSON
   int max_attempts = 3;
   int64_t run_at_us = 0;  // 0: now
@@ -59,7 +59,8 @@ class JobStore {
   virtual Result<std::string> enqueue(const NewJob& job) = 0;
   // The next runnable job of `lane` (queued and due, or running with an expired lease), within
   // the per-account limits; marks it running for `owner` until now + lease_us.
-  virtual Result<std::optional<Job>> claim(std::string_view lane, const std::string& owner, int64_t lease_us) = 0;
+  virtual Result<std::optional<Job>> claim(std::string_view lane, const std::string& owner,
+                                           int64_t lease_us) = 0;
   // Extends the lease; false when the lease was lost (expired and re-claimed, or cancelled).
   virtual Result<bool> heartbeat(const std::string& id, const std::string& owner, int64_t lease_us) = 0;
   // Final states; false when `owner` no longer holds the lease (nothing recorded).

@@ -11,7 +11,7 @@
 namespace imago {
 
 struct DesignedVoice {
-  std::string code;        // UUID, the voice_code
+  std::string code;  // UUID, the voice_code
   std::string account_id;
   std::string name;
   std::string base_voice;  // M1..F5

@@ -67,7 +67,8 @@ class WebhookStore {
                                      const std::string& new_state) = 0;
   // Queues `event` for every active subscription of the account: one delivery and one delivery
   // job each. Returns the delivery ids.
-  virtual Result<std::vector<std::string>> enqueue_event(const std::string& account_id, const std::string& event,
+  virtual Result<std::vector<std::string>> enqueue_event(const std::string& account_id,
+                                                         const std::string& event,
                                                          const std::string& data_json) = 0;
 };
 

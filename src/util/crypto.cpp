@@ -26,7 +26,9 @@ std::string to_hex(std::string_view bytes) {
   return out;
 }
 
-std::string sha256_hex(std::string_view data) { return to_hex(sha256(data)); }
+std::string sha256_hex(std::string_view data) {
+  return to_hex(sha256(data));
+}
 
 std::string hmac_sha256(std::string_view key, std::string_view data) {
   unsigned char out[EVP_MAX_MD_SIZE];

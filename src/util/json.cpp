@@ -1,7 +1,6 @@
 #include "util/json.h"
 
 #include <algorithm>
-
 #include <charconv>
 #include <cmath>
 
@@ -30,16 +29,16 @@ Status reject_unknown_fields(const json::object& o, std::initializer_list<std::s
       std::string list;
       for (auto k : known) list += (list.empty() ? "" : ", ") + std::string(k);
       std::string name(kv.key().substr(0, 100));
-      return Status::Invalid("Unknown field '" + name + "'" +
-                             (list.empty() ? std::string(" (this endpoint takes no fields)")
-                                           : " (known fields: " + list + ")"));
+      return Status::Invalid(
+          "Unknown field '" + name + "'" +
+          (list.empty() ? std::string(" (this endpoint takes no fields)") : " (known fields: " + list + ")"));
     }
   }
   return Status::Ok();
 }
 
-Result<json::object> parse_json_object_with(std::string_view body, std::initializer_list<std::string_view> known,
-                                            bool allow_empty) {
+Result<json::object> parse_json_object_with(std::string_view body,
+                                            std::initializer_list<std::string_view> known, bool allow_empty) {
   auto o = parse_json_object(body, allow_empty);
   if (!o.ok()) return o;
   if (Status st = reject_unknown_fields(*o, known); !st.ok()) return st;
@@ -60,10 +59,14 @@ Result<std::optional<double>> get_number(const json::object& o, std::string_view
   if (it == o.end() || it->value().is_null()) return std::optional<double>();
   const auto& v = it->value();
   double d;
-  if (v.is_double()) d = v.as_double();
-  else if (v.is_int64()) d = static_cast<double>(v.as_int64());
-  else if (v.is_uint64()) d = static_cast<double>(v.as_uint64());
-  else return Status::Invalid("Field '" + std::string(field) + "' must be a number");
+  if (v.is_double())
+    d = v.as_double();
+  else if (v.is_int64())
+    d = static_cast<double>(v.as_int64());
+  else if (v.is_uint64())
+    d = static_cast<double>(v.as_uint64());
+  else
+    return Status::Invalid("Field '" + std::string(field) + "' must be a number");
   if (!std::isfinite(d)) return Status::Invalid("Field '" + std::string(field) + "' must be finite");
   return std::optional<double>(d);
 }

@@ -19,7 +19,8 @@ Result<json::object> parse_json_object(std::string_view body, bool allow_empty =
 // 'imgae'"): a misspelt field must never silently fall back to a default that costs money.
 Status reject_unknown_fields(const json::object& o, std::initializer_list<std::string_view> known);
 // parse_json_object() followed by reject_unknown_fields().
-Result<json::object> parse_json_object_with(std::string_view body, std::initializer_list<std::string_view> known,
+Result<json::object> parse_json_object_with(std::string_view body,
+                                            std::initializer_list<std::string_view> known,
                                             bool allow_empty = false);
 
 // Each returns nullopt when the field is absent or JSON null; a Status when present with the

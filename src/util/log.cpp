@@ -15,27 +15,40 @@ std::mutex g_mu;
 
 const char* name(Level l) {
   switch (l) {
-    case Level::kDebug: return "debug";
-    case Level::kInfo: return "info";
-    case Level::kWarn: return "warn";
-    case Level::kError: return "error";
+    case Level::kDebug:
+      return "debug";
+    case Level::kInfo:
+      return "info";
+    case Level::kWarn:
+      return "warn";
+    case Level::kError:
+      return "error";
   }
   return "info";
 }
 }  // namespace
 
-void set_level(Level l) { g_level = static_cast<int>(l); }
+void set_level(Level l) {
+  g_level = static_cast<int>(l);
+}
 
 bool parse_level(std::string_view s, Level* out) {
-  if (s == "debug") *out = Level::kDebug;
-  else if (s == "info") *out = Level::kInfo;
-  else if (s == "warn") *out = Level::kWarn;
-  else if (s == "error") *out = Level::kError;
-  else return false;
+  if (s == "debug")
+    *out = Level::kDebug;
+  else if (s == "info")
+    *out = Level::kInfo;
+  else if (s == "warn")
+    *out = Level::kWarn;
+  else if (s == "error")
+    *out = Level::kError;
+  else
+    return false;
   return true;
 }
 
-bool enabled(Level l) { return static_cast<int>(l) >= g_level.load(std::memory_order_relaxed); }
+bool enabled(Level l) {
+  return static_cast<int>(l) >= g_level.load(std::memory_order_relaxed);
+}
 
 void write(Level l, std::string_view event, boost::json::object fields) {
   if (!enabled(l)) return;

@@ -14,9 +14,17 @@ bool parse_level(std::string_view s, Level* out);
 bool enabled(Level l);
 void write(Level l, std::string_view event, boost::json::object fields = {});
 
-inline void debug(std::string_view e, boost::json::object f = {}) { write(Level::kDebug, e, std::move(f)); }
-inline void info(std::string_view e, boost::json::object f = {}) { write(Level::kInfo, e, std::move(f)); }
-inline void warn(std::string_view e, boost::json::object f = {}) { write(Level::kWarn, e, std::move(f)); }
-inline void error(std::string_view e, boost::json::object f = {}) { write(Level::kError, e, std::move(f)); }
+inline void debug(std::string_view e, boost::json::object f = {}) {
+  write(Level::kDebug, e, std::move(f));
+}
+inline void info(std::string_view e, boost::json::object f = {}) {
+  write(Level::kInfo, e, std::move(f));
+}
+inline void warn(std::string_view e, boost::json::object f = {}) {
+  write(Level::kWarn, e, std::move(f));
+}
+inline void error(std::string_view e, boost::json::object f = {}) {
+  write(Level::kError, e, std::move(f));
+}
 
 }  // namespace imago::log

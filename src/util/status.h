@@ -17,13 +17,15 @@ enum class Code {
   kNotFound,           // 404
   kConflict,           // 409
   kTooLarge,           // 413
+  kQuotaExceeded,      // 403 STORAGE_QUOTA_EXCEEDED (the account keeps too many bytes)
   kUnsupportedMedia,   // 415
   kRateLimited,        // 429
   kUnavailable,        // 503 (busy, retry later)
   kInternal,           // 500
 };
 
-class Status {
+// [[nodiscard]]: an ignored Status or Result is a dropped error. Discard on purpose with (void).
+class [[nodiscard]] Status {
  public:
   Status() = default;
   Status(Code code, std::string message) : code_(code), message_(std::move(message)) {}
@@ -34,9 +36,7 @@ class Status {
   static Status Conflict(std::string m) { return {Code::kConflict, std::move(m)}; }
   static Status Internal(std::string m) { return {Code::kInternal, std::move(m)}; }
   static Status Unavailable(std::string m) { return {Code::kUnavailable, std::move(m)}; }
-  static Status InsufficientFunds(std::string m) {
-    return {Code::kInsufficientFunds, std::move(m)};
-  }
+  static Status InsufficientFunds(std::string m) { return {Code::kInsufficientFunds, std::move(m)}; }
 
   bool ok() const { return code_ == Code::kOk; }
   Code code() const { return code_; }
@@ -49,9 +49,9 @@ class Status {
 
 // A value or the Status explaining why there is none.
 template <typename T>
-class Result {
+class [[nodiscard]] Result {
  public:
-  Result(T value) : v_(std::move(value)) {}       // NOLINT(google-explicit-constructor)
+  Result(T value) : v_(std::move(value)) {}         // NOLINT(google-explicit-constructor)
   Result(Status status) : v_(std::move(status)) {}  // NOLINT(google-explicit-constructor)
 
   bool ok() const { return std::holds_alternative<T>(v_); }

@@ -103,11 +103,16 @@ bool is_valid_utf8(std::string_view s) {
   while (i < s.size()) {
     auto c = static_cast<unsigned char>(s[i]);
     size_t n;
-    if (c < 0x80) n = 0;
-    else if ((c & 0xE0) == 0xC0 && c >= 0xC2) n = 1;
-    else if ((c & 0xF0) == 0xE0) n = 2;
-    else if ((c & 0xF8) == 0xF0 && c <= 0xF4) n = 3;
-    else return false;
+    if (c < 0x80)
+      n = 0;
+    else if ((c & 0xE0) == 0xC0 && c >= 0xC2)
+      n = 1;
+    else if ((c & 0xF0) == 0xE0)
+      n = 2;
+    else if ((c & 0xF8) == 0xF0 && c <= 0xF4)
+      n = 3;
+    else
+      return false;
     if (n > s.size() - i - 1) return false;
     for (size_t k = 1; k <= n; ++k) {
       if ((static_cast<unsigned char>(s[i + k]) & 0xC0) != 0x80) return false;

@@ -68,7 +68,9 @@ TEST(Strings, Utf8) {
   EXPECT_FALSE(is_valid_utf8("\xff"));
 }
 
-TEST(Strings, Rfc3339) { EXPECT_EQ(format_rfc3339(0), "1970-01-01T00:00:00Z"); }
+TEST(Strings, Rfc3339) {
+  EXPECT_EQ(format_rfc3339(0), "1970-01-01T00:00:00Z");
+}
 
 TEST(Json, TypedGettersNameTheField) {
   auto o = parse_json_object(R"({"a":"x","n":1.5,"i":3,"b":true,"z":null})").value();
@@ -88,7 +90,8 @@ TEST(Json, TypedGettersNameTheField) {
 }
 
 TEST(Json, SerializesNumbersPlainly) {
-  json::value v = {{"a", 0.5}, {"b", 500.0}, {"c", 1.0 / 3}, {"d", 7}, {"s", "q\"x"}, {"l", json::array{1, 2.25}}};
+  json::value v = {{"a", 0.5}, {"b", 500.0},  {"c", 1.0 / 3},
+                   {"d", 7},   {"s", "q\"x"}, {"l", json::array{1, 2.25}}};
   EXPECT_EQ(json_to_string(v), R"({"a":0.5,"b":500,"c":0.3333333333333333,"d":7,"s":"q\"x","l":[1,2.25]})");
   EXPECT_DOUBLE_EQ(json::parse(json_to_string(v)).at("c").as_double(), 1.0 / 3);
 }

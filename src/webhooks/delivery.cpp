@@ -13,15 +13,15 @@ AttemptResult attempt_delivery(const fetch::Fetcher& fetcher, Clock& clock, cons
   req.method = "POST";
   req.url = hook.url;
   req.body = delivery.payload;
-  req.headers = delivery_headers(hook.secret, delivery.id, delivery.event_type, clock.now_s(), delivery.payload);
+  req.headers =
+      delivery_headers(hook.secret, delivery.id, delivery.event_type, clock.now_s(), delivery.payload);
   req.max_bytes = 64 * 1024;  // the receiver's answer is not used beyond its status
   req.truncate_body = true;
   req.timeout_ms = timeout_ms;
   req.max_redirects = 0;  // a redirect is a failed delivery, never followed with the signed body
-  auto t0 = std::chrono::steady_clock::now();
+  const int64_t t0 = clock.monotonic_ms();
   auto r = fetcher.fetch(req);
-  out.duration_ms =
-      std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - t0).count();
+  out.duration_ms = clock.monotonic_ms() - t0;
   if (!r.ok()) {
     out.error = r.status().message();
     out.retryable = r.status().code() != Code::kInvalidArgument;

@@ -11,10 +11,10 @@
 namespace imago::webhooks {
 
 struct AttemptResult {
-  bool delivered = false;           // 2xx
-  std::optional<int> status_code;   // null on network error or timeout
+  bool delivered = false;          // 2xx
+  std::optional<int> status_code;  // null on network error or timeout
   std::optional<std::string> error;
-  bool retryable = true;            // false when the target is refused outright (SSRF guard)
+  bool retryable = true;  // false when the target is refused outright (SSRF guard)
   int64_t duration_ms = 0;
 };
 

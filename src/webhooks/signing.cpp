@@ -25,9 +25,12 @@ bool fresh(std::string_view timestamp, int64_t now, int64_t tolerance) {
 
 }  // namespace
 
-std::string new_secret() { return "whsec_" + base64_encode(random_bytes(32)); }
+std::string new_secret() {
+  return "whsec_" + base64_encode(random_bytes(32));
+}
 
-std::string sign_standard(std::string_view secret, std::string_view id, int64_t timestamp, std::string_view body) {
+std::string sign_standard(std::string_view secret, std::string_view id, int64_t timestamp,
+                          std::string_view body) {
   std::string msg = std::string(id) + "." + std::to_string(timestamp) + "." + std::string(body);
   return "v1," + base64_encode(hmac_sha256(key_of(secret), msg));
 }
@@ -37,8 +40,9 @@ std::string sign_imago(std::string_view secret, int64_t timestamp, std::string_v
   return "sha256=" + to_hex(hmac_sha256(secret, msg));
 }
 
-bool verify_standard(std::string_view secret, std::string_view id, std::string_view timestamp, std::string_view body,
-                     std::string_view signature_header, int64_t now, int64_t tolerance_s) {
+bool verify_standard(std::string_view secret, std::string_view id, std::string_view timestamp,
+                     std::string_view body, std::string_view signature_header, int64_t now,
+                     int64_t tolerance_s) {
   if (!fresh(timestamp, now, tolerance_s)) return false;
   std::string expected = sign_standard(secret, id, *parse_int(timestamp), body);
   // The header may list several space-separated signatures (key rotation).
@@ -54,7 +58,8 @@ bool verify_imago(std::string_view secret, std::string_view timestamp, std::stri
   return constant_time_equal(trim(signature_header), sign_imago(secret, *parse_int(timestamp), body));
 }
 
-std::vector<std::pair<std::string, std::string>> delivery_headers(std::string_view secret, std::string_view delivery_id,
+std::vector<std::pair<std::string, std::string>> delivery_headers(std::string_view secret,
+                                                                  std::string_view delivery_id,
                                                                   std::string_view event, int64_t timestamp,
                                                                   std::string_view body) {
   std::string ts = std::to_string(timestamp);
@@ -71,7 +76,8 @@ std::vector<std::pair<std::string, std::string>> delivery_headers(std::string_vi
 }
 
 const std::vector<std::string>& known_events() {
-  static const std::vector<std::string> events = {"agent.ready", "agent.failed", "dynamics.ready", "dynamics.failed"};
+  static const std::vector<std::string> events = {"agent.ready", "agent.failed", "dynamics.ready",
+                                                  "dynamics.failed"};
   return events;
 }
 

@@ -18,17 +18,20 @@ namespace imago::webhooks {
 // "whsec_" + base64 of 32 random bytes.
 std::string new_secret();
 
-std::string sign_standard(std::string_view secret, std::string_view id, int64_t timestamp, std::string_view body);
+std::string sign_standard(std::string_view secret, std::string_view id, int64_t timestamp,
+                          std::string_view body);
 std::string sign_imago(std::string_view secret, int64_t timestamp, std::string_view body);
 
 // Constant-time checks, with a tolerance on the timestamp against `now` (replay window).
 bool verify_standard(std::string_view secret, std::string_view id, std::string_view timestamp,
-                     std::string_view body, std::string_view signature_header, int64_t now, int64_t tolerance_s = 300);
+                     std::string_view body, std::string_view signature_header, int64_t now,
+                     int64_t tolerance_s = 300);
 bool verify_imago(std::string_view secret, std::string_view timestamp, std::string_view body,
                   std::string_view signature_header, int64_t now, int64_t tolerance_s = 300);
 
 // All headers of one delivery attempt.
-std::vector<std::pair<std::string, std::string>> delivery_headers(std::string_view secret, std::string_view delivery_id,
+std::vector<std::pair<std::string, std::string>> delivery_headers(std::string_view secret,
+                                                                  std::string_view delivery_id,
                                                                   std::string_view event, int64_t timestamp,
                                                                   std::string_view body);
 

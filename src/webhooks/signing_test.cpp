@@ -1,8 +1,9 @@
+#include "webhooks/signing.h"
+
 #include <gtest/gtest.h>
 
 #include "util/base64.h"
 #include "util/crypto.h"
-#include "webhooks/signing.h"
 
 namespace imago::webhooks {
 namespace {
@@ -13,8 +14,8 @@ TEST(Signing, MatchesTheStandardWebhooksReferenceVector) {
   const std::string id = "msg_p5jXN8AQM9LWM0D4loKWxJek";
   const std::string body = R"({"test": 2432232314})";
   EXPECT_EQ(sign_standard(secret, id, 1614265330, body), "v1,g0hM9SsE+OTPJTGt/tmIKtSyZlE3uFJELVlNIOLJ1OE=");
-  EXPECT_TRUE(verify_standard(secret, id, "1614265330", body, "v1,g0hM9SsE+OTPJTGt/tmIKtSyZlE3uFJELVlNIOLJ1OE=",
-                              1614265330 + 10));
+  EXPECT_TRUE(verify_standard(secret, id, "1614265330", body,
+                              "v1,g0hM9SsE+OTPJTGt/tmIKtSyZlE3uFJELVlNIOLJ1OE=", 1614265330 + 10));
 }
 
 TEST(Signing, ImagoSignatureIsHmacOverTimestampAndBody) {

@@ -21,7 +21,8 @@ std::set<std::string> keys_of(const json::value& v) {
   return out;
 }
 
-void expect_error(const HttpResponse& r, long status, const std::string& code, const std::string& needle = "") {
+void expect_error(const HttpResponse& r, long status, const std::string& code,
+                  const std::string& needle = "") {
   EXPECT_EQ(r.status, status) << r.body;
   auto v = r.json();
   ASSERT_TRUE(v.is_object()) << r.body;
@@ -77,9 +78,9 @@ TEST(Agents, FullLifecycle) {
       },
       60));
   ASSERT_EQ(str(last, "status"), "ready") << json::serialize(last);
-  EXPECT_EQ(keys_of(last), (std::set<std::string>{"agent_id", "status", "progress", "progress_msg", "current_step",
-                                                  "error_message", "system_prompt", "image_url", "video_url",
-                                                  "model_url", "name"}));
+  EXPECT_EQ(keys_of(last), (std::set<std::string>{"agent_id", "status", "progress", "progress_msg",
+                                                  "current_step", "error_message", "system_prompt",
+                                                  "image_url", "video_url", "model_url", "name"}));
   EXPECT_DOUBLE_EQ(last.at("progress").to_number<double>(), 1.0);
   EXPECT_TRUE(last.at("error_message").is_null());
   EXPECT_EQ(str(last, "system_prompt"), "You are a cheerful guide.");
@@ -104,13 +105,15 @@ TEST(Agents, FullLifecycle) {
   // Get: exactly the SPEC 4.4 fields.
   auto got = s.get("/v1/agent/" + code, acct.api_secret);
   ASSERT_EQ(got.status, 200);
-  EXPECT_EQ(keys_of(got.json().at("data")), (std::set<std::string>{"agent_id", "status", "system_prompt", "image_url",
-                                                                   "video_url", "model_url", "name"}));
+  EXPECT_EQ(keys_of(got.json().at("data")),
+            (std::set<std::string>{"agent_id", "status", "system_prompt", "image_url", "video_url",
+                                   "model_url", "name"}));
 
   // A second agent (inline data URI, custom id), then list with paging, newest first.
   std::string data_uri = "data:image/jpeg;base64," + base64_encode(face_jpeg());
-  auto r2 = s.post("/v1/agent/generate", json::serialize(json::object{{"image", data_uri}, {"agent_id", "my-agent_2"}}),
-                   acct.api_secret);
+  auto r2 =
+      s.post("/v1/agent/generate",
+             json::serialize(json::object{{"image", data_uri}, {"agent_id", "my-agent_2"}}), acct.api_secret);
   ASSERT_EQ(r2.status, 200) << r2.body;
   EXPECT_EQ(str(r2.json(), "agent_id"), "my-agent_2");
   auto page1 = s.get("/v1/agents?limit=1", acct.api_secret);
@@ -133,10 +136,13 @@ TEST(Agents, FullLifecycle) {
   ASSERT_EQ(up.status, 200) << up.body;
   EXPECT_EQ(keys_of(up.json()), (std::set<std::string>{"agent_code", "updated"}));
   EXPECT_TRUE(up.json().at("updated").as_bool());
-  EXPECT_EQ(str(s.get("/v1/agent/" + code, acct.api_secret).json().at("data"), "system_prompt"), "You are terse.");
+  EXPECT_EQ(str(s.get("/v1/agent/" + code, acct.api_secret).json().at("data"), "system_prompt"),
+            "You are terse.");
   EXPECT_EQ(str(s.get("/v1/agent/" + code, acct.api_secret).json().at("data"), "status"), "ready");
-  expect_error(s.post("/v1/agent/" + code, R"({"system_prompt": 5})", acct.api_secret), 400, "VALIDATION_ERROR");
-  expect_error(s.post("/v1/agent/" + code, R"({})", acct.api_secret), 400, "VALIDATION_ERROR", "system_prompt");
+  expect_error(s.post("/v1/agent/" + code, R"({"system_prompt": 5})", acct.api_secret), 400,
+               "VALIDATION_ERROR");
+  expect_error(s.post("/v1/agent/" + code, R"({})", acct.api_secret), 400, "VALIDATION_ERROR",
+               "system_prompt");
 
   // Delete: 404 afterwards everywhere, the file is gone, the ledger stays.
   wait_agent(s, acct.api_secret, "my-agent_2");
@@ -144,7 +150,8 @@ TEST(Agents, FullLifecycle) {
   ASSERT_EQ(del.status, 200) << del.body;
   EXPECT_EQ(keys_of(del.json()), (std::set<std::string>{"success", "agent_code", "deleted"}));
   EXPECT_TRUE(del.json().at("deleted").as_bool());
-  expect_error(s.get("/v1/agent/" + code, acct.api_secret), 404, "NOT_FOUND", "Agent not found for code: " + code);
+  expect_error(s.get("/v1/agent/" + code, acct.api_secret), 404, "NOT_FOUND",
+               "Agent not found for code: " + code);
   expect_error(s.get("/v1/agent/status/" + code, acct.api_secret), 404, "NOT_FOUND");
   expect_error(s.del("/v1/agent/" + code, acct.api_secret), 404, "NOT_FOUND");
   expect_error(s.get(path, acct.api_secret), 404, "NOT_FOUND");
@@ -189,14 +196,15 @@ TEST(Agents, ValidationErrorsChargeNothing) {
   }
   // Oversized inline image (over 10 MB once decoded).
   std::string big = face_jpeg() + std::string(11 << 20, '\0');
-  expect_error(s.post("/v1/agent/generate", R"({"image": ")" + base64_encode(big) + R"("})", acct.api_secret), 400,
-               "VALIDATION_ERROR", "image");
+  expect_error(s.post("/v1/agent/generate", R"({"image": ")" + base64_encode(big) + R"("})", acct.api_secret),
+               400, "VALIDATION_ERROR", "image");
   EXPECT_EQ(balance_of(s, acct.api_secret), 1000);
   EXPECT_EQ(s.get("/v1/agents", acct.api_secret).json().at("pagination").at("total").as_int64(), 0);
 
   // A taken custom id is a 409 and charges nothing more.
   ASSERT_EQ(s.post("/v1/agent/generate", R"({"agent_id": "taken-id"})", acct.api_secret).status, 200);
-  expect_error(s.post("/v1/agent/generate", R"({"agent_id": "taken-id"})", acct.api_secret), 409, "CONFLICT", "taken-id");
+  expect_error(s.post("/v1/agent/generate", R"({"agent_id": "taken-id"})", acct.api_secret), 409, "CONFLICT",
+               "taken-id");
   EXPECT_EQ(balance_of(s, acct.api_secret), 750);
 }
 
@@ -224,13 +232,15 @@ TEST(Agents, AnIdempotencyKeyMakesARetryChargeOnce) {
   EXPECT_EQ(s.get("/v1/agents", acct.api_secret).json().at("pagination").at("total").as_int64(), 1);
   EXPECT_EQ(balance_of(s, acct.api_secret), 750);
   o.headers["Idempotency-Key"] = std::string(201, 'k');
-  expect_error(s.request("POST", "/v1/agent/generate", "{}", acct.api_secret, o), 400, "VALIDATION_ERROR", "Idempotency-Key");
+  expect_error(s.request("POST", "/v1/agent/generate", "{}", acct.api_secret, o), 400, "VALIDATION_ERROR",
+               "Idempotency-Key");
 }
 
 TEST(Agents, FailedGenerationIsRefundedWithAReason) {
   TestServer s;
   auto acct = s.create_account("enterprise", 1000);
-  auto r = s.post("/v1/agent/generate", R"({"image": ")" + base64_encode(faceless_png()) + R"("})", acct.api_secret);
+  auto r = s.post("/v1/agent/generate", R"({"image": ")" + base64_encode(faceless_png()) + R"("})",
+                  acct.api_secret);
   ASSERT_EQ(r.status, 200) << r.body;
   auto st = wait_agent(s, acct.api_secret, str(r.json(), "agent_id"));
   ASSERT_EQ(str(st, "status"), "failed") << json::serialize(st);
@@ -261,8 +271,10 @@ TEST(Agents, AnotherAccountsAgentIsNotFoundEverywhere) {
   expect_error(s.del("/v1/agent/" + code, b.api_secret), 404, "NOT_FOUND", msg);
   expect_error(s.get("/v1/dynamics/" + code, b.api_secret), 404, "NOT_FOUND", msg);
   expect_error(s.put("/v1/dynamics/" + code, R"({"dynamics": {}})", b.api_secret), 404, "NOT_FOUND", msg);
-  expect_error(s.post("/v1/dynamics/generate", R"({"agent_id": ")" + code + R"("})", b.api_secret), 404, "NOT_FOUND", msg);
-  expect_error(s.get("/v1/agent/NOPE000000", a.api_secret), 404, "NOT_FOUND", "Agent not found for code: NOPE000000");
+  expect_error(s.post("/v1/dynamics/generate", R"({"agent_id": ")" + code + R"("})", b.api_secret), 404,
+               "NOT_FOUND", msg);
+  expect_error(s.get("/v1/agent/NOPE000000", a.api_secret), 404, "NOT_FOUND",
+               "Agent not found for code: NOPE000000");
   EXPECT_EQ(balance_of(s, b.api_secret), 1000);
   EXPECT_EQ(str(s.get("/v1/agent/" + code, a.api_secret).json().at("data"), "agent_id"), code);
 }
@@ -271,15 +283,20 @@ TEST(Agents, DeletingAnAgentMidGenerationCancelsItsJob) {
   FixtureServer fx;
   TestServer s;
   auto acct = s.create_account("enterprise", 1000);
-  ASSERT_EQ(s.post("/v1/webhooks", json::serialize(json::object{{"url", fx.url() + "/hook/del"}}), acct.api_secret).status,
-            200);
+  ASSERT_EQ(
+      s.post("/v1/webhooks", json::serialize(json::object{{"url", fx.url() + "/hook/del"}}), acct.api_secret)
+          .status,
+      200);
   std::string video = read_file("/usr/share/doc/opencv-doc/examples/data/Megamind.avi");
   auto r = s.post("/v1/agent/generate", json::serialize(json::object{{"video", fx.put_file("m.avi", video)}}),
                   acct.api_secret);
   ASSERT_EQ(r.status, 200) << r.body;
   std::string code = str(r.json(), "agent_id");
   ASSERT_TRUE(eventually(
-      [&] { return str(s.get("/v1/agent/status/" + code, acct.api_secret).json().at("data"), "status") != "processing"; },
+      [&] {
+        return str(s.get("/v1/agent/status/" + code, acct.api_secret).json().at("data"), "status") !=
+               "processing";
+      },
       20));
   ASSERT_EQ(s.del("/v1/agent/" + code, acct.api_secret).status, 200);
   std::this_thread::sleep_for(std::chrono::seconds(3));
@@ -296,8 +313,10 @@ TEST(Agents, UnsafeUrlsFailTheJobAndAreRefunded) {
     // Operator default: private addresses refused, checked by the job after DNS resolution.
     TestServer strict({"--allow-private-fetch=false"});
     auto acct = strict.create_account("enterprise", 1000);
-    for (const std::string& url : {local, std::string("http://localhost:9/x.jpg"), std::string("http://[::1]:9/x.jpg")}) {
-      auto r = strict.post("/v1/agent/generate", json::serialize(json::object{{"image", url}}), acct.api_secret);
+    for (const std::string& url :
+         {local, std::string("http://localhost:9/x.jpg"), std::string("http://[::1]:9/x.jpg")}) {
+      auto r =
+          strict.post("/v1/agent/generate", json::serialize(json::object{{"image", url}}), acct.api_secret);
       ASSERT_EQ(r.status, 200) << r.body;
       auto st = wait_agent(strict, acct.api_secret, str(r.json(), "agent_id"));
       EXPECT_EQ(str(st, "status"), "failed") << url;
@@ -305,10 +324,12 @@ TEST(Agents, UnsafeUrlsFailTheJobAndAreRefunded) {
     }
     EXPECT_EQ(balance_of(strict, acct.api_secret), 1000);
     // Webhook targets and uploads by URL pass the same guard, at once.
-    expect_error(strict.post("/v1/webhooks", json::serialize(json::object{{"url", fx.url() + "/hook/x"}}), acct.api_secret),
+    expect_error(strict.post("/v1/webhooks", json::serialize(json::object{{"url", fx.url() + "/hook/x"}}),
+                             acct.api_secret),
                  400, "VALIDATION_ERROR", "refusing");
-    expect_error(strict.post("/v1/files/upload", json::serialize(json::object{{"file_url", local}}), acct.api_secret), 400,
-                 "VALIDATION_ERROR", "refusing");
+    expect_error(
+        strict.post("/v1/files/upload", json::serialize(json::object{{"file_url", local}}), acct.api_secret),
+        400, "VALIDATION_ERROR", "refusing");
   }
   // Even with --allow-private-fetch, cloud metadata stays out of reach, also through a redirect.
   TestServer s;
@@ -322,8 +343,9 @@ TEST(Agents, UnsafeUrlsFailTheJobAndAreRefunded) {
     EXPECT_NE(str(st, "error_message").find("cloud metadata"), std::string::npos) << str(st, "error_message");
   }
   // A URL that answers 404 or with something that is not an image fails clearly too.
-  auto r404 = s.post("/v1/agent/generate", json::serialize(json::object{{"image", fx.url() + "/files/missing.jpg"}}),
-                     acct.api_secret);
+  auto r404 =
+      s.post("/v1/agent/generate", json::serialize(json::object{{"image", fx.url() + "/files/missing.jpg"}}),
+             acct.api_secret);
   auto st404 = wait_agent(s, acct.api_secret, str(r404.json(), "agent_id"));
   EXPECT_EQ(str(st404, "status"), "failed");
   EXPECT_NE(str(st404, "error_message").find("HTTP 404"), std::string::npos) << str(st404, "error_message");

@@ -53,7 +53,8 @@ TEST(Core, ErrorEnvelopes) {
   expect_envelope(s.post("/v1/keys", "{not json", acct.api_secret), 400, "VALIDATION_ERROR");
   expect_envelope(s.post("/v1/keys", "{}", acct.api_secret), 400, "VALIDATION_ERROR");
   expect_envelope(s.post("/v1/keys", R"({"alias": 7})", acct.api_secret), 400, "VALIDATION_ERROR");
-  expect_envelope(s.post("/v1/keys", std::string(2 * 1024 * 1024, 'x'), acct.api_secret), 413, "PAYLOAD_TOO_LARGE");
+  expect_envelope(s.post("/v1/keys", std::string(2 * 1024 * 1024, 'x'), acct.api_secret), 413,
+                  "PAYLOAD_TOO_LARGE");
 }
 
 TEST(Core, RequestIdIsEchoedWhenSaneAndGeneratedOtherwise) {
@@ -156,7 +157,9 @@ TEST(Core, CreditSummaryAndUsage) {
   EXPECT_EQ(d.at("plan_credits").as_int64(), 0);
   EXPECT_TRUE(d.at("is_enterprise").as_bool());
   auto m = d.at("minutes_estimate");
-  auto num = [](const json::value& v) { return v.is_double() ? v.as_double() : static_cast<double>(v.as_int64()); };
+  auto num = [](const json::value& v) {
+    return v.is_double() ? v.as_double() : static_cast<double>(v.as_int64());
+  };
   EXPECT_DOUBLE_EQ(num(m.at("voice_chat")), 30);
   EXPECT_DOUBLE_EQ(num(m.at("camera_chat")), 10);
   EXPECT_DOUBLE_EQ(num(m.at("essence_cloud")), 150);
@@ -204,8 +207,10 @@ TEST(Admin, AccountsPlansCreditsAndKeys) {
   TestServer s;
   auto bad = s.admin("POST", "/admin/v1/accounts", R"({"plan":"free"})");
   expect_envelope(bad, 400, "VALIDATION_ERROR");
-  expect_envelope(s.admin("POST", "/admin/v1/accounts", R"({"name":"x","plan":"gold"})"), 400, "VALIDATION_ERROR");
-  expect_envelope(s.admin("POST", "/admin/v1/accounts", R"({"name":"x","credits":-5})"), 400, "VALIDATION_ERROR");
+  expect_envelope(s.admin("POST", "/admin/v1/accounts", R"({"name":"x","plan":"gold"})"), 400,
+                  "VALIDATION_ERROR");
+  expect_envelope(s.admin("POST", "/admin/v1/accounts", R"({"name":"x","credits":-5})"), 400,
+                  "VALIDATION_ERROR");
 
   auto acct = s.create_account("free", 100, "Grace");
   auto got = s.admin("GET", "/admin/v1/accounts/" + acct.account_id);
@@ -242,7 +247,8 @@ TEST(Admin, AccountsPlansCreditsAndKeys) {
   ASSERT_EQ(t2.status, 200) << t2.body;
   EXPECT_EQ(t1.json().at("data").at("id"), t2.json().at("data").at("id"));
   EXPECT_EQ(s.get("/v2/credit-summaries", acct.api_secret).json().at("data").at("balance").as_int64(), 150);
-  expect_envelope(s.admin("POST", "/admin/v1/accounts/usr_nope/credits", R"({"amount": 5})"), 404, "NOT_FOUND");
+  expect_envelope(s.admin("POST", "/admin/v1/accounts/usr_nope/credits", R"({"amount": 5})"), 404,
+                  "NOT_FOUND");
 
   // Keys by the operator.
   auto k = s.admin("POST", "/admin/v1/accounts/" + acct.account_id + "/keys", R"({"alias":"ops"})");
@@ -263,7 +269,9 @@ TEST(Admin, MetricsCountRequestsAndRejections) {
   auto m = s.admin("GET", "/metrics");
   ASSERT_EQ(m.status, 200);
   EXPECT_NE(m.header("content-type").find("text/plain"), std::string::npos);
-  EXPECT_NE(m.body.find("imago_http_requests_total{route=\"GET /v1/me\",status=\"200\"} 1"), std::string::npos) << m.body;
+  EXPECT_NE(m.body.find("imago_http_requests_total{route=\"GET /v1/me\",status=\"200\"} 1"),
+            std::string::npos)
+      << m.body;
   EXPECT_NE(m.body.find("imago_auth_rejected_total{reason=\"missing\"} 1"), std::string::npos) << m.body;
   EXPECT_NE(m.body.find("imago_auth_rejected_total{reason=\"invalid\"} 1"), std::string::npos) << m.body;
   EXPECT_NE(m.body.find("imago_http_request_duration_seconds_bucket"), std::string::npos);
@@ -298,8 +306,8 @@ TEST(Core, RestartKeepsAccountsKeysAndCredits) {
 TEST(AdminCli, CreatesAccountsTheServerAccepts) {
   std::string dir = make_temp_dir();
   std::string out_file = dir + "/out.json";
-  std::string cmd = imagod_path() + " admin --data-dir '" + dir + "' account create --name cli --plan pro --credits 42 > '" +
-                    out_file + "'";
+  std::string cmd = imagod_path() + " admin --data-dir '" + dir +
+                    "' account create --name cli --plan pro --credits 42 > '" + out_file + "'";
   ASSERT_EQ(std::system(cmd.c_str()), 0);
   FILE* f = std::fopen(out_file.c_str(), "r");
   ASSERT_NE(f, nullptr);

@@ -20,13 +20,15 @@ TEST(Crash, KillNineMidGenerationThenRestartFinishesOnce) {
   auto s = std::make_unique<TestServer>(std::vector<std::string>{}, env);
   std::string data_dir = s->data_dir();
   auto acct = s->create_account("enterprise", 1000);
-  ASSERT_EQ(s->post("/v1/webhooks", json::serialize(json::object{{"url", fx.url() + "/hook/crash"}}), acct.api_secret).status,
+  ASSERT_EQ(s->post("/v1/webhooks", json::serialize(json::object{{"url", fx.url() + "/hook/crash"}}),
+                    acct.api_secret)
+                .status,
             200);
   // A video input makes the build scan many frames: long enough to be killed in the middle.
   std::string video = read_file("/usr/share/doc/opencv-doc/examples/data/Megamind.avi");
   ASSERT_FALSE(video.empty());
-  auto r = s->post("/v1/agent/generate", json::serialize(json::object{{"video", fx.put_file("m.avi", video)}}),
-                   acct.api_secret);
+  auto r = s->post("/v1/agent/generate",
+                   json::serialize(json::object{{"video", fx.put_file("m.avi", video)}}), acct.api_secret);
   ASSERT_EQ(r.status, 200) << r.body;
   std::string code = str(r.json(), "agent_id");
 

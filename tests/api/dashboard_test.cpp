@@ -156,6 +156,9 @@ TEST(Dashboard, StateChangingRequestsNeedTheCsrfToken) {
   auto x = sign_in(s, "ada@example.org", kPassword, foreign);
   EXPECT_EQ(x.response.status, 403);
   EXPECT_TRUE(x.set_cookie.empty());
+  HttpRequestOptions same;
+  same.headers["Origin"] = s.url();
+  EXPECT_EQ(sign_in(s, "ada@example.org", kPassword, same).response.status, 200);
 }
 
 TEST(Dashboard, TheApiStaysKeyOnlyAndTheBridgeReachesOnlyKeyRoutes) {

@@ -22,13 +22,15 @@ TEST(Dynamics, GenerateGetBeforeAndAfterAndToggle) {
   FixtureServer fx;
   TestServer s;
   auto acct = s.create_account("enterprise", 1000);
-  ASSERT_EQ(s.post("/v1/webhooks", json::serialize(json::object{{"url", fx.url() + "/hook/dyn"},
-                                                                {"events", json::array{"dynamics.ready"}}}),
+  ASSERT_EQ(s.post("/v1/webhooks",
+                   json::serialize(json::object{{"url", fx.url() + "/hook/dyn"},
+                                                {"events", json::array{"dynamics.ready"}}}),
                    acct.api_secret)
                 .status,
             200);
-  auto r = s.post("/v1/agent/generate", R"({"image": ")" + base64_encode(face_jpeg()) + R"(", "aspect_ratio": "1:1"})",
-                  acct.api_secret);
+  auto r =
+      s.post("/v1/agent/generate",
+             R"({"image": ")" + base64_encode(face_jpeg()) + R"(", "aspect_ratio": "1:1"})", acct.api_secret);
   ASSERT_EQ(r.status, 200) << r.body;
   std::string code = str(r.json(), "agent_id");
 
@@ -51,14 +53,27 @@ TEST(Dynamics, GenerateGetBeforeAndAfterAndToggle) {
 
   // Validation, all free.
   EXPECT_EQ(s.post("/v1/dynamics/generate", R"({})", acct.api_secret).status, 400);
-  EXPECT_EQ(s.post("/v1/dynamics/generate", R"({"agent_id": ")" + code + R"(", "duration": 0})", acct.api_secret).status, 400);
-  EXPECT_EQ(s.post("/v1/dynamics/generate", R"({"agent_id": ")" + code + R"(", "duration": 11})", acct.api_secret).status, 400);
-  EXPECT_EQ(s.post("/v1/dynamics/generate", R"({"agent_id": ")" + code + R"(", "model": "kling"})", acct.api_secret).status, 400);
-  EXPECT_EQ(s.post("/v1/dynamics/generate", R"({"agent_id": ")" + code + R"(", "image_url": "ftp://x"})", acct.api_secret).status, 400);
+  EXPECT_EQ(
+      s.post("/v1/dynamics/generate", R"({"agent_id": ")" + code + R"(", "duration": 0})", acct.api_secret)
+          .status,
+      400);
+  EXPECT_EQ(
+      s.post("/v1/dynamics/generate", R"({"agent_id": ")" + code + R"(", "duration": 11})", acct.api_secret)
+          .status,
+      400);
+  EXPECT_EQ(
+      s.post("/v1/dynamics/generate", R"({"agent_id": ")" + code + R"(", "model": "kling"})", acct.api_secret)
+          .status,
+      400);
+  EXPECT_EQ(s.post("/v1/dynamics/generate", R"({"agent_id": ")" + code + R"(", "image_url": "ftp://x"})",
+                   acct.api_secret)
+                .status,
+            400);
   EXPECT_EQ(s.post("/v1/dynamics/generate", R"({"agent_id": "NOPE000000"})", acct.api_secret).status, 404);
   EXPECT_EQ(balance_of(s, acct.api_secret), 750);
 
-  auto g = s.post("/v1/dynamics/generate", R"({"agent_id": ")" + code + R"(", "duration": 1, "model": "auto"})", acct.api_secret);
+  auto g = s.post("/v1/dynamics/generate",
+                  R"({"agent_id": ")" + code + R"(", "duration": 1, "model": "auto"})", acct.api_secret);
   ASSERT_EQ(g.status, 200) << g.body;
   auto gj = g.json();
   EXPECT_EQ(gj.as_object().size(), 4u);
@@ -68,7 +83,9 @@ TEST(Dynamics, GenerateGetBeforeAndAfterAndToggle) {
   EXPECT_FALSE(str(gj, "message").empty());
   EXPECT_EQ(balance_of(s, acct.api_secret), 500);
   // A second generation while one runs is refused, not charged.
-  EXPECT_EQ(error_code(s.post("/v1/dynamics/generate", R"({"agent_id": ")" + code + R"("})", acct.api_secret)), "CONFLICT");
+  EXPECT_EQ(
+      error_code(s.post("/v1/dynamics/generate", R"({"agent_id": ")" + code + R"("})", acct.api_secret)),
+      "CONFLICT");
 
   auto during = s.get("/v1/dynamics/" + code, acct.api_secret).json().at("data");
   EXPECT_EQ(str(during, "status"), "generating");
@@ -88,9 +105,10 @@ TEST(Dynamics, GenerateGetBeforeAndAfterAndToggle) {
   const auto& gestures = done.at("gestures").as_object();
   std::set<std::string> names;
   for (const auto& kv : gestures) names.insert(std::string(kv.key()));
-  EXPECT_EQ(names, (std::set<std::string>{"mini_wave_hello", "talk_head_nod_subtle", "blow_kiss_heart", "laugh_react",
-                                          "idle_subtle"}));
-  auto clip = s.get(std::string(gestures.at("mini_wave_hello").as_string()).substr(s.url().size()), acct.api_secret);
+  EXPECT_EQ(names, (std::set<std::string>{"mini_wave_hello", "talk_head_nod_subtle", "blow_kiss_heart",
+                                          "laugh_react", "idle_subtle"}));
+  auto clip =
+      s.get(std::string(gestures.at("mini_wave_hello").as_string()).substr(s.url().size()), acct.api_secret);
   ASSERT_EQ(clip.status, 200);
   EXPECT_EQ(clip.body.substr(4, 4), "ftyp");
   EXPECT_EQ(clip.header("content-type"), "video/mp4");
@@ -107,7 +125,8 @@ TEST(Dynamics, GenerateGetBeforeAndAfterAndToggle) {
 
   // PUT: merge config, toggle the model, regeneration of background movements starts.
   auto put = s.put("/v1/dynamics/" + code,
-                   R"({"dynamics": {"keywords": {"cheers": "laugh_react"}}, "toggle_enabled": true})", acct.api_secret);
+                   R"({"dynamics": {"keywords": {"cheers": "laugh_react"}}, "toggle_enabled": true})",
+                   acct.api_secret);
   ASSERT_EQ(put.status, 200) << put.body;
   auto pj = put.json();
   EXPECT_TRUE(pj.at("success").as_bool());
@@ -116,9 +135,12 @@ TEST(Dynamics, GenerateGetBeforeAndAfterAndToggle) {
   EXPECT_FALSE(pj.as_object().contains("regeneration_error"));
   auto off = s.put("/v1/dynamics/" + code, R"({"dynamics": {}, "toggle_enabled": false})", acct.api_secret);
   EXPECT_EQ(off.status, 200) << off.body;
-  EXPECT_EQ(s.put("/v1/dynamics/" + code, R"({"dynamics": {"keywords": {"hi": "dance"}}})", acct.api_secret).status, 400);
+  EXPECT_EQ(
+      s.put("/v1/dynamics/" + code, R"({"dynamics": {"keywords": {"hi": "dance"}}})", acct.api_secret).status,
+      400);
   EXPECT_EQ(s.put("/v1/dynamics/" + code, R"({"toggle_enabled": true})", acct.api_secret).status, 400);
-  EXPECT_EQ(s.put("/v1/dynamics/" + code, R"({"dynamics": {"enabled": "yes"}})", acct.api_secret).status, 400);
+  EXPECT_EQ(s.put("/v1/dynamics/" + code, R"({"dynamics": {"enabled": "yes"}})", acct.api_secret).status,
+            400);
   // The dynamics stay ready while movements regenerate; nothing more was charged.
   EXPECT_EQ(str(s.get("/v1/dynamics/" + code, acct.api_secret).json().at("data"), "status"), "ready");
   EXPECT_EQ(balance_of(s, acct.api_secret), 500);

@@ -20,7 +20,8 @@ HttpResponse multipart(const TestServer& s, const std::string& secret, const std
                        const std::string& bytes, const std::string& extra = "") {
   std::string b = "----imagoTestBoundary7";
   std::string body = "--" + b + "\r\nContent-Disposition: form-data; name=\"file\"; filename=\"" + filename +
-                     "\"\r\nContent-Type: application/octet-stream\r\n\r\n" + bytes + "\r\n" + extra + "--" + b + "--\r\n";
+                     "\"\r\nContent-Type: application/octet-stream\r\n\r\n" + bytes + "\r\n" + extra + "--" +
+                     b + "--\r\n";
   HttpRequestOptions o;
   o.content_type = "multipart/form-data; boundary=" + b;
   o.timeout_ms = 60000;
@@ -33,9 +34,10 @@ TEST(Files, UploadByBase64MultipartAndUrlThenUseIt) {
   auto acct = s.create_account("enterprise", 1000);
   auto other = s.create_account("enterprise", 1000);
 
-  auto r = s.post("/v1/files/upload",
-                  json::serialize(json::object{{"file_data", base64_encode(face_jpeg())}, {"file_name", "me.jpg"}}),
-                  acct.api_secret);
+  auto r = s.post(
+      "/v1/files/upload",
+      json::serialize(json::object{{"file_data", base64_encode(face_jpeg())}, {"file_name", "me.jpg"}}),
+      acct.api_secret);
   ASSERT_EQ(r.status, 200) << r.body;
   auto d = r.json().at("data");
   std::string id = str(d, "id");
@@ -58,13 +60,15 @@ TEST(Files, UploadByBase64MultipartAndUrlThenUseIt) {
   ASSERT_EQ(m.status, 200) << m.body;
   EXPECT_EQ(str(m.json().at("data"), "mime_type"), "image/jpeg");
 
-  auto u = s.post("/v1/files/upload", json::serialize(json::object{{"file_url", fx.put_file("f.jpg", face_jpeg())}}),
-                  acct.api_secret);
+  auto u =
+      s.post("/v1/files/upload",
+             json::serialize(json::object{{"file_url", fx.put_file("f.jpg", face_jpeg())}}), acct.api_secret);
   ASSERT_EQ(u.status, 200) << u.body;
   EXPECT_EQ(str(u.json().at("data"), "original_source"), fx.url() + "/files/f.jpg");
 
   // The returned URL is accepted by generate, by its owner only.
-  auto other_gen = s.post("/v1/agent/generate", json::serialize(json::object{{"image", url}}), other.api_secret);
+  auto other_gen =
+      s.post("/v1/agent/generate", json::serialize(json::object{{"image", url}}), other.api_secret);
   EXPECT_EQ(other_gen.status, 400) << other_gen.body;
   auto gen = s.post("/v1/agent/generate", json::serialize(json::object{{"image", url}}), acct.api_secret);
   ASSERT_EQ(gen.status, 200) << gen.body;
@@ -82,12 +86,14 @@ TEST(Files, SizeAndTypeLimits) {
   auto acct = s.create_account("enterprise", 1000);
   // Over 10 MB of image: 413, by base64, multipart and URL.
   std::string big_image = face_jpeg() + std::string((10 << 20) + 1, '\0');
-  auto b64 = s.post("/v1/files/upload", json::serialize(json::object{{"file_data", base64_encode(big_image)}}), acct.api_secret);
+  auto b64 = s.post("/v1/files/upload",
+                    json::serialize(json::object{{"file_data", base64_encode(big_image)}}), acct.api_secret);
   EXPECT_EQ(b64.status, 413) << b64.body;
   EXPECT_EQ(error_code(b64), "PAYLOAD_TOO_LARGE");
   EXPECT_EQ(multipart(s, acct.api_secret, "big.jpg", big_image).status, 413);
-  auto by_url = s.post("/v1/files/upload", json::serialize(json::object{{"file_url", fx.put_file("big.jpg", big_image)}}),
-                       acct.api_secret);
+  auto by_url =
+      s.post("/v1/files/upload",
+             json::serialize(json::object{{"file_url", fx.put_file("big.jpg", big_image)}}), acct.api_secret);
   EXPECT_EQ(by_url.status, 413) << by_url.body;
   // Audio over its 25 MB limit (a WAV header and silence).
   std::string wav = std::string("RIFF\0\0\0\0WAVEfmt ", 16) + std::string((25 << 20) + 10, '\0');
@@ -96,9 +102,10 @@ TEST(Files, SizeAndTypeLimits) {
   auto pdf = multipart(s, acct.api_secret, "photo.jpg", "%PDF-1.7 definitely a document");
   EXPECT_EQ(pdf.status, 415) << pdf.body;
   EXPECT_EQ(error_code(pdf), "UNSUPPORTED_MEDIA_TYPE");
-  auto typed = s.post("/v1/files/upload",
-                      json::serialize(json::object{{"file_data", base64_encode(face_jpeg())}, {"file_type", "video"}}),
-                      acct.api_secret);
+  auto typed =
+      s.post("/v1/files/upload",
+             json::serialize(json::object{{"file_data", base64_encode(face_jpeg())}, {"file_type", "video"}}),
+             acct.api_secret);
   EXPECT_EQ(typed.status, 415) << typed.body;
   HttpRequestOptions xml;
   xml.content_type = "application/xml";
@@ -107,9 +114,16 @@ TEST(Files, SizeAndTypeLimits) {
   EXPECT_EQ(s.post("/v1/files/upload", R"({"file_data": "@@@"})", acct.api_secret).status, 400);
   EXPECT_EQ(s.post("/v1/files/upload", R"({})", acct.api_secret).status, 400);
   EXPECT_EQ(s.post("/v1/files/upload", R"({"file_url": "ftp://x/y"})", acct.api_secret).status, 400);
-  EXPECT_EQ(s.post("/v1/files/upload", json::serialize(json::object{{"file_url", fx.url() + "/status/500"}}), acct.api_secret).status, 400);
+  EXPECT_EQ(s.post("/v1/files/upload", json::serialize(json::object{{"file_url", fx.url() + "/status/500"}}),
+                   acct.api_secret)
+                .status,
+            400);
   // A video up to 100 MB is fine (MP4 signature and padding).
-  std::string mp4 = std::string("\0\0\0\x18" "ftypisom\0\0\0\0", 16) + std::string(12 << 20, '\0');
+  std::string mp4 = std::string(
+                        "\0\0\0\x18"
+                        "ftypisom\0\0\0\0",
+                        16) +
+                    std::string(12 << 20, '\0');
   auto v = multipart(s, acct.api_secret, "clip.mp4", mp4);
   EXPECT_EQ(v.status, 200) << v.body;
   EXPECT_EQ(str(v.json().at("data"), "file_type"), "video");

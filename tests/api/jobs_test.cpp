@@ -19,10 +19,12 @@ TEST(Jobs, ServeWithoutWorkersQueuesAndAWorkerProcessRunsTheJobs) {
   ASSERT_EQ(r.status, 200) << r.body;
   std::string code = str(r.json(), "agent_id");
   std::this_thread::sleep_for(std::chrono::milliseconds(800));
-  EXPECT_EQ(str(s.get("/v1/agent/status/" + code, acct.api_secret).json().at("data"), "status"), "processing");
+  EXPECT_EQ(str(s.get("/v1/agent/status/" + code, acct.api_secret).json().at("data"), "status"),
+            "processing");
 
-  std::vector<std::string> args = {imagod_path(), "worker", "--data-dir", s.data_dir(), "--public-url", s.url(),
-                                   "--allow-private-fetch", "--job-workers", "1"};
+  std::vector<std::string> args = {
+      imagod_path(),           "worker",        "--data-dir", s.data_dir(), "--public-url", s.url(),
+      "--allow-private-fetch", "--job-workers", "1"};
   std::vector<char*> argv;
   for (auto& a : args) argv.push_back(a.data());
   argv.push_back(nullptr);

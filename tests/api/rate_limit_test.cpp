@@ -83,7 +83,8 @@ TEST(RateLimit, PlanChangeReachesTheLimiter) {
   auto acct = s.create_account("free", 0);
   for (int i = 0; i < 30; ++i) ASSERT_EQ(s.post("/v1/validate", "", acct.api_secret).status, 200);
   ASSERT_EQ(s.post("/v1/validate", "", acct.api_secret).status, 429);
-  ASSERT_EQ(s.admin("PUT", "/admin/v1/accounts/" + acct.account_id + "/plan", R"({"plan":"pro"})").status, 200);
+  ASSERT_EQ(s.admin("PUT", "/admin/v1/accounts/" + acct.account_id + "/plan", R"({"plan":"pro"})").status,
+            200);
   // Pro refills the Write tier at 3 tokens/s: a token is back well within a second.
   std::this_thread::sleep_for(std::chrono::milliseconds(500));
   auto r = s.post("/v1/validate", "", acct.api_secret);
@@ -111,7 +112,7 @@ TEST(FailedAuthThrottle, BlocksAnIpAfter30FailuresButNotAValidKey) {
   long long retry = header_int(blocked, "retry-after");
   EXPECT_GE(retry, 50);
   EXPECT_LE(retry, 60);
-  EXPECT_EQ(s.get("/v1/me").status, 429);                             // missing key too
+  EXPECT_EQ(s.get("/v1/me").status, 429);                              // missing key too
   EXPECT_EQ(s.post("/v1/validate", "", "imago_sk_nope").status, 429);  // validate too
   // A valid secret from the same address still passes.
   EXPECT_EQ(s.get("/v1/me", acct.api_secret).status, 200);
@@ -126,7 +127,8 @@ TEST(FailedAuthThrottle, ForwardedForIsTrustedOnlyFromConfiguredProxies) {
     b.headers["X-Forwarded-For"] = "203.0.113.8";
     for (int i = 0; i < 30; ++i) ASSERT_EQ(s.request("GET", "/v1/me", "", "imago_sk_x", a).status, 401);
     EXPECT_EQ(s.request("GET", "/v1/me", "", "imago_sk_x", a).status, 429);
-    EXPECT_EQ(s.request("GET", "/v1/me", "", "imago_sk_x", b).status, 401) << "a different client behind the proxy";
+    EXPECT_EQ(s.request("GET", "/v1/me", "", "imago_sk_x", b).status, 401)
+        << "a different client behind the proxy";
   }
   {
     TestServer s;  // no trusted proxy: the header is ignored, the socket peer counts

@@ -17,10 +17,12 @@ int run(const std::string& cmd) {
 
 TEST(SpeechOpenAIClient, OfficialNodeClientWorksForEveryFormat) {
   namespace fs = std::filesystem;
-  fs::path dir = fs::path(__FILE__).parent_path().parent_path() / "node";
+  fs::path dir = fs::path(IMAGO_TESTS_DIR) / "node";
   ASSERT_TRUE(fs::exists(dir / "package-lock.json")) << dir;
-  ASSERT_EQ(run("command -v node >/dev/null 2>&1"), 0) << "node is not installed (scripts/setup.sh installs nodejs)";
-  ASSERT_EQ(run("command -v npm >/dev/null 2>&1"), 0) << "npm is not installed (scripts/setup.sh installs npm)";
+  ASSERT_EQ(run("command -v node >/dev/null 2>&1"), 0)
+      << "node is not installed (scripts/setup.sh installs nodejs)";
+  ASSERT_EQ(run("command -v npm >/dev/null 2>&1"), 0)
+      << "npm is not installed (scripts/setup.sh installs npm)";
   if (!fs::exists(dir / "node_modules" / "openai")) {
     ASSERT_EQ(run("cd '" + dir.string() + "' && npm ci --no-audit --no-fund --loglevel=error"), 0)
         << "npm ci failed in " << dir;

@@ -127,12 +127,14 @@ double active_duration(const Pcm& p) {
 
 // Decodes any container with ffmpeg to 24 kHz mono s16 and returns its duration.
 double decoded_duration(const std::string& bytes, const std::string& ext, const std::string& in_opts = "") {
-  auto path = std::filesystem::temp_directory_path() / ("imago-speech-api-" + std::to_string(getpid()) + "." + ext);
+  auto path =
+      std::filesystem::temp_directory_path() / ("imago-speech-api-" + std::to_string(getpid()) + "." + ext);
   {
     std::ofstream f(path, std::ios::binary);
     f.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
   }
-  std::string cmd = "ffmpeg -v error " + in_opts + " -i " + path.string() + " -f s16le -ac 1 -ar 24000 - | wc -c";
+  std::string cmd =
+      "ffmpeg -v error " + in_opts + " -i " + path.string() + " -f s16le -ac 1 -ar 24000 - | wc -c";
   FILE* p = popen(cmd.c_str(), "r");
   long n = -1;
   if (p) {
@@ -266,7 +268,8 @@ TEST_F(Speech, LanguagesListedAndSpoken) {
   EXPECT_GE(langs.size(), 30u);
   std::set<std::string> codes;
   for (const auto& l : langs) codes.insert(std::string(l.at("code").as_string()));
-  for (const char* c : {"en", "de", "fr", "es", "zh", "ru", "ja", "hi", "ar", "no"}) EXPECT_TRUE(codes.count(c)) << c;
+  for (const char* c : {"en", "de", "fr", "es", "zh", "ru", "ja", "hi", "ar", "no"})
+    EXPECT_TRUE(codes.count(c)) << c;
   std::vector<std::pair<std::string, std::string>> samples = {{"de", "Guten Tag, wie geht es Ihnen?"},
                                                               {"fr", "Bonjour, comment allez-vous ?"},
                                                               {"zh", "你好，很高兴认识你。"},
@@ -282,21 +285,22 @@ TEST_F(Speech, LanguagesListedAndSpoken) {
 }
 
 TEST_F(Speech, TotalStepsAccepted1To100) {
-  for (int steps : {1, 5, 12, 100}) EXPECT_EQ(tts({{"text", "Steps."}, {"total_steps", steps}}).status, 200) << steps;
-  for (int steps : {0, 101}) EXPECT_EQ(tts({{"text", "Steps."}, {"total_steps", steps}}).status, 400) << steps;
+  for (int steps : {1, 5, 12, 100})
+    EXPECT_EQ(tts({{"text", "Steps."}, {"total_steps", steps}}).status, 200) << steps;
+  for (int steps : {0, 101})
+    EXPECT_EQ(tts({{"text", "Steps."}, {"total_steps", steps}}).status, 400) << steps;
 }
 
 TEST_F(Speech, ValidationErrors) {
   auto post_raw = [&](const std::string& body) { return s().post("/v1/tts", body, secret()); };
-  for (const std::string& body : {std::string("{not json"), std::string("[]"), std::string("{}"),
-                                  std::string(R"({"text": 5})"), std::string(R"({"text": ""})"),
-                                  std::string(R"({"text": "  \n\t "})"),
-                                  std::string(R"({"text": "hi", "voice": "Z9"})"),
-                                  std::string(R"({"text": "hi", "axes": {"loudness": 0.1}})"),
-                                  std::string(R"({"text": "hi", "axes": {"pitch": 0.9}})"),
-                                  std::string(R"({"text": "hi", "axes": {"pitch": "high"}})"),
-                                  std::string(R"({"text": "hi", "axes": [1]})"),
-                                  std::string(R"({"text": "hi", "format": "ogg"})")}) {
+  for (const std::string& body :
+       {std::string("{not json"), std::string("[]"), std::string("{}"), std::string(R"({"text": 5})"),
+        std::string(R"({"text": ""})"), std::string(R"({"text": "  \n\t "})"),
+        std::string(R"({"text": "hi", "voice": "Z9"})"),
+        std::string(R"({"text": "hi", "axes": {"loudness": 0.1}})"),
+        std::string(R"({"text": "hi", "axes": {"pitch": 0.9}})"),
+        std::string(R"({"text": "hi", "axes": {"pitch": "high"}})"),
+        std::string(R"({"text": "hi", "axes": [1]})"), std::string(R"({"text": "hi", "format": "ogg"})")}) {
     auto r = post_raw(body);
     EXPECT_EQ(r.status, 400) << body;
     EXPECT_EQ(error_code(r), "VALIDATION_ERROR") << body;
@@ -311,11 +315,12 @@ TEST_F(Speech, ValidationErrors) {
 struct StreamCapture {
   int status = 0;
   std::string headers;
-  std::string body;                // de-chunked
-  std::vector<double> arrival;     // seconds since the request was sent, per body byte
+  std::string body;             // de-chunked
+  std::vector<double> arrival;  // seconds since the request was sent, per body byte
 };
 
-StreamCapture post_streaming(int port, const std::string& path, const std::string& body, const std::string& secret) {
+StreamCapture post_streaming(int port, const std::string& path, const std::string& body,
+                             const std::string& secret) {
   StreamCapture c;
   int fd = socket(AF_INET, SOCK_STREAM, 0);
   sockaddr_in a{};
@@ -326,8 +331,10 @@ StreamCapture post_streaming(int port, const std::string& path, const std::strin
     close(fd);
     return c;
   }
-  std::string req = "POST " + path + " HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\napi-secret: " +
-                    secret + "\r\nConnection: close\r\nContent-Length: " + std::to_string(body.size()) + "\r\n\r\n" + body;
+  std::string req =
+      "POST " + path +
+      " HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\napi-secret: " + secret +
+      "\r\nConnection: close\r\nContent-Length: " + std::to_string(body.size()) + "\r\n\r\n" + body;
   auto t0 = std::chrono::steady_clock::now();
   send(fd, req.data(), req.size(), 0);
   std::string raw;
@@ -400,7 +407,7 @@ TEST_F(Speech, StreamSendsLengthPrefixedFramesSentenceBySentence) {
   EXPECT_EQ(f.front().type, 'H');
   ASSERT_EQ(f.front().payload.size(), 8u);
   EXPECT_EQ(u32(f.front().payload, 0), 22050u);
-  EXPECT_EQ(f.front().payload[4], 1);  // channels
+  EXPECT_EQ(f.front().payload[4], 1);   // channels
   EXPECT_EQ(f.front().payload[6], 16);  // bits
   EXPECT_EQ(f.back().type, 'E');
   size_t audio_frames = 0, samples = 0;
@@ -453,16 +460,18 @@ TEST_F(Speech, AxesReportsRangesAndComputedAnchors) {
   double max_m = -9, min_f = 9;
   for (const auto& kv : g) {
     double x = kv.value().as_double();
-    if (kv.key()[0] == 'M') max_m = std::max(max_m, x);
-    else min_f = std::min(min_f, x);
+    if (kv.key()[0] == 'M')
+      max_m = std::max(max_m, x);
+    else
+      min_f = std::min(min_f, x);
   }
   EXPECT_LT(max_m, min_f);
 }
 
 TEST_F(Speech, VoiceCodeLifecycle) {
-  auto created = s().post("/v1/studio/voices",
-                          R"({"name":"Narrator","base_voice":"M1","axes":{"pitch":0.25},"description":"warm"})",
-                          secret());
+  auto created = s().post(
+      "/v1/studio/voices",
+      R"({"name":"Narrator","base_voice":"M1","axes":{"pitch":0.25},"description":"warm"})", secret());
   ASSERT_EQ(created.status, 201) << created.body;
   std::string code(created.json().at("voice_code").as_string());
   EXPECT_EQ(code.size(), 36u);
@@ -481,7 +490,10 @@ TEST_F(Speech, VoiceCodeLifecycle) {
 
   // The code speaks with its tuning; inline axes are ignored; voice_code beats voice.
   Pcm plain = tts_wav({{"text", kSentence}, {"voice", "M1"}, {"speed", 1.0}});
-  Pcm coded = tts_wav({{"text", kSentence}, {"voice_code", code}, {"voice", "F3"}, {"speed", 1.0},
+  Pcm coded = tts_wav({{"text", kSentence},
+                       {"voice_code", code},
+                       {"voice", "F3"},
+                       {"speed", 1.0},
                        {"axes", {{"pitch", -0.3}}}});
   double f_plain = median_f0(plain), f_coded = median_f0(coded);
   EXPECT_NEAR(f_coded / f_plain, std::pow(2.0, 0.25), 0.06);
@@ -535,13 +547,15 @@ TEST_F(Speech, StudioValidatesAndPreviews) {
   EXPECT_EQ(s().post("/v1/studio/voices", R"({"base_voice":"M1"})", secret()).status, 400);
   EXPECT_EQ(s().post("/v1/studio/voices", R"({"name":"x"})", secret()).status, 400);
   EXPECT_EQ(s().post("/v1/studio/voices", R"({"name":"x","base_voice":"M9"})", secret()).status, 400);
-  EXPECT_EQ(s().post("/v1/studio/voices", R"({"name":"x","base_voice":"M1","axes":{"rate":0.7}})", secret()).status,
-            400);
+  EXPECT_EQ(
+      s().post("/v1/studio/voices", R"({"name":"x","base_voice":"M1","axes":{"rate":0.7}})", secret()).status,
+      400);
   auto p = s().post("/v1/studio/preview", R"({"base_voice":"F4","axes":{"brightness":0.2}})", secret());
   ASSERT_EQ(p.status, 200) << p.body;
   EXPECT_EQ(p.header("content-type"), "audio/wav");
   EXPECT_GT(active_duration(parse_wav(p.body)), 1.0);
-  EXPECT_EQ(s().post("/v1/studio/preview", R"({"base_voice":"F4","axes":{"bright":0.2}})", secret()).status, 400);
+  EXPECT_EQ(s().post("/v1/studio/preview", R"({"base_voice":"F4","axes":{"bright":0.2}})", secret()).status,
+            400);
 }
 
 TEST_F(Speech, RateLimitTierIsWriteForTtsAndReadForVoices) {
@@ -555,8 +569,10 @@ TEST_F(Speech, RateLimitTierIsWriteForTtsAndReadForVoices) {
   int ok = 1, limited_at = -1;
   for (int i = 0; i < 40 && limited_at < 0; ++i) {
     auto x = s().post("/v1/tts", R"({"text":"Hi."})", free.api_secret);
-    if (x.status == 200) ++ok;
-    else if (x.status == 429) limited_at = i;
+    if (x.status == 200)
+      ++ok;
+    else if (x.status == 429)
+      limited_at = i;
   }
   EXPECT_GE(ok, 30);
   EXPECT_LE(ok, 32);  // a token or two may refill while the loop runs (30/min)
@@ -584,22 +600,27 @@ TEST_F(Speech, OpenAIFormatsDecodeToTheExpectedDuration) {
   };
   for (const F& f : {F{"mp3", "audio/mpeg", "mp3", "", 0.1}, F{"opus", "audio/ogg", "ogg", "", 0.03},
                      F{"aac", "audio/aac", "aac", "", 0.1}, F{"flac", "audio/flac", "flac", "", 0.03},
-                     F{"wav", "audio/wav", "wav", "", 0.03}, F{"pcm", "audio/pcm", "raw", "-f s16le -ar 24000 -ac 1", 0.03}}) {
-    auto r = openai(s(), {{"model", "tts-1"}, {"input", input}, {"voice", "alloy"}, {"response_format", f.fmt}},
-                    secret());
+                     F{"wav", "audio/wav", "wav", "", 0.03},
+                     F{"pcm", "audio/pcm", "raw", "-f s16le -ar 24000 -ac 1", 0.03}}) {
+    auto r =
+        openai(s(), {{"model", "tts-1"}, {"input", input}, {"voice", "alloy"}, {"response_format", f.fmt}},
+               secret());
     ASSERT_EQ(r.status, 200) << f.fmt << " " << r.body;
     EXPECT_EQ(r.header("content-type"), f.type);
     double d = decoded_duration(r.body, f.ext, f.in_opts);
     EXPECT_NEAR(d, expected, f.tol + 0.03) << f.fmt;
   }
   // Default format is mp3, default speed 1.0; the api-secret header works too.
-  auto def = s().post("/v1/audio/speech", json::serialize(json::object{{"model", "x"}, {"input", "hi"}, {"voice", "M2"}}),
-                      secret());
+  auto def =
+      s().post("/v1/audio/speech",
+               json::serialize(json::object{{"model", "x"}, {"input", "hi"}, {"voice", "M2"}}), secret());
   ASSERT_EQ(def.status, 200) << def.body;
   EXPECT_EQ(def.header("content-type"), "audio/mpeg");
   // speed 2.0 halves the duration.
-  auto fast = openai(s(), {{"model", "tts-1"}, {"input", input}, {"voice", "alloy"}, {"response_format", "wav"}, {"speed", 2.0}},
-                     secret());
+  auto fast = openai(
+      s(),
+      {{"model", "tts-1"}, {"input", input}, {"voice", "alloy"}, {"response_format", "wav"}, {"speed", 2.0}},
+      secret());
   ASSERT_EQ(fast.status, 200);
   EXPECT_NEAR(decoded_duration(fast.body, "wav") * 2 / expected, 1.0, 0.06);
 }
@@ -656,16 +677,20 @@ TEST_F(Speech, OpenAIErrorsUseTheEnvelope) {
     int status;
     const char* code;
   };
-  for (const C& c : {C{{{"model", "m"}, {"input", long_input}, {"voice", "alloy"}}, 400, "VALIDATION_ERROR"},
-                     C{{{"model", "m"}, {"voice", "alloy"}}, 400, "VALIDATION_ERROR"},
-                     C{{{"model", "m"}, {"input", "hi"}, {"voice", "nobody"}}, 400, "VALIDATION_ERROR"},
-                     C{{{"model", "m"}, {"input", "hi"}, {"voice", "alloy"}, {"response_format", "ogg"}}, 400,
-                       "VALIDATION_ERROR"},
-                     C{{{"model", "m"}, {"input", "hi"}, {"voice", "alloy"}, {"speed", 4.5}}, 400, "VALIDATION_ERROR"},
-                     C{{{"model", "m"}, {"input", "hi"}, {"voice", "alloy"}, {"stream_format", "ws"}}, 400,
-                       "VALIDATION_ERROR"},
-                     C{{{"model", "m"}, {"input", "hi"}, {"voice", "00000000-0000-4000-8000-000000000000"}}, 404,
-                       "VOICE_NOT_FOUND"}}) {
+  for (const C& c :
+       {C{{{"model", "m"}, {"input", long_input}, {"voice", "alloy"}}, 400, "VALIDATION_ERROR"},
+        C{{{"model", "m"}, {"voice", "alloy"}}, 400, "VALIDATION_ERROR"},
+        C{{{"model", "m"}, {"input", "hi"}, {"voice", "nobody"}}, 400, "VALIDATION_ERROR"},
+        C{{{"model", "m"}, {"input", "hi"}, {"voice", "alloy"}, {"response_format", "ogg"}},
+          400,
+          "VALIDATION_ERROR"},
+        C{{{"model", "m"}, {"input", "hi"}, {"voice", "alloy"}, {"speed", 4.5}}, 400, "VALIDATION_ERROR"},
+        C{{{"model", "m"}, {"input", "hi"}, {"voice", "alloy"}, {"stream_format", "ws"}},
+          400,
+          "VALIDATION_ERROR"},
+        C{{{"model", "m"}, {"input", "hi"}, {"voice", "00000000-0000-4000-8000-000000000000"}},
+          404,
+          "VOICE_NOT_FOUND"}}) {
     auto r = openai(s(), c.body, secret());
     EXPECT_EQ(r.status, c.status) << json::serialize(c.body).substr(0, 100);
     EXPECT_EQ(error_code(r), c.code);
@@ -683,7 +708,8 @@ TEST(SpeechLimits, FullQueueIs503WithRetryAfter) {
   auto acct = srv.create_account("enterprise", 0);
   std::string text;
   // About 16000 characters, 15 minutes of audio: a second or more of work for the only worker.
-  for (int i = 0; i < 230; ++i) text += "This long request keeps the only synthesis worker busy for a while. ";
+  for (int i = 0; i < 230; ++i)
+    text += "This long request keeps the only synthesis worker busy for a while. ";
   auto busy = std::async(std::launch::async, [&] {
     return srv.post("/v1/tts", json::serialize(json::object{{"text", text}}), acct.api_secret);
   });
@@ -709,11 +735,12 @@ TEST(SpeechLimits, AudioAndTextCapsAre400) {
   EXPECT_EQ(r.status, 400) << r.body.substr(0, 200);
   EXPECT_EQ(r.json().at("error").at("code").as_string(), "VALIDATION_ERROR");
   EXPECT_NE(std::string(r.json().at("error").at("message").as_string()).find("seconds"), std::string::npos);
-  auto longtext = srv.post("/v1/tts", json::serialize(json::object{{"text", std::string(501, 'a')}}), acct.api_secret);
+  auto longtext =
+      srv.post("/v1/tts", json::serialize(json::object{{"text", std::string(501, 'a')}}), acct.api_secret);
   EXPECT_EQ(longtext.status, 400);
   // Streaming reports the cap in an error frame after the audio already sent.
-  auto c = post_streaming(srv.port(), "/v1/tts", json::serialize(json::object{{"text", emoji}, {"stream", true}}),
-                          acct.api_secret);
+  auto c = post_streaming(srv.port(), "/v1/tts",
+                          json::serialize(json::object{{"text", emoji}, {"stream", true}}), acct.api_secret);
   ASSERT_EQ(c.status, 200);
   auto f = frames_of(c.body);
   ASSERT_FALSE(f.empty());

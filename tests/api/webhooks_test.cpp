@@ -13,7 +13,9 @@ namespace {
 
 namespace json = boost::json;
 
-std::string hdr(const json::value& req, const char* name) { return str(req.at("headers"), name); }
+std::string hdr(const json::value& req, const char* name) {
+  return str(req.at("headers"), name);
+}
 
 TEST(Webhooks, SignedDeliveryRetriedWithTheSameIdAndLogged) {
   FixtureServer fx;
@@ -119,14 +121,18 @@ TEST(Webhooks, FailureEventsAndSubscriptionFilter) {
   FixtureServer fx;
   TestServer s;
   auto acct = s.create_account("enterprise", 1000);
-  ASSERT_EQ(s.post("/v1/webhooks", json::serialize(json::object{{"url", fx.url() + "/hook/failed"},
-                                                                {"events", json::array{"agent.failed"}}}),
+  ASSERT_EQ(s.post("/v1/webhooks",
+                   json::serialize(json::object{{"url", fx.url() + "/hook/failed"},
+                                                {"events", json::array{"agent.failed"}}}),
                    acct.api_secret)
                 .status,
             200);
-  ASSERT_EQ(s.post("/v1/webhooks", json::serialize(json::object{{"url", fx.url() + "/hook/all"}}), acct.api_secret).status,
-            200);
-  auto bad = s.post("/v1/agent/generate", R"({"image": ")" + base64_encode(faceless_png()) + R"("})", acct.api_secret);
+  ASSERT_EQ(
+      s.post("/v1/webhooks", json::serialize(json::object{{"url", fx.url() + "/hook/all"}}), acct.api_secret)
+          .status,
+      200);
+  auto bad = s.post("/v1/agent/generate", R"({"image": ")" + base64_encode(faceless_png()) + R"("})",
+                    acct.api_secret);
   std::string bad_code = str(bad.json(), "agent_id");
   auto good = s.post("/v1/agent/generate", R"({"prompt": "fine"})", acct.api_secret);
   std::string good_code = str(good.json(), "agent_id");
@@ -151,8 +157,14 @@ TEST(Webhooks, RegistrationValidation) {
   EXPECT_EQ(s.post("/v1/webhooks", R"({"url": "ftp://example.com/x"})", acct.api_secret).status, 400);
   EXPECT_EQ(s.post("/v1/webhooks", R"({"url": "http://169.254.169.254/hook"})", acct.api_secret).status, 400);
   EXPECT_EQ(s.post("/v1/webhooks", R"({"url": "http://[fd00:ec2::254]/hook"})", acct.api_secret).status, 400);
-  EXPECT_EQ(s.post("/v1/webhooks", R"({"url": "http://127.0.0.1:9/x", "events": ["agent.exploded"]})", acct.api_secret).status, 400);
-  EXPECT_EQ(s.post("/v1/webhooks", R"({"url": "http://127.0.0.1:9/x", "events": "agent.ready"})", acct.api_secret).status, 400);
+  EXPECT_EQ(s.post("/v1/webhooks", R"({"url": "http://127.0.0.1:9/x", "events": ["agent.exploded"]})",
+                   acct.api_secret)
+                .status,
+            400);
+  EXPECT_EQ(
+      s.post("/v1/webhooks", R"({"url": "http://127.0.0.1:9/x", "events": "agent.ready"})", acct.api_secret)
+          .status,
+      400);
   EXPECT_EQ(s.get("/v1/webhooks/00000000-0000-4000-8000-000000000000", acct.api_secret).status, 404);
   // A receiver that is down: the test ping reports it, nothing is retried.
   auto c = s.post("/v1/webhooks", R"({"url": "http://127.0.0.1:9/x"})", acct.api_secret);

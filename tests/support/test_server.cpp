@@ -243,8 +243,8 @@ void TestServer::start(std::vector<std::string> extra_args, std::map<std::string
   // A restarted server appends to the same log: only lines after this offset are its own.
   std::uintmax_t log_offset = std::filesystem::exists(log_path) ? std::filesystem::file_size(log_path) : 0;
 
-  std::vector<std::string> args = {imagod_path(), "serve",       "--listen",  "127.0.0.1:0",
-                                   "--data-dir",  data_dir_,     "--no-bootstrap", "--allow-private-fetch"};
+  std::vector<std::string> args = {imagod_path(), "serve",   "--listen",       "127.0.0.1:0",
+                                   "--data-dir",  data_dir_, "--no-bootstrap", "--allow-private-fetch"};
   args.insert(args.end(), extra_args.begin(), extra_args.end());
 
   // The child sees the parent's environment minus any IMAGO_* setting (a developer's shell must not
@@ -307,7 +307,8 @@ void TestServer::start(std::vector<std::string> extra_args, std::map<std::string
     if (log.is_open()) {
       char buf[4096];
       log.clear();
-      while (log.read(buf, sizeof buf) || log.gcount() > 0) pending.append(buf, static_cast<size_t>(log.gcount()));
+      while (log.read(buf, sizeof buf) || log.gcount() > 0)
+        pending.append(buf, static_cast<size_t>(log.gcount()));
       size_t nl;
       while ((nl = pending.find('\n')) != std::string::npos) {
         std::string line = pending.substr(0, nl);
@@ -347,11 +348,13 @@ HttpResponse TestServer::get(const std::string& path, const std::string& secret)
   return request("GET", path, "", secret);
 }
 
-HttpResponse TestServer::post(const std::string& path, const std::string& body, const std::string& secret) const {
+HttpResponse TestServer::post(const std::string& path, const std::string& body,
+                              const std::string& secret) const {
   return request("POST", path, body, secret);
 }
 
-HttpResponse TestServer::put(const std::string& path, const std::string& body, const std::string& secret) const {
+HttpResponse TestServer::put(const std::string& path, const std::string& body,
+                             const std::string& secret) const {
   return request("PUT", path, body, secret);
 }
 
@@ -359,7 +362,8 @@ HttpResponse TestServer::del(const std::string& path, const std::string& secret)
   return request("DELETE", path, "", secret);
 }
 
-HttpResponse TestServer::admin(const std::string& method, const std::string& path, const std::string& body) const {
+HttpResponse TestServer::admin(const std::string& method, const std::string& path,
+                               const std::string& body) const {
   HttpRequestOptions opts;
   opts.headers["Authorization"] = "Bearer " + admin_token_;
   return http_request(method, url_ + path, body, opts);
@@ -394,7 +398,9 @@ void TestServer::stop(int signal) {
   pid_ = -1;
 }
 
-void TestServer::kill9() { stop(SIGKILL); }
+void TestServer::kill9() {
+  stop(SIGKILL);
+}
 
 int TestServer::wait_exit() {
   if (pid_ > 0) {

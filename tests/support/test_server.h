@@ -36,8 +36,7 @@ struct TestAccount {
 class TestServer {
  public:
   // Extra flags for `imagod serve` and extra environment variables.
-  explicit TestServer(std::vector<std::string> extra_args = {},
-                      std::map<std::string, std::string> env = {});
+  explicit TestServer(std::vector<std::string> extra_args = {}, std::map<std::string, std::string> env = {});
   // Reuses an existing data directory (restart tests).
   TestServer(const std::string& data_dir, std::vector<std::string> extra_args,
              std::map<std::string, std::string> env);
@@ -45,7 +44,7 @@ class TestServer {
   TestServer(const TestServer&) = delete;
   TestServer& operator=(const TestServer&) = delete;
 
-  const std::string& url() const { return url_; }          // "http://127.0.0.1:PORT"
+  const std::string& url() const { return url_; }  // "http://127.0.0.1:PORT"
   int port() const { return port_; }
   const std::string& data_dir() const { return data_dir_; }
   const std::string& admin_token() const { return admin_token_; }

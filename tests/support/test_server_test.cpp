@@ -1,19 +1,18 @@
 // Tests of the black-box harness itself (start, readiness, accounts, stop, restart, failure
 // reporting) and of the HTTP layer's edge cases as the real imagod serves them.
+#include "support/test_server.h"
+
 #include <arpa/inet.h>
 #include <gtest/gtest.h>
 #include <netinet/in.h>
 #include <signal.h>
 #include <sys/socket.h>
-#include <unistd.h>
-
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
 #include <thread>
-
-#include "support/test_server.h"
 
 namespace imago::testing {
 namespace {
@@ -191,7 +190,9 @@ TEST(Harness, MissingBinaryIsReportedClearly) {
   EXPECT_NE(what.find("No such file"), std::string::npos) << what;
 }
 
-TEST(Harness, ImagodIsBuilt) { EXPECT_TRUE(std::filesystem::exists(imagod_path())) << imagod_path(); }
+TEST(Harness, ImagodIsBuilt) {
+  EXPECT_TRUE(std::filesystem::exists(imagod_path())) << imagod_path();
+}
 
 // ---- the HTTP layer as imagod serves it ----
 

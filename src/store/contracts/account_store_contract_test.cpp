@@ -5,7 +5,9 @@
 namespace imago::contracts {
 namespace {
 
-KeyMaterial km(const std::string& h) { return KeyMaterial{h, "imago_sk_ab", "wxyz"}; }
+KeyMaterial km(const std::string& h) {
+  return KeyMaterial{h, "imago_sk_ab", "wxyz"};
+}
 
 class AccountStoreContract : public StoreContract {};
 

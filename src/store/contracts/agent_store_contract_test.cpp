@@ -12,7 +12,6 @@ namespace {
 
 class AgentStoreContract : public StoreContract {
  protected:
-
   std::string account(int64_t credits) { return new_account(credits); }
   Status create(const std::string& acct, const std::string& code) {
     AgentRecord a;
@@ -196,9 +195,12 @@ TEST_P(AgentStoreContract, ConcurrentCreatesOfOneCodeAreOneSuccessAndConflicts) 
       job.account_id = acct;
       job.subject = a.code;
       auto r = agents().create(a, {}, billing::agent_generation_charge(acct, job.id, a.code), job);
-      if (r.ok()) ok++;
-      else if (r.status().code() == Code::kConflict) conflict++;
-      else other++;
+      if (r.ok())
+        ok++;
+      else if (r.status().code() == Code::kConflict)
+        conflict++;
+      else
+        other++;
     });
   }
   for (auto& th : threads) th.join();

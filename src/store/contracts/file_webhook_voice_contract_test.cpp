@@ -39,6 +39,23 @@ TEST_P(FileStoreContract, ADuplicateIdIsAConflict) {
   EXPECT_EQ(files().insert(file(a, "file_dup")).code(), Code::kConflict);
 }
 
+TEST_P(FileStoreContract, UsageCountsEveryFileOfTheAccount) {
+  auto a = new_account(0), b = new_account(0);
+  EXPECT_EQ(*files().usage_bytes(a), 0);
+  auto f1 = file(a, "file_u1");
+  f1.size = 1000;
+  auto f2 = file(a, "file_u2");
+  f2.size = 234;
+  f2.purpose = "model";
+  f2.agent_code = "A12BCD3456";
+  ASSERT_TRUE(files().insert(f1).ok());
+  ASSERT_TRUE(files().insert(f2).ok());
+  ASSERT_TRUE(files().insert(file(b, "file_u3")).ok());
+  EXPECT_EQ(*files().usage_bytes(a), 1234);
+  ASSERT_TRUE(files().remove(a, "file_u1").ok());
+  EXPECT_EQ(*files().usage_bytes(a), 234);
+}
+
 IMAGO_STORE_CONTRACT(FileStoreContract);
 
 class WebhookStoreContract : public StoreContract {

@@ -14,7 +14,6 @@ constexpr int64_t kLease = 10'000'000;  // 10 s
 
 class JobStoreContract : public StoreContract {
  protected:
-
   std::string add(std::string kind, std::string account = "usr_a", int max_attempts = 3) {
     NewJob j;
     j.kind = std::move(kind);

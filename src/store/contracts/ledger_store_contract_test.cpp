@@ -77,9 +77,12 @@ TEST_P(LedgerStoreContract, ConcurrentChargesForTheLastCreditsAdmitExactlyTheAff
   for (int t = 0; t < 16; ++t) {
     threads.emplace_back([&, t] {
       auto r = ledger().apply(charge(acct, 250, "race:" + std::to_string(t)));
-      if (r.ok()) ok++;
-      else if (r.status().code() == Code::kInsufficientFunds) short_++;
-      else other++;
+      if (r.ok())
+        ok++;
+      else if (r.status().code() == Code::kInsufficientFunds)
+        short_++;
+      else
+        other++;
     });
   }
   for (auto& th : threads) th.join();
@@ -116,9 +119,12 @@ TEST_P(LedgerStoreContract, ManyWritersNeverOverdrawAndTheLedgerAddsUpToTheBalan
     threads.emplace_back([&, t] {
       for (int i = 0; i < kPerThread; ++i) {
         auto r = ledger().apply(charge(acct, 10, "many:" + std::to_string(t) + ":" + std::to_string(i)));
-        if (r.ok()) ok++;
-        else if (r.status().code() == Code::kInsufficientFunds) short_++;
-        else other++;
+        if (r.ok())
+          ok++;
+        else if (r.status().code() == Code::kInsufficientFunds)
+          short_++;
+        else
+          other++;
       }
     });
   }

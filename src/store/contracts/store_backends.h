@@ -2,12 +2,12 @@
 // against every backend (the RocksDB env_test pattern). A backend joins by adding one factory to
 // contract_backends() in store_backends.cpp; every TEST_P then runs on it unchanged.
 #pragma once
+#include <gtest/gtest.h>
+
 #include <functional>
 #include <memory>
 #include <string>
 #include <vector>
-
-#include <gtest/gtest.h>
 
 #include "store/stores.h"
 #include "util/clock.h"
@@ -57,6 +57,6 @@ class StoreContract : public ::testing::TestWithParam<StoreBackendFactory> {
 }  // namespace imago::contracts
 
 // Runs the TEST_Ps of `suite` (a class derived from StoreContract) on every backend.
-#define IMAGO_STORE_CONTRACT(suite)                                                              \
+#define IMAGO_STORE_CONTRACT(suite)                                                                       \
   INSTANTIATE_TEST_SUITE_P(Backends, suite, ::testing::ValuesIn(::imago::contracts::contract_backends()), \
                            [](const auto& info) { return info.param.name; })

@@ -100,10 +100,16 @@ template <typename T>
 using TxResult = typename TxResultOf<T>::type;
 
 template <typename T>
-bool failed(const T&) { return false; }
-inline bool failed(const Status& s) { return !s.ok(); }
+bool failed(const T&) {
+  return false;
+}
+inline bool failed(const Status& s) {
+  return !s.ok();
+}
 template <typename T>
-bool failed(const Result<T>& r) { return !r.ok(); }
+bool failed(const Result<T>& r) {
+  return !r.ok();
+}
 }  // namespace detail
 
 struct Migration {
@@ -183,7 +189,8 @@ auto Db::run_tx(F&& fn, const char* begin) -> detail::TxResult<decltype(fn(std::
       if (busy && attempt < 50) continue;
       // A unique or check constraint refused the write (a duplicate create that raced past its
       // check): the caller's conflict, never an internal error.
-      if ((e.code() & 0xff) == SQLITE_CONSTRAINT) return Status::Conflict("The record already exists or conflicts with another");
+      if ((e.code() & 0xff) == SQLITE_CONSTRAINT)
+        return Status::Conflict("The record already exists or conflicts with another");
       return Status::Internal(std::string("database error: ") + e.what());
     }
   }

@@ -51,6 +51,8 @@ CREATE TABLE ledger (
 );
 CREATE INDEX ledger_by_account ON ledger(account_id, seq DESC);
 )sql"},
+      // An enterprise account's own storage quota in bytes (NULL: the plan's).
+      {2, "account storage quota", "ALTER TABLE accounts ADD COLUMN limit_storage INTEGER;"},
   };
 }
 
@@ -63,7 +65,7 @@ Account read_account(const Stmt& s, int o) {
   a.plan = parse_plan(s.col_text(o + 2)).value_or(Plan::kFree);
   if (!s.col_null(o + 3)) {
     a.custom_limits = PlanLimits{static_cast<int>(s.col_int(o + 3)), static_cast<int>(s.col_int(o + 4)),
-                                 static_cast<int>(s.col_int(o + 5))};
+                                 static_cast<int>(s.col_int(o + 5)), s.col_opt_int(o + 7).value_or(0)};
   }
   a.created_at = s.col_int(o + 6);
   return a;
@@ -109,8 +111,8 @@ class SqliteAccountStore final : public AccountStore {
  public:
   SqliteAccountStore(Db& db, Clock& clock) : db_(db), clock_(clock) {}
 
-  Result<std::pair<Account, ApiKey>> create_account(const std::string& name, Plan plan, int64_t initial_credits,
-                                                    const std::string& key_alias,
+  Result<std::pair<Account, ApiKey>> create_account(const std::string& name, Plan plan,
+                                                    int64_t initial_credits, const std::string& key_alias,
                                                     const KeyMaterial& key) override {
     const int64_t now = clock_.now_s();
     return db_.write([&](Conn& c) -> Result<std::pair<Account, ApiKey>> {
@@ -137,7 +139,8 @@ class SqliteAccountStore final : public AccountStore {
   Result<Account> get_account(const std::string& id) override {
     return db_.read([&](Conn& c) -> Result<Account> {
       auto s = c.prepare(
-          "SELECT id, name, plan, limit_generate, limit_write, limit_read, created_at FROM accounts WHERE id = ?");
+          "SELECT id, name, plan, limit_generate, limit_write, limit_read, created_at, limit_storage FROM "
+          "accounts WHERE id = ?");
       s.bind(1, id);
       if (!s.step()) return Status::NotFound("Account not found: " + id);
       return read_account(s, 0);
@@ -151,7 +154,8 @@ class SqliteAccountStore final : public AccountStore {
       n.step();
       page.total = n.col_int(0);
       auto s = c.prepare(
-          "SELECT id, name, plan, limit_generate, limit_write, limit_read, created_at FROM accounts "
+          "SELECT id, name, plan, limit_generate, limit_write, limit_read, created_at, limit_storage FROM "
+          "accounts "
           "ORDER BY created_at DESC, id DESC LIMIT ? OFFSET ?");
       s.bind(1, limit).bind(2, offset);
       while (s.step()) page.accounts.push_back(read_account(s, 0));
@@ -171,14 +175,21 @@ class SqliteAccountStore final : public AccountStore {
     if (plan != Plan::kEnterprise) limits.reset();
     return db_.write([&](Conn& c) -> Status {
       auto s = c.prepare(
-          "UPDATE accounts SET plan = ?, limit_generate = ?, limit_write = ?, limit_read = ? WHERE id = ?");
+          "UPDATE accounts SET plan = ?, limit_generate = ?, limit_write = ?, limit_read = ?, limit_storage "
+          "= ?"
+          " WHERE id = ?");
       s.bind(1, plan_name(plan));
       if (limits) {
         s.bind(2, limits->generate_per_min).bind(3, limits->write_per_min).bind(4, limits->read_per_min);
+        if (limits->storage_bytes > 0) {
+          s.bind(5, limits->storage_bytes);
+        } else {
+          s.bind_null(5);
+        }
       } else {
-        s.bind_null(2).bind_null(3).bind_null(4);
+        s.bind_null(2).bind_null(3).bind_null(4).bind_null(5);
       }
-      s.bind(5, id).run();
+      s.bind(6, id).run();
       if (c.changes() == 0) return Status::NotFound("Account not found: " + id);
       return Status::Ok();
     });
@@ -236,8 +247,11 @@ class SqliteAccountStore final : public AccountStore {
   Result<KeyOwner> find_active_key(const std::string& hash_hex) override {
     return db_.read([&](Conn& c) -> Result<KeyOwner> {
       auto s = c.prepare(
-          "SELECT k.id, k.account_id, k.alias, k.prefix, k.last4, k.created_at, k.last_used_at, k.revoked_at, "
-          "a.id, a.name, a.plan, a.limit_generate, a.limit_write, a.limit_read, a.created_at, k.secret_hash "
+          "SELECT k.id, k.account_id, k.alias, k.prefix, k.last4, k.created_at, k.last_used_at, "
+          "k.revoked_at, "
+          "a.id, a.name, a.plan, a.limit_generate, a.limit_write, a.limit_read, a.created_at, "
+          "a.limit_storage, "
+          "k.secret_hash "
           "FROM api_keys k JOIN accounts a ON a.id = k.account_id "
           "WHERE k.secret_hash = ? AND k.revoked_at IS NULL");
       s.bind(1, hash_hex);
@@ -245,7 +259,7 @@ class SqliteAccountStore final : public AccountStore {
       KeyOwner o;
       o.key = read_key(s, 0);
       o.account = read_account(s, 8);
-      o.stored_hash = s.col_text(15);
+      o.stored_hash = s.col_text(16);
       return o;
     });
   }
@@ -260,7 +274,8 @@ class SqliteAccountStore final : public AccountStore {
       if (last_touch_.size() > 100000) last_touch_.clear();
     }
     (void)db_.write([&](Conn& c) -> Status {
-      c.prepare("UPDATE api_keys SET last_used_at = ? WHERE id = ? AND (last_used_at IS NULL OR last_used_at < ?)")
+      c.prepare(
+           "UPDATE api_keys SET last_used_at = ? WHERE id = ? AND (last_used_at IS NULL OR last_used_at < ?)")
           .bind(1, now_s)
           .bind(2, key_id)
           .bind(3, now_s)
@@ -279,8 +294,8 @@ class SqliteAccountStore final : public AccountStore {
   }
 
  private:
-  Result<ApiKey> revoke_in_tx(Conn& c, const std::optional<std::string>& account_id, const std::string& key_id,
-                              int64_t now) {
+  Result<ApiKey> revoke_in_tx(Conn& c, const std::optional<std::string>& account_id,
+                              const std::string& key_id, int64_t now) {
     auto s = c.prepare(
         "SELECT id, account_id, alias, prefix, last4, created_at, last_used_at, revoked_at FROM api_keys "
         "WHERE id = ? AND revoked_at IS NULL");

@@ -83,15 +83,18 @@ std::vector<Migration> agent_migrations() {
        "ALTER TABLE jobs ADD COLUMN claim_seq INTEGER;"
        "CREATE INDEX jobs_by_claim_seq ON jobs(claim_seq);"
        "CREATE INDEX jobs_account_claims ON jobs(account_id, lane, claim_seq);"},
+      {203, "files_by_account",
+       // Storage quotas sum an account's file sizes.
+       "CREATE INDEX files_by_account ON files(account_id);"},
   };
 }
 
 namespace {
 
-#define AGENT_COLUMNS                                                                                         \
-  "code, account_id, name, status, progress, progress_msg, current_step, error_message, system_prompt, "  \
-  "model, aspect_ratio, video_aspect_ratio, duration, image_source, video_source, audio_source, "         \
-  "image_file, video_file, audio_file, model_file, dynamics_config, dynamics_status, dynamics_file, "     \
+#define AGENT_COLUMNS                                                                                    \
+  "code, account_id, name, status, progress, progress_msg, current_step, error_message, system_prompt, " \
+  "model, aspect_ratio, video_aspect_ratio, duration, image_source, video_source, audio_source, "        \
+  "image_file, video_file, audio_file, model_file, dynamics_config, dynamics_status, dynamics_file, "    \
   "dynamics_gestures, dynamics_error, movements_file, created_at, updated_at"
 
 AgentRecord read_agent(const Stmt& s) {
@@ -127,7 +130,9 @@ AgentRecord read_agent(const Stmt& s) {
   return a;
 }
 
-Status not_found(const std::string& code) { return Status::NotFound("Agent not found for code: " + code); }
+Status not_found(const std::string& code) {
+  return Status::NotFound("Agent not found for code: " + code);
+}
 
 std::optional<AgentRecord> load(Conn& c, const std::string& code) {
   auto q = c.prepare("SELECT " AGENT_COLUMNS " FROM agents WHERE code = ?");
@@ -140,9 +145,9 @@ std::optional<AgentRecord> load(Conn& c, const std::string& code) {
 // exist and the worker must still hold the job's lease (otherwise the outcome was recorded already,
 // or the job was cancelled); then the files the job produced are registered. Returns the agent when
 // the caller should go on.
-std::optional<AgentRecord> begin_outcome(Conn& c, const std::string& code, const JobLease& lease, bool success,
-                                         const std::string& error, const std::vector<FileRecord>& files,
-                                         int64_t now_us) {
+std::optional<AgentRecord> begin_outcome(Conn& c, const std::string& code, const JobLease& lease,
+                                         bool success, const std::string& error,
+                                         const std::vector<FileRecord>& files, int64_t now_us) {
   auto a = load(c, code);
   if (!a) return std::nullopt;
   if (!finish_job(c, lease.job_id, lease.owner, success ? "succeeded" : "failed",
@@ -191,7 +196,8 @@ class SqliteAgentStore final : public AgentStore {
       // code or idempotency key waits on the unique index and then sees the winner's row, so the
       // outcome is a replay or kConflict (never a constraint error), on any backend.
       c.prepare(
-           "INSERT INTO agents(code, account_id, name, status, progress, progress_msg, current_step, system_prompt,"
+           "INSERT INTO agents(code, account_id, name, status, progress, progress_msg, current_step, "
+           "system_prompt,"
            " model, aspect_ratio, video_aspect_ratio, duration, image_source, video_source, audio_source,"
            " image_file, video_file, audio_file, dynamics_config, created_at, updated_at, idempotency_key)"
            " VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING")
@@ -270,8 +276,9 @@ class SqliteAgentStore final : public AgentStore {
         auto n = c.prepare("SELECT COUNT(*) FROM agents WHERE account_id = ?");
         n.bind(1, account_id);
         if (n.step()) page.total = n.col_int(0);
-        auto q = c.prepare("SELECT " AGENT_COLUMNS
-                           " FROM agents WHERE account_id = ? ORDER BY created_at DESC, rowid DESC LIMIT ? OFFSET ?");
+        auto q = c.prepare(
+            "SELECT " AGENT_COLUMNS
+            " FROM agents WHERE account_id = ? ORDER BY created_at DESC, rowid DESC LIMIT ? OFFSET ?");
         q.bind(1, account_id).bind(2, limit).bind(3, offset);
         while (q.step()) page.agents.push_back(read_agent(q));
       }
@@ -279,7 +286,8 @@ class SqliteAgentStore final : public AgentStore {
     });
   }
 
-  Status update_prompt(const std::string& account_id, const std::string& code, const std::string& prompt) override {
+  Status update_prompt(const std::string& account_id, const std::string& code,
+                       const std::string& prompt) override {
     int64_t now = clock_.now_s();
     return db_.write([&](Conn& c) -> Status {
       c.prepare("UPDATE agents SET system_prompt = ?, updated_at = ? WHERE code = ? AND account_id = ?")
@@ -300,7 +308,8 @@ class SqliteAgentStore final : public AgentStore {
       // Paid work that never started is refunded (docs/agents.md); started or finished work keeps
       // its charge. The charges are rebuilt from the jobs, so the refund keys match them.
       auto unstarted = c.prepare(
-          "SELECT id, kind FROM jobs WHERE subject = ? AND account_id = ? AND state = 'queued' AND attempts = 0"
+          "SELECT id, kind FROM jobs WHERE subject = ? AND account_id = ? AND state = 'queued' AND attempts "
+          "= 0"
           " AND kind IN ('agent_generate', 'dynamics_generate')");
       unstarted.bind(1, code).bind(2, account_id);
       std::vector<std::pair<LedgerOp, const char*>> charges;
@@ -397,7 +406,9 @@ class SqliteAgentStore final : public AgentStore {
       if (!a || a->account_id != account_id) return not_found(code);
       auto charged = apply_ledger_op(c, charge, now);
       if (!charged.ok()) return charged.status();
-      c.prepare("UPDATE agents SET dynamics_status = 'generating', dynamics_error = NULL, updated_at = ? WHERE code = ?")
+      c.prepare(
+           "UPDATE agents SET dynamics_status = 'generating', dynamics_error = NULL, updated_at = ? WHERE "
+           "code = ?")
           .bind(1, now)
           .bind(2, code)
           .run();
@@ -423,7 +434,9 @@ class SqliteAgentStore final : public AgentStore {
         // A clip can be both the old idle gesture and still referenced by the new map.
         std::vector<std::string> keep = gesture_file_ids(o.gestures_json);
         if (o.movements_file) keep.push_back(*o.movements_file);
-        std::erase_if(old, [&](const std::string& id) { return std::find(keep.begin(), keep.end(), id) != keep.end(); });
+        std::erase_if(old, [&](const std::string& id) {
+          return std::find(keep.begin(), keep.end(), id) != keep.end();
+        });
         queue_blob_deletes(c, a->account_id, o.code, delete_files(c, old), now_us);
         if (!o.gestures_json.empty()) {
           c.prepare(
@@ -443,7 +456,9 @@ class SqliteAgentStore final : public AgentStore {
               .run();
         }
       } else if (!o.movements_only) {
-        c.prepare("UPDATE agents SET dynamics_status = 'failed', dynamics_error = ?, updated_at = ? WHERE code = ?")
+        c.prepare(
+             "UPDATE agents SET dynamics_status = 'failed', dynamics_error = ?, updated_at = ? WHERE code = "
+             "?")
             .bind(1, o.error)
             .bind(2, now)
             .bind(3, o.code)
@@ -458,8 +473,8 @@ class SqliteAgentStore final : public AgentStore {
     });
   }
 
-  Status update_dynamics_config(const std::string& account_id, const std::string& code, const std::string& config_json,
-                                const std::optional<NewJob>& job) override {
+  Status update_dynamics_config(const std::string& account_id, const std::string& code,
+                                const std::string& config_json, const std::optional<NewJob>& job) override {
     int64_t now_us = clock_.now_us();
     return db_.write([&](Conn& c) -> Status {
       c.prepare("UPDATE agents SET dynamics_config = ?, updated_at = ? WHERE code = ? AND account_id = ?")

@@ -37,7 +37,8 @@ class SqliteFileStore final : public FileStore {
   Result<FileRecord> get(const std::string& account_id, const std::string& id) override {
     return db_.read([&](Conn& c) -> Result<FileRecord> {
       auto q = c.prepare(
-          "SELECT id, account_id, agent_code, purpose, blob_key, kind, mime, ext, size, original_name, source_url,"
+          "SELECT id, account_id, agent_code, purpose, blob_key, kind, mime, ext, size, original_name, "
+          "source_url,"
           " created_at FROM files WHERE id = ? AND account_id = ?");
       q.bind(1, id).bind(2, account_id);
       if (!q.step()) return Status::NotFound("File not found: " + id);
@@ -48,13 +49,22 @@ class SqliteFileStore final : public FileStore {
   Result<FileRecord> remove(const std::string& account_id, const std::string& id) override {
     return db_.write([&](Conn& c) -> Result<FileRecord> {
       auto q = c.prepare(
-          "SELECT id, account_id, agent_code, purpose, blob_key, kind, mime, ext, size, original_name, source_url,"
+          "SELECT id, account_id, agent_code, purpose, blob_key, kind, mime, ext, size, original_name, "
+          "source_url,"
           " created_at FROM files WHERE id = ? AND account_id = ?");
       q.bind(1, id).bind(2, account_id);
       if (!q.step()) return Status::NotFound("File not found: " + id);
       FileRecord f = read_file(q);
       c.prepare("DELETE FROM files WHERE id = ?").bind(1, id).run();
       return f;
+    });
+  }
+
+  Result<int64_t> usage_bytes(const std::string& account_id) override {
+    return db_.read([&](Conn& c) -> int64_t {
+      auto q = c.prepare("SELECT COALESCE(SUM(size), 0) FROM files WHERE account_id = ?");
+      q.bind(1, account_id);
+      return q.step() ? q.col_int(0) : 0;
     });
   }
 
@@ -67,7 +77,8 @@ class SqliteFileStore final : public FileStore {
 
 void insert_file(Conn& c, const FileRecord& f) {
   c.prepare(
-       "INSERT INTO files(id, account_id, agent_code, purpose, blob_key, kind, mime, ext, size, original_name,"
+       "INSERT INTO files(id, account_id, agent_code, purpose, blob_key, kind, mime, ext, size, "
+       "original_name,"
        " source_url, created_at) VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")
       .bind(1, f.id)
       .bind(2, f.account_id)

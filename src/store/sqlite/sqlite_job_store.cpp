@@ -5,7 +5,8 @@
 namespace imago {
 
 std::string_view lane_of(std::string_view kind) {
-  if (kind == kJobAgentGenerate || kind == kJobDynamicsGenerate || kind == kJobDynamicsMovements) return kLaneGenerate;
+  if (kind == kJobAgentGenerate || kind == kJobDynamicsGenerate || kind == kJobDynamicsMovements)
+    return kLaneGenerate;
   return kLaneLight;
 }
 
@@ -35,7 +36,8 @@ Job read_job(const Stmt& s) {
 
 std::optional<Job> load_job(Conn& c, const std::string& id) {
   auto q = c.prepare(
-      "SELECT id, kind, lane, account_id, subject, payload, state, attempts, max_attempts, run_at, lease_owner, "
+      "SELECT id, kind, lane, account_id, subject, payload, state, attempts, max_attempts, run_at, "
+      "lease_owner, "
       "lease_until, last_error, created_at, updated_at FROM jobs WHERE id = ?");
   q.bind(1, id);
   if (!q.step()) return std::nullopt;
@@ -65,7 +67,8 @@ class SqliteJobStore final : public JobStore {
     return db_.write([&](Conn& c) { return insert_job(c, job, now); });
   }
 
-  Result<std::optional<Job>> claim(std::string_view lane, const std::string& owner, int64_t lease_us) override {
+  Result<std::optional<Job>> claim(std::string_view lane, const std::string& owner,
+                                   int64_t lease_us) override {
     int64_t now = clock_.now_us();
     return db_.write([&](Conn& c) -> std::optional<Job> {
       // Runnable: queued and due, or running with an expired lease (its worker died). Generation
@@ -78,14 +81,17 @@ class SqliteJobStore final : public JobStore {
       // picked the same job (possible without a single writer) cannot both take it.
       for (int attempt = 0; attempt < 8; ++attempt) {
         auto q = c.prepare(kClaimCandidateSql);
-        q.bind(1, lane).bind(2, now).bind(3, kMaxRunningAgentJobsPerAccount).bind(4, kMaxRunningDynamicsJobsPerAccount);
+        q.bind(1, lane)
+            .bind(2, now)
+            .bind(3, kMaxRunningAgentJobsPerAccount)
+            .bind(4, kMaxRunningDynamicsJobsPerAccount);
         if (!q.step()) return std::nullopt;
         std::string id = q.col_text(0);
         q.run();  // finish the statement before writing
         c.prepare(
-           "UPDATE jobs SET state = 'running', lease_owner = ?, lease_until = ?, attempts = attempts + 1,"
-           " updated_at = ?, claim_seq = (SELECT COALESCE(MAX(claim_seq), 0) + 1 FROM jobs) WHERE id = ?"
-           " AND ((state = 'queued' AND run_at <= ?) OR (state = 'running' AND lease_until < ?))")
+             "UPDATE jobs SET state = 'running', lease_owner = ?, lease_until = ?, attempts = attempts + 1,"
+             " updated_at = ?, claim_seq = (SELECT COALESCE(MAX(claim_seq), 0) + 1 FROM jobs) WHERE id = ?"
+             " AND ((state = 'queued' AND run_at <= ?) OR (state = 'running' AND lease_until < ?))")
             .bind(1, owner)
             .bind(2, now + lease_us)
             .bind(3, now)
@@ -103,7 +109,8 @@ class SqliteJobStore final : public JobStore {
     int64_t now = clock_.now_us();
     return db_.write([&](Conn& c) -> bool {
       c.prepare(
-           "UPDATE jobs SET lease_until = ?, updated_at = ? WHERE id = ? AND lease_owner = ? AND state = 'running'")
+           "UPDATE jobs SET lease_until = ?, updated_at = ? WHERE id = ? AND lease_owner = ? AND state = "
+           "'running'")
           .bind(1, now + lease_us)
           .bind(2, now)
           .bind(3, id)
@@ -128,7 +135,8 @@ class SqliteJobStore final : public JobStore {
     int64_t now = clock_.now_us();
     return db_.write([&](Conn& c) -> bool {
       c.prepare(
-           "UPDATE jobs SET state = 'queued', run_at = ?, lease_owner = NULL, lease_until = NULL, last_error = ?,"
+           "UPDATE jobs SET state = 'queued', run_at = ?, lease_owner = NULL, lease_until = NULL, last_error "
+           "= ?,"
            " updated_at = ? WHERE id = ? AND lease_owner = ? AND state = 'running'")
           .bind(1, run_at_us)
           .bind(2, error)
@@ -145,7 +153,8 @@ class SqliteJobStore final : public JobStore {
     return db_.write([&](Conn& c) -> bool {
       c.prepare(
            "UPDATE jobs SET state = 'queued', run_at = ?, lease_owner = NULL, lease_until = NULL,"
-           " attempts = MAX(attempts - 1, 0), updated_at = ? WHERE id = ? AND lease_owner = ? AND state = 'running'")
+           " attempts = MAX(attempts - 1, 0), updated_at = ? WHERE id = ? AND lease_owner = ? AND state = "
+           "'running'")
           .bind(1, std::max(run_at_us, now))
           .bind(2, now)
           .bind(3, id)
@@ -172,7 +181,8 @@ class SqliteJobStore final : public JobStore {
     return db_.read([&](Conn& c) {
       std::vector<Job> out;
       auto q = c.prepare(
-          "SELECT id, kind, lane, account_id, subject, payload, state, attempts, max_attempts, run_at, lease_owner, "
+          "SELECT id, kind, lane, account_id, subject, payload, state, attempts, max_attempts, run_at, "
+          "lease_owner, "
           "lease_until, last_error, created_at, updated_at FROM jobs WHERE subject = ? ORDER BY created_at");
       q.bind(1, subject);
       while (q.step()) out.push_back(read_job(q));
@@ -238,7 +248,9 @@ int cancel_jobs_for_subject(Conn& c, const std::string& subject, int64_t now_us)
   return c.changes();
 }
 
-std::unique_ptr<JobStore> make_job_store(Db& db, Clock& clock) { return std::make_unique<SqliteJobStore>(db, clock); }
+std::unique_ptr<JobStore> make_job_store(Db& db, Clock& clock) {
+  return std::make_unique<SqliteJobStore>(db, clock);
+}
 
 }  // namespace sqlite
 }  // namespace imago

@@ -54,7 +54,8 @@ Result<LedgerEntry> apply_ledger_op(Conn& c, const LedgerOp& op, int64_t now_s) 
 
   const std::string id = new_id("led");
   c.prepare(
-       "INSERT INTO ledger(id, account_id, kind, amount, balance_after, reason, operation_key, reference, created_at) "
+       "INSERT INTO ledger(id, account_id, kind, amount, balance_after, reason, operation_key, reference, "
+       "created_at) "
        "VALUES(?,?,?,?,0,?,?,?,?) ON CONFLICT(account_id, operation_key) DO NOTHING")
       .bind(1, id)
       .bind(2, op.account_id)
@@ -88,7 +89,10 @@ Result<LedgerEntry> apply_ledger_op(Conn& c, const LedgerOp& op, int64_t now_s) 
         .bind(5, balance->topup_credits)
         .run();
     if (c.changes() == 1) {
-      c.prepare("UPDATE ledger SET balance_after = ? WHERE id = ?").bind(1, applied->after.total()).bind(2, id).run();
+      c.prepare("UPDATE ledger SET balance_after = ? WHERE id = ?")
+          .bind(1, applied->after.total())
+          .bind(2, id)
+          .run();
       return billing::make_entry(op, *applied, id, now_s);
     }
     balance = load_balance(c, op.account_id);

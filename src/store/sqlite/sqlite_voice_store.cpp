@@ -62,8 +62,17 @@ class SqliteVoiceStore final : public VoiceStore {
     int64_t now = clock_.now_s();
     return db_.write([&](Conn& c) -> Result<DesignedVoice> {
       auto s = c.prepare("INSERT INTO voices (" VOICE_COLUMNS ") VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
-      s.bind(1, in.code).bind(2, in.account_id).bind(3, in.name).bind(4, in.base_voice).bind(5, in.description);
-      s.bind(6, in.gender).bind(7, in.pitch).bind(8, in.rate).bind(9, in.brightness).bind(10, now).bind(11, now);
+      s.bind(1, in.code)
+          .bind(2, in.account_id)
+          .bind(3, in.name)
+          .bind(4, in.base_voice)
+          .bind(5, in.description);
+      s.bind(6, in.gender)
+          .bind(7, in.pitch)
+          .bind(8, in.rate)
+          .bind(9, in.brightness)
+          .bind(10, now)
+          .bind(11, now);
       s.run();
       return select_live(c, in.account_id, in.code);
     });
@@ -76,8 +85,9 @@ class SqliteVoiceStore final : public VoiceStore {
   Result<std::vector<DesignedVoice>> list(const std::string& account_id) override {
     return db_.read([&](Conn& c) {
       std::vector<DesignedVoice> out;
-      auto s = c.prepare("SELECT " VOICE_COLUMNS
-                         " FROM voices WHERE account_id = ? AND revoked_at IS NULL ORDER BY created_at, rowid");
+      auto s =
+          c.prepare("SELECT " VOICE_COLUMNS
+                    " FROM voices WHERE account_id = ? AND revoked_at IS NULL ORDER BY created_at, rowid");
       s.bind(1, account_id);
       while (s.step()) out.push_back(read_voice(s));
       return out;
@@ -101,7 +111,8 @@ class SqliteVoiceStore final : public VoiceStore {
   Status revoke(const std::string& account_id, const std::string& code) override {
     int64_t now = clock_.now_s();
     return db_.write([&](Conn& c) -> Status {
-      auto s = c.prepare("UPDATE voices SET revoked_at = ? WHERE code = ? AND account_id = ? AND revoked_at IS NULL");
+      auto s = c.prepare(
+          "UPDATE voices SET revoked_at = ? WHERE code = ? AND account_id = ? AND revoked_at IS NULL");
       s.bind(1, now).bind(2, code).bind(3, account_id);
       s.run();
       if (c.changes() == 0) return Status::NotFound("Voice not found for code: " + code);

@@ -108,18 +108,25 @@ WebhookDelivery read_delivery(const Stmt& s) {
   return d;
 }
 
-#define DELIVERY_COLUMNS                                                                                  \
+#define DELIVERY_COLUMNS                                                                             \
   "id, webhook_id, account_id, event_type, payload, state, attempts, last_status_code, last_error, " \
   "created_at, updated_at, delivered_at"
 #define WEBHOOK_COLUMNS "id, account_id, url, events, description, secret, active, created_at, updated_at"
 
 void insert_delivery(Conn& c, const WebhookDelivery& d) {
-  auto st = c.prepare("INSERT INTO webhook_deliveries(" DELIVERY_COLUMNS ") VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
+  auto st = c.prepare("INSERT INTO webhook_deliveries(" DELIVERY_COLUMNS
+                      ") VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
   st.bind(1, d.id).bind(2, d.webhook_id).bind(3, d.account_id).bind(4, d.event_type).bind(5, d.payload);
   st.bind(6, d.state).bind(7, d.attempts);
-  if (d.last_status_code) st.bind(8, *d.last_status_code); else st.bind_null(8);
+  if (d.last_status_code)
+    st.bind(8, *d.last_status_code);
+  else
+    st.bind_null(8);
   st.bind(9, d.last_error).bind(10, d.created_at).bind(11, d.updated_at);
-  if (d.delivered_at) st.bind(12, *d.delivered_at); else st.bind_null(12);
+  if (d.delivered_at)
+    st.bind(12, *d.delivered_at);
+  else
+    st.bind_null(12);
   st.run();
 }
 
@@ -148,7 +155,8 @@ class SqliteWebhookStore final : public WebhookStore {
   Result<std::vector<Webhook>> list(const std::string& account_id) override {
     return db_.read([&](Conn& c) {
       std::vector<Webhook> out;
-      auto q = c.prepare("SELECT " WEBHOOK_COLUMNS " FROM webhooks WHERE account_id = ? ORDER BY created_at, rowid");
+      auto q = c.prepare("SELECT " WEBHOOK_COLUMNS
+                         " FROM webhooks WHERE account_id = ? ORDER BY created_at, rowid");
       q.bind(1, account_id);
       while (q.step()) out.push_back(read_webhook(q));
       return out;
@@ -182,7 +190,9 @@ class SqliteWebhookStore final : public WebhookStore {
       q.bind(1, id);
       while (q.step()) pending.push_back(q.col_text(0));
       for (const auto& d : pending) cancel_jobs_for_subject(c, d, now);
-      c.prepare("DELETE FROM webhook_attempts WHERE delivery_id IN (SELECT id FROM webhook_deliveries WHERE webhook_id = ?)")
+      c.prepare(
+           "DELETE FROM webhook_attempts WHERE delivery_id IN (SELECT id FROM webhook_deliveries WHERE "
+           "webhook_id = ?)")
           .bind(1, id)
           .run();
       c.prepare("DELETE FROM webhook_deliveries WHERE webhook_id = ?").bind(1, id).run();
@@ -209,8 +219,9 @@ class SqliteWebhookStore final : public WebhookStore {
   Result<std::vector<WebhookDelivery>> list_deliveries(const std::string& webhook_id, int limit) override {
     return db_.read([&](Conn& c) {
       std::vector<WebhookDelivery> out;
-      auto q = c.prepare("SELECT " DELIVERY_COLUMNS
-                         " FROM webhook_deliveries WHERE webhook_id = ? ORDER BY created_at DESC, rowid DESC LIMIT ?");
+      auto q = c.prepare(
+          "SELECT " DELIVERY_COLUMNS
+          " FROM webhook_deliveries WHERE webhook_id = ? ORDER BY created_at DESC, rowid DESC LIMIT ?");
       q.bind(1, webhook_id).bind(2, limit);
       while (q.step()) out.push_back(read_delivery(q));
       return out;
@@ -251,13 +262,20 @@ class SqliteWebhookStore final : public WebhookStore {
           "INSERT INTO webhook_attempts(delivery_id, attempt, status_code, error, duration_ms, created_at)"
           " VALUES(?, ?, ?, ?, ?, ?)");
       ins.bind(1, delivery_id).bind(2, attempt);
-      if (status_code) ins.bind(3, *status_code); else ins.bind_null(3);
+      if (status_code)
+        ins.bind(3, *status_code);
+      else
+        ins.bind_null(3);
       ins.bind(4, error).bind(5, duration_ms).bind(6, now).run();
       auto up = c.prepare(
           "UPDATE webhook_deliveries SET attempts = ?, state = ?, last_status_code = ?, last_error = ?,"
-          " updated_at = ?, delivered_at = CASE WHEN ? = 'delivered' THEN ? ELSE delivered_at END WHERE id = ?");
+          " updated_at = ?, delivered_at = CASE WHEN ? = 'delivered' THEN ? ELSE delivered_at END WHERE id = "
+          "?");
       up.bind(1, attempt).bind(2, new_state);
-      if (status_code) up.bind(3, *status_code); else up.bind_null(3);
+      if (status_code)
+        up.bind(3, *status_code);
+      else
+        up.bind_null(3);
       up.bind(4, error).bind(5, now).bind(6, new_state).bind(7, now).bind(8, delivery_id).run();
       return attempt;
     });
@@ -276,8 +294,9 @@ class SqliteWebhookStore final : public WebhookStore {
 
 }  // namespace
 
-std::vector<std::string> enqueue_webhook_event(Conn& c, const std::string& account_id, const std::string& event,
-                                               const std::string& data_json, int64_t now_us) {
+std::vector<std::string> enqueue_webhook_event(Conn& c, const std::string& account_id,
+                                               const std::string& event, const std::string& data_json,
+                                               int64_t now_us) {
   std::vector<Webhook> hooks;
   auto q = c.prepare("SELECT " WEBHOOK_COLUMNS " FROM webhooks WHERE account_id = ? AND active = 1");
   q.bind(1, account_id);

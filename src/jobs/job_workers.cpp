@@ -1,4 +1,4 @@
-#include "jobs/worker_pool.h"
+#include "jobs/job_workers.h"
 
 #include <unistd.h>
 
@@ -16,7 +16,7 @@ int64_t backoff_delay_ms(const Backoff& b, int attempts) {
   return half + static_cast<int64_t>(random_below(static_cast<uint64_t>(std::max<int64_t>(half, 1)) + 1));
 }
 
-void JobQueue::wake() {
+void JobNotifier::wake() {
   {
     std::lock_guard lock(mu_);
     ++generation_;
@@ -24,7 +24,7 @@ void JobQueue::wake() {
   cv_.notify_all();
 }
 
-void JobQueue::wait(int64_t ms) {
+void JobNotifier::wait(int64_t ms) {
   std::unique_lock lock(mu_);
   uint64_t gen = generation_;
   cv_.wait_for(lock, std::chrono::milliseconds(ms), [&] { return generation_ != gen; });
@@ -36,22 +36,27 @@ std::string process_owner_id() {
   return std::string(host) + ":" + std::to_string(getpid()) + ":" + random_hex(4);
 }
 
-WorkerPool::WorkerPool(JobQueue& queue, WorkerPoolOptions options) : queue_(queue), opt_(std::move(options)) {
+JobWorkerPool::JobWorkerPool(JobNotifier& queue, JobWorkerPoolOptions options)
+    : queue_(queue), opt_(std::move(options)) {
   if (opt_.owner_prefix.empty()) opt_.owner_prefix = process_owner_id();
 }
 
-WorkerPool::~WorkerPool() { stop(); }
+JobWorkerPool::~JobWorkerPool() {
+  stop();
+}
 
-void WorkerPool::add_handler(std::string kind, JobHandler* handler) { handlers_[std::move(kind)] = handler; }
+void JobWorkerPool::add_handler(std::string kind, JobHandler* handler) {
+  handlers_[std::move(kind)] = handler;
+}
 
-void WorkerPool::start() {
+void JobWorkerPool::start() {
   if (started_) return;
   started_ = true;
   for (int i = 0; i < opt_.threads; ++i) threads_.emplace_back([this, i] { worker_loop(i); });
   heartbeat_ = std::thread([this] { heartbeat_loop(); });
 }
 
-void WorkerPool::stop() {
+void JobWorkerPool::stop() {
   if (!started_ || stopping_.exchange(true)) return;
   queue_.wake();
   for (auto& t : threads_) t.join();
@@ -59,7 +64,7 @@ void WorkerPool::stop() {
   heartbeat_.join();
 }
 
-void WorkerPool::worker_loop(int index) {
+void JobWorkerPool::worker_loop(int index) {
   const std::string owner = opt_.owner_prefix + "#" + opt_.lane + std::to_string(index);
   while (!stopping_.load()) {
     auto claimed = queue_.store().claim(opt_.lane, owner, opt_.lease_ms * 1000);
@@ -76,7 +81,7 @@ void WorkerPool::worker_loop(int index) {
   }
 }
 
-void WorkerPool::run_one(const Job& job, const std::string& owner) {
+void JobWorkerPool::run_one(const Job& job, const std::string& owner) {
   JobStore& store = queue_.store();
   auto it = handlers_.find(job.kind);
   if (it == handlers_.end()) {
@@ -91,7 +96,8 @@ void WorkerPool::run_one(const Job& job, const std::string& owner) {
     std::lock_guard lock(mu_);
     running_[job.id] = shared;
   }
-  log::info("job_started", {{"job", job.id}, {"kind", job.kind}, {"subject", job.subject}, {"attempt", job.attempts}});
+  log::info("job_started",
+            {{"job", job.id}, {"kind", job.kind}, {"subject", job.subject}, {"attempt", job.attempts}});
   if (job.attempts > job.max_attempts) {
     // Claimed again after its workers died mid-run too often: a poison job, stop here.
     handler.give_up(ctx, "interrupted " + std::to_string(job.attempts - 1) + " times" +
@@ -110,8 +116,11 @@ void WorkerPool::run_one(const Job& job, const std::string& owner) {
         } else {
           int64_t delay = backoff_delay_ms(handler.backoff(), job.attempts);
           (void)store.retry(job.id, owner, step.message, queue_.clock().now_us() + delay * 1000);
-          log::warn("job_retry", {{"job", job.id}, {"kind", job.kind}, {"attempt", job.attempts},
-                                  {"delay_ms", delay}, {"error", step.message}});
+          log::warn("job_retry", {{"job", job.id},
+                                  {"kind", job.kind},
+                                  {"attempt", job.attempts},
+                                  {"delay_ms", delay},
+                                  {"error", step.message}});
         }
       } else if (step.kind == JobStep::kDefer) {
         (void)store.release(job.id, owner, queue_.clock().now_us() + step.defer_ms * 1000);
@@ -123,12 +132,13 @@ void WorkerPool::run_one(const Job& job, const std::string& owner) {
   running_.erase(job.id);
 }
 
-void WorkerPool::heartbeat_loop() {
+void JobWorkerPool::heartbeat_loop() {
   std::unique_lock lock(mu_);
   while (true) {
     hb_cv_.wait_for(lock, std::chrono::milliseconds(opt_.heartbeat_ms));
     if (stopping_.load() && running_.empty()) return;
-    std::vector<std::pair<std::string, std::shared_ptr<JobContext>>> current(running_.begin(), running_.end());
+    std::vector<std::pair<std::string, std::shared_ptr<JobContext>>> current(running_.begin(),
+                                                                             running_.end());
     lock.unlock();
     for (auto& [id, ctx] : current) {
       auto held = queue_.store().heartbeat(id, ctx->owner(), opt_.lease_ms * 1000);

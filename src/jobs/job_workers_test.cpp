@@ -1,4 +1,4 @@
-#include "jobs/worker_pool.h"
+#include "jobs/job_workers.h"
 
 #include <gtest/gtest.h>
 
@@ -15,7 +15,8 @@ namespace {
 TEST(Backoff, GrowsExponentiallyWithJitterAndACap) {
   Backoff b{1000, 3, 20000};
   for (int i = 0; i < 50; ++i) {
-    int64_t d1 = backoff_delay_ms(b, 1), d2 = backoff_delay_ms(b, 2), d4 = backoff_delay_ms(b, 4), d9 = backoff_delay_ms(b, 9);
+    int64_t d1 = backoff_delay_ms(b, 1), d2 = backoff_delay_ms(b, 2), d4 = backoff_delay_ms(b, 4),
+            d9 = backoff_delay_ms(b, 9);
     EXPECT_GE(d1, 500);
     EXPECT_LE(d1, 1000);
     EXPECT_GE(d2, 1500);
@@ -67,9 +68,9 @@ class PoolTest : public ::testing::Test {
  protected:
   sqlite::TestDb tdb;
   std::unique_ptr<JobStore> store = sqlite::make_job_store(tdb.db(), SystemClock::instance());
-  JobQueue queue{*store, SystemClock::instance()};
-  WorkerPoolOptions opts() {
-    WorkerPoolOptions o;
+  JobNotifier queue{*store, SystemClock::instance()};
+  JobWorkerPoolOptions opts() {
+    JobWorkerPoolOptions o;
     o.lane = std::string(kLaneLight);
     o.threads = 2;
     o.lease_ms = 300;
@@ -88,7 +89,7 @@ class PoolTest : public ::testing::Test {
 
 TEST_F(PoolTest, TransientFailuresRetryThenSucceedOnce) {
   CountingHandler h(*store, 2);
-  WorkerPool pool(queue, opts());
+  JobWorkerPool pool(queue, opts());
   pool.add_handler(std::string(kJobWebhookDelivery), &h);
   std::string id = add(5);
   pool.start();
@@ -102,7 +103,7 @@ TEST_F(PoolTest, TransientFailuresRetryThenSucceedOnce) {
 
 TEST_F(PoolTest, ExhaustedAttemptsGiveUpWithTheLastError) {
   CountingHandler h(*store, 100);
-  WorkerPool pool(queue, opts());
+  JobWorkerPool pool(queue, opts());
   pool.add_handler(std::string(kJobWebhookDelivery), &h);
   std::string id = add(3);
   pool.start();
@@ -119,7 +120,7 @@ TEST_F(PoolTest, AJobOfADeadWorkerIsTakenOverAfterItsLeaseExpires) {
   auto claimed = store->claim(kLaneLight, "dead-worker", 200 * 1000);
   ASSERT_TRUE(claimed.ok() && claimed->has_value());
   CountingHandler h(*store, 0);
-  WorkerPool pool(queue, opts());
+  JobWorkerPool pool(queue, opts());
   pool.add_handler(std::string(kJobWebhookDelivery), &h);
   pool.start();
   ASSERT_TRUE(eventually([&] { return store->get(id)->state == "succeeded"; }));
@@ -148,7 +149,7 @@ class SlowHandler : public JobHandler {
 
 TEST_F(PoolTest, HeartbeatKeepsALongJobFromBeingRunTwice) {
   SlowHandler h(*store);
-  WorkerPool a(queue, opts()), b(queue, opts());
+  JobWorkerPool a(queue, opts()), b(queue, opts());
   a.add_handler(std::string(kJobWebhookDelivery), &h);
   b.add_handler(std::string(kJobWebhookDelivery), &h);
   std::string id = add(3);
@@ -171,7 +172,7 @@ TEST_F(PoolTest, CancellationIsSeenThroughTheHeartbeat) {
     void give_up(JobContext&, const std::string&) override {}
     std::atomic<bool> saw_lost{false};
   } h;
-  WorkerPool pool(queue, opts());
+  JobWorkerPool pool(queue, opts());
   pool.add_handler(std::string(kJobWebhookDelivery), &h);
   NewJob j;
   j.kind = std::string(kJobWebhookDelivery);

@@ -8,10 +8,10 @@
 #include <vector>
 
 #include "blobs/blob_store.h"
-#include "core/services.h"
 #include "config/config.h"
+#include "core/services.h"
 #include "fetch/fetcher.h"
-#include "jobs/worker_pool.h"
+#include "jobs/job_workers.h"
 #include "store/agent_store.h"
 #include "store/file_store.h"
 #include "store/job_store.h"
@@ -29,7 +29,8 @@ class AgentGenerationHandler final : public JobHandler {
 
  private:
   // Records the failure (refund, agent.failed); deletes what this attempt wrote.
-  void fail(JobContext& ctx, const AgentRecord* agent, const std::string& message, std::vector<std::string>& written);
+  void fail(JobContext& ctx, const AgentRecord* agent, const std::string& message,
+            std::vector<std::string>& written);
   Services d_;
 };
 

@@ -50,8 +50,8 @@ class JobContext {
 
 struct JobStep {
   enum Kind { kDone, kRetry, kDefer } kind = kDone;
-  std::string message;    // kRetry: why (kept as the job's last_error)
-  int64_t defer_ms = 0;   // kDefer: run again after this long, attempt not counted
+  std::string message;   // kRetry: why (kept as the job's last_error)
+  int64_t defer_ms = 0;  // kDefer: run again after this long, attempt not counted
   static JobStep done() { return {}; }
   static JobStep retry(std::string why) { return {kRetry, std::move(why), 0}; }
   static JobStep defer(int64_t ms) { return {kDefer, {}, ms}; }
@@ -70,9 +70,9 @@ class JobHandler {
 };
 
 // Wakes idle workers as soon as a job is enqueued in this process (others poll).
-class JobQueue {
+class JobNotifier {
  public:
-  JobQueue(JobStore& store, Clock& clock) : store_(store), clock_(clock) {}
+  JobNotifier(JobStore& store, Clock& clock) : store_(store), clock_(clock) {}
   JobStore& store() { return store_; }
   Clock& clock() { return clock_; }
   void wake();
@@ -87,7 +87,7 @@ class JobQueue {
   uint64_t generation_ = 0;
 };
 
-struct WorkerPoolOptions {
+struct JobWorkerPoolOptions {
   std::string lane;
   int threads = 2;
   int64_t lease_ms = 15000;
@@ -96,10 +96,10 @@ struct WorkerPoolOptions {
   std::string owner_prefix;  // host:pid; each thread appends its index
 };
 
-class WorkerPool {
+class JobWorkerPool {
  public:
-  WorkerPool(JobQueue& queue, WorkerPoolOptions options);
-  ~WorkerPool();
+  JobWorkerPool(JobNotifier& queue, JobWorkerPoolOptions options);
+  ~JobWorkerPool();
   void add_handler(std::string kind, JobHandler* handler);
   void start();
   // Stops claiming, lets running jobs finish, joins the threads. Idempotent.
@@ -110,8 +110,8 @@ class WorkerPool {
   void heartbeat_loop();
   void run_one(const Job& job, const std::string& owner);
 
-  JobQueue& queue_;
-  WorkerPoolOptions opt_;
+  JobNotifier& queue_;
+  JobWorkerPoolOptions opt_;
   std::map<std::string, JobHandler*, std::less<>> handlers_;
   std::vector<std::thread> threads_;
   std::thread heartbeat_;

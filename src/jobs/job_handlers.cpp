@@ -1,12 +1,12 @@
-#include "jobs/pipelines.h"
+#include "jobs/job_handlers.h"
 
 #include <filesystem>
 #include <fstream>
 #include <sstream>
 
 #include "avatar/builder.h"
-#include "billing/operations.h"
 #include "avatar/clip.h"
+#include "billing/operations.h"
 #include "fetch/media_input.h"
 #include "jobs/dynamics_config.h"
 #include "util/crypto.h"
@@ -22,8 +22,8 @@ namespace json = boost::json;
 namespace {
 
 // Writes bytes as a new file of the agent; the record is registered later with the outcome.
-Result<FileRecord> store_artifact(const Services& d, const AgentRecord& a, std::string purpose, std::string kind,
-                                  std::string mime, std::string ext, std::string_view bytes,
+Result<FileRecord> store_artifact(const Services& d, const AgentRecord& a, std::string purpose,
+                                  std::string kind, std::string mime, std::string ext, std::string_view bytes,
                                   std::vector<std::string>& written) {
   FileRecord f;
   f.id = new_id("file");
@@ -42,7 +42,8 @@ Result<FileRecord> store_artifact(const Services& d, const AgentRecord& a, std::
   return f;
 }
 
-Result<std::string> load_file_bytes(const Services& d, const std::string& account_id, const std::string& file_id) {
+Result<std::string> load_file_bytes(const Services& d, const std::string& account_id,
+                                    const std::string& file_id) {
   auto f = d.files->get(account_id, file_id);
   if (!f.ok()) return f.status();
   return d.blobs->get(f->blob_key);
@@ -53,7 +54,9 @@ void delete_written(const Services& d, std::vector<std::string>& written) {
   written.clear();
 }
 
-std::string file_url(const Services& d, const FileRecord& f) { return d.absolute_url(file_url_path(f.id, f.ext)); }
+std::string file_url(const Services& d, const FileRecord& f) {
+  return d.absolute_url(file_url_path(f.id, f.ext));
+}
 
 // The job's subject (agent, delivery) could not be loaded: when it is gone for good the job ends,
 // any other failure (a busy database) is retried.
@@ -173,8 +176,8 @@ JobStep AgentGenerationHandler::run(JobContext& ctx) {
         fail(ctx, &a, fetched.status().message(), written);
         return JobStep::done();
       }
-      auto rec = store_artifact(d_, a, "input", std::string(fetch::media_kind_name(input.kind)), fetched->type.mime,
-                                fetched->type.ext, fetched->bytes, written);
+      auto rec = store_artifact(d_, a, "input", std::string(fetch::media_kind_name(input.kind)),
+                                fetched->type.mime, fetched->type.ext, fetched->bytes, written);
       if (!rec.ok()) {
         delete_written(d_, written);
         return JobStep::retry(rec.status().message());
@@ -259,11 +262,14 @@ void DynamicsHandler::fail(JobContext& ctx, const std::string& message, std::vec
                            "dynamics generation failed: " + message.substr(0, 300));
     o.refund = refund;
     o.event = "dynamics.failed";
-    o.event_data = json::serialize(json::object{{"agent_id", job.subject}, {"status", "failed"}, {"error_message", message}});
+    o.event_data = json::serialize(
+        json::object{{"agent_id", job.subject}, {"status", "failed"}, {"error_message", message}});
   }
   auto r = d_.agents->finish_dynamics(o);
-  if (!r.ok()) log::error("dynamics_fail_record_failed", {{"agent", job.subject}, {"error", r.status().message()}});
-  else if (!*r) (void)d_.job_store->fail(job.id, ctx.owner(), message);  // agent gone: just close the job
+  if (!r.ok())
+    log::error("dynamics_fail_record_failed", {{"agent", job.subject}, {"error", r.status().message()}});
+  else if (!*r)
+    (void)d_.job_store->fail(job.id, ctx.owner(), message);  // agent gone: just close the job
 }
 
 void DynamicsHandler::give_up(JobContext& ctx, const std::string& reason) {
@@ -293,7 +299,8 @@ JobStep DynamicsHandler::run(JobContext& ctx) {
   double duration = 5;
   if (auto* v = p.if_contains("duration"); v && v->is_number()) duration = v->to_number<double>();
   if (movements) {
-    if (auto* v = config.if_contains("movement_duration"); v && v->is_number()) duration = v->to_number<double>();
+    if (auto* v = config.if_contains("movement_duration"); v && v->is_number())
+      duration = v->to_number<double>();
   }
 
   auto imx = load_file_bytes(d_, a.account_id, *a.model_file);
@@ -316,7 +323,8 @@ JobStep DynamicsHandler::run(JobContext& ctx) {
     }
     source_image = std::move(bytes).value();
   } else if (auto* u = p.if_contains("image_url"); u && u->is_string()) {
-    auto fetched = fetch::fetch_media(*d_.fetcher, "image_url", std::string(u->as_string()), fetch::MediaKind::kImage);
+    auto fetched =
+        fetch::fetch_media(*d_.fetcher, "image_url", std::string(u->as_string()), fetch::MediaKind::kImage);
     if (!fetched.ok()) {
       if (fetched.status().code() == Code::kUnavailable) return JobStep::retry(fetched.status().message());
       fail(ctx, fetched.status().message(), written);
@@ -392,8 +400,10 @@ JobStep DynamicsHandler::run(JobContext& ctx) {
     out.files.push_back(*rec);
     gesture_ids[g] = rec->id;
     gesture_urls[g] = file_url(d_, *rec);
-    manifest_gestures[g] = json::object{{"file_id", rec->id}, {"path", file_url_path(rec->id, rec->ext)},
-                                        {"duration_s", duration}, {"bytes", rec->size},
+    manifest_gestures[g] = json::object{{"file_id", rec->id},
+                                        {"path", file_url_path(rec->id, rec->ext)},
+                                        {"duration_s", duration},
+                                        {"bytes", rec->size},
                                         {"sha256", sha256_hex(clip)}};
     if (movements) out.movements_file = rec->id;
   }
@@ -406,8 +416,10 @@ JobStep DynamicsHandler::run(JobContext& ctx) {
                           {"duration_s", duration},
                           {"gestures", manifest_gestures},
                           {"keywords", config.contains("keywords") ? config.at("keywords") : json::object()},
-                          {"idle_gesture", config.contains("idle_gesture") ? config.at("idle_gesture") : json::value("idle_subtle")}};
-    auto rec = store_artifact(d_, a, "dynamics", "model", "application/json", "json", json::serialize(manifest), written);
+                          {"idle_gesture", config.contains("idle_gesture") ? config.at("idle_gesture")
+                                                                           : json::value("idle_subtle")}};
+    auto rec = store_artifact(d_, a, "dynamics", "model", "application/json", "json",
+                              json::serialize(manifest), written);
     if (!rec.ok()) {
       delete_written(d_, written);
       return JobStep::retry(rec.status().message());
@@ -416,8 +428,8 @@ JobStep DynamicsHandler::run(JobContext& ctx) {
     out.dynamics_file = rec->id;
     out.gestures_json = json::serialize(gesture_ids);
     out.event = "dynamics.ready";
-    out.event_data = json::serialize(
-        json::object{{"agent_id", a.code}, {"status", "ready"}, {"url", file_url(d_, *rec)}, {"gestures", gesture_urls}});
+    out.event_data = json::serialize(json::object{
+        {"agent_id", a.code}, {"status", "ready"}, {"url", file_url(d_, *rec)}, {"gestures", gesture_urls}});
   }
   out.success = true;
   auto recorded = d_.agents->finish_dynamics(out);
@@ -452,9 +464,12 @@ JobStep WebhookDeliveryHandler::run(JobContext& ctx) {
   bool last = job.attempts >= job.max_attempts;
   std::string state = res.delivered ? "delivered" : (!res.retryable || last) ? "failed" : "pending";
   auto n = d_.webhooks->record_attempt(d->id, res.status_code, res.error, res.duration_ms, state);
-  log::info("webhook_attempt", {{"delivery", d->id}, {"event", d->event_type}, {"attempt", n.ok() ? *n : -1},
+  log::info("webhook_attempt", {{"delivery", d->id},
+                                {"event", d->event_type},
+                                {"attempt", n.ok() ? *n : -1},
                                 {"status_code", res.status_code ? *res.status_code : 0},
-                                {"duration_ms", res.duration_ms}, {"state", state},
+                                {"duration_ms", res.duration_ms},
+                                {"state", state},
                                 {"error", res.error.value_or("")}});
   if (res.delivered) {
     (void)d_.job_store->complete(job.id, ctx.owner());
