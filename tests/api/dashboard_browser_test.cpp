@@ -19,7 +19,7 @@ int run(const std::string& cmd) {
 
 TEST(DashboardBrowser, SignInKeysDeviceApprovalAgentFromAPhotoAndEveryPage) {
   namespace fs = std::filesystem;
-  fs::path dir = fs::path(IMAGO_TESTS_DIR) / "browser";
+  fs::path dir = fs::path(tests_dir()) / "browser";
   ASSERT_TRUE(fs::exists(dir / "package-lock.json")) << dir;
   ASSERT_EQ(run("command -v node >/dev/null 2>&1"), 0)
       << "node is not installed (scripts/setup.sh installs nodejs)";
