@@ -168,6 +168,15 @@ const std::vector<Option>& options() {
          c.log_level = v;
          return Status::Ok();
        }},
+      {"web-dir", "IMAGO_WEB_DIR", "DIR",
+       "static pages served at / (default: the web/ folder of the source tree)",
+       [](Config& c, const std::string& v) {
+         c.web_dir = v;
+         return Status::Ok();
+       }},
+      {"allow-signup", "IMAGO_ALLOW_SIGNUP", nullptr,
+       "let anyone create an account and dashboard member at /sign-up (default: operator creates members)",
+       [](Config& c, const std::string& v) { return set_bool(c.allow_signup, v, "allow-signup"); }},
       {"tts-workers", "IMAGO_TTS_WORKERS", "N", "speech synthesis workers (default: one per core)",
        [](Config& c, const std::string& v) { return set_int(c.tts_workers, v, "tts-workers", 1, 64); }},
       {"tts-queue", "IMAGO_TTS_QUEUE", "N", "synthesis requests that may wait before 503 (default 64)",
@@ -310,6 +319,9 @@ void finalize_config(Config& cfg) {
   // IMAGO_DATABASE: the variable's earlier name, still honoured.
   if (const char* old = std::getenv("IMAGO_DATABASE"); cfg.database_url.empty() && old && *old)
     cfg.database_url = old;
+#ifdef IMAGO_DEFAULT_WEB_DIR
+  if (cfg.web_dir.empty()) cfg.web_dir = IMAGO_DEFAULT_WEB_DIR;
+#endif
   if (cfg.database_url.empty()) cfg.database_url = "sqlite:" + cfg.data_dir + "/imago.db";
   if (cfg.public_url.empty()) {
     bool v6 = cfg.listen_host.find(':') != std::string::npos;

@@ -39,6 +39,10 @@ struct Config {
   bool allow_private_fetch = false;  // let user URLs reach private/loopback addresses (tests)
   std::string log_level = "info";
 
+  // --- dashboard (issue 14) ---
+  std::string web_dir;        // static pages; default: the source tree's web/ (IMAGO_DEFAULT_WEB_DIR)
+  bool allow_signup = false;  // anyone may create an account and member at /sign-up
+
   // --- speech (issue 3) ---
   int tts_workers = 0;        // 0: one per core
   int tts_queue = 64;         // pending synthesis requests before 503

@@ -76,13 +76,28 @@ Pipeline::Pipeline(const Router& router, Authenticator& auth, RateLimiter& limit
       metrics_(metrics),
       options_(std::move(options)) {}
 
-RouteInfo Pipeline::route_info(std::string_view method, std::string_view path) const {
+RouteMatch Pipeline::match(std::string_view method, std::string_view path, bool* via_session) const {
+  *via_session = false;
   RouteMatch m = router_.match(method, path);
+  if (m.route || m.path_known || !path.starts_with(kDashboardApiPrefix)) return m;
+  std::string_view inner = path.substr(kDashboardApiPrefix.size());
+  if (!inner.starts_with("/v")) return m;
+  RouteMatch api = router_.match(method, inner);
+  // Only key-authenticated routes: admin and public routes keep their own doors.
+  if (api.route && api.route->options.auth != AuthMode::kApiKey) return m;
+  if (!api.route && !api.path_known) return m;
+  *via_session = true;
+  return api;
+}
+
+RouteInfo Pipeline::route_info(std::string_view method, std::string_view path) const {
+  bool via_session = false;
+  RouteMatch m = match(method, path, &via_session);
   RouteInfo info;
   info.body_limit = m.route ? m.route->options.body_limit : kUnknownRouteBodyLimit;
   if (m.route) {
     info.pool = m.route->options.pool;
-    info.needs_auth = m.route->options.auth != AuthMode::kNone;
+    info.needs_auth = via_session || m.route->options.auth != AuthMode::kNone;
   }
   return info;
 }
@@ -122,10 +137,15 @@ Response Pipeline::throttled_or(Request& req, Response unauthorized) {
   return unauthorized;
 }
 
-std::optional<Response> Pipeline::authenticate(Request& req, const Route& route) {
-  switch (route.options.auth) {
+std::optional<Response> Pipeline::authenticate(Request& req, const Route& route, bool via_session) {
+  switch (via_session ? AuthMode::kSession : route.options.auth) {
     case AuthMode::kNone:
       break;
+    case AuthMode::kSession: {
+      Response r = authenticate_session(req);
+      if (!req.principal) return r;
+      break;
+    }
     case AuthMode::kAdmin: {
       auto token = bearer_token(req);
       if (!token)
@@ -172,9 +192,10 @@ std::optional<Response> Pipeline::authenticate(Request& req, const Route& route)
 std::optional<Response> Pipeline::precheck(Request& req) {
   const auto started = std::chrono::steady_clock::now();
   assign_ids(req);
-  RouteMatch m = router_.match(req.method, req.path);
+  bool via_session = false;
+  RouteMatch m = match(req.method, req.path, &via_session);
   if (!m.route) return std::nullopt;
-  auto refused = authenticate(req, *m.route);
+  auto refused = authenticate(req, *m.route, via_session);
   req.principal.reset();  // the full pipeline authenticates again once the body is in
   if (!refused) return std::nullopt;
   refused->headers.set("X-Request-Id", req.request_id);
@@ -182,7 +203,33 @@ std::optional<Response> Pipeline::precheck(Request& req) {
   return refused;
 }
 
-Response Pipeline::run(Request& req, const RouteMatch& m, std::string* route_name,
+Response Pipeline::authenticate_session(Request& req) {
+  std::optional<std::string> token;
+  if (auto c = req.headers.get("Cookie")) token = cookie_value(*c, kSessionCookie);
+  if (!token || token->empty() || !options_.members) {
+    return Response::error(401, "MISSING_AUTH", "Not signed in");
+  }
+  std::string_view csrf = req.headers.get("X-CSRF-Token").value_or("");
+  auto p = options_.members->authenticate(*token, req.method, csrf);
+  if (p.ok()) {
+    req.principal = std::move(p).value();
+    return Response{};
+  }
+  switch (p.status().code()) {
+    case Code::kUnauthenticated:
+      return throttled_or(req, Response::error(401, "UNAUTHORIZED", p.status().message()));
+    case Code::kForbidden:
+      return Response::error(403, "CSRF_FAILED", p.status().message());
+    default: {
+      log::error("session_backend_error", {{"request_id", req.request_id}, {"error", p.status().message()}});
+      Response r = Response::error(503, "SERVICE_UNAVAILABLE", "Authentication is temporarily unavailable");
+      r.headers.set("Retry-After", "1");
+      return r;
+    }
+  }
+}
+
+Response Pipeline::run(Request& req, const RouteMatch& m, bool via_session, std::string* route_name,
                        std::optional<RateDecision>* rate, const std::function<Response(const Route&)>& last) {
   if (!m.route) {
     if (m.path_known) {
@@ -198,7 +245,8 @@ Response Pipeline::run(Request& req, const RouteMatch& m, std::string* route_nam
     return Response::error(404, "NOT_FOUND", "No route for " + req.method + " " + req.path);
   }
   const Route& route = *m.route;
-  *route_name = route.method + " " + route.pattern;
+  *route_name =
+      route.method + " " + (via_session ? std::string(kDashboardApiPrefix) : std::string()) + route.pattern;
   req.params = m.params;
 
   if (route.options.anon_ip_limited) {
@@ -211,7 +259,7 @@ Response Pipeline::run(Request& req, const RouteMatch& m, std::string* route_nam
     }
   }
 
-  if (auto refused = authenticate(req, route)) return std::move(*refused);
+  if (auto refused = authenticate(req, route, via_session)) return std::move(*refused);
 
   if (req.principal && route.tier() != Tier::kExempt) {
     const Principal& p = *req.principal;
@@ -285,12 +333,13 @@ UpgradeDecision Pipeline::upgrade(Request& req) {
 Response Pipeline::process(Request& req, const std::function<Response(const Route&)>& last) {
   const auto started = std::chrono::steady_clock::now();
   assign_ids(req);
-  RouteMatch m = router_.match(req.method, req.path);
+  bool via_session = false;
+  RouteMatch m = match(req.method, req.path, &via_session);
   std::string route_name;
   std::optional<RateDecision> rate;
   Response resp;
   try {
-    resp = run(req, m, &route_name, &rate, last);
+    resp = run(req, m, via_session, &route_name, &rate, last);
   } catch (const std::exception& e) {
     log::error("handler_exception",
                {{"request_id", req.request_id}, {"route", route_name}, {"error", e.what()}});

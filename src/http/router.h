@@ -15,9 +15,10 @@
 namespace imago::http {
 
 enum class AuthMode {
-  kApiKey,  // api-secret header required (also "Authorization: Bearer" when accept_bearer)
-  kAdmin,   // Authorization: Bearer <admin token>
-  kNone,    // public (health checks, signed URLs)
+  kApiKey,   // api-secret header required (also "Authorization: Bearer" when accept_bearer)
+  kAdmin,    // Authorization: Bearer <admin token>
+  kNone,     // public (health checks, signed URLs)
+  kSession,  // a signed-in dashboard member: session cookie, plus X-CSRF-Token unless GET/HEAD
 };
 
 struct RouteOptions {

@@ -5,9 +5,11 @@
 #include <iostream>
 
 #include "api/views.h"
+#include "auth/members.h"
 #include "auth/provisioning.h"
 #include "billing/operations.h"
 #include "config/config.h"
+#include "limits/rate_limiter.h"
 #include "store/stores.h"
 #include "util/random.h"
 #include "util/strings.h"
@@ -27,6 +29,8 @@ Commands:
   key create ACCOUNT_ID [--alias ALIAS]                    print a new API secret (shown once)
   key revoke KEY_ID
   key rotate KEY_ID                                        revoke KEY_ID and print its replacement
+  user create ACCOUNT_ID --email EMAIL                     dashboard member; reads the password from stdin
+  user list ACCOUNT_ID
 
 Plans: free, creator, pro, business, enterprise.
 )";
@@ -181,6 +185,27 @@ int run_command(Stores& st, const Args& a) {
     if (!k.ok()) return fail(k.status());
     return print(
         {{"key_id", k->key.id}, {"alias", k->key.alias}, {"api_secret", k->secret}, {"replaces", p[2]}});
+  }
+  if (need(3) && p[0] == "user" && p[1] == "create") {
+    std::string email = a.flags.count("email") ? a.flags.at("email") : std::string();
+    if (email.empty()) return fail(Status::Invalid("user create needs --email"));
+    // The password comes from stdin so it never shows in the process list or shell history.
+    std::string password;
+    std::getline(std::cin, password);
+    if (!password.empty() && password.back() == '\r') password.pop_back();
+    auto windows = make_memory_window_counter(SystemClock::instance());
+    MemberAuth auth(*st.members, *st.accounts, *windows, SystemClock::instance());
+    auto m = auth.create_member(p[2], email, password);
+    if (!m.ok()) return fail(m.status());
+    return print({{"member_id", m->id}, {"account_id", m->account_id}, {"email", m->email}});
+  }
+  if (need(3) && p[0] == "user" && p[1] == "list") {
+    auto list = st.members->list_members(p[2]);
+    if (!list.ok()) return fail(list.status());
+    boost::json::array arr;
+    for (const auto& m : *list)
+      arr.push_back({{"member_id", m.id}, {"email", m.email}, {"created_at", m.created_at}});
+    return print({{"data", std::move(arr)}});
   }
   std::cerr << kUsage;
   return 2;

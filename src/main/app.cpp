@@ -10,6 +10,8 @@
 #include "agents/agent_service.h"
 #include "api/routes.h"
 #include "auth/authenticator.h"
+#include "auth/device_login.h"
+#include "auth/members.h"
 #include "auth/provisioning.h"
 #include "auth/runtime_token.h"
 #include "core/services.h"
@@ -46,6 +48,8 @@ struct App::Parts {
   std::unique_ptr<WindowCounter> windows;
   Metrics metrics;
   std::unique_ptr<Authenticator> authenticator;
+  std::unique_ptr<MemberAuth> member_auth;
+  std::unique_ptr<DeviceLogin> device_login;
   Services services;
   http::Router router;
   std::unique_ptr<http::Pipeline> pipeline;
@@ -125,6 +129,13 @@ Result<std::unique_ptr<App>> App::create(Config config) {
 
   s.voices = p.stores.voices.get();
 
+  p.member_auth = std::make_unique<MemberAuth>(*p.stores.members, *p.stores.accounts, *p.windows, *p.clock);
+  p.device_login = std::make_unique<DeviceLogin>(*p.stores.device_grants, *p.stores.accounts, *p.clock);
+  s.members = p.stores.members.get();
+  s.device_grants = p.stores.device_grants.get();
+  s.member_auth = p.member_auth.get();
+  s.device_login = p.device_login.get();
+
   auto speech = speech::make_speech_service(speech::speech_options_from_config(p.config));
   if (!speech.ok()) return Status::Internal("speech engine: " + speech.status().message());
   p.speech = std::move(speech).value();
@@ -174,6 +185,7 @@ Result<std::unique_ptr<App>> App::create(Config config) {
   po.trusted_proxies = p.config.trusted_proxies;
   po.failed_auth_per_minute = p.config.failed_auth_limit;
   po.anon_per_minute = p.config.anon_ip_limit;
+  po.members = p.member_auth.get();
   p.pipeline =
       std::make_unique<http::Pipeline>(p.router, *p.authenticator, *p.limiter, *p.windows, p.metrics, po);
 

@@ -10,6 +10,7 @@
 #include "store/sqlite/sqlite_file_store.h"
 #include "store/sqlite/sqlite_job_store.h"
 #include "store/sqlite/sqlite_ledger_store.h"
+#include "store/sqlite/sqlite_member_store.h"
 #include "store/sqlite/sqlite_voice_store.h"
 #include "store/sqlite/sqlite_webhook_store.h"
 
@@ -39,6 +40,8 @@ Result<Stores> open_postgres(const std::string& url, Clock& clock) {
   s.files = pg::make_file_store(d, clock);
   s.jobs = pg::make_job_store(d, clock);
   s.webhooks = pg::make_webhook_store(d, clock);
+  s.members = pg::make_member_store(d, clock);
+  s.device_grants = pg::make_device_grant_store(d);
   return s;
 }
 
@@ -55,6 +58,8 @@ Stores::~Stores() {
   files.reset();
   jobs.reset();
   webhooks.reset();
+  members.reset();
+  device_grants.reset();
 }
 Stores::Stores(Stores&&) noexcept = default;
 Stores& Stores::operator=(Stores&&) noexcept = default;
@@ -112,6 +117,8 @@ Result<Stores> open_stores(const std::string& database_url, Clock& clock) {
   s.files = sqlite::make_file_store(d, clock);
   s.jobs = sqlite::make_job_store(d, clock);
   s.webhooks = sqlite::make_webhook_store(d, clock);
+  s.members = sqlite::make_member_store(d, clock);
+  s.device_grants = sqlite::make_device_grant_store(d);
   return s;
 }
 

@@ -10,9 +10,11 @@
 
 #include "store/account_store.h"
 #include "store/agent_store.h"
+#include "store/device_grant_store.h"
 #include "store/file_store.h"
 #include "store/job_store.h"
 #include "store/ledger_store.h"
+#include "store/member_store.h"
 #include "store/voice_store.h"
 #include "store/webhook_store.h"
 #include "util/clock.h"
@@ -43,6 +45,8 @@ struct Stores {
   std::unique_ptr<FileStore> files;
   std::unique_ptr<JobStore> jobs;
   std::unique_ptr<WebhookStore> webhooks;
+  std::unique_ptr<MemberStore> members;             // dashboard members and sessions
+  std::unique_ptr<DeviceGrantStore> device_grants;  // CLI sign-ins in flight
 
   // Calls `wake` whenever a job is enqueued on any node (PostgreSQL LISTEN/NOTIFY, from a listener
   // thread). A wake-up only: workers still poll. No-op on SQLite, where one process owns the queue.

@@ -438,4 +438,13 @@ int TestServer::wait_exit() {
   return -1;
 }
 
+std::string tests_dir() {
+  if (const char* e = std::getenv("IMAGO_TESTS_DIR"); e && *e) return e;
+#ifdef IMAGO_TESTS_DIR
+  return IMAGO_TESTS_DIR;
+#else
+  return "tests";
+#endif
+}
+
 }  // namespace imago::testing

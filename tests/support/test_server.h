@@ -91,6 +91,10 @@ class TestServer {
 
 // Path of the built imagod binary.
 std::string imagod_path();
+// The tests/ folder of the source tree: $IMAGO_TESTS_DIR (set by CTest), else the compile-time
+// IMAGO_TESTS_DIR. ccache's base_dir rewrites an absolute -D path into one relative to the build
+// directory, which breaks once a test runs elsewhere, so the environment comes first.
+std::string tests_dir();
 // A fresh temporary directory, removed by the caller (or TestServer) when done.
 std::string make_temp_dir();
 

@@ -9,10 +9,12 @@
 #include <vector>
 
 #include "store/account_store.h"
+#include "store/device_grant_store.h"
 #include "store/agent_store.h"
 #include "store/file_store.h"
 #include "store/job_store.h"
 #include "store/ledger_store.h"
+#include "store/member_store.h"
 #include "store/postgres/db.h"
 #include "store/voice_store.h"
 #include "store/webhook_store.h"
@@ -32,6 +34,8 @@ std::unique_ptr<AgentStore> make_agent_store(Db& db, Clock& clock);
 std::unique_ptr<FileStore> make_file_store(Db& db, Clock& clock);
 std::unique_ptr<JobStore> make_job_store(Db& db, Clock& clock);
 std::unique_ptr<WebhookStore> make_webhook_store(Db& db, Clock& clock);
+std::unique_ptr<MemberStore> make_member_store(Db& db, Clock& clock);
+std::unique_ptr<DeviceGrantStore> make_device_grant_store(Db& db);
 
 // --- inside a write transaction on `c` ---
 
