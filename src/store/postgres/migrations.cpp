@@ -174,6 +174,10 @@ CREATE SEQUENCE job_claim_seq;
 CREATE INDEX jobs_by_claim_seq ON jobs(claim_seq);
 CREATE INDEX jobs_account_claims ON jobs(account_id, lane, claim_seq);
 )sql"},
+      // Applied in list order, each once by version; the numbers match the SQLite migrations.
+      {2, "account storage quota", "ALTER TABLE accounts ADD COLUMN limit_storage BIGINT;"},
+      {203, "files_by_account", "CREATE INDEX files_by_account ON files(account_id);"},
+      {204, "agent_voice", "ALTER TABLE agents ADD COLUMN voice TEXT NOT NULL DEFAULT '{}';"},
       // 500-599: cluster state that a single SQLite node keeps in memory or on its own disk.
       {500, "cluster: rate limits, blobs, shared secrets", R"sql(
 -- Token buckets and fixed windows: losing them in a crash only refills buckets, so no WAL.

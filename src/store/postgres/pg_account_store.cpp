@@ -16,7 +16,7 @@ Account read_account(const Stmt& s, int o) {
   a.plan = parse_plan(s.col_text(o + 2)).value_or(Plan::kFree);
   if (!s.col_null(o + 3)) {
     a.custom_limits = PlanLimits{static_cast<int>(s.col_int(o + 3)), static_cast<int>(s.col_int(o + 4)),
-                                 static_cast<int>(s.col_int(o + 5))};
+                                 static_cast<int>(s.col_int(o + 5)), s.col_opt_int(o + 7).value_or(0)};
   }
   a.created_at = s.col_int(o + 6);
   return a;
@@ -90,7 +90,8 @@ class PgAccountStore final : public AccountStore {
   Result<Account> get_account(const std::string& id) override {
     return db_.read([&](Conn& c) -> Result<Account> {
       auto s = c.prepare(
-          "SELECT id, name, plan, limit_generate, limit_write, limit_read, created_at FROM accounts WHERE id "
+          "SELECT id, name, plan, limit_generate, limit_write, limit_read, created_at, limit_storage FROM "
+          "accounts WHERE id "
           "= ?");
       s.bind(1, id);
       if (!s.step()) return Status::NotFound("Account not found: " + id);
@@ -105,7 +106,8 @@ class PgAccountStore final : public AccountStore {
       n.step();
       page.total = n.col_int(0);
       auto s = c.prepare(
-          "SELECT id, name, plan, limit_generate, limit_write, limit_read, created_at FROM accounts "
+          "SELECT id, name, plan, limit_generate, limit_write, limit_read, created_at, limit_storage FROM "
+          "accounts "
           "ORDER BY created_at DESC, id DESC LIMIT ? OFFSET ?");
       s.bind(1, limit).bind(2, offset);
       while (s.step()) page.accounts.push_back(read_account(s, 0));
@@ -125,14 +127,21 @@ class PgAccountStore final : public AccountStore {
     if (plan != Plan::kEnterprise) limits.reset();
     return db_.write([&](Conn& c) -> Status {
       auto s = c.prepare(
-          "UPDATE accounts SET plan = ?, limit_generate = ?, limit_write = ?, limit_read = ? WHERE id = ?");
+          "UPDATE accounts SET plan = ?, limit_generate = ?, limit_write = ?, limit_read = ?, limit_storage "
+          "= ? "
+          "WHERE id = ?");
       s.bind(1, plan_name(plan));
       if (limits) {
         s.bind(2, limits->generate_per_min).bind(3, limits->write_per_min).bind(4, limits->read_per_min);
+        if (limits->storage_bytes > 0) {
+          s.bind(5, limits->storage_bytes);
+        } else {
+          s.bind_null(5);
+        }
       } else {
-        s.bind_null(2).bind_null(3).bind_null(4);
+        s.bind_null(2).bind_null(3).bind_null(4).bind_null(5);
       }
-      s.bind(5, id).run();
+      s.bind(6, id).run();
       if (c.changes() == 0) return Status::NotFound("Account not found: " + id);
       return Status::Ok();
     });
@@ -192,7 +201,9 @@ class PgAccountStore final : public AccountStore {
       auto s = c.prepare(
           "SELECT k.id, k.account_id, k.alias, k.prefix, k.last4, k.created_at, k.last_used_at, "
           "k.revoked_at, "
-          "a.id, a.name, a.plan, a.limit_generate, a.limit_write, a.limit_read, a.created_at, k.secret_hash "
+          "a.id, a.name, a.plan, a.limit_generate, a.limit_write, a.limit_read, a.created_at, "
+          "a.limit_storage, "
+          "k.secret_hash "
           "FROM api_keys k JOIN accounts a ON a.id = k.account_id "
           "WHERE k.secret_hash = ? AND k.revoked_at IS NULL");
       s.bind(1, hash_hex);
@@ -200,7 +211,7 @@ class PgAccountStore final : public AccountStore {
       KeyOwner o;
       o.key = read_key(s, 0);
       o.account = read_account(s, 8);
-      o.stored_hash = s.col_text(15);
+      o.stored_hash = s.col_text(16);
       return o;
     });
   }

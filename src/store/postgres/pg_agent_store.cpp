@@ -11,7 +11,7 @@ namespace {
   "code, account_id, name, status, progress, progress_msg, current_step, error_message, system_prompt, " \
   "model, aspect_ratio, video_aspect_ratio, duration, image_source, video_source, audio_source, "        \
   "image_file, video_file, audio_file, model_file, dynamics_config, dynamics_status, dynamics_file, "    \
-  "dynamics_gestures, dynamics_error, movements_file, created_at, updated_at"
+  "dynamics_gestures, dynamics_error, movements_file, created_at, updated_at, voice"
 
 AgentRecord read_agent(const Stmt& s) {
   AgentRecord a;
@@ -43,6 +43,7 @@ AgentRecord read_agent(const Stmt& s) {
   a.movements_file = s.col_opt_text(25);
   a.created_at = s.col_int(26);
   a.updated_at = s.col_int(27);
+  a.voice = s.col_text(28);
   return a;
 }
 
@@ -115,8 +116,10 @@ class PgAgentStore final : public AgentStore {
            "INSERT INTO agents(code, account_id, name, status, progress, progress_msg, current_step, "
            "system_prompt,"
            " model, aspect_ratio, video_aspect_ratio, duration, image_source, video_source, audio_source,"
-           " image_file, video_file, audio_file, dynamics_config, created_at, updated_at, idempotency_key)"
-           " VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING")
+           " image_file, video_file, audio_file, dynamics_config, created_at, updated_at, idempotency_key, "
+           "voice)"
+           " VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO "
+           "NOTHING")
           .bind(1, a.code)
           .bind(2, a.account_id)
           .bind(3, a.name)
@@ -139,6 +142,7 @@ class PgAgentStore final : public AgentStore {
           .bind(20, now)
           .bind(21, now)
           .bind(22, a.idempotency_key)
+          .bind(23, a.voice)
           .run();
       if (c.changes() == 0) {
         if (a.idempotency_key) {
@@ -282,13 +286,14 @@ class PgAgentStore final : public AgentStore {
              " current_step = 'done', error_message = NULL, model_file = ?,"
              " image_file = COALESCE(?, image_file), video_file = COALESCE(?, video_file),"
              " audio_file = COALESCE(?, audio_file), image_source = NULL, video_source = NULL,"
-             " audio_source = NULL, updated_at = ? WHERE code = ?")
+             " audio_source = NULL, voice = COALESCE(?, voice), updated_at = ? WHERE code = ?")
             .bind(1, o.model_file)
             .bind(2, o.image_file)
             .bind(3, o.video_file)
             .bind(4, o.audio_file)
-            .bind(5, now)
-            .bind(6, o.code)
+            .bind(5, o.voice)
+            .bind(6, now)
+            .bind(7, o.code)
             .run();
       } else {
         c.prepare(

@@ -60,6 +60,14 @@ class PgFileStore final : public FileStore {
     });
   }
 
+  Result<int64_t> usage_bytes(const std::string& account_id) override {
+    return db_.read([&](Conn& c) -> int64_t {
+      auto q = c.prepare("SELECT COALESCE(SUM(size), 0) FROM files WHERE account_id = ?");
+      q.bind(1, account_id);
+      return q.step() ? q.col_int(0) : 0;
+    });
+  }
+
  private:
   Db& db_;
   Clock& clock_;
