@@ -250,9 +250,8 @@ const std::vector<Option>& options() {
        }},
       {"live-jpeg-quality", "IMAGO_LIVE_JPEG_QUALITY", "Q",
        "JPEG quality of live video frames, 1-100 (default 75)",
-       [](Config& c, const std::string& v) {
-         return set_int(c.live_jpeg_quality, v, "live-jpeg-quality", 1, 100);
-       }},
+       [](Config& c,
+          const std::string& v) { return set_int(c.live_jpeg_quality, v, "live-jpeg-quality", 1, 100); }},
   };
   return opts;
 }

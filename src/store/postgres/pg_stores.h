@@ -9,8 +9,8 @@
 #include <vector>
 
 #include "store/account_store.h"
-#include "store/device_grant_store.h"
 #include "store/agent_store.h"
+#include "store/device_grant_store.h"
 #include "store/file_store.h"
 #include "store/job_store.h"
 #include "store/ledger_store.h"
