@@ -178,6 +178,48 @@ CREATE INDEX jobs_account_claims ON jobs(account_id, lane, claim_seq);
       {2, "account storage quota", "ALTER TABLE accounts ADD COLUMN limit_storage BIGINT;"},
       {203, "files_by_account", "CREATE INDEX files_by_account ON files(account_id);"},
       {204, "agent_voice", "ALTER TABLE agents ADD COLUMN voice TEXT NOT NULL DEFAULT '{}';"},
+      // 600-: dashboard members, their sessions and CLI device grants (SQLite: 500).
+      {600, "members, dashboard sessions, device grants", R"sql(
+CREATE TABLE members (
+  id                  TEXT PRIMARY KEY,
+  account_id          TEXT NOT NULL REFERENCES accounts(id),
+  email               TEXT NOT NULL UNIQUE,
+  password_hash       TEXT NOT NULL,
+  created_at          BIGINT NOT NULL,
+  password_changed_at BIGINT NOT NULL
+);
+CREATE INDEX members_by_account ON members(account_id);
+CREATE TABLE dashboard_sessions (
+  id           TEXT PRIMARY KEY,
+  token_hash   TEXT NOT NULL UNIQUE,
+  member_id    TEXT NOT NULL REFERENCES members(id),
+  account_id   TEXT NOT NULL REFERENCES accounts(id),
+  csrf_token   TEXT NOT NULL,
+  created_at   BIGINT NOT NULL,
+  last_seen_at BIGINT NOT NULL,
+  expires_at   BIGINT NOT NULL,
+  revoked_at   BIGINT
+);
+CREATE INDEX dashboard_sessions_by_member ON dashboard_sessions(member_id);
+CREATE TABLE device_grants (
+  id           TEXT PRIMARY KEY,
+  kind         TEXT NOT NULL,
+  secret_hash  TEXT NOT NULL UNIQUE,
+  hostname     TEXT NOT NULL,
+  user_code    TEXT,
+  challenge    TEXT,
+  state        TEXT NOT NULL,
+  account_id   TEXT,
+  member_id    TEXT,
+  created_at   BIGINT NOT NULL,
+  expires_at   BIGINT NOT NULL,
+  interval_s   BIGINT NOT NULL,
+  last_poll_at BIGINT NOT NULL DEFAULT 0,
+  key_id       TEXT
+);
+CREATE INDEX device_grants_by_user_code ON device_grants(user_code);
+CREATE INDEX device_grants_by_account ON device_grants(account_id);
+)sql"},
       // 500-599: cluster state that a single SQLite node keeps in memory or on its own disk.
       {500, "cluster: rate limits, blobs, shared secrets", R"sql(
 -- Token buckets and fixed windows: losing them in a crash only refills buckets, so no WAL.
