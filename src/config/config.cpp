@@ -173,29 +173,63 @@ const std::vector<Option>& options() {
       {"job-workers", "IMAGO_JOB_WORKERS", "N", "generation jobs run at once on this node (default 2)",
        [](Config& c, const std::string& v) { return set_int(c.job_workers, v, "job-workers", 1, 256); }},
       {"runtime-token-ttl-s", "IMAGO_RUNTIME_TOKEN_TTL_S", "SECONDS", "runtime token lifetime (default 300)",
-       [](Config& c, const std::string& v) { return set_int(c.runtime_token_ttl_s, v, "runtime-token-ttl-s", 10, 86400); }},
+       [](Config& c, const std::string& v) {
+         return set_int(c.runtime_token_ttl_s, v, "runtime-token-ttl-s", 10, 86400);
+       }},
       {"live-grace-s", "IMAGO_LIVE_GRACE_S", "SECONDS",
        "a live session pauses this long after its last token renewal (default 300)",
        [](Config& c, const std::string& v) { return set_int(c.live_grace_s, v, "live-grace-s", 1, 86400); }},
       {"live-billing-period-s", "IMAGO_LIVE_BILLING_PERIOD_S", "SECONDS",
        "length of one billed live-session minute; only tests shorten it (default 60)",
-       [](Config& c, const std::string& v) { return set_int(c.live_billing_period_s, v, "live-billing-period-s", 1, 3600); }},
-      {"live-absent-s", "IMAGO_LIVE_ABSENT_S", "SECONDS", "end a session nobody joined after this long (default 300)",
-       [](Config& c, const std::string& v) { return set_int(c.live_absent_s, v, "live-absent-s", 1, 86400); }},
-      {"live-left-s", "IMAGO_LIVE_LEFT_S", "SECONDS", "end a session this long after its last viewer left (default 60)",
+       [](Config& c, const std::string& v) {
+         return set_int(c.live_billing_period_s, v, "live-billing-period-s", 1, 3600);
+       }},
+      {"live-absent-s", "IMAGO_LIVE_ABSENT_S", "SECONDS",
+       "end a session nobody joined after this long (default 300)",
+       [](Config& c, const std::string& v) {
+         return set_int(c.live_absent_s, v, "live-absent-s", 1, 86400);
+       }},
+      {"live-left-s", "IMAGO_LIVE_LEFT_S", "SECONDS",
+       "end a session this long after its last viewer left (default 60)",
        [](Config& c, const std::string& v) { return set_int(c.live_left_s, v, "live-left-s", 1, 86400); }},
       {"live-idle-s", "IMAGO_LIVE_IDLE_S", "SECONDS",
        "end a session without speech or keep-alive for this long (default 120)",
        [](Config& c, const std::string& v) { return set_int(c.live_idle_s, v, "live-idle-s", 1, 86400); }},
       {"live-max-duration-s", "IMAGO_LIVE_MAX_DURATION_S", "SECONDS", "longest live session (default 3600)",
-       [](Config& c, const std::string& v) { return set_int(c.live_max_duration_s, v, "live-max-duration-s", 1, 604800); }},
+       [](Config& c, const std::string& v) {
+         return set_int(c.live_max_duration_s, v, "live-max-duration-s", 1, 604800);
+       }},
       {"max-live-sessions", "IMAGO_MAX_LIVE_SESSIONS", "N",
        "live sessions this node renders at once; beyond it joins get 503 (default 8 per core)",
-       [](Config& c, const std::string& v) { return set_int(c.max_live_sessions, v, "max-live-sessions", 1, 100000); }},
+       [](Config& c, const std::string& v) {
+         return set_int(c.max_live_sessions, v, "max-live-sessions", 1, 100000);
+       }},
       {"live-frame-side", "IMAGO_LIVE_FRAME_SIDE", "PX", "longest side of live video frames (default 512)",
-       [](Config& c, const std::string& v) { return set_int(c.live_frame_side, v, "live-frame-side", 64, 1920); }},
-      {"live-jpeg-quality", "IMAGO_LIVE_JPEG_QUALITY", "Q", "JPEG quality of live video frames, 1-100 (default 75)",
-       [](Config& c, const std::string& v) { return set_int(c.live_jpeg_quality, v, "live-jpeg-quality", 1, 100); }},
+       [](Config& c, const std::string& v) {
+         return set_int(c.live_frame_side, v, "live-frame-side", 64, 1920);
+       }},
+      {"live-jpeg-quality", "IMAGO_LIVE_JPEG_QUALITY", "Q",
+       "JPEG quality of live video frames, 1-100 (default 75)",
+       [](Config& c, const std::string& v) {
+         return set_int(c.live_jpeg_quality, v, "live-jpeg-quality", 1, 100);
+       }},
+      {"llm-base-url", "IMAGO_LLM_BASE_URL", "URL",
+       "OpenAI-compatible chat endpoint, e.g. http://127.0.0.1:11434/v1 (default: built-in responder)",
+       [](Config& c, const std::string& v) -> Status {
+         if (v.rfind("http://", 0) != 0 && v.rfind("https://", 0) != 0) {
+           return Status::Invalid("--llm-base-url must be an http:// or https:// URL");
+         }
+         c.llm_base_url = v;
+         return Status::Ok();
+       }},
+      {"llm-model", "IMAGO_LLM_MODEL", "NAME", "model name sent to the chat endpoint",
+       [](Config& c, const std::string& v) {
+         c.llm_model = v;
+         return Status::Ok();
+       }},
+      {"llm-allow-private", "IMAGO_LLM_ALLOW_PRIVATE", nullptr,
+       "let the chat endpoint be on a private or loopback address (local models)",
+       [](Config& c, const std::string& v) { return set_bool(c.llm_allow_private, v, "llm-allow-private"); }},
   };
   return opts;
 }
@@ -251,6 +285,8 @@ std::string config_help() {
 }
 
 void finalize_config(Config& cfg) {
+  // The key is read from the environment only: a flag would show it in the process list.
+  if (const char* k = std::getenv("IMAGO_LLM_API_KEY"); k && *k) cfg.llm_api_key = k;
   if (cfg.io_threads <= 0)
     cfg.io_threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   if (cfg.tts_workers <= 0)

@@ -45,16 +45,22 @@ struct Config {
   int job_lease_ms = 15000;  // a claimed job is re-claimable this long after its last heartbeat
 
   // --- live sessions (issue 10, docs/live-protocol.md) ---
-  int runtime_token_ttl_s = 300;     // runtime token lifetime (SPEC 8.7: about 5 minutes)
-  int live_grace_s = 300;            // a session pauses this long after its last token renewal
-  int live_billing_period_s = 60;    // one billed "minute" (shorter only for tests)
-  int live_absent_s = 300;           // ends a session nobody ever joined
-  int live_left_s = 60;              // ends a session after its last viewer left
-  int live_idle_s = 120;             // ends a session without speech or keep-alive
-  int live_max_duration_s = 3600;    // longest session
-  int max_live_sessions = 0;         // 0: kLiveSessionsPerCore x cores (measured, bench/live)
-  int live_frame_side = 512;         // longest side of rendered live frames, px
+  int runtime_token_ttl_s = 300;   // runtime token lifetime (SPEC 8.7: about 5 minutes)
+  int live_grace_s = 300;          // a session pauses this long after its last token renewal
+  int live_billing_period_s = 60;  // one billed "minute" (shorter only for tests)
+  int live_absent_s = 300;         // ends a session nobody ever joined
+  int live_left_s = 60;            // ends a session after its last viewer left
+  int live_idle_s = 120;           // ends a session without speech or keep-alive
+  int live_max_duration_s = 3600;  // longest session
+  int max_live_sessions = 0;       // 0: kLiveSessionsPerCore x cores (measured, bench/live)
+  int live_frame_side = 512;       // longest side of rendered live frames, px
   int live_jpeg_quality = 75;
+
+  // --- conversation (issue 12, docs/conversation.md) ---
+  std::string llm_base_url;        // OpenAI-compatible endpoint ".../v1"; empty: built-in responder
+  std::string llm_model;           // the model name sent with each request
+  std::string llm_api_key;         // IMAGO_LLM_API_KEY only (never a flag: argv is visible in ps)
+  bool llm_allow_private = false;  // the endpoint may be on a private or loopback address
 };
 
 // Measured concurrent 25 fps sessions per core at 512x512 with JPEG (bench/live, docs/live-protocol.md).
