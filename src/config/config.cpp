@@ -74,7 +74,8 @@ const std::vector<Option>& options() {
        [](Config& c, const std::string& v) {
          return set_int(c.worker_threads, v, "worker-threads", 1, 1024);
        }},
-      {"database", "IMAGO_DATABASE", "URL", "database (default sqlite:DATA_DIR/imago.db)",
+      {"database", "IMAGO_DATABASE_URL", "URL",
+       "sqlite:PATH, or postgres://... for cluster mode (default sqlite:DATA_DIR/imago.db)",
        [](Config& c, const std::string& v) {
          c.database_url = v;
          return Status::Ok();
@@ -102,6 +103,36 @@ const std::vector<Option>& options() {
        }},
       {"idle-timeout", "IMAGO_IDLE_TIMEOUT", "SECONDS", "keep-alive idle time before closing (default 60)",
        [](Config& c, const std::string& v) { return set_int(c.idle_timeout_s, v, "idle-timeout", 1, 3600); }},
+      {"max-connections", "IMAGO_MAX_CONNECTIONS", "N",
+       "client connections before new ones get 503 (default 10000; kept below the descriptor limit)",
+       [](Config& c, const std::string& v) {
+         return set_int(c.max_connections, v, "max-connections", 1, 10000000);
+       }},
+      {"max-connections-per-ip", "IMAGO_MAX_CONNECTIONS_PER_IP", "N",
+       "client connections from one address before new ones get 503 (default 256; trusted proxies exempt)",
+       [](Config& c, const std::string& v) {
+         return set_int(c.max_connections_per_ip, v, "max-connections-per-ip", 1, 10000000);
+       }},
+      {"fd-reserve", "IMAGO_FD_RESERVE", "N",
+       "file descriptors kept free of client connections (default 256)",
+       [](Config& c, const std::string& v) { return set_int(c.fd_reserve, v, "fd-reserve", 0, 1000000); }},
+      {"stream-threads", "IMAGO_STREAM_THREADS", "N", "threads producing streamed responses (default 4)",
+       [](Config& c, const std::string& v) {
+         return set_int(c.stream_threads, v, "stream-threads", 1, 1024);
+       }},
+      {"cpu-threads", "IMAGO_CPU_THREADS", "N", "threads for handlers that wait on synthesis (default 8)",
+       [](Config& c, const std::string& v) { return set_int(c.cpu_threads, v, "cpu-threads", 1, 1024); }},
+      {"cpu-queue", "IMAGO_CPU_QUEUE", "N", "such requests that may wait before 503 (default 32)",
+       [](Config& c, const std::string& v) { return set_int(c.cpu_queue, v, "cpu-queue", 0, 100000); }},
+      {"outbound-threads", "IMAGO_OUTBOUND_THREADS", "N",
+       "threads for handlers that wait on other hosts: URL uploads, webhook tests (default 8)",
+       [](Config& c, const std::string& v) {
+         return set_int(c.outbound_threads, v, "outbound-threads", 1, 1024);
+       }},
+      {"outbound-queue", "IMAGO_OUTBOUND_QUEUE", "N", "such requests that may wait before 503 (default 64)",
+       [](Config& c, const std::string& v) {
+         return set_int(c.outbound_queue, v, "outbound-queue", 0, 100000);
+       }},
       {"shutdown-grace", "IMAGO_SHUTDOWN_GRACE", "SECONDS",
        "time in-flight requests get on SIGTERM (default 20)",
        [](Config& c, const std::string& v) {
@@ -137,6 +168,15 @@ const std::vector<Option>& options() {
          c.log_level = v;
          return Status::Ok();
        }},
+      {"web-dir", "IMAGO_WEB_DIR", "DIR",
+       "static pages served at / (default: the web/ folder of the source tree)",
+       [](Config& c, const std::string& v) {
+         c.web_dir = v;
+         return Status::Ok();
+       }},
+      {"allow-signup", "IMAGO_ALLOW_SIGNUP", nullptr,
+       "let anyone create an account and dashboard member at /sign-up (default: operator creates members)",
+       [](Config& c, const std::string& v) { return set_bool(c.allow_signup, v, "allow-signup"); }},
       {"tts-workers", "IMAGO_TTS_WORKERS", "N", "speech synthesis workers (default: one per core)",
        [](Config& c, const std::string& v) { return set_int(c.tts_workers, v, "tts-workers", 1, 64); }},
       {"tts-queue", "IMAGO_TTS_QUEUE", "N", "synthesis requests that may wait before 503 (default 64)",
@@ -210,9 +250,8 @@ const std::vector<Option>& options() {
        }},
       {"live-jpeg-quality", "IMAGO_LIVE_JPEG_QUALITY", "Q",
        "JPEG quality of live video frames, 1-100 (default 75)",
-       [](Config& c, const std::string& v) {
-         return set_int(c.live_jpeg_quality, v, "live-jpeg-quality", 1, 100);
-       }},
+       [](Config& c,
+          const std::string& v) { return set_int(c.live_jpeg_quality, v, "live-jpeg-quality", 1, 100); }},
       {"llm-base-url", "IMAGO_LLM_BASE_URL", "URL",
        "OpenAI-compatible chat endpoint, e.g. http://127.0.0.1:11434/v1 (default: built-in responder)",
        [](Config& c, const std::string& v) -> Status {
@@ -295,6 +334,12 @@ void finalize_config(Config& cfg) {
     cfg.max_live_sessions =
         kLiveSessionsPerCore * static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   }
+  // IMAGO_DATABASE: the variable's earlier name, still honoured.
+  if (const char* old = std::getenv("IMAGO_DATABASE"); cfg.database_url.empty() && old && *old)
+    cfg.database_url = old;
+#ifdef IMAGO_DEFAULT_WEB_DIR
+  if (cfg.web_dir.empty()) cfg.web_dir = IMAGO_DEFAULT_WEB_DIR;
+#endif
   if (cfg.database_url.empty()) cfg.database_url = "sqlite:" + cfg.data_dir + "/imago.db";
   if (cfg.public_url.empty()) {
     bool v6 = cfg.listen_host.find(':') != std::string::npos;
