@@ -45,11 +45,21 @@ std::vector<double> measure(const std::vector<std::string>& args, int rounds) {
     auto t0 = SteadyClock::now();
     ws->send_text(R"({"type":"user_text","text":"When does the museum open?"})");
     std::optional<double> first;
+    // Until the whole answer (every sentence it queued) has played.
+    int started = 0, finished = 0;
+    bool answered = false;
     for (;;) {
       auto m = ws->read(10000);
       if (!m) break;
       if (!first && speaking_audio(*m)) first = std::chrono::duration<double, std::milli>(m->at - t0).count();
-      if (m->text && json::parse(m->data).at("type").as_string() == "playback_finished") break;
+      if (!m->text) continue;
+      json::object e = json::parse(m->data).as_object();
+      const auto& type = e.at("type").as_string();
+      started += type == "speech.started";
+      finished += type == "playback_finished";
+      answered = answered ||
+                 (type == "transcript" && e.at("role").as_string() == "agent" && e.at("final").as_bool());
+      if (answered && started > 0 && finished >= started) break;
     }
     if (first) ms.push_back(*first);
   }
