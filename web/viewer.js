@@ -111,8 +111,65 @@
         break;
       case 'heartbeat.ok': token = m.token; break;
       case 'error': stats.lastError = m.code + ': ' + m.message; break;
+      case 'transcript': caption(m); break;
+      case 'agent.thinking': caption({ role: 'agent', text: '…', final: false, thinking: true }); break;
     }
   }
+
+  // Captions: the last few turns. An agent turn grows sentence by sentence (final: false) and is
+  // replaced by the whole answer as spoken (final: true).
+  const captionsEl = document.getElementById('captions');
+  const lines = [];  // {role, text, open}
+  stats.captions = lines;
+  function caption(m) {
+    const last = lines[lines.length - 1];
+    if (m.role === 'agent' && last && last.role === 'agent' && last.open) {
+      if (m.thinking) return;
+      last.text = m.final ? m.text : (last.thinking ? m.text : last.text + ' ' + m.text);
+      last.thinking = false;
+      last.open = !m.final;
+    } else {
+      lines.push({ role: m.role, text: m.text, open: m.role === 'agent' && !m.final, thinking: !!m.thinking });
+      if (lines.length > 4) lines.shift();
+    }
+    captionsEl.replaceChildren(...lines.map((l) => {
+      const d = document.createElement('div');
+      d.className = l.role;
+      d.textContent = (l.role === 'user' ? 'You: ' : 'Agent: ') + l.text;
+      return d;
+    }));
+  }
+
+  // The microphone: 16 kHz s16le chunks as binary messages; the server finds turns and barge-in.
+  const micEl = document.getElementById('mic');
+  let mic = null;  // {stream, ctx}
+  stats.micChunks = 0;
+  async function startMic() {
+    try {
+      const stream = await navigator.mediaDevices.getUserMedia({
+        audio: { channelCount: 1, echoCancellation: true, noiseSuppression: true, autoGainControl: true } });
+      const ctx = new AudioContext();
+      await ctx.audioWorklet.addModule('/embed-assets/mic-capture.js');
+      const node = new AudioWorkletNode(ctx, 'mic-capture');
+      node.port.onmessage = (e) => {
+        if (ws && ws.readyState === 1) { ws.send(e.data); stats.micChunks++; }
+      };
+      ctx.createMediaStreamSource(stream).connect(node);
+      mic = { stream, ctx };
+      micEl.classList.add('on');
+      if (audio && audio.state !== 'running') audio.resume();
+    } catch (err) {
+      stats.lastError = 'microphone: ' + err;
+    }
+  }
+  function stopMic() {
+    if (!mic) return;
+    mic.stream.getTracks().forEach((t) => t.stop());
+    mic.ctx.close();
+    mic = null;
+    micEl.classList.remove('on');
+  }
+  micEl.onclick = () => (mic ? stopMic() : startMic());
 
   function connect() {
     if (!token || !agent) { setState('error', 'the page needs #token=<embed token>'); return; }

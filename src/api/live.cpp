@@ -104,11 +104,12 @@ class RoomSocket : public http::WebSocketHandler, public std::enable_shared_from
       return json::object{{"token", t.token}, {"expires_at", t.expires_at}};
     });
   }
-  void on_binary(std::string_view) override {
-    if (conn_) {
-      conn_->send_text(json_to_string(json::object{{"type", "error"},
-                                                   {"code", "VALIDATION_ERROR"},
-                                                   {"message", "Viewers send JSON text messages only"}}));
+  // Binary messages are microphone audio (s16le mono 16 kHz), recognised off this I/O thread.
+  void on_binary(std::string_view pcm) override {
+    if (!conn_) return;
+    if (Status st = room_->microphone(pcm); !st.ok()) {
+      conn_->send_text(json_to_string(
+          json::object{{"type", "error"}, {"code", "VALIDATION_ERROR"}, {"message", st.message()}}));
     }
   }
   void on_close(uint16_t) override {
@@ -156,9 +157,15 @@ http::WebSocketFactory make_room_socket_factory(Services& s) {
       return A::reject(http::Response::error(
           403, "FORBIDDEN", "This embed token is not valid for agent " + std::string(*code)));
     }
+    // billing_type=voice_chat: audio only, no frames (SPEC 8.6). camera_chat is not built yet.
+    auto billing = up.request.query_param("billing_type");
+    if (billing && *billing != "voice_chat") {
+      return A::reject(http::Response::from_status(Status::Invalid(
+          "Query parameter 'billing_type' must be 'voice_chat' (camera_chat is not available yet)")));
+    }
     auto agent = s.agent_service->get(c->subject, std::string(*code));
     if (!agent.ok()) return A::reject(http::Response::from_status(agent.status()));
-    auto room = s.rooms->join(c->subject, room_id, *agent);
+    auto room = s.rooms->join(c->subject, room_id, *agent, billing.has_value());
     if (!room.ok()) {
       http::Response r = http::Response::from_status(room.status());
       if (room.status().code() == Code::kUnavailable)
@@ -193,7 +200,7 @@ void register_live_routes(http::Router& router, Services& s) {
     if (!t.ok()) return http::Response::from_status(t.status());
     int delivered = 0;
     for (auto& r : t->rooms) {
-      auto id = r->speak(*message);
+      auto id = r->say(*message);
       if (!id.ok() && id.status().code() == Code::kInvalidArgument)
         return http::Response::from_status(id.status());
       delivered += id.ok() ? 1 : 0;
@@ -222,10 +229,11 @@ void register_live_routes(http::Router& router, Services& s) {
     int delivered = 0;
     for (auto& r : t->rooms) {
       if (kind == "speak") {
-        // "speak triggers a verbal response": the brain answers when there is one.
-        Status st = r->user_text(*context);
-        if (st.code() == Code::kInvalidArgument) return http::Response::from_status(st);
-        delivered += st.ok() ? 1 : 0;
+        // SPEC 4.9: `speak` makes the agent speak the given text (verbatim, into the history).
+        auto id = r->say(*context);
+        if (!id.ok() && id.status().code() == Code::kInvalidArgument)
+          return http::Response::from_status(id.status());
+        delivered += id.ok() ? 1 : 0;
       } else {
         r->add_context(*context);
         ++delivered;

@@ -252,6 +252,23 @@ const std::vector<Option>& options() {
        "JPEG quality of live video frames, 1-100 (default 75)",
        [](Config& c,
           const std::string& v) { return set_int(c.live_jpeg_quality, v, "live-jpeg-quality", 1, 100); }},
+      {"llm-base-url", "IMAGO_LLM_BASE_URL", "URL",
+       "OpenAI-compatible chat endpoint, e.g. http://127.0.0.1:11434/v1 (default: built-in responder)",
+       [](Config& c, const std::string& v) -> Status {
+         if (v.rfind("http://", 0) != 0 && v.rfind("https://", 0) != 0) {
+           return Status::Invalid("--llm-base-url must be an http:// or https:// URL");
+         }
+         c.llm_base_url = v;
+         return Status::Ok();
+       }},
+      {"llm-model", "IMAGO_LLM_MODEL", "NAME", "model name sent to the chat endpoint",
+       [](Config& c, const std::string& v) {
+         c.llm_model = v;
+         return Status::Ok();
+       }},
+      {"llm-allow-private", "IMAGO_LLM_ALLOW_PRIVATE", nullptr,
+       "let the chat endpoint be on a private or loopback address (local models)",
+       [](Config& c, const std::string& v) { return set_bool(c.llm_allow_private, v, "llm-allow-private"); }},
   };
   return opts;
 }
@@ -307,6 +324,8 @@ std::string config_help() {
 }
 
 void finalize_config(Config& cfg) {
+  // The key is read from the environment only: a flag would show it in the process list.
+  if (const char* k = std::getenv("IMAGO_LLM_API_KEY"); k && *k) cfg.llm_api_key = k;
   if (cfg.io_threads <= 0)
     cfg.io_threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   if (cfg.tts_workers <= 0)

@@ -67,6 +67,12 @@ struct Config {
   int max_live_sessions = 0;       // 0: kLiveSessionsPerCore x cores (measured, bench/live)
   int live_frame_side = 512;       // longest side of rendered live frames, px
   int live_jpeg_quality = 75;
+
+  // --- conversation (issue 12, docs/conversation.md) ---
+  std::string llm_base_url;        // OpenAI-compatible endpoint ".../v1"; empty: built-in responder
+  std::string llm_model;           // the model name sent with each request
+  std::string llm_api_key;         // IMAGO_LLM_API_KEY only (never a flag: argv is visible in ps)
+  bool llm_allow_private = false;  // the endpoint may be on a private or loopback address
 };
 
 // Measured concurrent 25 fps sessions per core at 512x512 with JPEG (bench/live, docs/live-protocol.md).

@@ -7,9 +7,10 @@
 namespace imago::live {
 
 namespace {
+// camera_chat (30/min, the viewer's camera to the model) is not offered until it is built.
 constexpr std::string_view kLiveTypes[] = {"essence_cloud", "expression_cloud", "essence_self_hosted",
-                                           "expression_self_hosted"};
-}
+                                           "expression_self_hosted", "voice_chat"};
+}  // namespace
 
 bool is_live_billing_type(std::string_view t) {
   return std::find(std::begin(kLiveTypes), std::end(kLiveTypes), t) != std::end(kLiveTypes);

@@ -72,6 +72,13 @@ void Room::start() {
 }
 
 void Room::join_threads() {
+  std::shared_ptr<SessionBrain> brain;
+  {
+    std::lock_guard lock(mu_);
+    brain = brain_;
+  }
+  // The brain's threads call into the room: they stop first.
+  if (brain) brain->stop();
   std::lock_guard lock(join_mu_);
   if (std::this_thread::get_id() == render_thread_.get_id() ||
       std::this_thread::get_id() == speech_thread_.get_id()) {
@@ -148,6 +155,42 @@ Result<std::string> Room::speak(const std::string& text) {
   return id;
 }
 
+Result<std::string> Room::say(const std::string& text) {
+  auto id = speak(text);
+  if (!id.ok()) return id;
+  std::shared_ptr<SessionBrain> brain;
+  {
+    std::lock_guard lock(mu_);
+    brain = brain_;
+  }
+  if (brain) brain->on_agent_said(*this, text);
+  return id;
+}
+
+Status Room::microphone(std::string_view pcm) {
+  std::shared_ptr<SessionBrain> brain;
+  {
+    std::lock_guard lock(mu_);
+    if (state_.phase() == SessionPhase::kEnded) return Status::NotFound("the session has ended");
+    brain = brain_;
+  }
+  if (!brain || !brain->on_microphone(*this, pcm)) {
+    return Status(Code::kConflict, "This session does not listen to microphone audio");
+  }
+  return Status::Ok();
+}
+
+bool Room::agent_speaking() const {
+  std::lock_guard lock(mu_);
+  return !utterances_.empty() || !to_synthesize_.empty();
+}
+
+void Room::broadcast_event(std::string_view type, json::object fields) {
+  std::string e = event(type, std::move(fields));
+  std::lock_guard lock(mu_);
+  broadcast_text(e);
+}
+
 Status Room::user_text(const std::string& text) {
   std::shared_ptr<SessionBrain> brain;
   {
@@ -191,6 +234,11 @@ void Room::interrupt() {
   std::vector<std::string> events;
   std::vector<std::tuple<std::string, double, bool>> done;
   std::shared_ptr<SessionBrain> brain;
+  {
+    std::lock_guard lock(mu_);
+    brain = brain_;
+  }
+  if (brain) brain->on_interrupt(*this);  // the model request first: no sentence slips in after
   {
     std::lock_guard lock(mu_);
     ++speech_generation_;
@@ -288,7 +336,7 @@ void Room::on_control(const std::shared_ptr<http::WebSocketConnection>& from, Vi
   if (t == "speak") {
     auto s = text_field("text");
     if (!s) return;
-    auto r = speak(*s);
+    auto r = say(*s);
     if (!r.ok()) from->send_text(error_event("VALIDATION_ERROR", r.status().message()));
   } else if (t == "user_text") {
     auto s = text_field("text");
@@ -490,7 +538,7 @@ void Room::render_loop() {
     }
     for (int64_t i = 0; i < behind && !stop_; ++i) {
       // Catching up: only the newest picture is drawn; audio stays continuous.
-      const bool draw = have_viewers && i == behind - 1;
+      const bool draw = have_viewers && s_.video && i == behind - 1;
       uint64_t generation;
       {
         std::lock_guard lock(mu_);

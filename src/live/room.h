@@ -49,6 +49,19 @@ class SessionBrain {
                                     bool interrupted) {
     (void)room, (void)utterance_id, (void)position_s, (void)interrupted;
   }
+  // The session is being interrupted: called before the room drops its queued speech, so an
+  // answer still being written stops before it can queue another sentence.
+  virtual void on_interrupt(Room& room) { (void)room; }
+  // The agent was made to say `text` verbatim (speak): it joins the conversation as its turn.
+  virtual void on_agent_said(Room& room, const std::string& text) { (void)room, (void)text; }
+  // Microphone bytes from a viewer (s16le mono 16 kHz). Must return at once (an I/O thread
+  // calls it). False: this brain does not listen.
+  virtual bool on_microphone(Room& room, std::string_view pcm) {
+    (void)room, (void)pcm;
+    return false;
+  }
+  // The room is stopping: finish and join the brain's own threads (no more calls into the room).
+  virtual void stop() {}
 };
 
 struct RoomSettings {
@@ -60,6 +73,7 @@ struct RoomSettings {
   speech::VoiceSettings voice;
   SessionTimeouts timeouts;
   int jpeg_quality = 75;
+  bool video = true;               // false for voice_chat: audio only, no frames are drawn or sent
   int64_t lookahead_us = 120'000;  // frames are produced this far ahead of real time
   // A viewer with more than this many bytes queued gets no new video frames (audio continues).
   size_t max_viewer_queue_bytes = 512 * 1024;
@@ -125,6 +139,15 @@ class Room : public std::enable_shared_from_this<Room> {
 
   // Agent speech: queued after anything already queued. Returns the utterance id.
   Result<std::string> speak(const std::string& text);
+  // speak() for text given by the API (REST/WebSocket speak): also joins the brain's history.
+  Result<std::string> say(const std::string& text);
+  // Microphone audio from a viewer (binary WebSocket message): handed to the brain's ears.
+  // kConflict when this session does not listen.
+  Status microphone(std::string_view pcm);
+  // Whether the agent has speech queued or playing.
+  bool agent_speaking() const;
+  // An event {type, ...fields} to every viewer (transcript, agent.thinking, error).
+  void broadcast_event(std::string_view type, boost::json::object fields = {});
   // The viewer side said something: the brain answers, or (no brain) the agent speaks it.
   Status user_text(const std::string& text);
   void add_context(const std::string& text);

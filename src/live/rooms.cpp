@@ -66,7 +66,7 @@ std::optional<DynamicsSettings> Rooms::dynamics_for(const Room& room) {
 }
 
 Result<std::shared_ptr<Room>> Rooms::join(const std::string& account_id, const std::string& room_id,
-                                          const AgentRecord& agent) {
+                                          const AgentRecord& agent, bool voice_chat) {
   {
     std::lock_guard lock(mu_);
     if (stopping_) return Status::Unavailable("The server is shutting down");
@@ -93,6 +93,10 @@ Result<std::shared_ptr<Room>> Rooms::join(const std::string& account_id, const s
   s.agent_code = agent.code;
   s.session_id = "ses_" + random_base62(20);
   s.billing_type = agent.model == "expression" ? "expression_cloud" : "essence_cloud";
+  if (voice_chat) {
+    s.billing_type = "voice_chat";
+    s.video = false;
+  }
   s.timeouts = options_.timeouts;
   s.jpeg_quality = options_.jpeg_quality;
   // The agent's voice: its model's manifest carries the matched voice and axes.
@@ -115,7 +119,7 @@ Result<std::shared_ptr<Room>> Rooms::join(const std::string& account_id, const s
   // Another join may have started the same room meanwhile.
   auto it = rooms_.find({account_id, room_id});
   if (it != rooms_.end() && !it->second->ended()) return it->second;
-  if (brains_) (*room)->set_brain(brains_(**room));
+  if (brains_) (*room)->set_brain(brains_(**room, agent));
   (*room)->start();
   rooms_[{account_id, room_id}] = *room;
   log::info("live_session_started", {{"session", (*room)->settings().session_id},

@@ -42,7 +42,7 @@ struct RoomsDeps {
 };
 
 // Plugs a conversation brain into every new room (the conversation subsystem sets it).
-using BrainFactory = std::function<std::shared_ptr<SessionBrain>(Room&)>;
+using BrainFactory = std::function<std::shared_ptr<SessionBrain>(Room&, const AgentRecord&)>;
 
 class Rooms {
  public:
@@ -53,9 +53,10 @@ class Rooms {
 
   // The running room `room_id` of the account, started for `agent` when there is none.
   // kConflict when the room runs another agent; kUnavailable at capacity; kInvalidArgument when
-  // the agent has no model yet.
+  // the agent has no model yet. `voice_chat` starts an audio-only session billed at that rate
+  // (a running room keeps the mode it started with).
   Result<std::shared_ptr<Room>> join(const std::string& account_id, const std::string& room_id,
-                                     const AgentRecord& agent);
+                                     const AgentRecord& agent, bool voice_chat = false);
   std::shared_ptr<Room> find(const std::string& account_id, const std::string& room_id) const;
   std::shared_ptr<Room> find_session(const std::string& session_id) const;
   // Running rooms of the account (optionally of one agent, optionally one room).

@@ -22,6 +22,7 @@
 #include "jobs/runtime.h"
 #include "limits/rate_limiter.h"
 #include "limits/storage_quota.h"
+#include "live/conversation_brain.h"
 #include "live/rooms.h"
 #include "live/self_hosted_meter.h"
 #include "speech/speech_service.h"
@@ -173,6 +174,21 @@ Result<std::unique_ptr<App>> App::create(Config config) {
   lo.jpeg_quality = p.config.live_jpeg_quality;
   live::RoomsDeps ld{p.clock, s.agents, s.files, s.blobs, s.ledger, s.speech};
   p.rooms = std::make_unique<live::Rooms>(ld, lo);
+  // Every session converses: the operator's language model when configured, else the built-in
+  // responder (docs/conversation.md).
+  live::ConversationBrainOptions bo;
+  if (!p.config.llm_base_url.empty()) {
+    if (p.config.llm_model.empty()) return Status::Invalid("--llm-model is required with --llm-base-url");
+    conversation::ChatClientOptions co;
+    co.base_url = p.config.llm_base_url;
+    co.model = p.config.llm_model;
+    co.api_key = p.config.llm_api_key;
+    co.allow_private = p.config.llm_allow_private;
+    bo.llm = std::move(co);
+  }
+  p.rooms->set_brain_factory([bo](live::Room& room, const AgentRecord& agent) {
+    return std::make_shared<live::ConversationBrain>(room, agent.system_prompt, bo);
+  });
   s.rooms = p.rooms.get();
   p.self_hosted = std::make_unique<live::SelfHostedMeter>(*s.ledger, *p.clock, lo.timeouts.billing_period_us,
                                                           lo.timeouts.grace_us);

@@ -1,5 +1,6 @@
 // The viewer page (/embed/{agent_code}) in Debian's chromium driven by playwright-core: it shows
-// changing frames, receives and plays audio after a REST speak, and reconnects by itself after the
+// changing frames, receives and plays audio after a REST speak, answers typed text with captions,
+// streams the (fake) microphone, and reconnects by itself after the
 // server drops the socket (the C++ side restarts imagod on the same port when told to).
 // Env: IMAGO_URL, AGENT_CODE, EMBED_TOKEN, API_SECRET, SYNC_DIR, CHROMIUM (default /usr/bin/chromium),
 // SCREENSHOT_DIR (optional).
@@ -27,7 +28,9 @@ async function until(what, fn, ms = 20000) {
 const browser = await chromium.launch({
   executablePath: process.env.CHROMIUM || '/usr/bin/chromium',
   headless: true,
-  args: ['--autoplay-policy=no-user-gesture-required', '--no-sandbox', '--mute-audio'],
+  args: ['--autoplay-policy=no-user-gesture-required', '--no-sandbox', '--mute-audio',
+         // A fake microphone (a periodic beep) that needs no permission prompt.
+         '--use-fake-ui-for-media-stream', '--use-fake-device-for-media-stream'],
 });
 let failed = false;
 try {
@@ -66,6 +69,26 @@ try {
   const s1 = await stats();
   assert.ok(s1.audioPlayed > 24000, `the AudioWorklet should have played audio (played ${s1.audioPlayed})`);
   if (shots) await page.screenshot({ path: path.join(shots, 'viewer-speaking.png') });
+
+  // Typed text -> the conversation answers (built-in responder): captions for both sides.
+  await page.fill('#text', 'Hello!');
+  await page.click('#send');
+  await until('captions', async () => {
+    const c = (await stats()).captions || [];
+    return c.some((l) => l.role === 'user' && l.text === 'Hello!') &&
+           c.some((l) => l.role === 'agent' && !l.open && l.text.length > 3);
+  });
+  const shown = await page.evaluate(() => document.getElementById('captions').textContent);
+  assert.ok(shown.includes('You: Hello!'), `captions on the page: ${shown}`);
+  if (shots) await page.screenshot({ path: path.join(shots, 'viewer-captions.png') });
+
+  // The microphone button streams 16 kHz PCM chunks as binary messages; the server takes them.
+  await page.click('#mic');
+  await until('microphone chunks', async () => (await stats()).micChunks > 50);
+  await page.click('#mic');
+  const sm = await stats();
+  assert.ok(!String(sm.lastError || '').startsWith('microphone'), `microphone: ${sm.lastError}`);
+  assert.ok(!String(sm.lastError || '').startsWith('VALIDATION_ERROR'), `server: ${sm.lastError}`);
 
   // The server drops the socket (restart on the same port): the page comes back by itself.
   fs.writeFileSync(path.join(sync, 'ready_for_drop'), '');

@@ -93,6 +93,15 @@ bool WsClient::send_text(const std::string& m) {
   return !ec;
 }
 
+bool WsClient::send_binary(const std::string& m) {
+  std::lock_guard l(impl_->write_mu);
+  beast::error_code ec;
+  impl_->ws.binary(true);
+  impl_->ws.write(boost::asio::buffer(m), ec);
+  impl_->ws.text(true);
+  return !ec;
+}
+
 std::optional<WsMessage> WsClient::read(int timeout_ms) {
   std::unique_lock l(impl_->mu);
   impl_->cv.wait_for(l, std::chrono::milliseconds(timeout_ms),

@@ -28,6 +28,7 @@ class WsClient {
   ~WsClient();
 
   bool send_text(const std::string& message);
+  bool send_binary(const std::string& message);  // e.g. microphone PCM
   // The next message within timeout_ms; nullopt on timeout or once the connection is closed and
   // everything received has been read.
   std::optional<WsMessage> read(int timeout_ms = 5000);

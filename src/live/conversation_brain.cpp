@@ -1,0 +1,164 @@
+#include "live/conversation_brain.h"
+
+#include "conversation/listener.h"
+#include "util/log.h"
+
+namespace imago::live {
+
+namespace json = boost::json;
+
+ConversationBrain::ConversationBrain(Room& room, const std::string& system_prompt,
+                                     ConversationBrainOptions options)
+    : room_(room), system_prompt_(system_prompt), opts_(std::move(options)) {
+  conversation::ConversationOptions co;
+  co.system_prompt = system_prompt_;
+  co.llm = opts_.llm;
+  conversation::ConversationSink sink;
+  sink.speak = [this](const std::string& s) { speak_sentence(s); };
+  sink.transcript = [this](const std::string& role, const std::string& text, bool final) {
+    room_.broadcast_event("transcript", {{"role", role}, {"text", text}, {"final", final}});
+  };
+  sink.thinking = [this] {
+    {
+      std::lock_guard lock(speak_mu_);
+      answer_epoch_ = epoch_;
+    }
+    room_.broadcast_event("agent.thinking");
+  };
+  sink.error = [this](const std::string& code, const std::string& message) {
+    room_.broadcast_event("error", {{"code", code}, {"message", message}});
+  };
+  conversation_ = std::make_unique<conversation::Conversation>(std::move(co), std::move(sink));
+  if (!system_prompt_.empty()) domain_.push_back(system_prompt_);
+  domain_changed_ = !domain_.empty();
+}
+
+ConversationBrain::~ConversationBrain() {
+  stop();
+}
+
+void ConversationBrain::stop() {
+  {
+    std::lock_guard lock(ears_mu_);
+    ears_stop_ = true;
+  }
+  ears_cv_.notify_all();
+  if (ears_thread_.joinable() && ears_thread_.get_id() != std::this_thread::get_id()) ears_thread_.join();
+  std::unique_ptr<conversation::Conversation> c;
+  {
+    std::lock_guard lock(mu_);
+    c = std::move(conversation_);
+  }
+  c.reset();  // cancels a running answer and joins its worker
+}
+
+void ConversationBrain::speak_sentence(const std::string& sentence) {
+  std::lock_guard lock(speak_mu_);
+  if (answer_epoch_ != epoch_) return;  // interrupted after this answer started
+  auto id = room_.speak(sentence);
+  if (!id.ok())
+    log::warn("live_brain_speak_failed",
+              {{"session", room_.settings().session_id}, {"error", id.status().message()}});
+}
+
+void ConversationBrain::on_user_text(Room& room, const std::string& text) {
+  bool busy;
+  {
+    std::lock_guard lock(mu_);
+    if (!conversation_) return;
+    busy = conversation_->busy();
+  }
+  // The viewer spoke over the agent: its answer, queued speech and frames stop together.
+  if (busy || room.agent_speaking()) room.interrupt();
+  std::lock_guard lock(mu_);
+  if (conversation_) conversation_->user_text(text);
+}
+
+void ConversationBrain::on_add_context(Room&, const std::string& text) {
+  {
+    std::lock_guard lock(mu_);
+    if (conversation_) conversation_->add_context(text);
+  }
+  std::lock_guard lock(ears_mu_);
+  domain_.push_back(text);
+  domain_changed_ = true;
+}
+
+void ConversationBrain::on_interrupt(Room&) {
+  {
+    std::lock_guard lock(speak_mu_);
+    ++epoch_;
+  }
+  std::lock_guard lock(mu_);
+  if (conversation_) conversation_->interrupt();
+}
+
+void ConversationBrain::on_agent_said(Room&, const std::string& text) {
+  std::lock_guard lock(mu_);
+  if (conversation_) conversation_->agent_said(text);
+}
+
+bool ConversationBrain::on_microphone(Room&, std::string_view pcm) {
+  if (!opts_.listen) return false;
+  {
+    std::lock_guard lock(ears_mu_);
+    if (ears_stop_) return true;
+    if (audio_bytes_ + pcm.size() > opts_.max_audio_backlog_bytes) {
+      // The ears are behind by seconds: drop the oldest audio rather than grow without bound.
+      while (!audio_.empty() && audio_bytes_ + pcm.size() > opts_.max_audio_backlog_bytes) {
+        audio_bytes_ -= audio_.front().size();
+        audio_.pop_front();
+      }
+    }
+    audio_.emplace_back(pcm);
+    audio_bytes_ += pcm.size();
+    if (!ears_thread_.joinable()) ears_thread_ = std::thread([this] { ears_loop(); });
+  }
+  ears_cv_.notify_one();
+  return true;
+}
+
+void ConversationBrain::ears_loop() {
+  std::unique_ptr<conversation::Listener> listener;
+  bool unavailable = false;
+  for (;;) {
+    std::deque<std::string> chunks;
+    std::vector<std::string> domain;
+    bool domain_changed = false;
+    {
+      std::unique_lock lock(ears_mu_);
+      ears_cv_.wait(lock, [&] { return ears_stop_ || !audio_.empty(); });
+      if (ears_stop_) return;
+      chunks.swap(audio_);
+      audio_bytes_ = 0;
+      if (domain_changed_) {
+        domain = domain_;
+        domain_changed = true;
+        domain_changed_ = false;
+      }
+    }
+    if (unavailable) continue;
+    if (!listener) {
+      // A decoder holds tens of MB of models: only sessions that send audio load one.
+      auto rec = conversation::Recognizer::create(opts_.recognizer);
+      if (!rec.ok()) {
+        unavailable = true;
+        room_.broadcast_event("error",
+                              {{"code", kRecognitionUnavailable}, {"message", rec.status().message()}});
+        continue;
+      }
+      conversation::ListenerSink sink;
+      sink.barge_in = [this] { room_.interrupt(); };
+      sink.heard = [this](const std::string& text) { (void)room_.user_text(text); };
+      sink.not_understood = [this](const std::string& why) {
+        log::debug("live_turn_not_understood", {{"session", room_.settings().session_id}, {"why", why}});
+      };
+      listener = std::make_unique<conversation::Listener>(std::move(rec).value(), std::move(sink));
+    }
+    if (domain_changed) listener->set_domain(domain);
+    listener->set_agent_speaking(room_.agent_speaking());
+    for (const auto& c : chunks) listener->push_bytes(c);
+  }
+}
+
+}  // namespace imago::live

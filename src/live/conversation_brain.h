@@ -1,0 +1,78 @@
+// The conversation brain of a live session (docs/conversation.md): plugs a Conversation (the
+// answers) and a Listener (the ears) into a Room through the SessionBrain seam.
+//
+// - Agent sentences go to the room's speech queue as the model writes them.
+// - An interrupt, a new viewer turn while the agent talks, and barge-in stop the model request,
+//   the synthesis queue and the renderer queue together (Room::interrupt calls on_interrupt first).
+// - Microphone audio is queued by the I/O thread and recognised on the brain's own ears thread.
+#pragma once
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "conversation/chat_client.h"
+#include "conversation/conversation.h"
+#include "conversation/recognizer.h"
+#include "live/room.h"
+
+namespace imago::live {
+
+struct ConversationBrainOptions {
+  std::optional<conversation::ChatClientOptions> llm;  // nullopt: the built-in responder answers
+  bool listen = true;                                  // accept microphone audio
+  conversation::RecognizerOptions recognizer;
+  // Microphone audio waiting for the ears beyond this is dropped (10 s at 16 kHz s16).
+  size_t max_audio_backlog_bytes = 320'000;
+};
+
+// Code of the error event when speech recognition cannot run (models missing).
+inline constexpr const char* kRecognitionUnavailable = "SPEECH_RECOGNITION_UNAVAILABLE";
+
+class ConversationBrain : public SessionBrain {
+ public:
+  // `room` must outlive the brain's threads: the room calls stop() before it goes away.
+  ConversationBrain(Room& room, const std::string& system_prompt, ConversationBrainOptions options);
+  ~ConversationBrain() override;
+
+  void on_user_text(Room& room, const std::string& text) override;
+  void on_add_context(Room& room, const std::string& text) override;
+  void on_interrupt(Room& room) override;
+  void on_agent_said(Room& room, const std::string& text) override;
+  bool on_microphone(Room& room, std::string_view pcm) override;
+  void stop() override;
+
+ private:
+  void speak_sentence(const std::string& sentence);
+  void ears_loop();
+
+  Room& room_;
+  const std::string system_prompt_;
+  const ConversationBrainOptions opts_;
+
+  // Sentences of an answer that started before the latest interrupt are dropped: the worker may
+  // be between its own cancellation check and the room's speech queue when an interrupt arrives.
+  std::mutex speak_mu_;
+  uint64_t epoch_ = 0;         // bumped by every interrupt
+  uint64_t answer_epoch_ = 0;  // epoch when the running answer started
+
+  std::mutex mu_;
+  std::unique_ptr<conversation::Conversation> conversation_;  // reset by stop()
+
+  // The ears: a queue filled by I/O threads, drained by ears_thread_.
+  std::mutex ears_mu_;
+  std::condition_variable ears_cv_;
+  std::deque<std::string> audio_;
+  size_t audio_bytes_ = 0;
+  bool ears_stop_ = false;
+  std::vector<std::string> domain_;  // system prompt and knowledge, for the recogniser
+  bool domain_changed_ = false;
+  std::thread ears_thread_;
+};
+
+}  // namespace imago::live
