@@ -31,7 +31,9 @@ namespace {
 // The renderer adds this much idle after the speech (avatar/offline.h OfflineRender::tail_s) and
 // rounds up to whole frames at 25 FPS: the output is what is billed and limited.
 constexpr double kTailS = 0.4;
-double output_seconds(double speech_s) { return std::ceil((speech_s + kTailS) * 25 - 1e-9) / 25; }
+double output_seconds(double speech_s) {
+  return std::ceil((speech_s + kTailS) * 25 - 1e-9) / 25;
+}
 
 size_t utf8_chars(std::string_view s) {
   size_t n = 0;
@@ -66,13 +68,15 @@ Result<VideoJob> VideoService::start(const std::string& account, const VideoRequ
     if (utf8_chars(*r.text) > kMaxVideoTextChars)
       return Status::Invalid("Field 'input.text' must be at most 5000 characters");
   } else {
-    if (r.text || r.voice) return Status::Invalid("Fields 'input.text' and 'input.voice' belong to input type 'text'");
+    if (r.text || r.voice)
+      return Status::Invalid("Fields 'input.text' and 'input.voice' belong to input type 'text'");
     if (!r.audio_url || r.audio_url->empty()) return Status::Invalid("Field 'input.audio_url' is required");
   }
   std::optional<std::string> key;
   if (r.idempotency_key) {
     std::string k(trim(*r.idempotency_key));
-    if (k.empty() || k.size() > 200) return Status::Invalid("Header 'Idempotency-Key' must be 1 to 200 characters");
+    if (k.empty() || k.size() > 200)
+      return Status::Invalid("Header 'Idempotency-Key' must be 1 to 200 characters");
     key = k;
   }
 
@@ -136,13 +140,13 @@ Result<VideoJob> VideoService::start(const std::string& account, const VideoRequ
   double seconds = output_seconds(audio.duration_s());
   if (seconds > kMaxVideoSeconds) {
     char buf[160];
-    std::snprintf(buf, sizeof buf, "The video would last %.1f s; at most %.0f s of output are allowed", seconds,
-                  kMaxVideoSeconds);
+    std::snprintf(buf, sizeof buf, "The video would last %.1f s; at most %.0f s of output are allowed",
+                  seconds, kMaxVideoSeconds);
     return Status::Invalid(buf);
   }
 
-  const billing::MinuteRate rate =
-      agent->model == "expression" ? billing::MinuteRate::kExpressionCloud : billing::MinuteRate::kEssenceCloud;
+  const billing::MinuteRate rate = agent->model == "expression" ? billing::MinuteRate::kExpressionCloud
+                                                                : billing::MinuteRate::kEssenceCloud;
   const int64_t minutes = billing::billable_minutes(seconds);
   std::string audio_blob = "videos/" + account + "/" + job_id + ".speech";
   if (Status st = d_.blobs->put(audio_blob, jobs::encode_speech_blob(audio)); !st.ok()) return st;
@@ -204,7 +208,8 @@ Result<VideoJob> VideoService::get(const std::string& account, const std::string
   json::value p = json::parse(j->payload, ec);
   if (!ec && p.is_object()) {
     const json::object& o = p.as_object();
-    if (auto* a = o.if_contains("agent_code"); a && a->is_string()) v.agent_code = std::string(a->as_string());
+    if (auto* a = o.if_contains("agent_code"); a && a->is_string())
+      v.agent_code = std::string(a->as_string());
     if (auto* d = o.if_contains("duration_s"); d && d->is_number()) v.duration_s = d->to_number<double>();
     auto* m = o.if_contains("minutes");
     auto* r = o.if_contains("rate");
@@ -221,7 +226,8 @@ Result<VideoJob> VideoService::get(const std::string& account, const std::string
   return v;
 }
 
-Result<VideoJob> VideoService::wait(const std::string& account, const std::string& job_id, int64_t timeout_ms) {
+Result<VideoJob> VideoService::wait(const std::string& account, const std::string& job_id,
+                                    int64_t timeout_ms) {
   auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
   while (true) {
     auto v = get(account, job_id);

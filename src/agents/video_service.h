@@ -27,7 +27,7 @@ class SpeechService;
 
 namespace imago::agents {
 
-inline constexpr double kMaxVideoSeconds = 120;    // of output
+inline constexpr double kMaxVideoSeconds = 120;     // of output
 inline constexpr size_t kMaxVideoTextChars = 5000;  // Unicode characters
 inline constexpr int64_t kMaxVideoWaitMs = 90000;   // wait: true
 

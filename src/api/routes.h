@@ -28,7 +28,8 @@ void register_file_routes(http::Router& router, Services& services);      // /v1
 void register_webhook_routes(http::Router& router, Services& services);   // /v1/webhooks*
 
 // Live sessions (issue 10).
-void register_runtime_token_routes(http::Router& router, Services& services);  // runtime/embed tokens, heartbeat
+void register_runtime_token_routes(http::Router& router,
+                                   Services& services);               // runtime/embed tokens, heartbeat
 void register_live_routes(http::Router& router, Services& services);  // speak, add-context, rooms, /embed
 
 }  // namespace imago::api

@@ -14,12 +14,8 @@ namespace {
 namespace json = boost::json;
 
 json::object view(const agents::VideoJob& v) {
-  json::object o{{"success", true},
-                 {"job_id", v.job_id},
-                 {"agent_code", v.agent_code},
-                 {"status", v.status},
-                 {"duration", v.duration_s},
-                 {"credits", v.credits}};
+  json::object o{{"success", true},    {"job_id", v.job_id},       {"agent_code", v.agent_code},
+                 {"status", v.status}, {"duration", v.duration_s}, {"credits", v.credits}};
   if (v.video_url) o["video_url"] = *v.video_url;
   if (v.error) o["error_message"] = *v.error;
   return o;

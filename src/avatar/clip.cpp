@@ -76,6 +76,8 @@ Result<double> render_talking_video(std::string_view imx_bytes, const speech::Au
   return r->duration_s;
 }
 
-Result<speech::Audio> decode_speech(std::string_view bytes) { return internal::decode_speech_audio(bytes); }
+Result<speech::Audio> decode_speech(std::string_view bytes) {
+  return internal::decode_speech_audio(bytes);
+}
 
 }  // namespace imago::avatar

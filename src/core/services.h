@@ -32,7 +32,7 @@ class JobNotifier;
 namespace agents {
 class AgentService;
 class VideoService;
-}
+}  // namespace agents
 class TokenKeyring;
 namespace live {
 class Rooms;

@@ -50,14 +50,15 @@ Result<speech::Audio> decode_speech_blob(std::string_view bytes) {
   try {
     a.sample_rate = static_cast<int>(h.at("sample_rate").to_number<int64_t>());
     auto n = static_cast<size_t>(h.at("samples").to_number<int64_t>());
-    if (a.sample_rate <= 0 || bytes.size() - nl - 1 != n * 2) return Status::Invalid("speech blob: truncated");
+    if (a.sample_rate <= 0 || bytes.size() - nl - 1 != n * 2)
+      return Status::Invalid("speech blob: truncated");
     a.samples.resize(n);
     const auto* p = reinterpret_cast<const unsigned char*>(bytes.data() + nl + 1);
     for (size_t i = 0; i < n; ++i) a.samples[i] = static_cast<int16_t>(p[2 * i] | (p[2 * i + 1] << 8));
     for (const auto& v : h.at("phonemes").as_array()) {
       const auto& t = v.as_array();
-      a.phonemes.push_back({std::string(t.at(0).as_string()), t.at(1).to_number<double>(),
-                            t.at(2).to_number<double>()});
+      a.phonemes.push_back(
+          {std::string(t.at(0).as_string()), t.at(1).to_number<double>(), t.at(2).to_number<double>()});
     }
     for (const auto& v : h.at("words").as_array()) {
       const auto& t = v.as_array();
@@ -132,7 +133,9 @@ void VideoRenderHandler::fail(JobContext& ctx, const std::string& message) {
   log::info("video_failed", {{"job", job.id}, {"error", message}});
 }
 
-void VideoRenderHandler::give_up(JobContext& ctx, const std::string& reason) { fail(ctx, reason); }
+void VideoRenderHandler::give_up(JobContext& ctx, const std::string& reason) {
+  fail(ctx, reason);
+}
 
 JobStep VideoRenderHandler::run(JobContext& ctx) {
   const Job& job = ctx.job();
@@ -162,7 +165,8 @@ JobStep VideoRenderHandler::run(JobContext& ctx) {
   }
   auto speech_bytes = d_.blobs->get(p->audio_blob);
   if (!speech_bytes.ok()) {
-    if (speech_bytes.status().code() != Code::kNotFound) return JobStep::retry(speech_bytes.status().message());
+    if (speech_bytes.status().code() != Code::kNotFound)
+      return JobStep::retry(speech_bytes.status().message());
     fail(ctx, "the video's speech is gone");
     return JobStep::done();
   }

@@ -16,7 +16,8 @@ namespace {
 
 namespace json = boost::json;
 
-void expect_error(const HttpResponse& r, long status, const std::string& code, const std::string& needle = "") {
+void expect_error(const HttpResponse& r, long status, const std::string& code,
+                  const std::string& needle = "") {
   EXPECT_EQ(r.status, status) << r.body;
   auto v = r.json();
   ASSERT_TRUE(v.is_object() && v.as_object().contains("error")) << r.body;
@@ -75,7 +76,8 @@ std::string speech_like_wav(double seconds, int rate = 16000) {
   return out;
 }
 
-json::value wait_video(const TestServer& s, const std::string& secret, const std::string& job, double seconds = 120) {
+json::value wait_video(const TestServer& s, const std::string& secret, const std::string& job,
+                       double seconds = 120) {
   json::value last;
   eventually(
       [&] {
@@ -109,8 +111,9 @@ TEST(Video, TextWithWaitReturnsTheFinishedVideoAndIsChargedOnce) {
   HttpRequestOptions o;
   o.headers["Idempotency-Key"] = "video-1";
   o.timeout_ms = 120000;
-  std::string body = R"({"agent_code": ")" + code +
-                     R"(", "input": {"type": "text", "text": "Hello there, nice to meet you."}, "wait": true})";
+  std::string body =
+      R"({"agent_code": ")" + code +
+      R"(", "input": {"type": "text", "text": "Hello there, nice to meet you."}, "wait": true})";
   auto r = s.request("POST", "/v1/video/generate", body, acct.api_secret, o);
   ASSERT_EQ(r.status, 200) << r.body;
   auto v = r.json();
@@ -144,9 +147,10 @@ TEST(Video, AudioFromAUrlIsRenderedInTheBackground) {
   auto acct = s.create_account("enterprise", 1000);
   std::string code = ready_agent(s, acct.api_secret);
   std::string url = fx.put_file("speech.wav", speech_like_wav(3.0));
-  auto r = s.post("/v1/video/generate",
-                  R"({"agent_code": ")" + code + R"(", "input": {"type": "audio", "audio_url": ")" + url + R"("}})",
-                  acct.api_secret);
+  auto r = s.post(
+      "/v1/video/generate",
+      R"({"agent_code": ")" + code + R"(", "input": {"type": "audio", "audio_url": ")" + url + R"("}})",
+      acct.api_secret);
   ASSERT_EQ(r.status, 200) << r.body;
   EXPECT_EQ(str(r.json(), "status"), "processing");
   std::string job = str(r.json(), "job_id");
@@ -167,8 +171,8 @@ TEST(Video, BadInputIsRejectedAndNothingIsCharged) {
   auto post = [&](const std::string& body) { return s.post("/v1/video/generate", body, k); };
   std::string a = R"({"agent_code": ")" + code + R"(", )";
 
-  expect_error(post(a + R"("input": {"type": "text", "text": "hi"}, "colour": "red"})"), 400, "VALIDATION_ERROR",
-               "colour");
+  expect_error(post(a + R"("input": {"type": "text", "text": "hi"}, "colour": "red"})"), 400,
+               "VALIDATION_ERROR", "colour");
   expect_error(post(a + R"("input": {"type": "text", "text": "hi", "speed": 2}})"), 400, "VALIDATION_ERROR",
                "speed");
   expect_error(post(a + R"("wait": true})"), 400, "VALIDATION_ERROR", "input");
@@ -176,10 +180,12 @@ TEST(Video, BadInputIsRejectedAndNothingIsCharged) {
   expect_error(post(a + R"("input": {"type": "text", "text": "  "}})"), 400, "VALIDATION_ERROR", "text");
   expect_error(post(a + R"("input": {"type": "text", "text": ")" + std::string(5001, 'a') + R"("}})"), 400,
                "VALIDATION_ERROR", "5000");
-  expect_error(post(a + R"("input": {"type": "text", "text": "hi", "voice": "Z9"}})"), 400, "VALIDATION_ERROR");
+  expect_error(post(a + R"("input": {"type": "text", "text": "hi", "voice": "Z9"}})"), 400,
+               "VALIDATION_ERROR");
   expect_error(post(a + R"("input": {"type": "audio"}})"), 400, "VALIDATION_ERROR", "audio_url");
-  expect_error(post(a + R"("input": {"type": "audio", "audio_url": ")" + fx.url() + R"(/files/missing.wav"}})"),
-               400, "VALIDATION_ERROR", "audio_url");
+  expect_error(
+      post(a + R"("input": {"type": "audio", "audio_url": ")" + fx.url() + R"(/files/missing.wav"}})"), 400,
+      "VALIDATION_ERROR", "audio_url");
   std::string noise = fx.put_file("not-audio.wav", std::string(4000, 'x'));
   expect_error(post(a + R"("input": {"type": "audio", "audio_url": ")" + noise + R"("}})"), 400,
                "VALIDATION_ERROR", "audio_url");
@@ -187,8 +193,8 @@ TEST(Video, BadInputIsRejectedAndNothingIsCharged) {
   expect_error(post(a + R"("input": {"type": "audio", "audio_url": ")" + long_audio + R"("}})"), 400,
                "VALIDATION_ERROR", "120");
   expect_error(post(R"({"input": {"type": "text", "text": "hi"}})"), 400, "VALIDATION_ERROR", "agent_code");
-  expect_error(post(R"({"agent_code": "NOPE12345", "input": {"type": "text", "text": "hi"}})"), 404, "NOT_FOUND",
-               "Agent not found for code: NOPE12345");
+  expect_error(post(R"({"agent_code": "NOPE12345", "input": {"type": "text", "text": "hi"}})"), 404,
+               "NOT_FOUND", "Agent not found for code: NOPE12345");
   expect_error(s.get("/v1/video/job_doesnotexist", k), 404, "NOT_FOUND");
 
   EXPECT_EQ(balance_of(s, k), 750);
@@ -208,8 +214,8 @@ TEST(Video, InsufficientBalanceIs402AndQueuesNothing) {
 
 // `imagod worker` on the server's data directory; stopped (SIGTERM) by stop_worker.
 pid_t start_worker(const TestServer& s) {
-  std::vector<std::string> args = {imagod_path(), "worker",  "--data-dir",    s.data_dir(),
-                                   "--public-url", s.url(), "--job-workers", "1"};
+  std::vector<std::string> args = {imagod_path(),  "worker", "--data-dir",    s.data_dir(),
+                                   "--public-url", s.url(),  "--job-workers", "1"};
   std::vector<char*> argv;
   for (auto& a : args) argv.push_back(a.data());
   argv.push_back(nullptr);
@@ -257,7 +263,8 @@ TEST(Video, AFailedRenderIsRefunded) {
   // The video's 2 credits come back (the agent's deletion refunds nothing: it was ready).
   EXPECT_EQ(usage_count(s, acct.api_secret, "refund"), 1);
   int64_t refunded = 0;
-  for (const auto& e : s.get("/v1/usage?limit=100", acct.api_secret).json().at("data").as_array()) {
+  json::value usage = s.get("/v1/usage?limit=100", acct.api_secret).json();  // outlives the loop
+  for (const auto& e : usage.at("data").as_array()) {
     if (str(e, "kind") == "refund") refunded = e.at("amount").to_number<int64_t>();
   }
   EXPECT_EQ(refunded, 2);
