@@ -18,16 +18,24 @@ function(imago_library name)
   target_precompile_headers(${name} REUSE_FROM imago_pch)
 endfunction()
 
+#   imago_tests(NAME POSTGRES ...) -> its tests need the throwaway PostgreSQL (CTest fixture
+#                                     "postgres", src/store/CMakeLists.txt)
 function(imago_tests name)
   if(NOT IMAGO_BUILD_TESTS)
     return()
   endif()
-  cmake_parse_arguments(ARG "" "" "SOURCES;DEPS" ${ARGN})
+  cmake_parse_arguments(ARG "POSTGRES" "" "SOURCES;DEPS" ${ARGN})
   add_executable(${name} ${ARG_SOURCES})
   target_link_libraries(${name} PRIVATE ${ARG_DEPS} GTest::gtest GTest::gtest_main GTest::gmock)
   target_precompile_headers(${name} REUSE_FROM imago_pch)
-  gtest_discover_tests(${name} DISCOVERY_MODE PRE_TEST DISCOVERY_TIMEOUT 60
-                       PROPERTIES TIMEOUT 300)
+  if(ARG_POSTGRES)
+    target_link_libraries(${name} PRIVATE imago_test_postgres)
+    gtest_discover_tests(${name} DISCOVERY_MODE PRE_TEST DISCOVERY_TIMEOUT 60
+                         PROPERTIES TIMEOUT 300 FIXTURES_REQUIRED postgres)
+  else()
+    gtest_discover_tests(${name} DISCOVERY_MODE PRE_TEST DISCOVERY_TIMEOUT 60
+                         PROPERTIES TIMEOUT 300)
+  endif()
 endfunction()
 
 function(imago_benchmark name)

@@ -23,10 +23,12 @@ PACKAGES=(
   libdlib-dev libdlib-data
   # tests and benchmarks
   libgtest-dev libgmock-dev libbenchmark-dev curl python3 nodejs npm wrk nginx-light
-  # the viewer page's browser test (playwright-core drives it; no browser download)
-  chromium
+  # dashboard members (argon2id), the imago CLI keychain, browser tests (Debian's chromium, driven by playwright-core)
+  libargon2-dev libsecret-1-dev chromium
   # formatting check (tests/structure/check_format.sh)
   clang-format
+  # the throwaway PostgreSQL of the cluster-mode tests (scripts/test_postgres.sh)
+  postgresql-15
 )
 
 missing=()

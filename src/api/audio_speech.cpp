@@ -117,79 +117,82 @@ std::string sse_event(const json::object& o) {
 }  // namespace
 
 void register_audio_speech_routes(http::Router& router, Services& s) {
-  router.add(
-      "POST", "/v1/audio/speech",
-      [&s](http::Request& req) -> http::Response {
-        std::string code;
-        auto r = parse_request(s, req, &code);
-        if (!r.ok()) {
-          if (r.status().code() == Code::kNotFound) return voice_not_found(code);
-          return speech_error(r.status());
-        }
-        std::string content_type(speech::audio_content_type(r->format));
-        if (r->format == speech::AudioFormat::kPcm) content_type = "audio/pcm";
+  router.add("POST", "/v1/audio/speech",
+             [&s](http::Request& req) -> http::Response {
+               std::string code;
+               auto r = parse_request(s, req, &code);
+               if (!r.ok()) {
+                 if (r.status().code() == Code::kNotFound) return voice_not_found(code);
+                 return speech_error(r.status());
+               }
+               std::string content_type(speech::audio_content_type(r->format));
+               if (r->format == speech::AudioFormat::kPcm) content_type = "audio/pcm";
 
-        if (!r->sse) {
-          auto audio = s.speech->synthesize(r->input, r->settings);
-          if (!audio.ok()) return speech_error(audio.status());
-          auto bytes = speech::encode_audio(r->format, audio->sample_rate, audio->samples.data(),
-                                            audio->samples.size());
-          if (!bytes.ok()) return http::Response::from_status(bytes.status());
-          auto resp = http::Response::bytes(200, content_type, std::move(bytes.value()));
-          resp.headers.set("X-Sample-Rate", std::to_string(kRate));
-          return resp;
-        }
+               if (!r->sse) {
+                 auto audio = s.speech->synthesize(r->input, r->settings);
+                 if (!audio.ok()) return speech_error(audio.status());
+                 auto bytes = speech::encode_audio(r->format, audio->sample_rate, audio->samples.data(),
+                                                   audio->samples.size());
+                 if (!bytes.ok()) return http::Response::from_status(bytes.status());
+                 auto resp = http::Response::bytes(200, content_type, std::move(bytes.value()));
+                 resp.headers.set("X-Sample-Rate", std::to_string(kRate));
+                 return resp;
+               }
 
-        // SSE: speech.audio.delta events carry base64 chunks of the encoded stream as each
-        // sentence is ready; speech.audio.done closes it.
-        auto started = s.speech->start(r->input, r->settings);
-        if (!started.ok()) return speech_error(started.status());
-        auto enc = speech::make_encoder(r->format, kRate, true);
-        if (!enc.ok()) return http::Response::from_status(enc.status());
-        std::shared_ptr<speech::SpeechStream> stream(std::move(started.value()));
-        std::shared_ptr<speech::Encoder> encoder(std::move(enc.value()));
-        size_t input_chars = speech::utf8_length(r->input);
-        http::Response resp;
-        resp.status = 200;
-        resp.headers.set("Content-Type", "text/event-stream");
-        resp.headers.set("Cache-Control", "no-cache");
-        resp.stream = [stream, encoder, input_chars](http::ResponseStream& out) {
-          auto delta = [&](const std::string& bytes) {
-            if (bytes.empty()) return true;
-            return out.write(sse_event({{"type", "speech.audio.delta"}, {"audio", base64_encode(bytes)}}));
-          };
-          auto fail = [&](const Status& st) {
-            http::Response e = speech_error(st);
-            auto env = parse_json_object(e.body);
-            json::object ev{{"type", "error"}};
-            if (env.ok() && env->contains("error")) ev["error"] = env->at("error");
-            out.write(sse_event(ev));
-          };
-          double seconds = 0;
-          for (;;) {
-            auto next = stream->next();
-            if (!next.ok()) return fail(next.status());
-            if (!next->has_value()) break;
-            const auto& a = **next;
-            seconds += a.duration_s();
-            auto bytes = encoder->write(a.samples.data(), a.samples.size());
-            if (!bytes.ok()) return fail(bytes.status());
-            if (!delta(*bytes)) return;
-          }
-          auto tail = encoder->finish();
-          if (!tail.ok()) return fail(tail.status());
-          if (!delta(*tail)) return;
-          // Usage: input characters and 20 ms audio frames (this engine has no tokens).
-          auto frames = static_cast<int64_t>(std::ceil(seconds / 0.02));
-          out.write(sse_event({{"type", "speech.audio.done"},
-                               {"usage",
-                                {{"input_tokens", static_cast<int64_t>(input_chars)},
-                                 {"output_tokens", frames},
-                                 {"total_tokens", static_cast<int64_t>(input_chars) + frames}}}}));
-        };
-        return resp;
-      },
-      {.accept_bearer = true, .body_limit = 256 * 1024});
+               // SSE: speech.audio.delta events carry base64 chunks of the encoded stream as each
+               // sentence is ready; speech.audio.done closes it.
+               auto started = s.speech->start(r->input, r->settings);
+               if (!started.ok()) return speech_error(started.status());
+               auto enc = speech::make_encoder(r->format, kRate, true);
+               if (!enc.ok()) return http::Response::from_status(enc.status());
+               std::shared_ptr<speech::SpeechStream> stream(std::move(started.value()));
+               std::shared_ptr<speech::Encoder> encoder(std::move(enc.value()));
+               size_t input_chars = speech::utf8_length(r->input);
+               http::Response resp;
+               resp.status = 200;
+               resp.headers.set("Content-Type", "text/event-stream");
+               resp.headers.set("Cache-Control", "no-cache");
+               // Called by the server whenever the connection can take more: one delta event per sentence
+               // (an encoder may hold bytes back: then the piece is empty), the tail, then done (or error).
+               resp.stream = [stream, encoder, input_chars, seconds = 0.0,
+                              done = false]() mutable -> std::optional<std::string> {
+                 if (done) return std::nullopt;
+                 auto delta = [](const std::string& bytes) {
+                   if (bytes.empty()) return std::string();
+                   return sse_event({{"type", "speech.audio.delta"}, {"audio", base64_encode(bytes)}});
+                 };
+                 auto fail = [&](const Status& st) {
+                   done = true;
+                   http::Response e = speech_error(st);
+                   auto env = parse_json_object(e.body);
+                   json::object ev{{"type", "error"}};
+                   if (env.ok() && env->contains("error")) ev["error"] = env->at("error");
+                   return sse_event(ev);
+                 };
+                 auto next = stream->next();
+                 if (!next.ok()) return fail(next.status());
+                 if (next->has_value()) {
+                   const auto& a = **next;
+                   seconds += a.duration_s();
+                   auto bytes = encoder->write(a.samples.data(), a.samples.size());
+                   if (!bytes.ok()) return fail(bytes.status());
+                   return delta(*bytes);
+                 }
+                 auto tail = encoder->finish();
+                 if (!tail.ok()) return fail(tail.status());
+                 done = true;
+                 // Usage: input characters and 20 ms audio frames (this engine has no tokens).
+                 auto frames = static_cast<int64_t>(std::ceil(seconds / 0.02));
+                 return delta(*tail) +
+                        sse_event({{"type", "speech.audio.done"},
+                                   {"usage",
+                                    {{"input_tokens", static_cast<int64_t>(input_chars)},
+                                     {"output_tokens", frames},
+                                     {"total_tokens", static_cast<int64_t>(input_chars) + frames}}}});
+               };
+               return resp;
+             },
+             {.accept_bearer = true, .body_limit = 256 * 1024, .pool = http::HandlerPool::kCpu});
 }
 
 }  // namespace imago::api

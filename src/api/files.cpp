@@ -3,7 +3,6 @@
 // /v1/files/{id}.{ext}; downloading them needs the owner's api-secret (docs/api/agents.md).
 #include <boost/json.hpp>
 
-#include "util/image_size.h"
 #include "api/routes.h"
 #include "blobs/blob_store.h"
 #include "fetch/fetcher.h"
@@ -13,6 +12,7 @@
 #include "limits/storage_quota.h"
 #include "store/file_store.h"
 #include "store/job_store.h"
+#include "util/image_size.h"
 #include "util/json.h"
 #include "util/log.h"
 #include "util/random.h"
@@ -199,6 +199,7 @@ std::string file_id_of(const std::string& name) {
 void register_file_routes(http::Router& router, Services& s) {
   http::RouteOptions up;
   up.body_limit = kUploadBodyLimit;
+  up.pool = http::HandlerPool::kOutbound;  // may fetch a URL from another host
   router.add(
       "POST", "/v1/files/upload", [&s](http::Request& req) { return upload(s, req); }, up);
 

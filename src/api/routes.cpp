@@ -19,6 +19,11 @@ void register_all_routes(http::Router& router, Services& services) {
   register_audio_speech_routes(router, services);
   register_runtime_token_routes(router, services);
   register_live_routes(router, services);
+  register_dashboard_auth_routes(router, services);
+  register_dashboard_device_routes(router, services);
+  register_cli_login_routes(router, services);
+  register_member_admin_routes(router, services);
+  register_dashboard_static_routes(router, services);
 }
 
 }  // namespace imago::api

@@ -31,5 +31,12 @@ void register_webhook_routes(http::Router& router, Services& services);   // /v1
 void register_runtime_token_routes(http::Router& router,
                                    Services& services);               // runtime/embed tokens, heartbeat
 void register_live_routes(http::Router& router, Services& services);  // speak, add-context, rooms, /embed
+// Dashboard and CLI sign-in (issue 14).
+void register_dashboard_auth_routes(http::Router& router, Services& services);  // /dashboard/api/sign-in ...
+void register_dashboard_device_routes(http::Router& router, Services& services);  // keys, /device approval
+void register_cli_login_routes(http::Router& router, Services& services);         // /v1/cli/*
+void register_member_admin_routes(http::Router& router,
+                                  Services& services);  // /admin/v1/accounts/{id}/members
+void register_dashboard_static_routes(http::Router& router, Services& services);  // web/dashboard/ at /
 
 }  // namespace imago::api

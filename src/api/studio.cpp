@@ -157,48 +157,52 @@ void register_studio_routes(http::Router& router, Services& s) {
   });
 
   // A short WAV of unsaved settings: {base_voice (or voice), axes, text?, language?, speed?}.
-  router.add("POST", "/v1/studio/preview", [&s](http::Request& req) {
-    auto body =
-        parse_json_object_with(req.body, {"base_voice", "voice", "axes", "text", "language", "speed"});
-    if (!body.ok()) return http::Response::from_status(body.status());
-    auto base = get_string(*body, "base_voice");
-    auto voice = get_string(*body, "voice");
-    auto text = get_string(*body, "text");
-    auto language = get_string(*body, "language");
-    auto speed = get_number(*body, "speed");
-    for (const Status& st :
-         {base.status(), voice.status(), text.status(), language.status(), speed.status()}) {
-      if (!st.ok()) return http::Response::from_status(st);
-    }
-    speech::VoiceSettings st;
-    std::string b = base->has_value() ? **base : voice->value_or("M1");
-    st.voice = upper(b);
-    if (!s.speech->is_builtin_voice(st.voice)) {
-      return http::Response::error(400, "VALIDATION_ERROR", "Field 'base_voice' must be one of M1-M5, F1-F5");
-    }
-    auto axes = parse_axes_field(*body, "axes");
-    if (!axes.ok()) return http::Response::from_status(axes.status());
-    st.axes = *axes;
-    st.language = language->has_value() ? to_lower(**language) : "en";
-    st.speed = speed->value_or(1.05);
-    if (st.speed < 0.7 || st.speed > 2.0) {
-      return http::Response::error(400, "VALIDATION_ERROR", "Field 'speed' must be between 0.7 and 2.0");
-    }
-    std::string t = text->value_or(kPreviewText);
-    if (speech::utf8_length(t) > kMaxPreviewChars) {
-      return http::Response::error(
-          400, "VALIDATION_ERROR",
-          "Field 'text' of a preview must be at most " + std::to_string(kMaxPreviewChars) + " characters");
-    }
-    auto audio = s.speech->synthesize(t, st);
-    if (!audio.ok()) return speech_error(audio.status());
-    auto wav = speech::encode_audio(speech::AudioFormat::kWav, audio->sample_rate, audio->samples.data(),
-                                    audio->samples.size());
-    if (!wav.ok()) return http::Response::from_status(wav.status());
-    auto r = http::Response::bytes(200, "audio/wav", std::move(wav.value()));
-    r.headers.set("X-Sample-Rate", std::to_string(audio->sample_rate));
-    return r;
-  });
+  router.add(
+      "POST", "/v1/studio/preview",
+      [&s](http::Request& req) {
+        auto body =
+            parse_json_object_with(req.body, {"base_voice", "voice", "axes", "text", "language", "speed"});
+        if (!body.ok()) return http::Response::from_status(body.status());
+        auto base = get_string(*body, "base_voice");
+        auto voice = get_string(*body, "voice");
+        auto text = get_string(*body, "text");
+        auto language = get_string(*body, "language");
+        auto speed = get_number(*body, "speed");
+        for (const Status& st :
+             {base.status(), voice.status(), text.status(), language.status(), speed.status()}) {
+          if (!st.ok()) return http::Response::from_status(st);
+        }
+        speech::VoiceSettings st;
+        std::string b = base->has_value() ? **base : voice->value_or("M1");
+        st.voice = upper(b);
+        if (!s.speech->is_builtin_voice(st.voice)) {
+          return http::Response::error(400, "VALIDATION_ERROR",
+                                       "Field 'base_voice' must be one of M1-M5, F1-F5");
+        }
+        auto axes = parse_axes_field(*body, "axes");
+        if (!axes.ok()) return http::Response::from_status(axes.status());
+        st.axes = *axes;
+        st.language = language->has_value() ? to_lower(**language) : "en";
+        st.speed = speed->value_or(1.05);
+        if (st.speed < 0.7 || st.speed > 2.0) {
+          return http::Response::error(400, "VALIDATION_ERROR", "Field 'speed' must be between 0.7 and 2.0");
+        }
+        std::string t = text->value_or(kPreviewText);
+        if (speech::utf8_length(t) > kMaxPreviewChars) {
+          return http::Response::error(400, "VALIDATION_ERROR",
+                                       "Field 'text' of a preview must be at most " +
+                                           std::to_string(kMaxPreviewChars) + " characters");
+        }
+        auto audio = s.speech->synthesize(t, st);
+        if (!audio.ok()) return speech_error(audio.status());
+        auto wav = speech::encode_audio(speech::AudioFormat::kWav, audio->sample_rate, audio->samples.data(),
+                                        audio->samples.size());
+        if (!wav.ok()) return http::Response::from_status(wav.status());
+        auto r = http::Response::bytes(200, "audio/wav", std::move(wav.value()));
+        r.headers.set("X-Sample-Rate", std::to_string(audio->sample_rate));
+        return r;
+      },
+      {.pool = http::HandlerPool::kCpu});  // waits for synthesis
 }
 
 }  // namespace imago::api

@@ -140,26 +140,31 @@ void register_tts_routes(http::Router& router, Services& s) {
                r.headers.set("Content-Type", "application/vnd.imago.pcm-frames");
                r.headers.set("X-Sample-Rate", std::to_string(rate));
                r.headers.set("X-Channels", "1");
-               r.stream = [stream](http::ResponseStream& out) {
-                 if (!out.write(speech::header_frame(rate))) return;
-                 uint64_t total = 0;
-                 for (;;) {
-                   auto next = stream->next();
-                   if (!next.ok()) {
-                     out.write(speech::error_frame(speech_error(next.status()).body));
-                     return;
-                   }
-                   if (!next->has_value()) break;
-                   const auto& a = **next;
-                   total += a.samples.size();
-                   if (!out.write(speech::audio_frame(a.samples.data(), a.samples.size())))
-                     return;  // client gone
+               // Called by the server whenever the connection can take more: header frame, one frame per
+               // sentence, then the end (or error) frame.
+               r.stream = [stream, rate, started = false, done = false,
+                           total = uint64_t{0}]() mutable -> std::optional<std::string> {
+                 if (done) return std::nullopt;
+                 if (!started) {
+                   started = true;
+                   return speech::header_frame(rate);
                  }
-                 out.write(speech::end_frame(total));
+                 auto next = stream->next();
+                 if (!next.ok()) {
+                   done = true;
+                   return speech::error_frame(speech_error(next.status()).body);
+                 }
+                 if (!next->has_value()) {
+                   done = true;
+                   return speech::end_frame(total);
+                 }
+                 const auto& a = **next;
+                 total += a.samples.size();
+                 return speech::audio_frame(a.samples.data(), a.samples.size());
                };
                return r;
              },
-             {.body_limit = 1 << 20});
+             {.body_limit = 1 << 20, .pool = http::HandlerPool::kCpu});
 }
 
 }  // namespace imago::api

@@ -145,7 +145,9 @@ http::Response test_ping(Services& s, http::Request& req) {
 }  // namespace
 
 void register_webhook_routes(http::Router& router, Services& s) {
-  router.add("POST", "/v1/webhooks", [&s](http::Request& req) { return create(s, req); });
+  // Both resolve or reach the target host: their own pool, never the request threads.
+  router.add("POST", "/v1/webhooks", [&s](http::Request& req) { return create(s, req); },
+             {.pool = http::HandlerPool::kOutbound});
 
   router.add("GET", "/v1/webhooks", [&s](http::Request& req) {
     auto list = s.webhooks->list(req.principal->account_id);
@@ -167,7 +169,8 @@ void register_webhook_routes(http::Router& router, Services& s) {
     return http::Response::json(200, {{"success", true}, {"id", req.param("id")}, {"deleted", true}});
   });
 
-  router.add("POST", "/v1/webhooks/{id}/test", [&s](http::Request& req) { return test_ping(s, req); });
+  router.add("POST", "/v1/webhooks/{id}/test", [&s](http::Request& req) { return test_ping(s, req); },
+             {.pool = http::HandlerPool::kOutbound});
 
   router.add("GET", "/v1/webhooks/{id}/deliveries", [&s](http::Request& req) {
     auto w = s.webhooks->get(req.principal->account_id, req.param("id"));

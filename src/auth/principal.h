@@ -15,6 +15,9 @@ struct Principal {
   std::string key_alias;
   Plan plan = Plan::kFree;
   std::optional<PlanLimits> custom_limits;  // enterprise overrides
+  // Set instead of the key fields when a signed-in dashboard member is calling.
+  std::string member_id;   // "mem_..."
+  std::string session_id;  // "ses_..."
 };
 
 }  // namespace imago

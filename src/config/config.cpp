@@ -74,7 +74,8 @@ const std::vector<Option>& options() {
        [](Config& c, const std::string& v) {
          return set_int(c.worker_threads, v, "worker-threads", 1, 1024);
        }},
-      {"database", "IMAGO_DATABASE", "URL", "database (default sqlite:DATA_DIR/imago.db)",
+      {"database", "IMAGO_DATABASE_URL", "URL",
+       "sqlite:PATH, or postgres://... for cluster mode (default sqlite:DATA_DIR/imago.db)",
        [](Config& c, const std::string& v) {
          c.database_url = v;
          return Status::Ok();
@@ -102,6 +103,36 @@ const std::vector<Option>& options() {
        }},
       {"idle-timeout", "IMAGO_IDLE_TIMEOUT", "SECONDS", "keep-alive idle time before closing (default 60)",
        [](Config& c, const std::string& v) { return set_int(c.idle_timeout_s, v, "idle-timeout", 1, 3600); }},
+      {"max-connections", "IMAGO_MAX_CONNECTIONS", "N",
+       "client connections before new ones get 503 (default 10000; kept below the descriptor limit)",
+       [](Config& c, const std::string& v) {
+         return set_int(c.max_connections, v, "max-connections", 1, 10000000);
+       }},
+      {"max-connections-per-ip", "IMAGO_MAX_CONNECTIONS_PER_IP", "N",
+       "client connections from one address before new ones get 503 (default 256; trusted proxies exempt)",
+       [](Config& c, const std::string& v) {
+         return set_int(c.max_connections_per_ip, v, "max-connections-per-ip", 1, 10000000);
+       }},
+      {"fd-reserve", "IMAGO_FD_RESERVE", "N",
+       "file descriptors kept free of client connections (default 256)",
+       [](Config& c, const std::string& v) { return set_int(c.fd_reserve, v, "fd-reserve", 0, 1000000); }},
+      {"stream-threads", "IMAGO_STREAM_THREADS", "N", "threads producing streamed responses (default 4)",
+       [](Config& c, const std::string& v) {
+         return set_int(c.stream_threads, v, "stream-threads", 1, 1024);
+       }},
+      {"cpu-threads", "IMAGO_CPU_THREADS", "N", "threads for handlers that wait on synthesis (default 8)",
+       [](Config& c, const std::string& v) { return set_int(c.cpu_threads, v, "cpu-threads", 1, 1024); }},
+      {"cpu-queue", "IMAGO_CPU_QUEUE", "N", "such requests that may wait before 503 (default 32)",
+       [](Config& c, const std::string& v) { return set_int(c.cpu_queue, v, "cpu-queue", 0, 100000); }},
+      {"outbound-threads", "IMAGO_OUTBOUND_THREADS", "N",
+       "threads for handlers that wait on other hosts: URL uploads, webhook tests (default 8)",
+       [](Config& c, const std::string& v) {
+         return set_int(c.outbound_threads, v, "outbound-threads", 1, 1024);
+       }},
+      {"outbound-queue", "IMAGO_OUTBOUND_QUEUE", "N", "such requests that may wait before 503 (default 64)",
+       [](Config& c, const std::string& v) {
+         return set_int(c.outbound_queue, v, "outbound-queue", 0, 100000);
+       }},
       {"shutdown-grace", "IMAGO_SHUTDOWN_GRACE", "SECONDS",
        "time in-flight requests get on SIGTERM (default 20)",
        [](Config& c, const std::string& v) {
@@ -137,6 +168,15 @@ const std::vector<Option>& options() {
          c.log_level = v;
          return Status::Ok();
        }},
+      {"web-dir", "IMAGO_WEB_DIR", "DIR",
+       "static pages served at / (default: the web/ folder of the source tree)",
+       [](Config& c, const std::string& v) {
+         c.web_dir = v;
+         return Status::Ok();
+       }},
+      {"allow-signup", "IMAGO_ALLOW_SIGNUP", nullptr,
+       "let anyone create an account and dashboard member at /sign-up (default: operator creates members)",
+       [](Config& c, const std::string& v) { return set_bool(c.allow_signup, v, "allow-signup"); }},
       {"tts-workers", "IMAGO_TTS_WORKERS", "N", "speech synthesis workers (default: one per core)",
        [](Config& c, const std::string& v) { return set_int(c.tts_workers, v, "tts-workers", 1, 64); }},
       {"tts-queue", "IMAGO_TTS_QUEUE", "N", "synthesis requests that may wait before 503 (default 64)",
@@ -173,29 +213,45 @@ const std::vector<Option>& options() {
       {"job-workers", "IMAGO_JOB_WORKERS", "N", "generation jobs run at once on this node (default 2)",
        [](Config& c, const std::string& v) { return set_int(c.job_workers, v, "job-workers", 1, 256); }},
       {"runtime-token-ttl-s", "IMAGO_RUNTIME_TOKEN_TTL_S", "SECONDS", "runtime token lifetime (default 300)",
-       [](Config& c, const std::string& v) { return set_int(c.runtime_token_ttl_s, v, "runtime-token-ttl-s", 10, 86400); }},
+       [](Config& c, const std::string& v) {
+         return set_int(c.runtime_token_ttl_s, v, "runtime-token-ttl-s", 10, 86400);
+       }},
       {"live-grace-s", "IMAGO_LIVE_GRACE_S", "SECONDS",
        "a live session pauses this long after its last token renewal (default 300)",
        [](Config& c, const std::string& v) { return set_int(c.live_grace_s, v, "live-grace-s", 1, 86400); }},
       {"live-billing-period-s", "IMAGO_LIVE_BILLING_PERIOD_S", "SECONDS",
        "length of one billed live-session minute; only tests shorten it (default 60)",
-       [](Config& c, const std::string& v) { return set_int(c.live_billing_period_s, v, "live-billing-period-s", 1, 3600); }},
-      {"live-absent-s", "IMAGO_LIVE_ABSENT_S", "SECONDS", "end a session nobody joined after this long (default 300)",
-       [](Config& c, const std::string& v) { return set_int(c.live_absent_s, v, "live-absent-s", 1, 86400); }},
-      {"live-left-s", "IMAGO_LIVE_LEFT_S", "SECONDS", "end a session this long after its last viewer left (default 60)",
+       [](Config& c, const std::string& v) {
+         return set_int(c.live_billing_period_s, v, "live-billing-period-s", 1, 3600);
+       }},
+      {"live-absent-s", "IMAGO_LIVE_ABSENT_S", "SECONDS",
+       "end a session nobody joined after this long (default 300)",
+       [](Config& c, const std::string& v) {
+         return set_int(c.live_absent_s, v, "live-absent-s", 1, 86400);
+       }},
+      {"live-left-s", "IMAGO_LIVE_LEFT_S", "SECONDS",
+       "end a session this long after its last viewer left (default 60)",
        [](Config& c, const std::string& v) { return set_int(c.live_left_s, v, "live-left-s", 1, 86400); }},
       {"live-idle-s", "IMAGO_LIVE_IDLE_S", "SECONDS",
        "end a session without speech or keep-alive for this long (default 120)",
        [](Config& c, const std::string& v) { return set_int(c.live_idle_s, v, "live-idle-s", 1, 86400); }},
       {"live-max-duration-s", "IMAGO_LIVE_MAX_DURATION_S", "SECONDS", "longest live session (default 3600)",
-       [](Config& c, const std::string& v) { return set_int(c.live_max_duration_s, v, "live-max-duration-s", 1, 604800); }},
+       [](Config& c, const std::string& v) {
+         return set_int(c.live_max_duration_s, v, "live-max-duration-s", 1, 604800);
+       }},
       {"max-live-sessions", "IMAGO_MAX_LIVE_SESSIONS", "N",
        "live sessions this node renders at once; beyond it joins get 503 (default 8 per core)",
-       [](Config& c, const std::string& v) { return set_int(c.max_live_sessions, v, "max-live-sessions", 1, 100000); }},
+       [](Config& c, const std::string& v) {
+         return set_int(c.max_live_sessions, v, "max-live-sessions", 1, 100000);
+       }},
       {"live-frame-side", "IMAGO_LIVE_FRAME_SIDE", "PX", "longest side of live video frames (default 512)",
-       [](Config& c, const std::string& v) { return set_int(c.live_frame_side, v, "live-frame-side", 64, 1920); }},
-      {"live-jpeg-quality", "IMAGO_LIVE_JPEG_QUALITY", "Q", "JPEG quality of live video frames, 1-100 (default 75)",
-       [](Config& c, const std::string& v) { return set_int(c.live_jpeg_quality, v, "live-jpeg-quality", 1, 100); }},
+       [](Config& c, const std::string& v) {
+         return set_int(c.live_frame_side, v, "live-frame-side", 64, 1920);
+       }},
+      {"live-jpeg-quality", "IMAGO_LIVE_JPEG_QUALITY", "Q",
+       "JPEG quality of live video frames, 1-100 (default 75)",
+       [](Config& c,
+          const std::string& v) { return set_int(c.live_jpeg_quality, v, "live-jpeg-quality", 1, 100); }},
   };
   return opts;
 }
@@ -259,6 +315,12 @@ void finalize_config(Config& cfg) {
     cfg.max_live_sessions =
         kLiveSessionsPerCore * static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   }
+  // IMAGO_DATABASE: the variable's earlier name, still honoured.
+  if (const char* old = std::getenv("IMAGO_DATABASE"); cfg.database_url.empty() && old && *old)
+    cfg.database_url = old;
+#ifdef IMAGO_DEFAULT_WEB_DIR
+  if (cfg.web_dir.empty()) cfg.web_dir = IMAGO_DEFAULT_WEB_DIR;
+#endif
   if (cfg.database_url.empty()) cfg.database_url = "sqlite:" + cfg.data_dir + "/imago.db";
   if (cfg.public_url.empty()) {
     bool v6 = cfg.listen_host.find(':') != std::string::npos;

@@ -24,12 +24,24 @@ struct Config {
   int write_timeout_s = 60;
   int idle_timeout_s = 60;  // keep-alive idle
   int header_limit_bytes = 16 * 1024;
+  int max_connections = 10000;       // client connections; also kept below the descriptor limit
+  int max_connections_per_ip = 256;  // per peer address (trusted proxies are exempt)
+  int fd_reserve = 256;              // descriptors kept for the database, blobs and fetches
+  int stream_threads = 4;            // calls the sources of streamed responses (TTS, SSE)
+  int cpu_threads = 8;               // handlers that wait for synthesis
+  int cpu_queue = 32;                // ... queued beyond this: 503 with Retry-After
+  int outbound_threads = 8;          // handlers that wait for other hosts (URL uploads, webhook tests)
+  int outbound_queue = 64;
   int shutdown_grace_s = 20;
   bool bootstrap_account = true;     // create and print a first account on an empty database
   int failed_auth_limit = 30;        // SPEC 8.3: failed authentications per minute per client IP
   int anon_ip_limit = 120;           // SPEC 8.3: requests per minute per IP on anonymous endpoints
   bool allow_private_fetch = false;  // let user URLs reach private/loopback addresses (tests)
   std::string log_level = "info";
+
+  // --- dashboard (issue 14) ---
+  std::string web_dir;        // static pages; default: the source tree's web/ (IMAGO_DEFAULT_WEB_DIR)
+  bool allow_signup = false;  // anyone may create an account and member at /sign-up
 
   // --- speech (issue 3) ---
   int tts_workers = 0;        // 0: one per core
@@ -45,15 +57,15 @@ struct Config {
   int job_lease_ms = 15000;  // a claimed job is re-claimable this long after its last heartbeat
 
   // --- live sessions (issue 10, docs/live-protocol.md) ---
-  int runtime_token_ttl_s = 300;     // runtime token lifetime (SPEC 8.7: about 5 minutes)
-  int live_grace_s = 300;            // a session pauses this long after its last token renewal
-  int live_billing_period_s = 60;    // one billed "minute" (shorter only for tests)
-  int live_absent_s = 300;           // ends a session nobody ever joined
-  int live_left_s = 60;              // ends a session after its last viewer left
-  int live_idle_s = 120;             // ends a session without speech or keep-alive
-  int live_max_duration_s = 3600;    // longest session
-  int max_live_sessions = 0;         // 0: kLiveSessionsPerCore x cores (measured, bench/live)
-  int live_frame_side = 512;         // longest side of rendered live frames, px
+  int runtime_token_ttl_s = 300;   // runtime token lifetime (SPEC 8.7: about 5 minutes)
+  int live_grace_s = 300;          // a session pauses this long after its last token renewal
+  int live_billing_period_s = 60;  // one billed "minute" (shorter only for tests)
+  int live_absent_s = 300;         // ends a session nobody ever joined
+  int live_left_s = 60;            // ends a session after its last viewer left
+  int live_idle_s = 120;           // ends a session without speech or keep-alive
+  int live_max_duration_s = 3600;  // longest session
+  int max_live_sessions = 0;       // 0: kLiveSessionsPerCore x cores (measured, bench/live)
+  int live_frame_side = 512;       // longest side of rendered live frames, px
   int live_jpeg_quality = 75;
 };
 

@@ -22,6 +22,10 @@ namespace fetch {
 class Fetcher;
 }
 class VoiceStore;
+class MemberStore;
+class DeviceGrantStore;
+class MemberAuth;
+class DeviceLogin;
 
 namespace speech {
 class SpeechService;
@@ -68,6 +72,11 @@ struct Services {
   TokenKeyring* token_keys = nullptr;
   live::Rooms* rooms = nullptr;
   live::SelfHostedMeter* self_hosted = nullptr;
+  // Dashboard members, sessions and CLI sign-in (issue 14).
+  MemberStore* members = nullptr;
+  DeviceGrantStore* device_grants = nullptr;
+  MemberAuth* member_auth = nullptr;
+  DeviceLogin* device_login = nullptr;
 
   // Absolute URL for a path under the server's public base ("/v1/files/x" -> "http://host/v1/files/x").
   std::string absolute_url(std::string_view path) const { return config->public_url + std::string(path); }

@@ -1,8 +1,7 @@
 #include "fetch/media_input.h"
 
-#include "util/image_size.h"
-
 #include "util/base64.h"
+#include "util/image_size.h"
 #include "util/strings.h"
 
 namespace imago::fetch {

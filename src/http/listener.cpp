@@ -55,6 +55,33 @@ void Listener::stop() {
   });
 }
 
+void Listener::refuse(tcp::socket& socket, bool per_ip) {
+  // One non-blocking write of a complete response, then close: costs no state and no waiting.
+  // (A client that has not sent its request yet still gets it; most read it before failing.)
+  static const std::string kIp = canned_503("Too many connections from this address");
+  static const std::string kAll = canned_503("Too many connections");
+  const std::string& r = per_ip ? kIp : kAll;
+  boost::system::error_code ec;
+  socket.non_blocking(true, ec);
+  socket.write_some(net::buffer(r), ec);
+  socket.shutdown(tcp::socket::shutdown_both, ec);
+  socket.close(ec);
+  auto now = std::chrono::steady_clock::now();
+  if (now - last_refusal_log_ > std::chrono::seconds(1)) {  // at most one line per second
+    last_refusal_log_ = now;
+    log::warn("connection_refused", {{"reason", per_ip ? "per_ip_limit" : "global_limit"},
+                                     {"connections", ctx_.connections.load()}});
+  }
+}
+
+std::string Listener::canned_503(const std::string& message) {
+  std::string body = "{\"error\":{\"code\":\"SERVICE_UNAVAILABLE\",\"message\":\"" + message +
+                     "\",\"httpStatus\":503},\"status\":\"error\",\"status_code\":503}";
+  return "HTTP/1.1 503 Service Unavailable\r\nContent-Type: application/json\r\nRetry-After: 5\r\n"
+         "Connection: close\r\nContent-Length: " +
+         std::to_string(body.size()) + "\r\n\r\n" + body;
+}
+
 void Listener::do_accept() {
   if (!acceptor_.is_open()) return;
   // Each connection gets its own strand: its handlers never run concurrently.
@@ -77,8 +104,17 @@ void Listener::on_accept(boost::system::error_code ec, tcp::socket socket) {
     socket.close(ec);
     return;
   }
+  std::string ip;
+  if (auto ep = socket.remote_endpoint(ec); !ec) ip = format_ip(ep.address());
+  std::unique_ptr<ServerContext::Slot> slot;
+  auto admit = ctx_.acquire(ip, &slot);
+  if (admit != ServerContext::Admit::kOk) {
+    refuse(socket, admit == ServerContext::Admit::kIpFull);
+    do_accept();
+    return;
+  }
   socket.set_option(tcp::no_delay(true), ec);  // small responses and stream chunks go out at once
-  std::make_shared<Session>(std::move(socket), ctx_)->start();
+  std::make_shared<Session>(std::move(socket), ctx_, std::move(slot))->start();
   do_accept();
 }
 

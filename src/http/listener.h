@@ -21,12 +21,15 @@ class Listener : public std::enable_shared_from_this<Listener> {
  private:
   void do_accept();
   void on_accept(boost::system::error_code ec, net::ip::tcp::socket socket);
+  void refuse(net::ip::tcp::socket& socket, bool per_ip);
+  static std::string canned_503(const std::string& message);
 
   ServerContext& ctx_;
   net::strand<net::io_context::executor_type> strand_;
   net::ip::tcp::acceptor acceptor_;
   net::steady_timer retry_timer_;  // backs off after accept errors such as EMFILE
   int port_ = 0;
+  std::chrono::steady_clock::time_point last_refusal_log_{};
 };
 
 }  // namespace imago::http::detail

@@ -48,21 +48,20 @@ struct Request {
   std::string_view content_type() const;  // media type only, lower case, no parameters
 };
 
-// Receives the body of a streamed (chunked) response. write() blocks until the chunk is handed
-// to the socket and returns false once the client is gone, so producers stop early.
-class ResponseStream {
- public:
-  virtual ~ResponseStream() = default;
-  virtual bool write(std::string_view chunk) = 0;
-};
+// Produces the body of a streamed (chunked) response piece by piece. The server calls it on its
+// stream pool whenever the connection's send buffer has room (never concurrently with itself, never
+// on an I/O thread): it returns the next piece, or nullopt at the end. A client that stops reading
+// fills the bounded buffer and the source is simply not called until it drains, so a stalled client
+// holds no thread; a client that leaves ends the stream (the source is destroyed). Throwing
+// truncates the body (the connection closes).
+using StreamSource = std::function<std::optional<std::string>()>;
 
 struct Response {
   int status = 200;
   Headers headers;
   std::string body;
-  // When set, the body is produced incrementally with chunked transfer encoding. The function runs
-  // on a worker thread, never on an I/O thread.
-  std::function<void(ResponseStream&)> stream;
+  // When set, the body is produced incrementally with chunked transfer encoding (see StreamSource).
+  StreamSource stream;
 
   // The error code string (for logs and metrics), empty on success.
   std::string error_code;

@@ -76,9 +76,30 @@ Pipeline::Pipeline(const Router& router, Authenticator& auth, RateLimiter& limit
       metrics_(metrics),
       options_(std::move(options)) {}
 
-size_t Pipeline::body_limit(std::string_view method, std::string_view path) const {
+RouteMatch Pipeline::match(std::string_view method, std::string_view path, bool* via_session) const {
+  *via_session = false;
   RouteMatch m = router_.match(method, path);
-  return m.route ? m.route->options.body_limit : kUnknownRouteBodyLimit;
+  if (m.route || m.path_known || !path.starts_with(kDashboardApiPrefix)) return m;
+  std::string_view inner = path.substr(kDashboardApiPrefix.size());
+  if (!inner.starts_with("/v")) return m;
+  RouteMatch api = router_.match(method, inner);
+  // Only key-authenticated routes: admin and public routes keep their own doors.
+  if (api.route && api.route->options.auth != AuthMode::kApiKey) return m;
+  if (!api.route && !api.path_known) return m;
+  *via_session = true;
+  return api;
+}
+
+RouteInfo Pipeline::route_info(std::string_view method, std::string_view path) const {
+  bool via_session = false;
+  RouteMatch m = match(method, path, &via_session);
+  RouteInfo info;
+  info.body_limit = m.route ? m.route->options.body_limit : kUnknownRouteBodyLimit;
+  if (m.route) {
+    info.pool = m.route->options.pool;
+    info.needs_auth = via_session || m.route->options.auth != AuthMode::kNone;
+  }
+  return info;
 }
 
 std::string Pipeline::client_ip(const Request& req) const {
@@ -116,38 +137,15 @@ Response Pipeline::throttled_or(Request& req, Response unauthorized) {
   return unauthorized;
 }
 
-Response Pipeline::run(Request& req, const RouteMatch& m, std::string* route_name,
-                       std::optional<RateDecision>* rate, const std::function<Response(const Route&)>& last) {
-  if (!m.route) {
-    if (m.path_known) {
-      *route_name = "method_not_allowed";
-      Response r = Response::error(405, "METHOD_NOT_ALLOWED",
-                                   "Method " + req.method + " is not allowed on " + req.path);
-      std::string allow;
-      for (const auto& a : m.allowed) allow += (allow.empty() ? "" : ", ") + a;
-      r.headers.set("Allow", allow);
-      return r;
-    }
-    *route_name = "unmatched";
-    return Response::error(404, "NOT_FOUND", "No route for " + req.method + " " + req.path);
-  }
-  const Route& route = *m.route;
-  *route_name = route.method + " " + route.pattern;
-  req.params = m.params;
-
-  if (route.options.anon_ip_limited) {
-    auto w = windows_.hit("anon:" + req.client_ip, options_.anon_per_minute, 60);
-    if (w.blocked) {
-      metrics_.count_rate_limited("anonymous");
-      return too_many("Too many requests to this endpoint from this address; retry after " +
-                          std::to_string(w.retry_after_s) + " seconds",
-                      w.retry_after_s);
-    }
-  }
-
-  switch (route.options.auth) {
+std::optional<Response> Pipeline::authenticate(Request& req, const Route& route, bool via_session) {
+  switch (via_session ? AuthMode::kSession : route.options.auth) {
     case AuthMode::kNone:
       break;
+    case AuthMode::kSession: {
+      Response r = authenticate_session(req);
+      if (!req.principal) return r;
+      break;
+    }
     case AuthMode::kAdmin: {
       auto token = bearer_token(req);
       if (!token)
@@ -187,6 +185,81 @@ Response Pipeline::run(Request& req, const RouteMatch& m, std::string* route_nam
       break;  // handler runs without a principal
     }
   }
+
+  return std::nullopt;
+}
+
+std::optional<Response> Pipeline::precheck(Request& req) {
+  const auto started = std::chrono::steady_clock::now();
+  assign_ids(req);
+  bool via_session = false;
+  RouteMatch m = match(req.method, req.path, &via_session);
+  if (!m.route) return std::nullopt;
+  auto refused = authenticate(req, *m.route, via_session);
+  req.principal.reset();  // the full pipeline authenticates again once the body is in
+  if (!refused) return std::nullopt;
+  refused->headers.set("X-Request-Id", req.request_id);
+  finish(req, m.route->method + " " + m.route->pattern, *refused, started);
+  return refused;
+}
+
+Response Pipeline::authenticate_session(Request& req) {
+  std::optional<std::string> token;
+  if (auto c = req.headers.get("Cookie")) token = cookie_value(*c, kSessionCookie);
+  if (!token || token->empty() || !options_.members) {
+    return Response::error(401, "MISSING_AUTH", "Not signed in");
+  }
+  std::string_view csrf = req.headers.get("X-CSRF-Token").value_or("");
+  auto p = options_.members->authenticate(*token, req.method, csrf);
+  if (p.ok()) {
+    req.principal = std::move(p).value();
+    return Response{};
+  }
+  switch (p.status().code()) {
+    case Code::kUnauthenticated:
+      return throttled_or(req, Response::error(401, "UNAUTHORIZED", p.status().message()));
+    case Code::kForbidden:
+      return Response::error(403, "CSRF_FAILED", p.status().message());
+    default: {
+      log::error("session_backend_error", {{"request_id", req.request_id}, {"error", p.status().message()}});
+      Response r = Response::error(503, "SERVICE_UNAVAILABLE", "Authentication is temporarily unavailable");
+      r.headers.set("Retry-After", "1");
+      return r;
+    }
+  }
+}
+
+Response Pipeline::run(Request& req, const RouteMatch& m, bool via_session, std::string* route_name,
+                       std::optional<RateDecision>* rate, const std::function<Response(const Route&)>& last) {
+  if (!m.route) {
+    if (m.path_known) {
+      *route_name = "method_not_allowed";
+      Response r = Response::error(405, "METHOD_NOT_ALLOWED",
+                                   "Method " + req.method + " is not allowed on " + req.path);
+      std::string allow;
+      for (const auto& a : m.allowed) allow += (allow.empty() ? "" : ", ") + a;
+      r.headers.set("Allow", allow);
+      return r;
+    }
+    *route_name = "unmatched";
+    return Response::error(404, "NOT_FOUND", "No route for " + req.method + " " + req.path);
+  }
+  const Route& route = *m.route;
+  *route_name =
+      route.method + " " + (via_session ? std::string(kDashboardApiPrefix) : std::string()) + route.pattern;
+  req.params = m.params;
+
+  if (route.options.anon_ip_limited) {
+    auto w = windows_.hit("anon:" + req.client_ip, options_.anon_per_minute, 60);
+    if (w.blocked) {
+      metrics_.count_rate_limited("anonymous");
+      return too_many("Too many requests to this endpoint from this address; retry after " +
+                          std::to_string(w.retry_after_s) + " seconds",
+                      w.retry_after_s);
+    }
+  }
+
+  if (auto refused = authenticate(req, route, via_session)) return std::move(*refused);
 
   if (req.principal && route.tier() != Tier::kExempt) {
     const Principal& p = *req.principal;
@@ -259,19 +332,14 @@ UpgradeDecision Pipeline::upgrade(Request& req) {
 
 Response Pipeline::process(Request& req, const std::function<Response(const Route&)>& last) {
   const auto started = std::chrono::steady_clock::now();
-  if (auto incoming = req.headers.get("X-Request-Id"); incoming && sane_request_id(*incoming)) {
-    req.request_id = std::string(*incoming);
-  } else {
-    req.request_id = "req_" + random_base62(20);
-  }
-  req.client_ip = client_ip(req);
-
-  RouteMatch m = router_.match(req.method, req.path);
+  assign_ids(req);
+  bool via_session = false;
+  RouteMatch m = match(req.method, req.path, &via_session);
   std::string route_name;
   std::optional<RateDecision> rate;
   Response resp;
   try {
-    resp = run(req, m, &route_name, &rate, last);
+    resp = run(req, m, via_session, &route_name, &rate, last);
   } catch (const std::exception& e) {
     log::error("handler_exception",
                {{"request_id", req.request_id}, {"route", route_name}, {"error", e.what()}});
@@ -286,6 +354,21 @@ Response Pipeline::process(Request& req, const std::function<Response(const Rout
     if (!rate->allowed) resp.headers.set("Retry-After", std::to_string(rate->retry_after_s));
   }
 
+  finish(req, route_name, resp, started);
+  return resp;
+}
+
+void Pipeline::assign_ids(Request& req) const {
+  if (auto incoming = req.headers.get("X-Request-Id"); incoming && sane_request_id(*incoming)) {
+    req.request_id = std::string(*incoming);
+  } else {
+    req.request_id = "req_" + random_base62(20);
+  }
+  req.client_ip = client_ip(req);
+}
+
+void Pipeline::finish(const Request& req, const std::string& route_name, const Response& resp,
+                      std::chrono::steady_clock::time_point started) {
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   metrics_.observe_request(route_name, resp.status, seconds);
   if (log::enabled(log::Level::kInfo)) {
@@ -303,7 +386,6 @@ Response Pipeline::process(Request& req, const std::function<Response(const Rout
     if (resp.status == 101) f["websocket"] = true;
     log::info("request", std::move(f));
   }
-  return resp;
 }
 
 }  // namespace imago::http

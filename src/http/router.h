@@ -8,15 +8,17 @@
 #include <vector>
 
 #include "http/message.h"
+#include "http/server.h"
 #include "http/websocket.h"
 #include "limits/plan.h"
 
 namespace imago::http {
 
 enum class AuthMode {
-  kApiKey,  // api-secret header required (also "Authorization: Bearer" when accept_bearer)
-  kAdmin,   // Authorization: Bearer <admin token>
-  kNone,    // public (health checks, signed URLs)
+  kApiKey,   // api-secret header required (also "Authorization: Bearer" when accept_bearer)
+  kAdmin,    // Authorization: Bearer <admin token>
+  kNone,     // public (health checks, signed URLs)
+  kSession,  // a signed-in dashboard member: session cookie, plus X-CSRF-Token unless GET/HEAD
 };
 
 struct RouteOptions {
@@ -24,7 +26,8 @@ struct RouteOptions {
   bool accept_bearer = false;  // OpenAI-compatible routes accept Authorization: Bearer <api-secret>
   // Rate-limit tier; when unset it follows SPEC 8.1: GET -> Read, other methods -> Write.
   std::optional<Tier> tier;
-  size_t body_limit = 1 << 20;  // bytes; larger bodies get 413
+  size_t body_limit = 1 << 20;               // bytes; larger bodies get 413
+  HandlerPool pool = HandlerPool::kRequest;  // kCpu / kOutbound: handlers that wait on other work
   // SPEC 8.3: anonymous self-authenticating endpoints get a per-IP limit on every request.
   bool anon_ip_limited = false;
   // A present but invalid key still reaches the handler (with no principal) instead of a 401:

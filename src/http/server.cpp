@@ -1,5 +1,8 @@
 #include "http/server.h"
 
+#include <sys/resource.h>
+
+#include <algorithm>
 #include <boost/asio/post.hpp>
 #include <boost/url/parse.hpp>
 #include <csignal>
@@ -25,7 +28,41 @@ ServerContext::ServerContext(ServerOptions opts, Dispatcher& d)
       // About one awake worker per core; more wake up only when handlers block (see WorkerPool).
       workers(static_cast<std::size_t>(options.worker_threads),
               std::min<std::size_t>(static_cast<std::size_t>(options.worker_threads),
-                                    std::max(1u, std::thread::hardware_concurrency()))) {}
+                                    std::max(1u, std::thread::hardware_concurrency()))),
+      // These pools' threads mostly wait (for synthesis, for other hosts): all may be awake.
+      streams(static_cast<std::size_t>(options.stream_threads),
+              static_cast<std::size_t>(options.stream_threads)),
+      cpu(static_cast<std::size_t>(options.cpu_threads), static_cast<std::size_t>(options.cpu_threads)),
+      outbound(static_cast<std::size_t>(options.outbound_threads),
+               static_cast<std::size_t>(options.outbound_threads)) {}
+
+ServerContext::Slot::~Slot() {
+  if (!ctx) return;
+  ctx->connections.fetch_sub(1);
+  std::lock_guard lock(ctx->conn_mu);
+  auto it = ctx->per_ip.find(ip);
+  if (it != ctx->per_ip.end() && --it->second <= 0) ctx->per_ip.erase(it);
+}
+
+ServerContext::Admit ServerContext::acquire(const std::string& ip, std::unique_ptr<Slot>* slot) {
+  if (connections.load() >= connection_limit) return Admit::kGlobalFull;
+  bool exempt = std::find(options.per_ip_exempt.begin(), options.per_ip_exempt.end(), ip) !=
+                options.per_ip_exempt.end();
+  {
+    std::lock_guard lock(conn_mu);
+    int& n = per_ip[ip];
+    if (!exempt && n >= options.max_connections_per_ip) {
+      if (n == 0) per_ip.erase(ip);
+      return Admit::kIpFull;
+    }
+    ++n;
+  }
+  connections.fetch_add(1);
+  *slot = std::make_unique<Slot>();
+  (*slot)->ctx = this;
+  (*slot)->ip = ip;
+  return Admit::kOk;
+}
 
 void ServerContext::add_session(Connection* s, std::weak_ptr<Connection> w) {
   std::lock_guard lock(mu);
@@ -46,6 +83,11 @@ std::vector<std::shared_ptr<Connection>> ServerContext::live_sessions() {
     if (auto s = w.lock()) out.push_back(std::move(s));
   }
   return out;
+}
+
+void ServerContext::shutdown_pools(bool drain) {
+  for (WorkerPool* p : {&workers, &streams, &cpu, &outbound}) p->shutdown(drain);
+  for (WorkerPool* p : {&workers, &streams, &cpu, &outbound}) p->join();
 }
 
 void ServerContext::finish_shutdown() {
@@ -134,24 +176,55 @@ namespace {
 ServerOptions normalized(ServerOptions o) {
   if (o.io_threads <= 0) o.io_threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   if (o.worker_threads <= 0) o.worker_threads = 1;
+  if (o.stream_threads <= 0) o.stream_threads = 1;
+  if (o.cpu_threads <= 0) o.cpu_threads = 1;
+  if (o.outbound_threads <= 0) o.outbound_threads = 1;
+  if (o.cpu_queue < 0) o.cpu_queue = 0;
+  if (o.outbound_queue < 0) o.outbound_queue = 0;
   if (o.read_timeout_s <= 0) o.read_timeout_s = 30;
   if (o.write_timeout_s <= 0) o.write_timeout_s = 60;
   if (o.idle_timeout_s <= 0) o.idle_timeout_s = 60;
   if (o.shutdown_grace_s < 0) o.shutdown_grace_s = 0;
   if (o.header_limit < 256) o.header_limit = 256;
+  if (o.max_connections <= 0) o.max_connections = 1;
+  if (o.max_connections_per_ip <= 0) o.max_connections_per_ip = 1;
+  if (o.fd_reserve < 0) o.fd_reserve = 0;
   return o;
 }
 }  // namespace
 
 Server::Server(ServerOptions options, Dispatcher& dispatcher) : impl_(std::make_unique<Impl>()) {
   impl_->ctx = std::make_unique<ServerContext>(normalized(std::move(options)), dispatcher);
+  auto& ctx = *impl_->ctx;
+  // Descriptors: raise the soft limit to the hard one, then keep fd_reserve of them for
+  // everything that is not a client connection (database, blob files, fetches, webhooks).
+  rlimit rl{};
+  if (getrlimit(RLIMIT_NOFILE, &rl) == 0) {
+    if (rl.rlim_cur < rl.rlim_max) {
+      rlimit want = rl;
+      want.rlim_cur = std::min<rlim_t>(rl.rlim_max, 1 << 20);
+      if (setrlimit(RLIMIT_NOFILE, &want) == 0) rl = want;
+    }
+  }
+  const long fds = rl.rlim_cur == RLIM_INFINITY ? (1L << 20) : static_cast<long>(rl.rlim_cur);
+  const long by_fds = std::max(16L, fds - ctx.options.fd_reserve);
+  ctx.connection_limit = static_cast<int>(std::min<long>(ctx.options.max_connections, by_fds));
+  if (ctx.connection_limit < ctx.options.max_connections) {
+    log::warn("connection_limit_reduced", {{"max_connections", ctx.options.max_connections},
+                                           {"effective", ctx.connection_limit},
+                                           {"descriptors", fds},
+                                           {"fd_reserve", ctx.options.fd_reserve}});
+  }
+}
+
+int Server::connection_count() const {
+  return impl_->ctx->connections.load();
 }
 
 Server::~Server() {
   // Normally run() has returned. If it never ran, drop the queued work: the worker pool is
   // joined first, then the listener and the io_context (which destroys any pending session).
-  impl_->ctx->workers.shutdown(/*drain=*/false);
-  impl_->ctx->workers.join();
+  impl_->ctx->shutdown_pools(/*drain=*/false);
   impl_->listener.reset();
   impl_->ctx.reset();
 }
@@ -188,8 +261,7 @@ void Server::run() {
   impl_->run_io();
   for (auto& t : threads) t.join();
   // Every worker task holds a work guard on the io_context, so none is left at this point.
-  ctx.workers.shutdown(/*drain=*/true);
-  ctx.workers.join();
+  ctx.shutdown_pools(/*drain=*/true);
 }
 
 void Server::stop() {

@@ -5,8 +5,10 @@
 #include <cstddef>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "http/message.h"
 #include "http/websocket.h"
@@ -24,14 +26,30 @@ struct UpgradeDecision {
   Response response;  // when handler is null
 };
 
+// Which thread pool runs a route's handler. Handlers that wait for CPU work done elsewhere
+// (synthesis) or for other hosts (URL fetches, webhook pings) get their own bounded pools, so they
+// never occupy the threads that serve everything else; a full pool answers 503 with Retry-After.
+enum class HandlerPool { kRequest, kCpu, kOutbound };
+
+struct RouteInfo {
+  size_t body_limit = 1 << 20;  // larger bodies are answered 413 without dispatching
+  HandlerPool pool = HandlerPool::kRequest;
+  bool needs_auth = false;  // bodies above a small bound are read only after Dispatcher::precheck
+};
+
 class Dispatcher {
  public:
   virtual ~Dispatcher() = default;
-  // Called on the I/O thread as soon as the request header has arrived: the largest body this
-  // request may carry (from the route table). Larger bodies are answered 413 without dispatching.
-  virtual size_t body_limit(std::string_view method, std::string_view path) const = 0;
+  // Called on the I/O thread as soon as the request header has arrived (from the route table).
+  virtual RouteInfo route_info(std::string_view method, std::string_view path) const = 0;
   // Called on a worker thread with the complete request; must not throw.
   virtual Response dispatch(Request& req) = 0;
+  // Called on a worker thread with the header of a request whose (large) body has not been read:
+  // a response to send instead (401, 429...), or nullopt to go on reading it. Must not throw.
+  virtual std::optional<Response> precheck(Request& req) {
+    (void)req;
+    return std::nullopt;
+  }
   // Called on a worker thread with a WebSocket upgrade request (GET, no body); must not throw.
   virtual UpgradeDecision upgrade(Request& req) {
     (void)req;
@@ -45,11 +63,22 @@ struct ServerOptions {
   std::string host = "127.0.0.1";
   int port = 8080;  // 0 picks a free port
   int io_threads = 1;
-  int worker_threads = 16;   // pool that runs Dispatcher::dispatch and streaming producers
+  int worker_threads = 16;   // pool that runs Dispatcher::dispatch
+  int stream_threads = 4;    // pool that calls the sources of streamed responses
+  int cpu_threads = 8;       // handlers of HandlerPool::kCpu routes
+  int cpu_queue = 32;        // ... waiting beyond this many: 503 at once
+  int outbound_threads = 8;  // handlers of HandlerPool::kOutbound routes
+  int outbound_queue = 64;
   int read_timeout_s = 30;   // to receive a whole request once its first byte arrived
   int write_timeout_s = 60;  // to send a response (per chunk for streams)
   int idle_timeout_s = 60;   // keep-alive connection with no request in progress
   size_t header_limit = 16 * 1024;
+  // Connection caps: beyond them a new connection gets a short 503 and is closed. The global cap
+  // is also kept below the descriptor limit minus fd_reserve (database, blobs, outbound fetches).
+  int max_connections = 10000;
+  int max_connections_per_ip = 256;  // peers in per_ip_exempt (trusted proxies) are not capped
+  int fd_reserve = 256;
+  std::vector<std::string> per_ip_exempt;
   int shutdown_grace_s = 20;   // in-flight requests get this long after stop()
   bool handle_signals = true;  // SIGTERM / SIGINT trigger stop()
   // Runs once when shutdown starts, before connections are closed (live sessions tell their
@@ -67,6 +96,7 @@ class Server {
   // Binds and listens; after success port() is the bound port.
   Status listen();
   int port() const;
+  int connection_count() const;  // open client connections (for tests and metrics)
   // Serves until stop() (or a signal) and in-flight requests have finished; then returns.
   void run();
   // Graceful: stop accepting, let in-flight requests finish (up to shutdown_grace_s), close idle

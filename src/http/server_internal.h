@@ -49,11 +49,29 @@ struct ServerContext {
   net::steady_timer grace_timer;
   std::optional<net::signal_set> signals;
   bool finished = false;  // shutdown complete; only touched on `control`
-  WorkerPool workers;
+  WorkerPool workers;     // Dispatcher::dispatch for kRequest routes, upgrades
+  WorkerPool streams;     // sources of streamed responses
+  WorkerPool cpu;         // kCpu routes (bounded queue)
+  WorkerPool outbound;    // kOutbound routes (bounded queue)
+
+  // Connection accounting for the caps (see ServerOptions). acquire() on accept; the returned
+  // slot releases on destruction and moves with the socket when a connection is upgraded.
+  struct Slot {
+    ServerContext* ctx = nullptr;
+    std::string ip;
+    ~Slot();
+  };
+  enum class Admit { kOk, kGlobalFull, kIpFull };
+  Admit acquire(const std::string& ip, std::unique_ptr<Slot>* slot);
+  int connection_limit = 0;  // effective global cap (options and descriptor limit)
+  std::atomic<int> connections{0};
+  std::mutex conn_mu;
+  std::unordered_map<std::string, int> per_ip;
 
   void add_session(Connection* s, std::weak_ptr<Connection> w);
   void remove_session(Connection* s);
   std::vector<std::shared_ptr<Connection>> live_sessions();
+  void shutdown_pools(bool drain);  // no more tasks; then waits for the threads
   // Called on `control` once stopping and no session is left: lets io_context::run() return.
   void finish_shutdown();
 };

@@ -35,10 +35,22 @@ int64_t ms_since(Clock::time_point t) {
 
 class FakeDispatcher : public Dispatcher {
  public:
-  size_t body_limit(std::string_view, std::string_view path) const override {
-    if (path == "/small") return 16;
-    if (path == "/big") return 8 << 20;
-    return 1 << 20;
+  RouteInfo route_info(std::string_view, std::string_view path) const override {
+    RouteInfo info;
+    if (path == "/small") info.body_limit = 16;
+    if (path == "/big") info.body_limit = 8 << 20;
+    if (path == "/cpu") info.pool = HandlerPool::kCpu;
+    if (path == "/upload") {
+      info.body_limit = 200 << 20;
+      info.needs_auth = true;
+    }
+    return info;
+  }
+
+  std::optional<Response> precheck(Request& req) override {
+    prechecks++;
+    if (req.headers.get("api-secret").value_or("") == "good") return std::nullopt;
+    return Response::error(401, "UNAUTHORIZED", "Invalid api-secret");
   }
 
   Response dispatch(Request& req) override {
@@ -54,28 +66,34 @@ class FakeDispatcher : public Dispatcher {
     }
     if (req.path == "/stream") {
       Response r = Response::bytes(200, "text/plain", "");
-      r.stream = [](ResponseStream& out) {
-        for (int i = 0; i < 3; ++i) {
-          if (!out.write("chunk" + std::to_string(i) + ";")) return;
-          std::this_thread::sleep_for(std::chrono::milliseconds(400));
-        }
+      r.stream = [i = 0]() mutable -> std::optional<std::string> {
+        if (i == 3) return std::nullopt;
+        if (i > 0) std::this_thread::sleep_for(std::chrono::milliseconds(400));
+        return "chunk" + std::to_string(i++) + ";";
       };
       return r;
     }
     if (req.path == "/endless") {
       Response r = Response::bytes(200, "application/octet-stream", "");
-      r.stream = [this](ResponseStream& out) {
-        std::string block(16 * 1024, 'x');
-        for (int i = 0; i < 100000; ++i) {
-          if (!out.write(block)) {
-            std::lock_guard lock(mu);
-            endless_saw_false = true;
-            cv.notify_all();
-            return;
-          }
+      // Counts its calls and notices (destructor) when the server drops it.
+      struct Endless {
+        explicit Endless(FakeDispatcher* x) : d(x) {}
+        ~Endless() {
+          std::lock_guard lock(d->mu);
+          d->endless_dropped = true;
+          d->cv.notify_all();
         }
+        FakeDispatcher* d;
+      };
+      r.stream = [e = std::make_shared<Endless>(this), this]() -> std::optional<std::string> {
+        endless_calls++;
+        return std::string(16 * 1024, 'x');
       };
       return r;
+    }
+    if (req.path == "/cpu") {
+      std::this_thread::sleep_for(std::chrono::milliseconds(500));
+      return Response::bytes(200, "text/plain", "cpu done");
     }
     if (req.path == "/big") return Response::bytes(200, "text/plain", std::to_string(req.body.size()));
     if (req.path == "/nocontent") return Response::bytes(204, "text/plain", "");
@@ -109,7 +127,9 @@ class FakeDispatcher : public Dispatcher {
   std::vector<std::thread::id> dispatch_threads;
   std::mutex mu;
   std::condition_variable cv;
-  bool endless_saw_false = false;
+  bool endless_dropped = false;
+  std::atomic<int> endless_calls{0};
+  std::atomic<int> prechecks{0};
 };
 
 class ServerTest : public ::testing::Test {
@@ -174,6 +194,14 @@ class ServerTest : public ::testing::Test {
 
   static boost::json::value error_of(const bhttp::response<bhttp::string_body>& r) {
     return boost::json::parse(r.body());
+  }
+
+  static void expect_envelope_no_id(const bhttp::response<bhttp::string_body>& r, int status) {
+    EXPECT_EQ(r.result_int(), static_cast<unsigned>(status));
+    EXPECT_FALSE(r[bhttp::field::retry_after].empty());
+    auto v = boost::json::parse(r.body());
+    EXPECT_EQ(v.at("error").at("code").as_string(), "SERVICE_UNAVAILABLE");
+    EXPECT_EQ(v.at("status_code").as_int64(), status);
   }
 
   static void expect_envelope(const bhttp::response<bhttp::string_body>& r, int status, const char* code) {
@@ -632,7 +660,7 @@ TEST_F(ServerTest, StreamingChunksArriveIncrementally) {
   EXPECT_EQ(boost::json::parse(r2.body()).at("query").at("after").as_string(), "stream");
 }
 
-TEST_F(ServerTest, StreamWriteReturnsFalseOnceClientIsGone) {
+TEST_F(ServerTest, StreamSourceIsDroppedOnceClientIsGone) {
   start();
   {
     auto s = connect();
@@ -644,7 +672,168 @@ TEST_F(ServerTest, StreamWriteReturnsFalseOnceClientIsGone) {
   }
   std::unique_lock lock(dispatcher_.mu);
   EXPECT_TRUE(
-      dispatcher_.cv.wait_for(lock, std::chrono::seconds(10), [&] { return dispatcher_.endless_saw_false; }));
+      dispatcher_.cv.wait_for(lock, std::chrono::seconds(10), [&] { return dispatcher_.endless_dropped; }));
+}
+
+// Finding: slow readers froze the server because each stream held a thread per blocked write.
+// Now a client that never reads stops its source once the bounded buffer (plus socket buffers) is
+// full, and the stream pool's single thread keeps serving other streams.
+TEST_F(ServerTest, StalledReadersHoldNoThreadAndBoundedMemory) {
+  ServerOptions o;
+  o.stream_threads = 1;
+  start(o);
+  std::vector<tcp::socket> stalled;
+  for (int i = 0; i < 8; ++i) {
+    stalled.push_back(connect());
+    send(stalled.back(), get("/endless"));  // and never read
+  }
+  // The sources stop being called: the count settles (loopback socket buffers take a few MB each).
+  int last = -1;
+  for (int i = 0; i < 100 && dispatcher_.endless_calls.load() != last; ++i) {
+    last = dispatcher_.endless_calls.load();
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  }
+  EXPECT_EQ(dispatcher_.endless_calls.load(), last) << "sources still called for stalled clients";
+  EXPECT_LT(last, 8 * 2000);  // 8 x at most ~32 MB: bounded, not unbounded
+  // Another stream on the same (single-thread) pool still completes promptly.
+  auto s = connect();
+  boost::beast::flat_buffer buf;
+  send(s, get("/stream"));
+  auto t0 = Clock::now();
+  boost::system::error_code ec;
+  auto r = read_response(s, buf, ec);
+  ASSERT_FALSE(ec) << ec.message();
+  EXPECT_EQ(r.body(), "chunk0;chunk1;chunk2;");
+  EXPECT_LT(ms_since(t0), 3000);
+  auto e = connect();
+  send(e, get("/echo"));
+  EXPECT_EQ(read_response(e, buf, ec).result_int(), 200u);
+}
+
+// Finding: unauthenticated clients made the server buffer 8 x 185 MB before their 401.
+TEST_F(ServerTest, LargeBodyIsAuthenticatedBeforeItIsRead) {
+  start();
+  auto s = connect();
+  boost::beast::flat_buffer buf;
+  // 100 MB declared, nothing sent: the 401 comes from the header alone.
+  send(s, "POST /upload HTTP/1.1\r\nHost: t\r\napi-secret: bad\r\nContent-Length: 104857600\r\n\r\n");
+  boost::system::error_code ec;
+  auto r = read_response(s, buf, ec);
+  ASSERT_FALSE(ec) << ec.message();
+  expect_envelope(r, 401, "UNAUTHORIZED");
+  EXPECT_EQ(r[bhttp::field::connection], "close");
+  EXPECT_EQ(dispatcher_.prechecks.load(), 1);
+
+  // Expect: 100-continue gets the refusal instead of 100 Continue.
+  auto s2 = connect();
+  send(s2, "POST /upload HTTP/1.1\r\nHost: t\r\nExpect: 100-continue\r\nContent-Length: 104857600\r\n\r\n");
+  boost::beast::flat_buffer buf2;
+  expect_envelope(read_response(s2, buf2, ec), 401, "UNAUTHORIZED");
+
+  // Small bodies are read first (one round trip less) and authenticated by the pipeline.
+  auto s3 = connect();
+  send(s3, "POST /upload HTTP/1.1\r\nHost: t\r\napi-secret: bad\r\nContent-Length: 3\r\n\r\nabc");
+  boost::beast::flat_buffer buf3;
+  EXPECT_EQ(read_response(s3, buf3, ec).result_int(), 200u);
+  EXPECT_EQ(dispatcher_.prechecks.load(), 2);
+
+  // A good key: the body is read and dispatched.
+  auto s4 = connect();
+  std::string body(200 * 1024, 'b');
+  send(s4, "POST /upload HTTP/1.1\r\nHost: t\r\napi-secret: good\r\nContent-Length: " +
+               std::to_string(body.size()) + "\r\n\r\n" + body);
+  boost::beast::flat_buffer buf4;
+  auto r4 = read_response(s4, buf4, ec);
+  ASSERT_EQ(r4.result_int(), 200u);
+  EXPECT_EQ(boost::json::parse(r4.body()).at("body").as_string().size(), body.size());
+}
+
+// Finding: one IP opened ~20,000 idle sockets and exhausted the descriptors.
+TEST_F(ServerTest, ConnectionCapsPerIpAndGlobal) {
+  ServerOptions o;
+  o.max_connections_per_ip = 3;
+  o.max_connections = 5;
+  start(o);
+  std::vector<tcp::socket> held;
+  for (int i = 0; i < 3; ++i) held.push_back(connect());
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  EXPECT_EQ(server_->connection_count(), 3);
+  {
+    auto s = connect();
+    boost::beast::flat_buffer buf;
+    boost::system::error_code ec;
+    auto r = read_response(s, buf, ec);
+    ASSERT_FALSE(ec) << ec.message();
+    expect_envelope_no_id(r, 503);
+    EXPECT_NE(r.body().find("from this address"), std::string::npos);
+  }
+  // Another address (127.0.0.2 is loopback too) is not affected by this one's cap...
+  auto other = [&] {
+    tcp::socket s(client_ioc_);
+    s.open(tcp::v4());
+    s.bind(tcp::endpoint(net::ip::make_address("127.0.0.2"), 0));
+    s.connect(tcp::endpoint(net::ip::make_address("127.0.0.1"), static_cast<unsigned short>(port_)));
+    timeval tv{5, 0};
+    setsockopt(s.native_handle(), SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+    return s;
+  };
+  std::vector<tcp::socket> others;
+  for (int i = 0; i < 2; ++i) {
+    others.push_back(other());
+    send(others.back(), get("/echo"));
+    boost::beast::flat_buffer buf;
+    boost::system::error_code ec;
+    EXPECT_EQ(read_response(others.back(), buf, ec).result_int(), 200u);
+  }
+  // ...but the global cap (5) is reached now.
+  {
+    auto s = other();
+    boost::beast::flat_buffer buf;
+    boost::system::error_code ec;
+    auto r = read_response(s, buf, ec);
+    ASSERT_FALSE(ec) << ec.message();
+    expect_envelope_no_id(r, 503);
+  }
+  // Closing connections frees their slots.
+  held.clear();
+  for (int i = 0; i < 50 && server_->connection_count() > 2; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  auto s = connect();
+  send(s, get("/echo"));
+  boost::beast::flat_buffer buf;
+  boost::system::error_code ec;
+  EXPECT_EQ(read_response(s, buf, ec).result_int(), 200u);
+}
+
+TEST_F(ServerTest, FullCpuPoolAnswers503AtOnce) {
+  ServerOptions o;
+  o.cpu_threads = 1;
+  o.cpu_queue = 1;
+  start(o);
+  std::vector<tcp::socket> busy;
+  for (int i = 0; i < 2; ++i) {
+    busy.push_back(connect());
+    send(busy.back(), get("/cpu"));
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));  // one running, one queued
+  }
+  auto s = connect();
+  boost::beast::flat_buffer buf;
+  auto t0 = Clock::now();
+  send(s, get("/cpu"));
+  boost::system::error_code ec;
+  auto r = read_response(s, buf, ec);
+  ASSERT_FALSE(ec);
+  expect_envelope(r, 503, "SERVICE_UNAVAILABLE");
+  EXPECT_EQ(r[bhttp::field::retry_after], "1");
+  EXPECT_LT(ms_since(t0), 300);
+  // Other routes are not affected, and the queued ones complete.
+  send(s, get("/echo"));
+  EXPECT_EQ(read_response(s, buf, ec).result_int(), 200u);
+  for (auto& b : busy) {
+    boost::beast::flat_buffer bb;
+    EXPECT_EQ(read_response(b, bb, ec).body(), "cpu done");
+  }
 }
 
 TEST_F(ServerTest, GracefulStopFinishesInFlightRequestAndClosesIdleOnes) {

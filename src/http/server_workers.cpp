@@ -53,8 +53,13 @@ void WorkerPool::wake_one_locked() {
 }
 
 void WorkerPool::post(Task task) {
+  try_post(std::move(task), SIZE_MAX);
+}
+
+bool WorkerPool::try_post(Task task, std::size_t max_queued) {
   std::lock_guard lock(mu_);
-  if (stopping_) return;  // only after shutdown(), when nobody posts any more
+  if (stopping_) return true;  // only after shutdown(), when nobody posts any more
+  if (queue_.size() >= max_queued) return false;
   queue_.push_back(Item{std::move(task), std::chrono::steady_clock::now()});
   const bool can_wake = sleeping_ > wakes_pending_;
   if (can_wake && awake_ + wakes_pending_ < target_awake_) {
@@ -64,6 +69,7 @@ void WorkerPool::post(Task task) {
     monitor_idle_ = false;
     monitor_cv_.notify_one();
   }
+  return true;
 }
 
 void WorkerPool::worker_loop() {

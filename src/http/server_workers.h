@@ -30,6 +30,8 @@ class WorkerPool {
   WorkerPool& operator=(const WorkerPool&) = delete;
 
   void post(Task task);
+  // Like post(), but refuses (false) when `max_queued` tasks already wait.
+  bool try_post(Task task, std::size_t max_queued);
   // No more tasks are accepted. With `drain`, queued tasks still run; otherwise they are dropped.
   void shutdown(bool drain);
   void join();  // after shutdown(): waits for the threads to exit

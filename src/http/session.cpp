@@ -24,6 +24,11 @@ namespace {
 constexpr std::size_t kReadChunk = 8192;
 constexpr auto kLingerTime = std::chrono::seconds(2);
 constexpr std::uint64_t kSlowBodyAllowance = 1 << 20;  // bytes per extra second of read time
+// A streamed response's source runs only while less than this waits to be written.
+constexpr std::size_t kStreamHighWater = 256 * 1024;
+// Bodies up to this size are read before authentication (one round trip less); larger ones only
+// after the header's credentials were checked.
+constexpr std::uint64_t kPreauthBodyBytes = 64 * 1024;
 
 bool is_http_error(const beast::error_code& ec) {
   return ec.category() == bhttp::make_error_code(bhttp::error::bad_target).category();
@@ -64,25 +69,10 @@ bool wants_close(const Response& r) {
   return c && iequals(trim(*c), "close");
 }
 
-class ChunkWriter final : public ResponseStream {
- public:
-  explicit ChunkWriter(std::shared_ptr<Session> s) : session_(std::move(s)) {}
-  bool write(std::string_view chunk) override {
-    if (broken_) return false;
-    if (chunk.empty()) return true;  // an empty chunk would end the chunked body
-    broken_ = !session_->write_chunk_blocking(chunk);
-    return !broken_;
-  }
-  bool broken() const { return broken_; }
-
- private:
-  std::shared_ptr<Session> session_;
-  bool broken_ = false;
-};
-
 }  // namespace
 
-Session::Session(net::ip::tcp::socket&& socket, ServerContext& ctx) : ctx_(ctx), stream_(std::move(socket)) {
+Session::Session(net::ip::tcp::socket&& socket, ServerContext& ctx, std::unique_ptr<ServerContext::Slot> slot)
+    : ctx_(ctx), slot_(std::move(slot)), stream_(std::move(socket)) {
   beast::error_code ec;
   auto ep = stream_.socket().remote_endpoint(ec);
   if (!ec) client_ip_ = format_ip(ep.address());
@@ -130,7 +120,10 @@ void Session::next_request() {
   // Idle keep-alive phase: wait for the first byte under the idle timeout; the read timeout for
   // the whole request starts only once it arrives.
   idle_ = true;
-  stream_.expires_after(std::chrono::seconds(ctx_.options.idle_timeout_s));
+  int idle_s = ctx_.options.idle_timeout_s;
+  // Near the connection cap, idle keep-alive connections make room sooner.
+  if (ctx_.connections.load() > ctx_.connection_limit / 4 * 3) idle_s = std::min(idle_s, 5);
+  stream_.expires_after(std::chrono::seconds(idle_s));
   stream_.async_read_some(buffer_.prepare(kReadChunk),
                           beast::bind_front_handler(&Session::on_first_bytes, shared_from_this()));
 }
@@ -236,8 +229,12 @@ void Session::on_header(beast::error_code ec, std::size_t) {
   }
 
   std::size_t limit = 0;
+  bool needs_auth = false;
   try {
-    limit = ctx_.dispatcher.body_limit(method_, path_);
+    RouteInfo info = ctx_.dispatcher.route_info(method_, path_);
+    limit = info.body_limit;
+    pool_ = info.pool;
+    needs_auth = info.needs_auth;
   } catch (const std::exception& e) {
     log::error("body_limit_failed", {{"error", e.what()}});
     unread_input_ = true;
@@ -269,6 +266,54 @@ void Session::on_header(beast::error_code ec, std::size_t) {
     dispatch_request();
     return;
   }
+  if (needs_auth && (!content_length || *content_length > kPreauthBodyBytes)) {
+    // Authenticate (and apply the failed-auth throttle) before reading a body that could be
+    // large: an unauthenticated client never makes the server buffer more than kPreauthBodyBytes.
+    precheck(expect_continue);
+    return;
+  }
+  continue_body(expect_continue);
+}
+
+void Session::precheck(bool expect_continue) {
+  Request req;
+  const auto& h = body_parser_->get();
+  req.method = method_;
+  req.target = std::string(h.target());
+  req.path = path_;
+  req.query = query_;
+  for (const auto& f : h) req.headers.add(std::string(f.name_string()), std::string(f.value()));
+  req.client_ip = client_ip_;
+  req.received_us = received_us_;
+  ctx_.workers.post([self = shared_from_this(), req = std::move(req), expect_continue,
+                     work = net::make_work_guard(ctx_.ioc)]() mutable {
+    std::optional<Response> refusal;
+    try {
+      refusal = self->ctx_.dispatcher.precheck(req);
+    } catch (const std::exception& e) {
+      log::error("precheck_threw", {{"error", e.what()}, {"path", req.path}});
+      refusal = Response::error(500, "INTERNAL_ERROR", "Internal server error");
+    }
+    if (refusal && !refusal->headers.has("X-Request-Id")) {
+      refusal->headers.set("X-Request-Id", req.request_id.empty() ? new_id("req") : req.request_id);
+    }
+    auto ex = self->stream_.get_executor();
+    net::post(ex, [self = std::move(self), refusal = std::move(refusal), expect_continue]() mutable {
+      if (self->closed_) return;
+      if (!refusal) {
+        self->continue_body(expect_continue);
+        return;
+      }
+      // The body stays unread: answer, then linger-close (the client may still be sending it).
+      self->body_parser_.reset();
+      self->unread_input_ = true;
+      self->keep_alive_ = false;
+      self->send_response(std::move(*refusal));
+    });
+  });
+}
+
+void Session::continue_body(bool expect_continue) {
   if (expect_continue && version_ >= 11) {
     // The client waits for this before sending the body (curl does for large uploads).
     static constexpr std::string_view kContinue = "HTTP/1.1 100 Continue\r\n\r\n";
@@ -356,29 +401,55 @@ void Session::dispatch_request() {
   req.body = std::move(msg.body());
   req.client_ip = client_ip_;
   req.received_us = received_us_;
+  const std::string path_for_log = pool_ == HandlerPool::kRequest ? std::string() : req.path;
 
-  // The handler may block (database): it runs on the worker pool. The work guard keeps
+  // The handler may block (database): it runs on a worker pool. The work guard keeps
   // io_context::run() from returning while a request is out there.
-  ctx_.workers.post(
-      [self = shared_from_this(), req = std::move(req), work = net::make_work_guard(ctx_.ioc)]() mutable {
-        Response res;
-        try {
-          res = self->ctx_.dispatcher.dispatch(req);
-        } catch (const std::exception& e) {
-          log::error("dispatch_threw", {{"error", e.what()}, {"path", req.path}});
-          res = Response::error(500, "INTERNAL_ERROR", "Internal server error");
-        } catch (...) {
-          log::error("dispatch_threw", {{"error", "unknown exception"}, {"path", req.path}});
-          res = Response::error(500, "INTERNAL_ERROR", "Internal server error");
-        }
-        if (!res.headers.has("X-Request-Id")) {
-          res.headers.set("X-Request-Id", req.request_id.empty() ? new_id("req") : req.request_id);
-        }
-        auto ex = self->stream_.get_executor();
-        net::post(ex, [self = std::move(self), res = std::move(res)]() mutable {
-          self->send_response(std::move(res));
-        });
-      });
+  auto task = [self = shared_from_this(), req = std::move(req),
+               work = net::make_work_guard(ctx_.ioc)]() mutable {
+    Response res;
+    try {
+      res = self->ctx_.dispatcher.dispatch(req);
+    } catch (const std::exception& e) {
+      log::error("dispatch_threw", {{"error", e.what()}, {"path", req.path}});
+      res = Response::error(500, "INTERNAL_ERROR", "Internal server error");
+    } catch (...) {
+      log::error("dispatch_threw", {{"error", "unknown exception"}, {"path", req.path}});
+      res = Response::error(500, "INTERNAL_ERROR", "Internal server error");
+    }
+    if (!res.headers.has("X-Request-Id")) {
+      res.headers.set("X-Request-Id", req.request_id.empty() ? new_id("req") : req.request_id);
+    }
+    auto ex = self->stream_.get_executor();
+    net::post(ex, [self = std::move(self), res = std::move(res)]() mutable {
+      self->send_response(std::move(res));
+    });
+  };
+  bool queued = true;
+  switch (pool_) {
+    case HandlerPool::kRequest:
+      ctx_.workers.post(std::move(task));
+      break;
+    case HandlerPool::kCpu:
+      queued = ctx_.cpu.try_post(std::move(task), static_cast<std::size_t>(ctx_.options.cpu_queue));
+      break;
+    case HandlerPool::kOutbound:
+      queued = ctx_.outbound.try_post(std::move(task), static_cast<std::size_t>(ctx_.options.outbound_queue));
+      break;
+  }
+  if (!queued) {
+    // Fast refusal instead of an unbounded queue: the client retries later.
+    Response res = server_error(503, "SERVICE_UNAVAILABLE", "The server is busy; retry shortly");
+    res.headers.set("Retry-After", "1");
+    log::info("request_rejected",
+              {{"status", 503},
+               {"code", "SERVICE_UNAVAILABLE"},
+               {"reason", pool_ == HandlerPool::kCpu ? "cpu_pool_full" : "outbound_pool_full"},
+               {"path", path_for_log},
+               {"client_ip", client_ip_},
+               {"request_id", *res.headers.get("X-Request-Id")}});
+    send_response(std::move(res));
+  }
 }
 
 // ---- WebSocket upgrade -----------------------------------------------------------------------
@@ -430,7 +501,8 @@ void Session::finish_upgrade(UpgradeDecision decision) {
   }
   // Hand the socket over; this session is done (its destructor unregisters it).
   closed_ = true;
-  auto ws = std::make_shared<WebSocketSession>(std::move(stream_), ctx_, std::move(decision), client_ip_);
+  auto ws = std::make_shared<WebSocketSession>(std::move(stream_), ctx_, std::move(decision), client_ip_,
+                                               std::move(slot_));
   auto request = std::move(*upgrade_request_);
   upgrade_request_.reset();
   ws->start(std::move(request));
@@ -497,6 +569,10 @@ void Session::reject(int status, const char* code, const char* message) {
 }
 
 // ---- streaming --------------------------------------------------------------------------------
+//
+// The source runs on the stream pool and its pieces queue here, on the strand, until written. It
+// is called again only while less than kStreamHighWater bytes wait: a client that stops reading
+// costs at most that much memory and no thread, until the write timeout closes the connection.
 
 void Session::start_stream(Response res, bool close) {
   // HTTP/1.0 has no chunked encoding: the body ends when the connection does.
@@ -508,64 +584,106 @@ void Session::start_stream(Response res, bool close) {
   if (version_ >= 11) stream_res_.chunked(true);
   stream_res_.keep_alive(!stream_close_);
   stream_sr_.emplace(stream_res_);
+  stream_out_.clear();
+  stream_buffered_ = 0;
+  stream_producing_ = false;
+  stream_done_ = false;
+  stream_writing_ = true;  // the header
+  source_ = std::move(res.stream);
   stream_.expires_after(std::chrono::seconds(ctx_.options.write_timeout_s));
   bhttp::async_write_header(stream_, *stream_sr_,
-                            [self = shared_from_this(), producer = std::move(res.stream)](
-                                beast::error_code ec, std::size_t) mutable {
+                            [self = shared_from_this()](beast::error_code ec, std::size_t) {
                               self->stream_sr_.reset();
+                              self->stream_writing_ = false;
                               if (ec) {
                                 self->close_now();
                                 return;
                               }
-                              if (self->head_) {  // HEAD: headers only, the producer never runs
-                                self->finish_stream(true);
-                                return;
+                              if (self->head_) {  // HEAD: headers only, the source never runs
+                                self->release_source();
+                                self->stream_done_ = true;
                               }
-                              self->run_producer(std::move(producer));
+                              self->write_stream();
+                              self->pump_stream();
                             });
 }
 
-void Session::run_producer(std::function<void(ResponseStream&)> producer) {
-  ctx_.workers.post([self = shared_from_this(), producer = std::move(producer),
-                     work = net::make_work_guard(ctx_.ioc)]() mutable {
-    ChunkWriter writer(self);
+void Session::pump_stream() {
+  if (closed_ || stream_done_ || stream_producing_ || !source_ || stream_buffered_ >= kStreamHighWater)
+    return;
+  stream_producing_ = true;
+  ctx_.streams.post([self = shared_from_this(), work = net::make_work_guard(ctx_.ioc)]() mutable {
+    std::optional<std::string> piece;
     bool ok = true;
     try {
-      producer(writer);
+      piece = self->source_();
     } catch (const std::exception& e) {
       // Headers are gone already: the only honest signal left is a truncated body.
-      log::error("stream_producer_threw", {{"error", e.what()}});
+      log::error("stream_source_threw", {{"error", e.what()}});
       ok = false;
     } catch (...) {
-      log::error("stream_producer_threw", {{"error", "unknown exception"}});
+      log::error("stream_source_threw", {{"error", "unknown exception"}});
       ok = false;
     }
-    ok = ok && !writer.broken();
     auto ex = self->stream_.get_executor();
-    net::post(ex, [self = std::move(self), ok] { self->finish_stream(ok); });
+    net::post(ex, [self = std::move(self), ok, piece = std::move(piece)]() mutable {
+      self->on_stream_piece(ok, std::move(piece));
+    });
   });
 }
 
-bool Session::write_chunk_blocking(std::string_view chunk) {
-  std::promise<bool> done;
-  auto result = done.get_future();
-  // The producer blocks here until the chunk is on the wire, so `chunk` outlives the write.
-  net::post(stream_.get_executor(),
-            [self = shared_from_this(), chunk, p = &done] { self->write_chunk(chunk, p); });
-  return result.get();
-}
-
-void Session::write_chunk(std::string_view chunk, std::promise<bool>* done) {
+void Session::on_stream_piece(bool ok, std::optional<std::string> piece) {
+  stream_producing_ = false;
   if (closed_) {
-    done->set_value(false);
+    release_source();
     return;
   }
+  if (!ok) {
+    release_source();
+    close_now();
+    return;
+  }
+  if (!piece) {
+    stream_done_ = true;
+    release_source();
+  } else if (!piece->empty()) {  // an empty chunk would end the chunked body
+    stream_buffered_ += piece->size();
+    stream_out_.push_back(std::move(*piece));
+  }
+  write_stream();
+  pump_stream();
+}
+
+void Session::release_source() {
+  // A speech stream's destructor may wait for its synthesis to stop: not on an I/O thread.
+  if (source_) ctx_.streams.post([s = std::move(source_)]() mutable { s = nullptr; });
+  source_ = nullptr;
+}
+
+void Session::write_stream() {
+  if (closed_ || stream_writing_) return;
+  if (stream_out_.empty()) {
+    if (stream_done_) {
+      stream_writing_ = true;
+      finish_stream();
+    }
+    return;
+  }
+  stream_writing_ = true;
   stream_.expires_after(std::chrono::seconds(ctx_.options.write_timeout_s));
-  auto on_done = [self = shared_from_this(), done](beast::error_code ec, std::size_t) {
-    if (ec) self->close_now();
-    done->set_value(!ec);
+  auto on_done = [self = shared_from_this()](beast::error_code ec, std::size_t) {
+    self->stream_writing_ = false;
+    if (ec) {
+      self->release_source();
+      self->close_now();
+      return;
+    }
+    self->stream_buffered_ -= self->stream_out_.front().size();
+    self->stream_out_.pop_front();
+    self->write_stream();
+    self->pump_stream();
   };
-  net::const_buffer data(chunk.data(), chunk.size());
+  net::const_buffer data(stream_out_.front().data(), stream_out_.front().size());
   if (version_ >= 11) {
     net::async_write(stream_, bhttp::make_chunk(data), std::move(on_done));
   } else {
@@ -573,13 +691,10 @@ void Session::write_chunk(std::string_view chunk, std::promise<bool>* done) {
   }
 }
 
-void Session::finish_stream(bool ok) {
+void Session::finish_stream() {
   if (closed_) return;
-  if (!ok) {
-    close_now();
-    return;
-  }
   if (version_ < 11 || head_) {
+    stream_writing_ = false;
     if (stream_close_) {
       end_connection();
     } else {
@@ -590,6 +705,7 @@ void Session::finish_stream(bool ok) {
   stream_.expires_after(std::chrono::seconds(ctx_.options.write_timeout_s));
   net::async_write(stream_, bhttp::make_chunk_last(),
                    [self = shared_from_this()](beast::error_code ec, std::size_t) {
+                     self->stream_writing_ = false;
                      if (ec) {
                        self->close_now();
                      } else if (self->stream_close_ || self->ctx_.stopping.load()) {

@@ -10,7 +10,7 @@
 #include <boost/beast/http/parser.hpp>
 #include <boost/beast/http/serializer.hpp>
 #include <boost/beast/http/string_body.hpp>
-#include <future>
+#include <deque>
 #include <map>
 #include <memory>
 #include <optional>
@@ -25,7 +25,7 @@ namespace bhttp = boost::beast::http;
 
 class Session final : public Connection, public std::enable_shared_from_this<Session> {
  public:
-  Session(net::ip::tcp::socket&& socket, ServerContext& ctx);
+  Session(net::ip::tcp::socket&& socket, ServerContext& ctx, std::unique_ptr<ServerContext::Slot> slot);
   ~Session() override;
   Session(const Session&) = delete;
   Session& operator=(const Session&) = delete;
@@ -37,9 +37,6 @@ class Session final : public Connection, public std::enable_shared_from_this<Ses
   // End of the shutdown grace period: closes the connection whatever it is doing.
   void force_close() override;
 
-  // Called from a worker thread by the streaming producer; blocks until the chunk is written.
-  bool write_chunk_blocking(std::string_view chunk);
-
  private:
   void next_request();
   void on_first_bytes(beast::error_code ec, std::size_t n);
@@ -47,6 +44,8 @@ class Session final : public Connection, public std::enable_shared_from_this<Ses
   void read_header_section();
   void on_header(beast::error_code ec, std::size_t n);
   const char* check_framing(const bhttp::request_parser<bhttp::empty_body>::value_type& h);
+  void precheck(bool expect_continue);
+  void continue_body(bool expect_continue);
   void on_continue_written(beast::error_code ec, std::size_t n);
   void read_body();
   void on_body(beast::error_code ec, std::size_t n);
@@ -56,9 +55,11 @@ class Session final : public Connection, public std::enable_shared_from_this<Ses
   void send_response(Response res);
   void on_write(bool close, beast::error_code ec, std::size_t n);
   void start_stream(Response res, bool close);
-  void run_producer(std::function<void(ResponseStream&)> producer);
-  void write_chunk(std::string_view chunk, std::promise<bool>* done);
-  void finish_stream(bool ok);
+  void pump_stream();
+  void on_stream_piece(bool ok, std::optional<std::string> piece);
+  void write_stream();
+  void release_source();
+  void finish_stream();
   void reject(int status, const char* code, const char* message);
   void end_connection();  // after a final response: linger if unread input may remain
   void linger_close();    // half-close, drain what the client still sends, then close
@@ -66,6 +67,7 @@ class Session final : public Connection, public std::enable_shared_from_this<Ses
   void close_now();
 
   ServerContext& ctx_;
+  std::unique_ptr<ServerContext::Slot> slot_;  // counted against the connection caps
   beast::tcp_stream stream_;
   beast::flat_buffer buffer_;
   std::string client_ip_;
@@ -89,8 +91,15 @@ class Session final : public Connection, public std::enable_shared_from_this<Ses
   bhttp::response<bhttp::empty_body> stream_res_;
   std::optional<bhttp::response_serializer<bhttp::empty_body>> stream_sr_;
   bool stream_close_ = false;
+  StreamSource source_;                 // called on the stream pool, one call at a time
+  std::deque<std::string> stream_out_;  // pieces waiting to be written
+  std::size_t stream_buffered_ = 0;     // bytes in stream_out_
+  bool stream_producing_ = false;       // a source call is running
+  bool stream_done_ = false;            // the source said nullopt
+  bool stream_writing_ = false;         // a write (header, piece, last chunk) is in flight
 
   int framing_status_ = 400;
+  HandlerPool pool_ = HandlerPool::kRequest;
   bool idle_ = false;    // waiting for the first byte of a new request
   bool closed_ = false;  // no more I/O on this connection
   std::array<char, 4096> drain_buf_{};

@@ -13,8 +13,9 @@ namespace imago::http::detail {
 namespace websocket = boost::beast::websocket;
 
 WebSocketSession::WebSocketSession(beast::tcp_stream&& stream, ServerContext& ctx, UpgradeDecision decision,
-                                   std::string client_ip)
+                                   std::string client_ip, std::unique_ptr<ServerContext::Slot> slot)
     : ctx_(ctx),
+      slot_(std::move(slot)),
       ws_(std::move(stream)),
       handler_(std::move(decision.handler)),
       options_(decision.options),

@@ -27,7 +27,7 @@ class WebSocketSession final : public WebSocketConnection,
                                public std::enable_shared_from_this<WebSocketSession> {
  public:
   WebSocketSession(beast::tcp_stream&& stream, ServerContext& ctx, UpgradeDecision decision,
-                   std::string client_ip);
+                   std::string client_ip, std::unique_ptr<ServerContext::Slot> slot);
   ~WebSocketSession() override;
 
   // Answers the upgrade request with 101 and starts reading.
@@ -62,6 +62,7 @@ class WebSocketSession final : public WebSocketConnection,
   void finish(uint16_t code);
 
   ServerContext& ctx_;
+  std::unique_ptr<ServerContext::Slot> slot_;  // counted against the connection caps
   beast::websocket::stream<beast::tcp_stream> ws_;
   beast::flat_buffer read_buffer_;
   std::shared_ptr<WebSocketHandler>

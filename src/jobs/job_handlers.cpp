@@ -501,7 +501,7 @@ JobStep WebhookDeliveryHandler::run(JobContext& ctx) {
   std::string state = res.delivered ? "delivered" : (!res.retryable || last) ? "failed" : "pending";
   auto n = d_.webhooks->record_attempt(d->id, res.status_code, res.error, res.duration_ms, state);
   log::info("webhook_attempt", {{"delivery", d->id},
-                                {"event", d->event_type},
+                                {"event_type", d->event_type},
                                 {"attempt", n.ok() ? *n : -1},
                                 {"status_code", res.status_code ? *res.status_code : 0},
                                 {"duration_ms", res.duration_ms},

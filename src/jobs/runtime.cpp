@@ -1,5 +1,6 @@
 #include "jobs/runtime.h"
 
+#include "store/postgres/pg_blob_store.h"
 #include "util/log.h"
 #include "util/strings.h"
 
@@ -18,15 +19,22 @@ Result<std::unique_ptr<Runtime>> Runtime::create(const Config& config, Stores& s
   rt->options_ = options;
   if (rt->options_.heartbeat_ms <= 0)
     rt->options_.heartbeat_ms = std::max<int64_t>(100, options.lease_ms / 4);
-  auto blobs = make_fs_blob_store(config.data_dir + "/blobs");
-  if (!blobs.ok()) return blobs.status();
-  rt->blobs_ = std::move(blobs).value();
+  if (stores.pg_db) {
+    // Cluster: blobs live in the database, so any node can serve what another one stored.
+    rt->blobs_ = make_pg_blob_store(*stores.pg_db);
+  } else {
+    auto blobs = make_fs_blob_store(config.data_dir + "/blobs");
+    if (!blobs.ok()) return blobs.status();
+    rt->blobs_ = std::move(blobs).value();
+  }
   rt->agents_ = stores.agents.get();
   rt->files_ = stores.files.get();
   rt->webhooks_ = stores.webhooks.get();
   rt->jobs_ = stores.jobs.get();
   rt->fetcher_ = std::make_unique<fetch::Fetcher>(config.allow_private_fetch);
   rt->queue_ = std::make_unique<JobNotifier>(*rt->jobs_, clock);
+  // Jobs enqueued on other nodes wake this node's idle workers at once (PostgreSQL NOTIFY).
+  stores.on_job_enqueued([q = rt->queue_.get()] { q->wake(); });
 
   Services& d = rt->bag_;
   d.config = &config;

@@ -5,9 +5,11 @@
 #include <iostream>
 
 #include "api/views.h"
+#include "auth/members.h"
 #include "auth/provisioning.h"
 #include "billing/operations.h"
 #include "config/config.h"
+#include "limits/rate_limiter.h"
 #include "store/stores.h"
 #include "util/random.h"
 #include "util/strings.h"
@@ -27,6 +29,8 @@ Commands:
   key create ACCOUNT_ID [--alias ALIAS]                    print a new API secret (shown once)
   key revoke KEY_ID
   key rotate KEY_ID                                        revoke KEY_ID and print its replacement
+  user create ACCOUNT_ID --email EMAIL                     dashboard member; reads the password from stdin
+  user list ACCOUNT_ID
 
 Plans: free, creator, pro, business, enterprise.
 )";
@@ -45,11 +49,14 @@ Result<Args> parse_args(int argc, char** argv) {
       if (auto eq = name.find('='); eq != std::string::npos) {
         value = name.substr(eq + 1);
         name = name.substr(0, eq);
+      } else if (name == "help") {  // the one flag without a value
       } else {
         if (i + 1 >= argc) return Status::Invalid("--" + name + " needs a value");
         value = argv[++i];
       }
       a.flags[name] = value;
+    } else if (s == "-h") {
+      a.flags["help"] = "";
     } else {
       a.positional.push_back(s);
     }
@@ -179,6 +186,27 @@ int run_command(Stores& st, const Args& a) {
     return print(
         {{"key_id", k->key.id}, {"alias", k->key.alias}, {"api_secret", k->secret}, {"replaces", p[2]}});
   }
+  if (need(3) && p[0] == "user" && p[1] == "create") {
+    std::string email = a.flags.count("email") ? a.flags.at("email") : std::string();
+    if (email.empty()) return fail(Status::Invalid("user create needs --email"));
+    // The password comes from stdin so it never shows in the process list or shell history.
+    std::string password;
+    std::getline(std::cin, password);
+    if (!password.empty() && password.back() == '\r') password.pop_back();
+    auto windows = make_memory_window_counter(SystemClock::instance());
+    MemberAuth auth(*st.members, *st.accounts, *windows, SystemClock::instance());
+    auto m = auth.create_member(p[2], email, password);
+    if (!m.ok()) return fail(m.status());
+    return print({{"member_id", m->id}, {"account_id", m->account_id}, {"email", m->email}});
+  }
+  if (need(3) && p[0] == "user" && p[1] == "list") {
+    auto list = st.members->list_members(p[2]);
+    if (!list.ok()) return fail(list.status());
+    boost::json::array arr;
+    for (const auto& m : *list)
+      arr.push_back({{"member_id", m.id}, {"email", m.email}, {"created_at", m.created_at}});
+    return print({{"data", std::move(arr)}});
+  }
   std::cerr << kUsage;
   return 2;
 }
@@ -199,6 +227,8 @@ int admin_main(int argc, char** argv) {
     cfg.data_dir = d;
   if (auto it = args->flags.find("database"); it != args->flags.end())
     cfg.database_url = it->second;
+  else if (const char* d = std::getenv("IMAGO_DATABASE_URL"); d && *d)
+    cfg.database_url = d;
   else if (const char* d = std::getenv("IMAGO_DATABASE"); d && *d)
     cfg.database_url = d;
   finalize_config(cfg);

@@ -11,6 +11,8 @@
 #include "agents/video_service.h"
 #include "api/routes.h"
 #include "auth/authenticator.h"
+#include "auth/device_login.h"
+#include "auth/members.h"
 #include "auth/provisioning.h"
 #include "auth/runtime_token.h"
 #include "core/services.h"
@@ -24,6 +26,7 @@
 #include "live/rooms.h"
 #include "live/self_hosted_meter.h"
 #include "speech/speech_service.h"
+#include "store/postgres/pg_rate_limiter.h"
 #include "store/stores.h"
 #include "util/log.h"
 #include "util/random.h"
@@ -47,6 +50,8 @@ struct App::Parts {
   std::unique_ptr<WindowCounter> windows;
   Metrics metrics;
   std::unique_ptr<Authenticator> authenticator;
+  std::unique_ptr<MemberAuth> member_auth;
+  std::unique_ptr<DeviceLogin> device_login;
   Services services;
   http::Router router;
   std::unique_ptr<http::Pipeline> pipeline;
@@ -88,14 +93,28 @@ Result<std::unique_ptr<App>> App::create(Config config) {
   if (ec) return Status::Invalid("cannot create data directory " + p.config.data_dir + ": " + ec.message());
   ::chmod(p.config.data_dir.c_str(), 0700);
 
-  if (Status st = resolve_admin_token(p.config, &p.admin_token); !st.ok()) return st;
-
   auto stores = open_stores(p.config.database_url, *p.clock);
   if (!stores.ok()) return stores.status();
   p.stores = std::move(stores).value();
 
-  p.limiter = make_memory_rate_limiter(*p.clock);
-  p.windows = make_memory_window_counter(*p.clock);
+  if (p.stores.pg_db && p.config.admin_token.empty()) {
+    // Cluster: every node accepts the same admin token, kept in the database (the first node to
+    // start creates it; `imagod admin-token` prints it).
+    auto shared = p.stores.shared_secret("admin_token", [] { return "imago_admin_" + random_base62(43); });
+    if (!shared.ok()) return Status::Internal("admin token: " + shared.status().message());
+    p.admin_token = **shared;
+  } else if (Status st = resolve_admin_token(p.config, &p.admin_token); !st.ok()) {
+    return st;
+  }
+
+  if (p.stores.pg_db) {
+    // Cluster: one bucket per account (and one window per IP) shared by every node.
+    p.limiter = make_pg_rate_limiter(*p.stores.pg_db);
+    p.windows = make_pg_window_counter(*p.stores.pg_db);
+  } else {
+    p.limiter = make_memory_rate_limiter(*p.clock);
+    p.windows = make_memory_window_counter(*p.clock);
+  }
   p.authenticator = std::make_unique<Authenticator>(*p.stores.accounts, *p.clock);
 
   Services& s = p.services;
@@ -111,6 +130,13 @@ Result<std::unique_ptr<App>> App::create(Config config) {
   s.metrics = &p.metrics;
 
   s.voices = p.stores.voices.get();
+
+  p.member_auth = std::make_unique<MemberAuth>(*p.stores.members, *p.stores.accounts, *p.windows, *p.clock);
+  p.device_login = std::make_unique<DeviceLogin>(*p.stores.device_grants, *p.stores.accounts, *p.clock);
+  s.members = p.stores.members.get();
+  s.device_grants = p.stores.device_grants.get();
+  s.member_auth = p.member_auth.get();
+  s.device_login = p.device_login.get();
 
   auto speech = speech::make_speech_service(speech::speech_options_from_config(p.config));
   if (!speech.ok()) return Status::Internal("speech engine: " + speech.status().message());
@@ -174,6 +200,7 @@ Result<std::unique_ptr<App>> App::create(Config config) {
   po.trusted_proxies = p.config.trusted_proxies;
   po.failed_auth_per_minute = p.config.failed_auth_limit;
   po.anon_per_minute = p.config.anon_ip_limit;
+  po.members = p.member_auth.get();
   p.pipeline =
       std::make_unique<http::Pipeline>(p.router, *p.authenticator, *p.limiter, *p.windows, p.metrics, po);
 
@@ -189,6 +216,15 @@ Result<std::unique_ptr<App>> App::create(Config config) {
   so.shutdown_grace_s = p.config.shutdown_grace_s;
   // Viewers hear session.ended {reason: shutdown} before their connections close.
   so.before_shutdown = [rooms = p.rooms.get()] { rooms->shutdown(); };
+  so.max_connections = p.config.max_connections;
+  so.max_connections_per_ip = p.config.max_connections_per_ip;
+  so.fd_reserve = p.config.fd_reserve;
+  so.per_ip_exempt = p.config.trusted_proxies;
+  so.stream_threads = p.config.stream_threads;
+  so.cpu_threads = p.config.cpu_threads;
+  so.cpu_queue = p.config.cpu_queue;
+  so.outbound_threads = p.config.outbound_threads;
+  so.outbound_queue = p.config.outbound_queue;
   p.server = std::make_unique<http::Server>(so, *p.pipeline);
   return app;
 }
@@ -216,7 +252,12 @@ void bootstrap_first_account(AccountStore& accounts, const Config& config, const
             << "  Then try:\n\n"
             << "    curl -s -X POST " << base_url << "/v1/validate -H \"api-secret: $IMAGO_API_SECRET\"\n"
             << "    curl -s " << base_url << "/v1/me -H \"api-secret: $IMAGO_API_SECRET\"\n\n"
-            << "  Operator admin token: " << config.data_dir << "/admin.token\n\n"
+            << "  Operator admin token: "
+            << (!config.admin_token.empty() ? std::string("as given by --admin-token / IMAGO_ADMIN_TOKEN")
+                : config.database_url.rfind("sqlite:", 0) == 0
+                    ? config.data_dir + "/admin.token"
+                    : std::string("in the database (imagod migrate --show-admin-token)"))
+            << "\n\n"
             << std::flush;
 }
 

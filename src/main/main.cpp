@@ -4,6 +4,7 @@
 
 #include "main/admin_command.h"
 #include "main/app.h"
+#include "main/migrate_command.h"
 #ifdef IMAGO_HAVE_AVATAR
 #include "avatar/cli.h"
 #endif
@@ -21,6 +22,7 @@ Commands:
   serve      run the HTTP API (and, by default, job workers)   imagod serve --help
   worker     run job workers only (scale generation separately)
   admin      manage accounts, plans, credits and keys           imagod admin --help
+  migrate    apply or list database schema migrations           imagod migrate --help
   imx        inspect, verify or build .imx avatar models        imagod imx --help
   render     render an .imx model to MP4                        imagod render --help
   version    print the version
@@ -38,6 +40,7 @@ int main(int argc, char** argv) {
   char** sub_argv = argv + 2;
   if (cmd == "serve") return imago::serve_main(sub_argc, sub_argv);
   if (cmd == "admin") return imago::admin_main(sub_argc, sub_argv);
+  if (cmd == "migrate") return imago::migrate_main(sub_argc, sub_argv);
 #ifdef IMAGO_HAVE_JOBS
   if (cmd == "worker") return imago::jobs::worker_main(sub_argc, sub_argv);
 #endif

@@ -1,5 +1,8 @@
 #include "store/stores.h"
 
+#include "store/postgres/db.h"
+#include "store/postgres/migrations.h"
+#include "store/postgres/pg_stores.h"
 #include "store/sqlite/db.h"
 #include "store/sqlite/migrations.h"
 #include "store/sqlite/sqlite_account_store.h"
@@ -7,13 +10,46 @@
 #include "store/sqlite/sqlite_file_store.h"
 #include "store/sqlite/sqlite_job_store.h"
 #include "store/sqlite/sqlite_ledger_store.h"
+#include "store/sqlite/sqlite_member_store.h"
 #include "store/sqlite/sqlite_voice_store.h"
 #include "store/sqlite/sqlite_webhook_store.h"
 
 namespace imago {
 
+namespace {
+
+bool is_postgres_url(const std::string& url) {
+  return url.rfind("postgres://", 0) == 0 || url.rfind("postgresql://", 0) == 0;
+}
+
+// Connections per node: request handlers, job workers, the rate limiter and blob streams share them.
+constexpr int kPgPoolSize = 24;
+
+Result<Stores> open_postgres(const std::string& url, Clock& clock) {
+  auto db = pg::Db::open(url, kPgPoolSize);
+  if (!db.ok()) return db.status();
+  Status m = (*db)->migrate(pg::all_migrations());
+  if (!m.ok()) return Status::Internal("migrating PostgreSQL: " + m.message());
+  Stores s;
+  s.pg_db = std::move(db).value();
+  pg::Db& d = *s.pg_db;
+  s.accounts = pg::make_account_store(d, clock);
+  s.ledger = pg::make_ledger_store(d, clock);
+  s.voices = pg::make_voice_store(d, clock);
+  s.agents = pg::make_agent_store(d, clock);
+  s.files = pg::make_file_store(d, clock);
+  s.jobs = pg::make_job_store(d, clock);
+  s.webhooks = pg::make_webhook_store(d, clock);
+  s.members = pg::make_member_store(d, clock);
+  s.device_grants = pg::make_device_grant_store(d);
+  return s;
+}
+
+}  // namespace
+
 Stores::Stores() = default;
 Stores::~Stores() {
+  job_listener_.reset();
   // Stores hold references to the database: drop them first.
   accounts.reset();
   ledger.reset();
@@ -22,16 +58,48 @@ Stores::~Stores() {
   files.reset();
   jobs.reset();
   webhooks.reset();
+  members.reset();
+  device_grants.reset();
 }
 Stores::Stores(Stores&&) noexcept = default;
 Stores& Stores::operator=(Stores&&) noexcept = default;
 
+std::string Stores::backend() const {
+  return pg_db ? "postgres" : "sqlite";
+}
+
+void Stores::on_job_enqueued(std::function<void()> wake) {
+  if (!pg_db) return;
+  job_listener_ = std::make_unique<pg::Listener>(
+      pg_db->url(), std::vector<std::string>{pg::kJobsChannel},
+      [wake = std::move(wake)](const std::string&, const std::string&) { wake(); });
+}
+
+Result<std::optional<std::string>> Stores::shared_secret(const std::string& name,
+                                                         const std::function<std::string()>& generate) {
+  if (!pg_db) return std::optional<std::string>();
+  const std::string candidate = generate();
+  return pg_db->write([&](pg::Conn& c) -> std::optional<std::string> {
+    // The first node's value wins; later ones read it back.
+    c.prepare(
+         "INSERT INTO cluster_secrets(name, value, created_at) VALUES(?, ?, EXTRACT(EPOCH FROM "
+         "now())::bigint)"
+         " ON CONFLICT (name) DO NOTHING")
+        .bind(1, name)
+        .bind(2, candidate)
+        .run();
+    auto q = c.prepare("SELECT value FROM cluster_secrets WHERE name = ?");
+    q.bind(1, name);
+    q.step();
+    return q.col_text(0);
+  });
+}
+
 Result<Stores> open_stores(const std::string& database_url, Clock& clock) {
-  if (database_url.rfind("postgres://", 0) == 0 || database_url.rfind("postgresql://", 0) == 0) {
-    return Status::Invalid("PostgreSQL is not supported by this build yet; use sqlite:PATH");
-  }
+  if (is_postgres_url(database_url)) return open_postgres(database_url, clock);
   if (database_url.rfind("sqlite:", 0) != 0) {
-    return Status::Invalid("database URL must start with sqlite: (got '" + database_url + "')");
+    return Status::Invalid("database URL must start with sqlite: or postgres:// (got '" + database_url +
+                           "')");
   }
   const std::string path = database_url.substr(7);
   auto db = sqlite::Db::open(path, 16);
@@ -49,7 +117,58 @@ Result<Stores> open_stores(const std::string& database_url, Clock& clock) {
   s.files = sqlite::make_file_store(d, clock);
   s.jobs = sqlite::make_job_store(d, clock);
   s.webhooks = sqlite::make_webhook_store(d, clock);
+  s.members = sqlite::make_member_store(d, clock);
+  s.device_grants = sqlite::make_device_grant_store(d);
   return s;
+}
+
+Result<std::vector<MigrationInfo>> migrations_of(const std::string& database_url, bool apply) {
+  std::vector<MigrationInfo> out;
+  if (is_postgres_url(database_url)) {
+    auto db = pg::Db::open(database_url, 1);
+    if (!db.ok()) return db.status();
+    if (apply) {
+      if (Status m = (*db)->migrate(pg::all_migrations()); !m.ok()) return m;
+    }
+    auto applied = (*db)->applied_migrations();
+    if (!applied.ok()) return applied.status();
+    for (const auto& m : pg::all_migrations()) {
+      MigrationInfo i{m.version, m.name, false, 0};
+      for (const auto& a : *applied) {
+        if (a.version == m.version) i.applied = true, i.applied_at = a.applied_at;
+      }
+      out.push_back(i);
+    }
+    return out;
+  }
+  if (database_url.rfind("sqlite:", 0) != 0) {
+    return Status::Invalid("database URL must start with sqlite: or postgres:// (got '" + database_url +
+                           "')");
+  }
+  auto db = sqlite::Db::open(database_url.substr(7), 1);
+  if (!db.ok()) return db.status();
+  if (apply) {
+    if (Status m = (*db)->migrate(sqlite::all_migrations()); !m.ok()) return m;
+  }
+  auto r = (*db)->read([&](sqlite::Conn& c) -> Status {
+    bool has_table = false;
+    {
+      auto t = c.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'schema_migrations'");
+      has_table = t.step();
+    }
+    for (const auto& m : sqlite::all_migrations()) {
+      MigrationInfo i{m.version, m.name, false, 0};
+      if (has_table) {
+        auto q = c.prepare("SELECT applied_at FROM schema_migrations WHERE version = ?");
+        q.bind(1, m.version);
+        if (q.step()) i.applied = true, i.applied_at = q.col_int(0);
+      }
+      out.push_back(i);
+    }
+    return Status::Ok();
+  });
+  if (!r.ok()) return r;
+  return out;
 }
 
 }  // namespace imago

@@ -66,7 +66,15 @@ void write(Level l, std::string_view event, boost::json::object fields) {
   line["ts"] = ts;
   line["level"] = name(l);
   line["event"] = event;
-  for (auto& kv : fields) line[kv.key()] = std::move(kv.value());
+  for (auto& kv : fields) {
+    // ts, level and event belong to the line: a field of that name never replaces them.
+    std::string_view k = kv.key();
+    if (k == "ts" || k == "level" || k == "event") {
+      line["field_" + std::string(k)] = std::move(kv.value());
+    } else {
+      line[kv.key()] = std::move(kv.value());
+    }
+  }
   std::string s = boost::json::serialize(line);
   s.push_back('\n');
   std::lock_guard lock(g_mu);

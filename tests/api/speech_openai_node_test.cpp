@@ -17,7 +17,7 @@ int run(const std::string& cmd) {
 
 TEST(SpeechOpenAIClient, OfficialNodeClientWorksForEveryFormat) {
   namespace fs = std::filesystem;
-  fs::path dir = fs::path(IMAGO_TESTS_DIR) / "node";  // absolute (see fixtures/fixture.h)
+  fs::path dir = fs::path(tests_dir()) / "node";
   ASSERT_TRUE(fs::exists(dir / "package-lock.json")) << dir;
   ASSERT_EQ(run("command -v node >/dev/null 2>&1"), 0)
       << "node is not installed (scripts/setup.sh installs nodejs)";

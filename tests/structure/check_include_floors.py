@@ -20,7 +20,7 @@ FLOORS = [
     ["agents"],
     ["http", "live"],
     ["api"],
-    ["main"],
+    ["main", "cli"],  # cli: the imago binary, a client of the public API (util only)
 ]
 # Same-floor pairs that are part of the design (the avatar renderer speaks through speech).
 SAME_FLOOR_ALLOWED = {("avatar", "speech"), ("live", "http")}  # live rooms talk to viewers through http/websocket.h

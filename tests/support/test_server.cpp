@@ -8,6 +8,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <boost/json/parse.hpp>
 #include <chrono>
 #include <cstdlib>
@@ -19,6 +20,7 @@
 #include <stdexcept>
 #include <thread>
 
+#include "store/postgres/test_postgres.h"
 #include "util/random.h"
 
 extern char** environ;
@@ -208,6 +210,11 @@ std::string make_temp_dir() {
   return tmpl;
 }
 
+bool testing_postgres() {
+  const char* b = std::getenv("IMAGO_TEST_BACKEND");
+  return b && std::string_view(b) == "postgres";
+}
+
 TestServer::TestServer(std::vector<std::string> extra_args, std::map<std::string, std::string> env)
     : data_dir_(make_temp_dir()), own_dir_(true) {
   start(std::move(extra_args), std::move(env));
@@ -233,6 +240,7 @@ TestServer::~TestServer() {
     std::error_code ec;
     std::filesystem::remove_all(data_dir_, ec);
   }
+  database_.reset();  // drops the database (unless kept with its directory)
 }
 
 void TestServer::start(std::vector<std::string> extra_args, std::map<std::string, std::string> env) {
@@ -245,6 +253,21 @@ void TestServer::start(std::vector<std::string> extra_args, std::map<std::string
 
   std::vector<std::string> args = {imagod_path(), "serve",   "--listen",       "127.0.0.1:0",
                                    "--data-dir",  data_dir_, "--no-bootstrap", "--allow-private-fetch"};
+  if (testing_postgres() &&
+      std::find(extra_args.begin(), extra_args.end(), "--database") == extra_args.end()) {
+    // The database belongs to the data directory: a restart on the same directory finds it again.
+    const std::string url_file = data_dir_ + "/test-database.url";
+    std::string db_url;
+    if (std::ifstream in(url_file); in) std::getline(in, db_url);
+    if (db_url.empty()) {
+      database_ = std::make_unique<pg::TestDatabase>();
+      if (!own_dir_) database_->keep();
+      db_url = database_->url();
+      std::ofstream(url_file) << db_url << "\n";
+    }
+    args.push_back("--database");
+    args.push_back(db_url);
+  }
   args.insert(args.end(), extra_args.begin(), extra_args.end());
 
   // The child sees the parent's environment minus any IMAGO_* setting (a developer's shell must not
@@ -413,6 +436,15 @@ int TestServer::wait_exit() {
   if (WIFEXITED(exit_status_)) return WEXITSTATUS(exit_status_);
   if (WIFSIGNALED(exit_status_)) return 128 + WTERMSIG(exit_status_);
   return -1;
+}
+
+std::string tests_dir() {
+  if (const char* e = std::getenv("IMAGO_TESTS_DIR"); e && *e) return e;
+#ifdef IMAGO_TESTS_DIR
+  return IMAGO_TESTS_DIR;
+#else
+  return "tests";
+#endif
 }
 
 }  // namespace imago::testing

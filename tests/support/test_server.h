@@ -3,10 +3,19 @@
 #pragma once
 #include <boost/json.hpp>
 #include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
+namespace imago::pg {
+class TestDatabase;
+}
+
 namespace imago::testing {
+
+// True when this test process runs the black-box suite against PostgreSQL
+// (IMAGO_TEST_BACKEND=postgres, set by CTest for the "pg." copy of the suite).
+bool testing_postgres();
 
 struct HttpResponse {
   long status = 0;
@@ -35,7 +44,8 @@ struct TestAccount {
 // so a crashed or killed test never leaves imagod running: create it on the test's own thread.
 class TestServer {
  public:
-  // Extra flags for `imagod serve` and extra environment variables.
+  // Extra flags for `imagod serve` and extra environment variables. Under testing_postgres() a
+  // server without its own --database gets a fresh PostgreSQL database, tied to its data directory.
   explicit TestServer(std::vector<std::string> extra_args = {}, std::map<std::string, std::string> env = {});
   // Reuses an existing data directory (restart tests).
   TestServer(const std::string& data_dir, std::vector<std::string> extra_args,
@@ -76,10 +86,15 @@ class TestServer {
   int port_ = 0;
   int pid_ = -1;
   int exit_status_ = -1;
+  std::unique_ptr<pg::TestDatabase> database_;
 };
 
 // Path of the built imagod binary.
 std::string imagod_path();
+// The tests/ folder of the source tree: $IMAGO_TESTS_DIR (set by CTest), else the compile-time
+// IMAGO_TESTS_DIR. ccache's base_dir rewrites an absolute -D path into one relative to the build
+// directory, which breaks once a test runs elsewhere, so the environment comes first.
+std::string tests_dir();
 // A fresh temporary directory, removed by the caller (or TestServer) when done.
 std::string make_temp_dir();
 

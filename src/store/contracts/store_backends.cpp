@@ -3,6 +3,7 @@
 #include <cstdlib>
 #include <filesystem>
 
+#include "store/postgres/test_postgres.h"
 #include "util/random.h"
 
 namespace imago::contracts {
@@ -34,12 +35,31 @@ class SqliteBackend final : public StoreBackend {
   Stores stores_;
 };
 
+// PostgreSQL: a fresh database on the run's throwaway server (store/postgres/test_postgres.h),
+// dropped afterwards. Never skipped: without a server the test fails and says why.
+class PostgresBackend final : public StoreBackend {
+ public:
+  static Result<std::unique_ptr<StoreBackend>> open(Clock& clock) {
+    auto b = std::make_unique<PostgresBackend>();
+    auto s = open_stores(b->db_.url(), clock);
+    if (!s.ok()) return s.status();
+    b->stores_ = std::move(s).value();
+    return std::unique_ptr<StoreBackend>(std::move(b));
+  }
+  ~PostgresBackend() override { stores_ = Stores(); }  // close the pool before the database is dropped
+  Stores& stores() override { return stores_; }
+
+ private:
+  pg::TestDatabase db_;
+  Stores stores_;
+};
+
 }  // namespace
 
 std::vector<StoreBackendFactory> contract_backends() {
   return {
       {"sqlite", &SqliteBackend::open},
-      // PostgreSQL joins here: {"postgres", &PostgresBackend::open} (skips without a test server).
+      {"postgres", &PostgresBackend::open},
   };
 }
 

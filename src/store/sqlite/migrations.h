@@ -2,6 +2,7 @@
 // parallel work never collides:
 //   1-99 core (accounts, keys, ledger)   100-199 speech (voices)
 //   200-299 agents, files, jobs, dynamics  300-399 webhooks   400-499 live sessions
+//   500-599 members, dashboard sessions, CLI device grants
 #pragma once
 #include <vector>
 
@@ -16,5 +17,6 @@ std::vector<Migration> core_migrations();
 std::vector<Migration> speech_migrations();
 std::vector<Migration> agent_migrations();
 std::vector<Migration> webhook_migrations();
+std::vector<Migration> member_migrations();
 
 }  // namespace imago::sqlite

@@ -1,0 +1,205 @@
+// The dashboard's own door: sign-in, sign-up (when the operator allows it), the current session,
+// sign-out, sign-out everywhere and password changes. Everything else the dashboard does goes
+// through the API's own handlers under /dashboard/api/v1/... (see http/pipeline.h).
+#include "api/dashboard_common.h"
+#include "api/routes.h"
+#include "auth/members.h"
+#include "auth/password.h"
+#include "auth/provisioning.h"
+#include "store/member_store.h"
+#include "util/json.h"
+
+namespace imago::api {
+
+namespace {
+
+boost::json::object session_json(const Member& m, const Account& a, const DashboardSession& s) {
+  return {{"member", member_json(m)},
+          {"account", {{"id", a.id}, {"name", a.name}, {"plan", plan_name(a.plan)}}},
+          {"csrf_token", s.csrf_token},
+          {"session", {{"id", s.id}, {"created_at", s.created_at}, {"expires_at", s.expires_at}}}};
+}
+
+http::Response signed_in(Services& s, const SignedIn& in, int status, boost::json::object extra = {}) {
+  auto account = s.accounts->get_account(in.member.account_id);
+  if (!account.ok()) return http::Response::from_status(account.status());
+  boost::json::object data = session_json(in.member, *account, in.session);
+  for (auto& kv : extra) data[kv.key()] = kv.value();
+  http::Response r = http::Response::json(status, {{"success", true}, {"data", std::move(data)}});
+  r.headers.add("Set-Cookie", session_cookie(s, in.token, in.session.expires_at - in.session.created_at));
+  r.headers.set("Cache-Control", "no-store");
+  return r;
+}
+
+// Ends a session the browser still presents, so signing in never keeps an old id alive.
+void end_presented_session(Services& s, const http::Request& req) {
+  auto c = req.headers.get("Cookie");
+  if (!c) return;
+  auto token = cookie_value(*c, kSessionCookie);
+  if (!token) return;
+  auto old = s.member_auth->session_of(*token);
+  if (old.ok()) (void)s.members->revoke_session(old->id);
+}
+
+http::Response sign_in(Services& s, http::Request& req) {
+  if (auto refused = refuse_cross_site(s, req)) return *refused;
+  auto body = parse_json_object(req.body);
+  if (!body.ok()) return http::Response::from_status(body.status());
+  auto email = get_string(*body, "email");
+  auto password = get_string(*body, "password");
+  if (!email.ok()) return http::Response::from_status(email.status());
+  if (!password.ok()) return http::Response::from_status(password.status());
+  if (!email->has_value() || !password->has_value()) {
+    return http::Response::error(400, "VALIDATION_ERROR", "Fields 'email' and 'password' are required");
+  }
+  int retry_after = 0;
+  auto in = s.member_auth->sign_in(**email, **password, req.client_ip, &retry_after);
+  if (!in.ok()) {
+    if (in.status().code() == Code::kRateLimited) {
+      http::Response r = http::Response::error(429, "RATE_LIMITED", in.status().message());
+      r.headers.set("Retry-After", std::to_string(std::max(1, retry_after)));
+      return r;
+    }
+    if (in.status().code() == Code::kUnauthenticated) {
+      return http::Response::error(401, "UNAUTHORIZED", in.status().message());
+    }
+    return http::Response::from_status(in.status());
+  }
+  end_presented_session(s, req);
+  return signed_in(s, *in, 200);
+}
+
+http::Response sign_up(Services& s, http::Request& req) {
+  if (!s.config->allow_signup) {
+    return http::Response::error(403, "SIGNUP_DISABLED",
+                                 "Self sign-up is off on this server; ask the operator for an account");
+  }
+  if (auto refused = refuse_cross_site(s, req)) return *refused;
+  auto body = parse_json_object(req.body);
+  if (!body.ok()) return http::Response::from_status(body.status());
+  auto email = get_string(*body, "email");
+  auto password = get_string(*body, "password");
+  auto name = get_string(*body, "account_name");
+  for (const auto* f : {&email, &password, &name}) {
+    if (!f->ok()) return http::Response::from_status(f->status());
+  }
+  if (!email->has_value() || !password->has_value()) {
+    return http::Response::error(400, "VALIDATION_ERROR", "Fields 'email' and 'password' are required");
+  }
+  auto e = normalize_email(**email);
+  if (!e.ok()) return http::Response::from_status(e.status());
+  const std::string account_name = name->value_or(*e);
+  if (account_name.empty() || account_name.size() > 100) {
+    return http::Response::error(400, "VALIDATION_ERROR", "Field 'account_name' must be 1 to 100 characters");
+  }
+  if (Status st = check_new_password(**password); !st.ok()) return http::Response::from_status(st);
+  if (s.members->find_member_by_email(*e).ok()) {
+    return http::Response::error(409, "CONFLICT", "A member with this email already exists");
+  }
+  // A new account starts on the Free plan with no credits; its first key is shown once, here.
+  auto created = create_account_with_key(*s.accounts, account_name, Plan::kFree, 0);
+  if (!created.ok()) return http::Response::from_status(created.status());
+  auto m = s.member_auth->create_member(created->account.id, *e, **password);
+  if (!m.ok()) return http::Response::from_status(m.status());
+  int retry_after = 0;
+  auto in = s.member_auth->sign_in(*e, **password, req.client_ip, &retry_after);
+  if (!in.ok()) return http::Response::from_status(in.status());
+  end_presented_session(s, req);
+  return signed_in(s, *in, 201,
+                   {{"first_key",
+                     {{"id", created->first_key.key.id},
+                      {"alias", created->first_key.key.alias},
+                      {"api_secret", created->first_key.secret}}}});
+}
+
+}  // namespace
+
+void register_dashboard_auth_routes(http::Router& router, Services& s) {
+  const http::RouteOptions open{
+      .auth = http::AuthMode::kNone, .body_limit = 16 * 1024, .anon_ip_limited = true};
+  const http::RouteOptions member{.auth = http::AuthMode::kSession, .body_limit = 16 * 1024};
+
+  router.add(
+      "POST", "/dashboard/api/sign-in", [&s](http::Request& req) { return sign_in(s, req); }, open);
+  router.add(
+      "POST", "/dashboard/api/sign-up", [&s](http::Request& req) { return sign_up(s, req); }, open);
+  router.add("GET", "/dashboard/api/config",
+             [&s](http::Request&) {
+               return http::Response::json(
+                   200, {{"success", true}, {"data", {{"allow_signup", s.config->allow_signup}}}});
+             },
+             {.auth = http::AuthMode::kNone, .anon_ip_limited = true});
+
+  router.add(
+      "GET", "/dashboard/api/session",
+      [&s](http::Request& req) {
+        const Principal& p = *req.principal;
+        auto m = s.members->get_member(p.member_id);
+        if (!m.ok()) return http::Response::from_status(m.status());
+        auto a = s.accounts->get_account(p.account_id);
+        if (!a.ok()) return http::Response::from_status(a.status());
+        auto token = cookie_value(req.headers.get("Cookie").value_or(""), kSessionCookie);
+        auto ses = s.member_auth->session_of(token.value_or(""));
+        if (!ses.ok()) return http::Response::from_status(ses.status());
+        http::Response r =
+            http::Response::json(200, {{"success", true}, {"data", session_json(m->member, *a, *ses)}});
+        r.headers.set("Cache-Control", "no-store");
+        return r;
+      },
+      member);
+
+  router.add(
+      "POST", "/dashboard/api/sign-out",
+      [&s](http::Request& req) {
+        if (Status st = s.member_auth->sign_out(*req.principal); !st.ok())
+          return http::Response::from_status(st);
+        http::Response r = http::Response::json(200, {{"success", true}, {"signed_out", true}});
+        r.headers.add("Set-Cookie", session_cookie(s, "", 0));
+        return r;
+      },
+      member);
+
+  router.add(
+      "POST", "/dashboard/api/sign-out-everywhere",
+      [&s](http::Request& req) {
+        auto n = s.member_auth->sign_out_everywhere(*req.principal);
+        if (!n.ok()) return http::Response::from_status(n.status());
+        http::Response r = http::Response::json(200, {{"success", true}, {"sessions_ended", *n}});
+        r.headers.add("Set-Cookie", session_cookie(s, "", 0));
+        return r;
+      },
+      member);
+
+  router.add(
+      "POST", "/dashboard/api/password",
+      [&s](http::Request& req) {
+        auto body = parse_json_object(req.body);
+        if (!body.ok()) return http::Response::from_status(body.status());
+        auto current = get_string(*body, "current_password");
+        auto next = get_string(*body, "new_password");
+        if (!current.ok()) return http::Response::from_status(current.status());
+        if (!next.ok()) return http::Response::from_status(next.status());
+        if (!current->has_value() || !next->has_value()) {
+          return http::Response::error(400, "VALIDATION_ERROR",
+                                       "Fields 'current_password' and 'new_password' are required");
+        }
+        Status st = s.member_auth->change_password(*req.principal, **current, **next);
+        if (st.code() == Code::kForbidden) return http::Response::error(403, "WRONG_PASSWORD", st.message());
+        if (!st.ok()) return http::Response::from_status(st);
+        return http::Response::json(200, {{"success", true}, {"password_changed", true}});
+      },
+      member);
+
+  router.add(
+      "GET", "/dashboard/api/members",
+      [&s](http::Request& req) {
+        auto list = s.members->list_members(req.principal->account_id);
+        if (!list.ok()) return http::Response::from_status(list.status());
+        boost::json::array arr;
+        for (const auto& m : *list) arr.push_back(member_json(m));
+        return http::Response::json(200, {{"success", true}, {"data", std::move(arr)}});
+      },
+      member);
+}
+
+}  // namespace imago::api

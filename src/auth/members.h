@@ -1,0 +1,82 @@
+// Dashboard sign-in for members: password check, server-side sessions behind a cookie, CSRF tokens,
+// throttling of failed sign-ins, password changes. No HTTP here: api/dashboard_auth.cpp renders it
+// and http/pipeline.cpp calls authenticate() for routes reached with a session.
+#pragma once
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "auth/principal.h"
+#include "limits/rate_limiter.h"
+#include "store/account_store.h"
+#include "store/member_store.h"
+#include "util/clock.h"
+#include "util/status.h"
+
+namespace imago {
+
+inline constexpr const char* kSessionCookie = "imago_session";
+
+struct SignInLimits {
+  int per_ip = 10;                 // failed sign-ins per client IP ...
+  int per_ip_window_s = 60;        // ... per minute
+  int per_account = 5;             // failed sign-ins per email ...
+  int per_account_window_s = 900;  // ... per 15 minutes
+};
+
+struct SessionLifetime {
+  int64_t idle_s = 12 * 3600;          // unused this long: signed out
+  int64_t absolute_s = 7 * 24 * 3600;  // whatever happens: signed out this long after sign-in
+};
+
+struct SignedIn {
+  Member member;
+  DashboardSession session;
+  std::string token;  // the cookie value; shown to the browser only
+};
+
+// The value of one cookie in a Cookie header, if present.
+std::optional<std::string> cookie_value(std::string_view cookie_header, std::string_view name);
+// Lower-cased, trimmed email; kInvalidArgument unless it looks like local@domain.
+Result<std::string> normalize_email(std::string_view email);
+
+class MemberAuth {
+ public:
+  MemberAuth(MemberStore& members, AccountStore& accounts, WindowCounter& windows, Clock& clock,
+             SignInLimits limits = {}, SessionLifetime lifetime = {})
+      : members_(members),
+        accounts_(accounts),
+        windows_(windows),
+        clock_(clock),
+        limits_(limits),
+        lifetime_(lifetime) {}
+
+  Result<Member> create_member(const std::string& account_id, std::string_view email,
+                               std::string_view password);
+
+  // A fresh session (new id and token every time: no fixation). kUnauthenticated for a wrong email
+  // or password (one message for both), kRateLimited with *retry_after_s once throttled.
+  Result<SignedIn> sign_in(std::string_view email, std::string_view password, const std::string& client_ip,
+                           int* retry_after_s);
+
+  // The caller behind a session token. State-changing methods must carry the session's CSRF token
+  // (kForbidden otherwise). kUnauthenticated for unknown, revoked or expired sessions.
+  Result<Principal> authenticate(std::string_view token, std::string_view method,
+                                 std::string_view csrf_header);
+
+  Status change_password(const Principal& who, std::string_view current, std::string_view replacement);
+  Status sign_out(const Principal& who);
+  Result<int> sign_out_everywhere(const Principal& who);
+
+  Result<DashboardSession> session_of(std::string_view token);
+
+ private:
+  MemberStore& members_;
+  AccountStore& accounts_;
+  WindowCounter& windows_;
+  Clock& clock_;
+  SignInLimits limits_;
+  SessionLifetime lifetime_;
+};
+
+}  // namespace imago

@@ -1,0 +1,118 @@
+#include "auth/members.h"
+
+#include <gtest/gtest.h>
+
+#include "auth/provisioning.h"
+#include "store/sqlite/sqlite_account_store.h"
+#include "store/sqlite/sqlite_member_store.h"
+#include "store/sqlite/test_db.h"
+
+namespace imago {
+namespace {
+
+struct MemberAuthTest : ::testing::Test {
+  sqlite::TestDb db;
+  ManualClock clock;
+  std::unique_ptr<AccountStore> accounts = sqlite::make_account_store(db.db(), clock);
+  std::unique_ptr<MemberStore> members = sqlite::make_member_store(db.db(), clock);
+  std::unique_ptr<WindowCounter> windows = make_memory_window_counter(clock);
+  MemberAuth auth{*members, *accounts, *windows, clock};
+  std::string account_id = create_account_with_key(*accounts, "acme", Plan::kPro, 0).value().account.id;
+};
+
+TEST(Members, CookieAndEmailParsing) {
+  EXPECT_EQ(cookie_value("a=1; imago_session=xyz; b=2", "imago_session").value(), "xyz");
+  EXPECT_FALSE(cookie_value("a=1; imago_sessionx=2", "imago_session").has_value());
+  EXPECT_EQ(normalize_email("  Ada@Example.ORG ").value(), "ada@example.org");
+  EXPECT_FALSE(normalize_email("no-at-sign").ok());
+  EXPECT_FALSE(normalize_email("a@b@c").ok());
+  EXPECT_FALSE(normalize_email("a b@c").ok());
+}
+
+TEST_F(MemberAuthTest, SignInMakesAFreshSessionEachTimeAndChecksCsrf) {
+  ASSERT_TRUE(auth.create_member(account_id, "Ada@example.org", "correct horse battery").ok());
+  EXPECT_EQ(auth.create_member(account_id, "ada@example.org", "another password!").status().code(),
+            Code::kConflict);
+  int retry = 0;
+  auto a = auth.sign_in("ada@example.org", "correct horse battery", "10.0.0.1", &retry);
+  auto b = auth.sign_in("ADA@example.org", "correct horse battery", "10.0.0.1", &retry);
+  ASSERT_TRUE(a.ok() && b.ok());
+  EXPECT_NE(a->token, b->token);
+  EXPECT_NE(a->session.id, b->session.id);
+  auto p = auth.authenticate(a->token, "GET", "");
+  ASSERT_TRUE(p.ok());
+  EXPECT_EQ(p->account_id, account_id);
+  EXPECT_EQ(p->member_id, a->member.id);
+  EXPECT_TRUE(p->key_id.empty());
+  EXPECT_EQ(auth.authenticate(a->token, "POST", "").status().code(), Code::kForbidden);
+  EXPECT_EQ(auth.authenticate(a->token, "POST", b->session.csrf_token).status().code(), Code::kForbidden);
+  EXPECT_TRUE(auth.authenticate(a->token, "DELETE", a->session.csrf_token).ok());
+  EXPECT_EQ(auth.authenticate("bogus", "GET", "").status().code(), Code::kUnauthenticated);
+}
+
+TEST_F(MemberAuthTest, SessionsExpireWhenIdleAndAfterTheAbsoluteLimit) {
+  ASSERT_TRUE(auth.create_member(account_id, "ada@example.org", "correct horse battery").ok());
+  int retry = 0;
+  auto a = auth.sign_in("ada@example.org", "correct horse battery", "ip", &retry);
+  ASSERT_TRUE(a.ok());
+  clock.advance_seconds(11 * 3600);
+  ASSERT_TRUE(auth.authenticate(a->token, "GET", "").ok());  // slides the idle expiry
+  clock.advance_seconds(11 * 3600);
+  ASSERT_TRUE(auth.authenticate(a->token, "GET", "").ok());
+  clock.advance_seconds(13 * 3600);  // idle for longer than 12 h
+  EXPECT_EQ(auth.authenticate(a->token, "GET", "").status().code(), Code::kUnauthenticated);
+
+  auto b = auth.sign_in("ada@example.org", "correct horse battery", "ip", &retry);
+  ASSERT_TRUE(b.ok());
+  for (int i = 0; i < 20; ++i) {  // 200 h of activity, every 10 h
+    clock.advance_seconds(10 * 3600);
+    if (!auth.authenticate(b->token, "GET", "").ok()) break;
+  }
+  EXPECT_FALSE(auth.authenticate(b->token, "GET", "").ok())
+      << "the absolute limit ends even an active session";
+}
+
+TEST_F(MemberAuthTest, FailedSignInsAreThrottledPerAccountAndPerIp) {
+  ASSERT_TRUE(auth.create_member(account_id, "ada@example.org", "correct horse battery").ok());
+  int retry = 0;
+  for (int i = 0; i < 5; ++i) {
+    EXPECT_EQ(
+        auth.sign_in("ada@example.org", "wrong password", "ip" + std::to_string(i), &retry).status().code(),
+        Code::kUnauthenticated);
+  }
+  // Even the right password is refused while the account is throttled.
+  auto t = auth.sign_in("ada@example.org", "correct horse battery", "another-ip", &retry);
+  EXPECT_EQ(t.status().code(), Code::kRateLimited);
+  EXPECT_GT(retry, 0);
+  clock.advance_seconds(901);
+  EXPECT_TRUE(auth.sign_in("ada@example.org", "correct horse battery", "another-ip", &retry).ok());
+
+  for (int i = 0; i < 10; ++i) {
+    EXPECT_EQ(auth.sign_in("nobody" + std::to_string(i) + "@x.org", "pw", "1.2.3.4", &retry).status().code(),
+              Code::kUnauthenticated);
+  }
+  EXPECT_EQ(auth.sign_in("someone@x.org", "pw", "1.2.3.4", &retry).status().code(), Code::kRateLimited);
+}
+
+TEST_F(MemberAuthTest, PasswordChangeEndsOtherSessionsAndSignOutEverywhereEndsAll) {
+  ASSERT_TRUE(auth.create_member(account_id, "ada@example.org", "correct horse battery").ok());
+  int retry = 0;
+  auto a = auth.sign_in("ada@example.org", "correct horse battery", "ip", &retry);
+  auto b = auth.sign_in("ada@example.org", "correct horse battery", "ip", &retry);
+  ASSERT_TRUE(a.ok() && b.ok());
+  auto pa = auth.authenticate(a->token, "GET", "").value();
+  EXPECT_EQ(auth.change_password(pa, "wrong current", "a brand new password").code(), Code::kForbidden);
+  EXPECT_EQ(auth.change_password(pa, "correct horse battery", "short").code(), Code::kInvalidArgument);
+  ASSERT_TRUE(auth.change_password(pa, "correct horse battery", "a brand new password").ok());
+  EXPECT_TRUE(auth.authenticate(a->token, "GET", "").ok());
+  EXPECT_FALSE(auth.authenticate(b->token, "GET", "").ok());
+  EXPECT_FALSE(auth.sign_in("ada@example.org", "correct horse battery", "ip", &retry).ok());
+  auto c = auth.sign_in("ada@example.org", "a brand new password", "ip", &retry);
+  ASSERT_TRUE(c.ok());
+  EXPECT_EQ(auth.sign_out_everywhere(pa).value(), 2);
+  EXPECT_FALSE(auth.authenticate(a->token, "GET", "").ok());
+  EXPECT_FALSE(auth.authenticate(c->token, "GET", "").ok());
+}
+
+}  // namespace
+}  // namespace imago

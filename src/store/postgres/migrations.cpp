@@ -1,0 +1,264 @@
+#include "store/postgres/migrations.h"
+
+namespace imago::pg {
+
+// Same versions and meaning as the SQLite migrations (store/sqlite/migrations.h), in PostgreSQL's
+// dialect: BIGINT for Unix times (microseconds for jobs), DOUBLE PRECISION for REAL, a BIGSERIAL
+// `seq` where SQLite orders by rowid.
+std::vector<Migration> all_migrations() {
+  return {
+      {1, "accounts, api keys, ledger", R"sql(
+CREATE TABLE accounts (
+  id             TEXT PRIMARY KEY,
+  name           TEXT NOT NULL,
+  plan           TEXT NOT NULL,
+  limit_generate INTEGER,
+  limit_write    INTEGER,
+  limit_read     INTEGER,
+  plan_credits   BIGINT NOT NULL DEFAULT 0 CHECK (plan_credits >= 0),
+  topup_credits  BIGINT NOT NULL DEFAULT 0 CHECK (topup_credits >= 0),
+  created_at     BIGINT NOT NULL
+);
+CREATE TABLE api_keys (
+  id           TEXT PRIMARY KEY,
+  account_id   TEXT NOT NULL REFERENCES accounts(id),
+  alias        TEXT NOT NULL,
+  secret_hash  TEXT NOT NULL UNIQUE,
+  prefix       TEXT NOT NULL,
+  last4        TEXT NOT NULL,
+  created_at   BIGINT NOT NULL,
+  last_used_at BIGINT,
+  revoked_at   BIGINT
+);
+CREATE INDEX api_keys_by_account ON api_keys(account_id);
+CREATE TABLE ledger (
+  seq           BIGSERIAL PRIMARY KEY,
+  id            TEXT NOT NULL UNIQUE,
+  account_id    TEXT NOT NULL REFERENCES accounts(id),
+  kind          TEXT NOT NULL,
+  amount        BIGINT NOT NULL,
+  balance_after BIGINT NOT NULL CHECK (balance_after >= 0),
+  reason        TEXT NOT NULL,
+  operation_key TEXT NOT NULL,
+  reference     TEXT,
+  created_at    BIGINT NOT NULL,
+  UNIQUE (account_id, operation_key)
+);
+CREATE INDEX ledger_by_account ON ledger(account_id, seq DESC);
+)sql"},
+      {100, "designed voices", R"sql(
+CREATE TABLE voices (
+  seq         BIGSERIAL,
+  code        TEXT PRIMARY KEY,
+  account_id  TEXT NOT NULL,
+  name        TEXT NOT NULL,
+  base_voice  TEXT NOT NULL,
+  description TEXT NOT NULL DEFAULT '',
+  gender      DOUBLE PRECISION NOT NULL DEFAULT 0,
+  pitch       DOUBLE PRECISION NOT NULL DEFAULT 0,
+  rate        DOUBLE PRECISION NOT NULL DEFAULT 0,
+  brightness  DOUBLE PRECISION NOT NULL DEFAULT 0,
+  created_at  BIGINT NOT NULL,
+  updated_at  BIGINT NOT NULL,
+  revoked_at  BIGINT
+);
+CREATE INDEX voices_by_account ON voices(account_id, created_at);
+)sql"},
+      {200, "agents_files_jobs", R"sql(
+CREATE TABLE agents (
+  seq BIGSERIAL,
+  code TEXT PRIMARY KEY,
+  account_id TEXT NOT NULL,
+  name TEXT NOT NULL,
+  status TEXT NOT NULL,
+  progress DOUBLE PRECISION NOT NULL DEFAULT 0,
+  progress_msg TEXT NOT NULL DEFAULT '',
+  current_step TEXT NOT NULL DEFAULT '',
+  error_message TEXT,
+  system_prompt TEXT NOT NULL,
+  model TEXT NOT NULL,
+  aspect_ratio TEXT NOT NULL,
+  video_aspect_ratio TEXT NOT NULL,
+  duration DOUBLE PRECISION NOT NULL,
+  image_source TEXT, video_source TEXT, audio_source TEXT,
+  image_file TEXT, video_file TEXT, audio_file TEXT, model_file TEXT,
+  dynamics_config TEXT NOT NULL DEFAULT '{}',
+  dynamics_status TEXT,
+  dynamics_file TEXT,
+  dynamics_gestures TEXT NOT NULL DEFAULT '{}',
+  dynamics_error TEXT,
+  movements_file TEXT,
+  created_at BIGINT NOT NULL,
+  updated_at BIGINT NOT NULL);
+CREATE INDEX agents_by_account ON agents(account_id, created_at);
+CREATE TABLE files (
+  id TEXT PRIMARY KEY,
+  account_id TEXT NOT NULL,
+  agent_code TEXT,
+  purpose TEXT NOT NULL,
+  blob_key TEXT NOT NULL,
+  kind TEXT NOT NULL,
+  mime TEXT NOT NULL,
+  ext TEXT NOT NULL,
+  size BIGINT NOT NULL,
+  original_name TEXT,
+  source_url TEXT,
+  created_at BIGINT NOT NULL);
+CREATE INDEX files_by_agent ON files(agent_code);
+CREATE TABLE jobs (
+  id TEXT PRIMARY KEY,
+  kind TEXT NOT NULL,
+  lane TEXT NOT NULL,
+  account_id TEXT NOT NULL,
+  subject TEXT NOT NULL DEFAULT '',
+  payload TEXT NOT NULL DEFAULT '{}',
+  state TEXT NOT NULL,
+  attempts INTEGER NOT NULL DEFAULT 0,
+  max_attempts INTEGER NOT NULL,
+  run_at BIGINT NOT NULL,
+  lease_owner TEXT,
+  lease_until BIGINT,
+  last_error TEXT,
+  created_at BIGINT NOT NULL,
+  updated_at BIGINT NOT NULL,
+  finished_at BIGINT);
+CREATE INDEX jobs_claimable ON jobs(lane, state, run_at);
+CREATE INDEX jobs_by_subject ON jobs(subject);
+CREATE INDEX jobs_by_account ON jobs(account_id, kind, state);
+)sql"},
+      {201, "agent_idempotency_keys", R"sql(
+ALTER TABLE agents ADD COLUMN idempotency_key TEXT;
+CREATE UNIQUE INDEX agents_by_idempotency_key ON agents(account_id, idempotency_key)
+  WHERE idempotency_key IS NOT NULL;
+)sql"},
+      {300, "webhooks", R"sql(
+CREATE TABLE webhooks (
+  seq BIGSERIAL,
+  id TEXT PRIMARY KEY,
+  account_id TEXT NOT NULL,
+  url TEXT NOT NULL,
+  events TEXT NOT NULL DEFAULT '[]',
+  description TEXT,
+  secret TEXT NOT NULL,
+  active INTEGER NOT NULL DEFAULT 1,
+  created_at BIGINT NOT NULL,
+  updated_at BIGINT NOT NULL);
+CREATE INDEX webhooks_by_account ON webhooks(account_id, created_at);
+CREATE TABLE webhook_deliveries (
+  seq BIGSERIAL,
+  id TEXT PRIMARY KEY,
+  webhook_id TEXT NOT NULL,
+  account_id TEXT NOT NULL,
+  event_type TEXT NOT NULL,
+  payload TEXT NOT NULL,
+  state TEXT NOT NULL,
+  attempts INTEGER NOT NULL DEFAULT 0,
+  last_status_code INTEGER,
+  last_error TEXT,
+  created_at BIGINT NOT NULL,
+  updated_at BIGINT NOT NULL,
+  delivered_at BIGINT);
+CREATE INDEX deliveries_by_webhook ON webhook_deliveries(webhook_id, created_at);
+CREATE TABLE webhook_attempts (
+  delivery_id TEXT NOT NULL,
+  attempt INTEGER NOT NULL,
+  status_code INTEGER,
+  error TEXT,
+  duration_ms BIGINT NOT NULL,
+  created_at BIGINT NOT NULL,
+  PRIMARY KEY(delivery_id, attempt));
+)sql"},
+      {202, "job_claim_order", R"sql(
+ALTER TABLE jobs ADD COLUMN claim_seq BIGINT;
+CREATE SEQUENCE job_claim_seq;
+CREATE INDEX jobs_by_claim_seq ON jobs(claim_seq);
+CREATE INDEX jobs_account_claims ON jobs(account_id, lane, claim_seq);
+)sql"},
+      // Applied in list order, each once by version; the numbers match the SQLite migrations.
+      {2, "account storage quota", "ALTER TABLE accounts ADD COLUMN limit_storage BIGINT;"},
+      {203, "files_by_account", "CREATE INDEX files_by_account ON files(account_id);"},
+      {204, "agent_voice", "ALTER TABLE agents ADD COLUMN voice TEXT NOT NULL DEFAULT '{}';"},
+      // 600-: dashboard members, their sessions and CLI device grants (SQLite: 500).
+      {600, "members, dashboard sessions, device grants", R"sql(
+CREATE TABLE members (
+  id                  TEXT PRIMARY KEY,
+  account_id          TEXT NOT NULL REFERENCES accounts(id),
+  email               TEXT NOT NULL UNIQUE,
+  password_hash       TEXT NOT NULL,
+  created_at          BIGINT NOT NULL,
+  password_changed_at BIGINT NOT NULL
+);
+CREATE INDEX members_by_account ON members(account_id);
+CREATE TABLE dashboard_sessions (
+  id           TEXT PRIMARY KEY,
+  token_hash   TEXT NOT NULL UNIQUE,
+  member_id    TEXT NOT NULL REFERENCES members(id),
+  account_id   TEXT NOT NULL REFERENCES accounts(id),
+  csrf_token   TEXT NOT NULL,
+  created_at   BIGINT NOT NULL,
+  last_seen_at BIGINT NOT NULL,
+  expires_at   BIGINT NOT NULL,
+  revoked_at   BIGINT
+);
+CREATE INDEX dashboard_sessions_by_member ON dashboard_sessions(member_id);
+CREATE TABLE device_grants (
+  id           TEXT PRIMARY KEY,
+  kind         TEXT NOT NULL,
+  secret_hash  TEXT NOT NULL UNIQUE,
+  hostname     TEXT NOT NULL,
+  user_code    TEXT,
+  challenge    TEXT,
+  state        TEXT NOT NULL,
+  account_id   TEXT,
+  member_id    TEXT,
+  created_at   BIGINT NOT NULL,
+  expires_at   BIGINT NOT NULL,
+  interval_s   BIGINT NOT NULL,
+  last_poll_at BIGINT NOT NULL DEFAULT 0,
+  key_id       TEXT
+);
+CREATE INDEX device_grants_by_user_code ON device_grants(user_code);
+CREATE INDEX device_grants_by_account ON device_grants(account_id);
+)sql"},
+      // 500-599: cluster state that a single SQLite node keeps in memory or on its own disk.
+      {500, "cluster: rate limits, blobs, shared secrets", R"sql(
+-- Token buckets and fixed windows: losing them in a crash only refills buckets, so no WAL.
+CREATE UNLOGGED TABLE rate_buckets (
+  key        TEXT PRIMARY KEY,
+  tokens     DOUBLE PRECISION NOT NULL,
+  updated_at DOUBLE PRECISION NOT NULL,  -- database clock, seconds since the epoch
+  allowed    BOOLEAN NOT NULL            -- the verdict of the last take (read back by RETURNING)
+);
+CREATE UNLOGGED TABLE rate_windows (
+  key        TEXT PRIMARY KEY,
+  count      INTEGER NOT NULL,
+  opened_at  DOUBLE PRECISION NOT NULL
+);
+CREATE TABLE blobs (
+  key        TEXT PRIMARY KEY,
+  size       BIGINT NOT NULL,
+  chunks     INTEGER NOT NULL,
+  version    BIGINT NOT NULL,
+  created_at BIGINT NOT NULL
+);
+-- Chunks of each version; a new version is written beside the old one and swapped in by one row
+-- update, so readers see the old or the new content, never a mix.
+CREATE TABLE blob_chunks (
+  key     TEXT NOT NULL,
+  version BIGINT NOT NULL,
+  n       INTEGER NOT NULL,
+  data    BYTEA NOT NULL,
+  PRIMARY KEY (key, version, n)
+);
+ALTER TABLE blob_chunks ALTER COLUMN data SET STORAGE EXTERNAL;  -- chunks are media: no compression
+CREATE SEQUENCE blob_versions;
+CREATE TABLE cluster_secrets (
+  name       TEXT PRIMARY KEY,
+  value      TEXT NOT NULL,
+  created_at BIGINT NOT NULL
+);
+)sql"},
+  };
+}
+
+}  // namespace imago::pg

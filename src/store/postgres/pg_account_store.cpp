@@ -1,0 +1,275 @@
+#include <mutex>
+#include <unordered_map>
+
+#include "billing/operations.h"
+#include "store/postgres/pg_stores.h"
+#include "util/random.h"
+
+namespace imago::pg {
+
+namespace {
+
+Account read_account(const Stmt& s, int o) {
+  Account a;
+  a.id = s.col_text(o + 0);
+  a.name = s.col_text(o + 1);
+  a.plan = parse_plan(s.col_text(o + 2)).value_or(Plan::kFree);
+  if (!s.col_null(o + 3)) {
+    a.custom_limits = PlanLimits{static_cast<int>(s.col_int(o + 3)), static_cast<int>(s.col_int(o + 4)),
+                                 static_cast<int>(s.col_int(o + 5)), s.col_opt_int(o + 7).value_or(0)};
+  }
+  a.created_at = s.col_int(o + 6);
+  return a;
+}
+
+ApiKey read_key(const Stmt& s, int o) {
+  ApiKey k;
+  k.id = s.col_text(o + 0);
+  k.account_id = s.col_text(o + 1);
+  k.alias = s.col_text(o + 2);
+  k.prefix = s.col_text(o + 3);
+  k.last4 = s.col_text(o + 4);
+  k.created_at = s.col_int(o + 5);
+  k.last_used_at = s.col_opt_int(o + 6);
+  k.revoked_at = s.col_opt_int(o + 7);
+  return k;
+}
+
+ApiKey insert_key(Conn& c, const std::string& account_id, const std::string& alias, const KeyMaterial& m,
+                  int64_t now) {
+  ApiKey k;
+  k.id = new_id("key");
+  k.account_id = account_id;
+  k.alias = alias;
+  k.prefix = m.prefix;
+  k.last4 = m.last4;
+  k.created_at = now;
+  c.prepare(
+       "INSERT INTO api_keys(id, account_id, alias, secret_hash, prefix, last4, created_at) "
+       "VALUES(?,?,?,?,?,?,?)")
+      .bind(1, k.id)
+      .bind(2, k.account_id)
+      .bind(3, k.alias)
+      .bind(4, m.hash_hex)
+      .bind(5, k.prefix)
+      .bind(6, k.last4)
+      .bind(7, now)
+      .run();
+  return k;
+}
+
+class PgAccountStore final : public AccountStore {
+ public:
+  PgAccountStore(Db& db, Clock& clock) : db_(db), clock_(clock) {}
+
+  Result<std::pair<Account, ApiKey>> create_account(const std::string& name, Plan plan,
+                                                    int64_t initial_credits, const std::string& key_alias,
+                                                    const KeyMaterial& key) override {
+    const int64_t now = clock_.now_s();
+    return db_.write([&](Conn& c) -> Result<std::pair<Account, ApiKey>> {
+      Account a;
+      a.id = new_id("usr");
+      a.name = name;
+      a.plan = plan;
+      a.created_at = now;
+      c.prepare("INSERT INTO accounts(id, name, plan, created_at) VALUES(?,?,?,?)")
+          .bind(1, a.id)
+          .bind(2, a.name)
+          .bind(3, plan_name(plan))
+          .bind(4, now)
+          .run();
+      ApiKey k = insert_key(c, a.id, key_alias, key, now);
+      if (initial_credits > 0) {
+        auto e = apply_ledger_op(c, billing::initial_credits(a.id, initial_credits), now);
+        if (!e.ok()) return e.status();
+      }
+      return std::make_pair(a, k);
+    });
+  }
+
+  Result<Account> get_account(const std::string& id) override {
+    return db_.read([&](Conn& c) -> Result<Account> {
+      auto s = c.prepare(
+          "SELECT id, name, plan, limit_generate, limit_write, limit_read, created_at, limit_storage FROM "
+          "accounts WHERE id "
+          "= ?");
+      s.bind(1, id);
+      if (!s.step()) return Status::NotFound("Account not found: " + id);
+      return read_account(s, 0);
+    });
+  }
+
+  Result<AccountPage> list_accounts(int limit, int offset) override {
+    return db_.read([&](Conn& c) -> Result<AccountPage> {
+      AccountPage page;
+      auto n = c.prepare("SELECT COUNT(*) FROM accounts");
+      n.step();
+      page.total = n.col_int(0);
+      auto s = c.prepare(
+          "SELECT id, name, plan, limit_generate, limit_write, limit_read, created_at, limit_storage FROM "
+          "accounts "
+          "ORDER BY created_at DESC, id DESC LIMIT ? OFFSET ?");
+      s.bind(1, limit).bind(2, offset);
+      while (s.step()) page.accounts.push_back(read_account(s, 0));
+      return page;
+    });
+  }
+
+  Result<int64_t> count_accounts() override {
+    return db_.read([&](Conn& c) -> int64_t {
+      auto s = c.prepare("SELECT COUNT(*) FROM accounts");
+      s.step();
+      return s.col_int(0);
+    });
+  }
+
+  Status set_plan(const std::string& id, Plan plan, std::optional<PlanLimits> limits) override {
+    if (plan != Plan::kEnterprise) limits.reset();
+    return db_.write([&](Conn& c) -> Status {
+      auto s = c.prepare(
+          "UPDATE accounts SET plan = ?, limit_generate = ?, limit_write = ?, limit_read = ?, limit_storage "
+          "= ? "
+          "WHERE id = ?");
+      s.bind(1, plan_name(plan));
+      if (limits) {
+        s.bind(2, limits->generate_per_min).bind(3, limits->write_per_min).bind(4, limits->read_per_min);
+        if (limits->storage_bytes > 0) {
+          s.bind(5, limits->storage_bytes);
+        } else {
+          s.bind_null(5);
+        }
+      } else {
+        s.bind_null(2).bind_null(3).bind_null(4).bind_null(5);
+      }
+      s.bind(6, id).run();
+      if (c.changes() == 0) return Status::NotFound("Account not found: " + id);
+      return Status::Ok();
+    });
+  }
+
+  Result<ApiKey> create_key(const std::string& account_id, const std::string& alias,
+                            const KeyMaterial& key) override {
+    const int64_t now = clock_.now_s();
+    return db_.write([&](Conn& c) -> Result<ApiKey> {
+      auto s = c.prepare("SELECT 1 FROM accounts WHERE id = ?");
+      s.bind(1, account_id);
+      if (!s.step()) return Status::NotFound("Account not found: " + account_id);
+      return insert_key(c, account_id, alias, key, now);
+    });
+  }
+
+  Result<std::vector<ApiKey>> list_keys(const std::string& account_id) override {
+    return db_.read([&](Conn& c) -> std::vector<ApiKey> {
+      std::vector<ApiKey> out;
+      auto s = c.prepare(
+          "SELECT id, account_id, alias, prefix, last4, created_at, last_used_at, revoked_at FROM api_keys "
+          "WHERE account_id = ? AND revoked_at IS NULL ORDER BY created_at, id");
+      s.bind(1, account_id);
+      while (s.step()) out.push_back(read_key(s, 0));
+      return out;
+    });
+  }
+
+  Result<ApiKey> get_key(const std::string& key_id) override {
+    return db_.read([&](Conn& c) -> Result<ApiKey> {
+      auto s = c.prepare(
+          "SELECT id, account_id, alias, prefix, last4, created_at, last_used_at, revoked_at FROM api_keys "
+          "WHERE id = ?");
+      s.bind(1, key_id);
+      if (!s.step()) return Status::NotFound("Key not found: " + key_id);
+      return read_key(s, 0);
+    });
+  }
+
+  Status revoke_key(const std::optional<std::string>& account_id, const std::string& key_id) override {
+    const int64_t now = clock_.now_s();
+    return db_.write([&](Conn& c) -> Status { return revoke_in_tx(c, account_id, key_id, now).status(); });
+  }
+
+  Result<ApiKey> rotate_key(const std::optional<std::string>& account_id, const std::string& key_id,
+                            const KeyMaterial& key) override {
+    const int64_t now = clock_.now_s();
+    return db_.write([&](Conn& c) -> Result<ApiKey> {
+      auto old = revoke_in_tx(c, account_id, key_id, now);
+      if (!old.ok()) return old.status();
+      return insert_key(c, old->account_id, old->alias, key, now);
+    });
+  }
+
+  Result<KeyOwner> find_active_key(const std::string& hash_hex) override {
+    return db_.read([&](Conn& c) -> Result<KeyOwner> {
+      auto s = c.prepare(
+          "SELECT k.id, k.account_id, k.alias, k.prefix, k.last4, k.created_at, k.last_used_at, "
+          "k.revoked_at, "
+          "a.id, a.name, a.plan, a.limit_generate, a.limit_write, a.limit_read, a.created_at, "
+          "a.limit_storage, "
+          "k.secret_hash "
+          "FROM api_keys k JOIN accounts a ON a.id = k.account_id "
+          "WHERE k.secret_hash = ? AND k.revoked_at IS NULL");
+      s.bind(1, hash_hex);
+      if (!s.step()) return Status(Code::kUnauthenticated, "unknown or revoked key");
+      KeyOwner o;
+      o.key = read_key(s, 0);
+      o.account = read_account(s, 8);
+      o.stored_hash = s.col_text(16);
+      return o;
+    });
+  }
+
+  void touch_key(const std::string& key_id, int64_t now_s) override {
+    // Coalesced: at most one write per key per minute per process keeps the hot path read-only.
+    {
+      std::lock_guard lock(touch_mu_);
+      auto& last = last_touch_[key_id];
+      if (last != 0 && now_s - last < 60) return;
+      last = now_s;
+      if (last_touch_.size() > 100000) last_touch_.clear();
+    }
+    (void)db_.write([&](Conn& c) -> Status {
+      c.prepare(
+           "UPDATE api_keys SET last_used_at = ? WHERE id = ? AND (last_used_at IS NULL OR last_used_at < ?)")
+          .bind(1, now_s)
+          .bind(2, key_id)
+          .bind(3, now_s)
+          .run();
+      return Status::Ok();
+    });
+  }
+
+  Status ping() override {
+    auto r = db_.read([&](Conn& c) -> Status {
+      auto s = c.prepare("SELECT 1");
+      s.step();
+      return Status::Ok();
+    });
+    return r;
+  }
+
+ private:
+  Result<ApiKey> revoke_in_tx(Conn& c, const std::optional<std::string>& account_id,
+                              const std::string& key_id, int64_t now) {
+    auto s = c.prepare(
+        "SELECT id, account_id, alias, prefix, last4, created_at, last_used_at, revoked_at FROM api_keys "
+        "WHERE id = ? AND revoked_at IS NULL FOR UPDATE");
+    s.bind(1, key_id);
+    if (!s.step()) return Status::NotFound("Key not found: " + key_id);
+    ApiKey k = read_key(s, 0);
+    if (account_id && k.account_id != *account_id) return Status::NotFound("Key not found: " + key_id);
+    c.prepare("UPDATE api_keys SET revoked_at = ? WHERE id = ?").bind(1, now).bind(2, key_id).run();
+    k.revoked_at = now;
+    return k;
+  }
+
+  Db& db_;
+  Clock& clock_;
+  std::mutex touch_mu_;
+  std::unordered_map<std::string, int64_t> last_touch_;
+};
+
+}  // namespace
+
+std::unique_ptr<AccountStore> make_account_store(Db& db, Clock& clock) {
+  return std::make_unique<PgAccountStore>(db, clock);
+}
+
+}  // namespace imago::pg

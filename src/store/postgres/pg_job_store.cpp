@@ -1,0 +1,237 @@
+#include "store/postgres/pg_stores.h"
+#include "util/random.h"
+
+namespace imago {
+
+namespace pg {
+
+namespace {
+
+Job read_job(const Stmt& s) {
+  Job j;
+  j.id = s.col_text(0);
+  j.kind = s.col_text(1);
+  j.lane = s.col_text(2);
+  j.account_id = s.col_text(3);
+  j.subject = s.col_text(4);
+  j.payload = s.col_text(5);
+  j.state = s.col_text(6);
+  j.attempts = static_cast<int>(s.col_int(7));
+  j.max_attempts = static_cast<int>(s.col_int(8));
+  j.run_at_us = s.col_int(9);
+  j.lease_owner = s.col_opt_text(10);
+  j.lease_until_us = s.col_opt_int(11).value_or(0);
+  j.last_error = s.col_opt_text(12);
+  j.created_at_us = s.col_int(13);
+  j.updated_at_us = s.col_int(14);
+  return j;
+}
+
+std::optional<Job> load_job(Conn& c, const std::string& id) {
+  auto q = c.prepare(
+      "SELECT id, kind, lane, account_id, subject, payload, state, attempts, max_attempts, run_at, "
+      "lease_owner, "
+      "lease_until, last_error, created_at, updated_at FROM jobs WHERE id = ?");
+  q.bind(1, id);
+  if (!q.step()) return std::nullopt;
+  return read_job(q);
+}
+
+class PgJobStore final : public JobStore {
+ public:
+  PgJobStore(Db& db, Clock& clock) : db_(db), clock_(clock) {}
+
+  Result<std::string> enqueue(const NewJob& job) override {
+    int64_t now = clock_.now_us();
+    return db_.write([&](Conn& c) { return insert_job(c, job, now); });
+  }
+
+  Result<std::optional<Job>> claim(std::string_view lane, const std::string& owner,
+                                   int64_t lease_us) override {
+    int64_t now = clock_.now_us();
+    return db_.once([&](Conn& c) -> std::optional<Job> {
+      // One statement: pick the runnable job (queued and due, or running with an expired lease,
+      // whose worker died) and take it. SKIP LOCKED lets workers on every node claim side by side
+      // without waiting on each other's candidate row. Generation kinds need a free per-account
+      // slot among unexpired running jobs of the same kind; among runnable jobs, accounts with
+      // fewer jobs running go first, then the account served least recently (claim_seq), so one
+      // account's backlog cannot starve the others.
+      auto q = c.prepare(
+          "UPDATE jobs SET state = 'running', lease_owner = ?1, lease_until = ?2::bigint + ?3::bigint,"
+          " attempts = attempts + 1, updated_at = ?2::bigint, claim_seq = nextval('job_claim_seq')"
+          " WHERE id = ("
+          "  SELECT j.id FROM jobs AS j"
+          "  WHERE j.lane = ?4"
+          "    AND ((j.state = 'queued' AND j.run_at <= ?2::bigint)"
+          "         OR (j.state = 'running' AND j.lease_until < ?2::bigint))"
+          "    AND (SELECT COUNT(*) FROM jobs AS r WHERE r.account_id = j.account_id AND r.kind = j.kind"
+          "           AND r.state = 'running' AND r.lease_until >= ?2::bigint AND r.id <> j.id)"
+          "        < CASE j.kind WHEN 'agent_generate' THEN ?5::bigint WHEN 'dynamics_generate' THEN "
+          "?6::bigint"
+          "                      WHEN 'dynamics_movements' THEN ?6::bigint ELSE 1000000000 END"
+          "  ORDER BY (SELECT COUNT(*) FROM jobs AS r WHERE r.account_id = j.account_id AND r.lane = j.lane"
+          "              AND r.state = 'running' AND r.lease_until >= ?2::bigint),"
+          "           COALESCE((SELECT MAX(r.claim_seq) FROM jobs AS r"
+          "                     WHERE r.account_id = j.account_id AND r.lane = j.lane), 0),"
+          "           j.run_at, j.created_at"
+          "  LIMIT 1 FOR UPDATE SKIP LOCKED)"
+          " RETURNING id, kind, lane, account_id, subject, payload, state, attempts, max_attempts, run_at,"
+          " lease_owner, lease_until, last_error, created_at, updated_at");
+      q.bind(1, owner).bind(2, now).bind(3, lease_us).bind(4, lane);
+      q.bind(5, kMaxRunningAgentJobsPerAccount).bind(6, kMaxRunningDynamicsJobsPerAccount);
+      if (!q.step()) return std::nullopt;
+      return read_job(q);
+    });
+  }
+
+  Result<bool> heartbeat(const std::string& id, const std::string& owner, int64_t lease_us) override {
+    int64_t now = clock_.now_us();
+    return db_.write([&](Conn& c) -> bool {
+      c.prepare(
+           "UPDATE jobs SET lease_until = ?, updated_at = ? WHERE id = ? AND lease_owner = ? AND state = "
+           "'running'")
+          .bind(1, now + lease_us)
+          .bind(2, now)
+          .bind(3, id)
+          .bind(4, owner)
+          .run();
+      return c.changes() == 1;
+    });
+  }
+
+  Result<bool> complete(const std::string& id, const std::string& owner) override {
+    int64_t now = clock_.now_us();
+    return db_.write([&](Conn& c) { return finish_job(c, id, owner, "succeeded", std::nullopt, now); });
+  }
+
+  Result<bool> fail(const std::string& id, const std::string& owner, const std::string& error) override {
+    int64_t now = clock_.now_us();
+    return db_.write([&](Conn& c) { return finish_job(c, id, owner, "failed", error, now); });
+  }
+
+  Result<bool> retry(const std::string& id, const std::string& owner, const std::string& error,
+                     int64_t run_at_us) override {
+    int64_t now = clock_.now_us();
+    return db_.write([&](Conn& c) -> bool {
+      c.prepare(
+           "UPDATE jobs SET state = 'queued', run_at = ?, lease_owner = NULL, lease_until = NULL, last_error "
+           "= ?,"
+           " updated_at = ? WHERE id = ? AND lease_owner = ? AND state = 'running'")
+          .bind(1, run_at_us)
+          .bind(2, error)
+          .bind(3, now)
+          .bind(4, id)
+          .bind(5, owner)
+          .run();
+      return c.changes() == 1;
+    });
+  }
+
+  Result<bool> release(const std::string& id, const std::string& owner, int64_t run_at_us) override {
+    int64_t now = clock_.now_us();
+    return db_.write([&](Conn& c) -> bool {
+      c.prepare(
+           "UPDATE jobs SET state = 'queued', run_at = ?, lease_owner = NULL, lease_until = NULL,"
+           " attempts = GREATEST(attempts - 1, 0), updated_at = ? WHERE id = ? AND lease_owner = ? AND state "
+           "= 'running'")
+          .bind(1, std::max(run_at_us, now))
+          .bind(2, now)
+          .bind(3, id)
+          .bind(4, owner)
+          .run();
+      return c.changes() == 1;
+    });
+  }
+
+  Result<Job> get(const std::string& id) override {
+    return db_.read([&](Conn& c) -> Result<Job> {
+      auto j = load_job(c, id);
+      if (!j) return Status::NotFound("job not found");
+      return *j;
+    });
+  }
+
+  Result<int> cancel_subject(const std::string& subject) override {
+    int64_t now = clock_.now_us();
+    return db_.write([&](Conn& c) { return cancel_jobs_for_subject(c, subject, now); });
+  }
+
+  Result<std::vector<Job>> list_by_subject(const std::string& subject) override {
+    return db_.read([&](Conn& c) {
+      std::vector<Job> out;
+      auto q = c.prepare(
+          "SELECT id, kind, lane, account_id, subject, payload, state, attempts, max_attempts, run_at, "
+          "lease_owner, "
+          "lease_until, last_error, created_at, updated_at FROM jobs WHERE subject = ? ORDER BY created_at");
+      q.bind(1, subject);
+      while (q.step()) out.push_back(read_job(q));
+      return out;
+    });
+  }
+
+ private:
+  Db& db_;
+  Clock& clock_;
+};
+
+}  // namespace
+
+std::string insert_job(Conn& c, const NewJob& job, int64_t now_us) {
+  std::string id = job.id.empty() ? new_id("job") : job.id;
+  c.prepare(
+       "INSERT INTO jobs(id, kind, lane, account_id, subject, payload, state, attempts, max_attempts, run_at,"
+       " created_at, updated_at) VALUES(?, ?, ?, ?, ?, ?, 'queued', 0, ?, ?, ?, ?)")
+      .bind(1, id)
+      .bind(2, job.kind)
+      .bind(3, lane_of(job.kind))
+      .bind(4, job.account_id)
+      .bind(5, job.subject)
+      .bind(6, job.payload)
+      .bind(7, std::max(1, job.max_attempts))
+      .bind(8, job.run_at_us > 0 ? job.run_at_us : now_us)
+      .bind(9, now_us)
+      .bind(10, now_us)
+      .run();
+  // Wakes idle workers on every node when this transaction commits (dropped if it rolls back).
+  c.prepare("SELECT pg_notify('imago_jobs', ?)").bind(1, lane_of(job.kind)).run();
+  return id;
+}
+
+bool job_lease_held(Conn& c, const std::string& id, const std::string& owner) {
+  auto q = c.prepare("SELECT 1 FROM jobs WHERE id = ? AND lease_owner = ? AND state = 'running' FOR UPDATE");
+  q.bind(1, id).bind(2, owner);
+  return q.step();
+}
+
+bool finish_job(Conn& c, const std::string& id, const std::string& owner, std::string_view state,
+                const std::optional<std::string>& error, int64_t now_us) {
+  c.prepare(
+       "UPDATE jobs SET state = ?, last_error = COALESCE(?, last_error), lease_until = NULL, updated_at = ?,"
+       " finished_at = ? WHERE id = ? AND lease_owner = ? AND state = 'running'")
+      .bind(1, state)
+      .bind(2, error)
+      .bind(3, now_us)
+      .bind(4, now_us)
+      .bind(5, id)
+      .bind(6, owner)
+      .run();
+  return c.changes() == 1;
+}
+
+int cancel_jobs_for_subject(Conn& c, const std::string& subject, int64_t now_us) {
+  c.prepare(
+       "UPDATE jobs SET state = 'cancelled', lease_until = NULL, updated_at = ?, finished_at = ?"
+       " WHERE subject = ? AND state IN ('queued', 'running')")
+      .bind(1, now_us)
+      .bind(2, now_us)
+      .bind(3, subject)
+      .run();
+  return static_cast<int>(c.changes());
+}
+
+std::unique_ptr<JobStore> make_job_store(Db& db, Clock& clock) {
+  return std::make_unique<PgJobStore>(db, clock);
+}
+
+}  // namespace pg
+}  // namespace imago

@@ -1,0 +1,160 @@
+#include "store/postgres/pg_rate_limiter.h"
+
+#include <atomic>
+#include <cmath>
+
+#include "store/postgres/db.h"
+#include "util/log.h"
+
+namespace imago {
+
+namespace {
+
+// Every this many decisions a node deletes rows that have not been touched for long enough that
+// they would be full (buckets) or cleared (windows) anyway.
+constexpr uint64_t kSweepEvery = 4096;
+
+void sweep(pg::Db& db) {
+  (void)db.once([](pg::Conn& c) -> Status {
+    c.prepare("DELETE FROM rate_buckets WHERE updated_at < EXTRACT(EPOCH FROM now())::float8 - 120").run();
+    c.prepare("DELETE FROM rate_windows WHERE opened_at < EXTRACT(EPOCH FROM now())::float8 - 3600").run();
+    return Status::Ok();
+  });
+}
+
+class PgRateLimiter final : public RateLimiter {
+ public:
+  explicit PgRateLimiter(pg::Db& db) : db_(db) {}
+
+  RateDecision take(const std::string& key, int per_minute) override {
+    const double capacity = per_minute;
+    const double rate = per_minute / 60.0;
+    if (++ops_ % kSweepEvery == 0) sweep(db_);
+    struct Row {
+      double tokens = 0;
+      bool allowed = true;
+      double now = 0;
+    };
+    auto r = db_.once([&](pg::Conn& c) -> Row {
+      // EXCLUDED.updated_at is the database's now(); the refill is capped at the (current) plan
+      // capacity, so a plan change applies from the next request on.
+      auto q = c.prepare(
+          "INSERT INTO rate_buckets AS b (key, tokens, updated_at, allowed)"
+          " VALUES (?1, ?2::float8 - 1, EXTRACT(EPOCH FROM now())::float8, ?2::float8 >= 1)"
+          " ON CONFLICT (key) DO UPDATE SET"
+          "  tokens = LEAST(?2::float8, b.tokens + GREATEST(0, EXCLUDED.updated_at - b.updated_at) * "
+          "?3::float8)"
+          "   - CASE WHEN LEAST(?2::float8, b.tokens + GREATEST(0, EXCLUDED.updated_at - b.updated_at) * "
+          "?3::float8)"
+          "          >= 1 - 1e-9 THEN 1 ELSE 0 END,"
+          "  allowed = LEAST(?2::float8, b.tokens + GREATEST(0, EXCLUDED.updated_at - b.updated_at) * "
+          "?3::float8)"
+          "          >= 1 - 1e-9,"
+          "  updated_at = GREATEST(b.updated_at, EXCLUDED.updated_at)"
+          " RETURNING tokens, allowed, updated_at");
+      q.bind(1, key).bind(2, capacity).bind(3, rate);
+      q.step();
+      return Row{q.col_double(0), q.col_bool(1), q.col_double(2)};
+    });
+    RateDecision out;
+    out.limit = per_minute;
+    if (!r.ok()) {
+      log::warn("rate_limit_unavailable", {{"error", r.status().message()}});
+      out.allowed = true;
+      out.remaining = 0;
+      return out;
+    }
+    const double tokens = std::max(0.0, r->tokens);
+    out.allowed = r->allowed;
+    out.remaining = static_cast<int>(std::floor(tokens + 1e-9));
+    const double full_in = rate > 0 ? (capacity - tokens) / rate : 0;
+    out.reset_unix_s = static_cast<int64_t>(std::ceil(r->now + std::max(0.0, full_in)));
+    if (!out.allowed) {
+      const double wait = rate > 0 ? (1.0 - tokens) / rate : 60;
+      out.retry_after_s = std::max(1, static_cast<int>(std::ceil(wait)));
+    }
+    return out;
+  }
+
+ private:
+  pg::Db& db_;
+  std::atomic<uint64_t> ops_{0};
+};
+
+class PgWindowCounter final : public WindowCounter {
+ public:
+  explicit PgWindowCounter(pg::Db& db) : db_(db) {}
+
+  WindowDecision peek(const std::string& key, int limit, int window_s) override {
+    struct Row {
+      bool found = false;
+      int count = 0;
+      double left = 0;
+    };
+    auto r = db_.once([&](pg::Conn& c) -> Row {
+      auto q = c.prepare(
+          "SELECT count, opened_at + ?2::float8 - EXTRACT(EPOCH FROM now())::float8 FROM rate_windows"
+          " WHERE key = ?1");
+      q.bind(1, key).bind(2, static_cast<double>(window_s));
+      if (!q.step()) return Row{};
+      return Row{true, static_cast<int>(q.col_int(0)), q.col_double(1)};
+    });
+    WindowDecision d;
+    if (!r.ok()) {
+      log::warn("rate_limit_unavailable", {{"error", r.status().message()}});
+      return d;
+    }
+    if (!r->found || r->left <= 0) return d;  // no open window
+    d.count = r->count;
+    d.blocked = r->count >= limit;
+    if (d.blocked) d.retry_after_s = std::max(1, static_cast<int>(std::ceil(r->left)));
+    return d;
+  }
+
+  WindowDecision hit(const std::string& key, int limit, int window_s) override {
+    if (++ops_ % kSweepEvery == 0) sweep(db_);
+    struct Row {
+      int count = 0;
+      double left = 0;
+    };
+    auto r = db_.once([&](pg::Conn& c) -> Row {
+      // A window opens at the first event and clears window_s later; the next event after that
+      // opens a new one.
+      auto q = c.prepare(
+          "INSERT INTO rate_windows AS w (key, count, opened_at)"
+          " VALUES (?1, 1, EXTRACT(EPOCH FROM now())::float8)"
+          " ON CONFLICT (key) DO UPDATE SET"
+          "  count = CASE WHEN EXCLUDED.opened_at - w.opened_at >= ?2::float8 THEN 1 ELSE w.count + 1 END,"
+          "  opened_at = CASE WHEN EXCLUDED.opened_at - w.opened_at >= ?2::float8 THEN EXCLUDED.opened_at"
+          "                   ELSE w.opened_at END"
+          " RETURNING count, opened_at + ?2::float8 - EXTRACT(EPOCH FROM now())::float8");
+      q.bind(1, key).bind(2, static_cast<double>(window_s));
+      q.step();
+      return Row{static_cast<int>(q.col_int(0)), q.col_double(1)};
+    });
+    WindowDecision d;
+    if (!r.ok()) {
+      log::warn("rate_limit_unavailable", {{"error", r.status().message()}});
+      return d;
+    }
+    d.count = r->count;
+    d.blocked = r->count > limit;
+    if (d.blocked) d.retry_after_s = std::max(1, static_cast<int>(std::ceil(r->left)));
+    return d;
+  }
+
+ private:
+  pg::Db& db_;
+  std::atomic<uint64_t> ops_{0};
+};
+
+}  // namespace
+
+std::unique_ptr<RateLimiter> make_pg_rate_limiter(pg::Db& db) {
+  return std::make_unique<PgRateLimiter>(db);
+}
+std::unique_ptr<WindowCounter> make_pg_window_counter(pg::Db& db) {
+  return std::make_unique<PgWindowCounter>(db);
+}
+
+}  // namespace imago

@@ -1,0 +1,91 @@
+#include "store/postgres/pg_rate_limiter.h"
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <chrono>
+#include <thread>
+
+#include "store/postgres/test_db.h"
+
+namespace imago {
+namespace {
+
+TEST(PgRateLimiter, BucketStartsFullAndRefusesWhenEmpty) {
+  pg::TestDb t;
+  auto limiter = make_pg_rate_limiter(t.db());
+  for (int i = 0; i < 5; ++i) {
+    auto d = limiter->take("acct:a:read", 5);
+    EXPECT_TRUE(d.allowed) << i;
+    EXPECT_EQ(d.limit, 5);
+    EXPECT_EQ(d.remaining, 4 - i);
+  }
+  auto d = limiter->take("acct:a:read", 5);
+  EXPECT_FALSE(d.allowed);
+  EXPECT_GE(d.retry_after_s, 1);
+  EXPECT_LE(d.retry_after_s, 12);
+  EXPECT_TRUE(limiter->take("acct:b:read", 5).allowed);  // buckets are per key
+}
+
+// Two nodes hammering one key: together they admit at most capacity + rate x T.
+TEST(PgRateLimiter, TwoNodesShareOneBucket) {
+  pg::TestDb t;
+  auto db_b = pg::Db::open(t.url(), 4);
+  ASSERT_TRUE(db_b.ok());
+  auto a = make_pg_rate_limiter(t.db());
+  auto b = make_pg_rate_limiter(**db_b);
+  constexpr int kPerMinute = 30;
+  std::atomic<int> allowed{0};
+  auto start = std::chrono::steady_clock::now();
+  std::vector<std::thread> threads;
+  for (int i = 0; i < 4; ++i) {
+    threads.emplace_back([&, i] {
+      RateLimiter& l = (i % 2) ? *b : *a;
+      for (int n = 0; n < 40; ++n) {
+        if (l.take("acct:shared:write", kPerMinute).allowed) ++allowed;
+      }
+    });
+  }
+  for (auto& th : threads) th.join();
+  double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  EXPECT_GE(allowed.load(), kPerMinute);
+  EXPECT_LE(allowed.load(), kPerMinute + static_cast<int>(seconds * kPerMinute / 60.0) + 1);
+}
+
+TEST(PgRateLimiter, ACapacityChangeAppliesToTheNextRequest) {
+  pg::TestDb t;
+  auto limiter = make_pg_rate_limiter(t.db());
+  EXPECT_TRUE(limiter->take("k", 3).allowed);  // 2 left of 3
+  // Downgraded: the refill is capped at the new capacity.
+  auto d = limiter->take("k", 1);
+  EXPECT_TRUE(d.allowed);
+  EXPECT_EQ(d.remaining, 0);
+  EXPECT_FALSE(limiter->take("k", 1).allowed);
+}
+
+TEST(PgWindowCounter, BlocksAfterTheLimitUntilTheWindowClears) {
+  pg::TestDb t;
+  auto db_b = pg::Db::open(t.url(), 2);
+  ASSERT_TRUE(db_b.ok());
+  auto a = make_pg_window_counter(t.db());
+  auto b = make_pg_window_counter(**db_b);
+  EXPECT_FALSE(a->peek("ip:1", 3, 60).blocked);
+  EXPECT_FALSE(a->hit("ip:1", 3, 60).blocked);
+  EXPECT_FALSE(b->hit("ip:1", 3, 60).blocked);
+  EXPECT_FALSE(a->hit("ip:1", 3, 60).blocked);
+  EXPECT_TRUE(b->peek("ip:1", 3, 60).blocked);  // the other node sees the same window
+  auto d = b->hit("ip:1", 3, 60);
+  EXPECT_TRUE(d.blocked);
+  EXPECT_EQ(d.count, 4);
+  EXPECT_GE(d.retry_after_s, 59);
+  EXPECT_LE(d.retry_after_s, 60);
+  // A one-second window clears by itself.
+  EXPECT_FALSE(a->hit("ip:2", 1, 1).blocked);
+  EXPECT_TRUE(a->hit("ip:2", 1, 1).blocked);
+  std::this_thread::sleep_for(std::chrono::milliseconds(1100));
+  EXPECT_FALSE(a->peek("ip:2", 1, 1).blocked);
+  EXPECT_FALSE(a->hit("ip:2", 1, 1).blocked);
+}
+
+}  // namespace
+}  // namespace imago

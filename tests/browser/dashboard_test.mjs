@@ -1,0 +1,139 @@
+// The dashboard in Debian's chromium (playwright-core, no browser download) against a real imagod
+// started by tests/api/dashboard_browser_test.cpp, which passes IMAGO_URL, IMAGO_EMAIL,
+// IMAGO_PASSWORD and IMAGO_FACE (a photo). IMAGO_SCREENSHOT_DIR, when set, receives a PNG of
+// every page. Exits non-zero on the first failed check.
+import assert from 'node:assert/strict';
+import { chromium } from 'playwright-core';
+
+const base = process.env.IMAGO_URL;
+const email = process.env.IMAGO_EMAIL;
+const password = process.env.IMAGO_PASSWORD;
+const face = process.env.IMAGO_FACE;
+const shots = process.env.IMAGO_SCREENSHOT_DIR;
+assert.ok(base && email && password && face, 'IMAGO_URL, IMAGO_EMAIL, IMAGO_PASSWORD and IMAGO_FACE are required');
+
+const browser = await chromium.launch({
+  executablePath: process.env.CHROMIUM || '/usr/bin/chromium',
+  args: ['--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage'],
+});
+const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+const page = await context.newPage();
+const errors = [];
+page.on('pageerror', (e) => errors.push(String(e)));
+page.on('dialog', (d) => d.accept());
+const shot = async (name) => { if (shots) await page.screenshot({ path: `${shots}/${name}.png`, fullPage: true }); };
+const step = (name) => console.log(`- ${name}`);
+
+try {
+  step('a signed-out visitor is sent to the sign-in page');
+  await page.goto(`${base}/keys`);
+  await page.waitForURL(/\/sign-in\?next=%2Fkeys/);
+  await shot('sign-in');
+
+  step('a wrong password is refused, the right one signs in (by keyboard)');
+  await page.fill('#email', email);
+  await page.fill('#password', 'not the password');
+  await page.press('#password', 'Enter');
+  await page.waitForSelector('#msg.error');
+  assert.match(await page.textContent('#msg'), /Wrong email or password/);
+  await page.fill('#password', password);
+  await page.press('#password', 'Enter');
+  await page.waitForURL(`${base}/keys`);
+  const cookie = (await context.cookies()).find((c) => c.name === 'imago_session');
+  assert.ok(cookie && cookie.httpOnly && cookie.sameSite === 'Lax', 'session cookie is HttpOnly and SameSite=Lax');
+
+  step('create a key: its secret is shown once, then only prefix and last four');
+  await page.waitForSelector('#list table');
+  await page.fill('#alias', 'browser-test');
+  await page.click('#create button[type=submit]');
+  const secret = (await page.textContent('#new-secret', { timeout: 10000 })).trim();
+  assert.match(secret, /^imago_sk_/);
+  await shot('keys');
+  await page.reload();
+  await page.waitForSelector('#list table');
+  assert.ok(!(await page.content()).includes(secret), 'the secret is not shown again');
+  const row = page.locator('tr', { hasText: 'browser-test' });
+  assert.equal(await row.count(), 1);
+  assert.ok((await row.textContent()).includes(secret.slice(-4)));
+  let v = await fetch(`${base}/v1/validate`, { method: 'POST', headers: { 'api-secret': secret } }).then((r) => r.json());
+  assert.equal(v.valid, true);
+
+  step('revoke it: the key stops working at once');
+  await row.getByRole('button', { name: 'Revoke browser-test' }).click();
+  await page.waitForSelector('tr:has-text("browser-test")', { state: 'detached' });
+  v = await fetch(`${base}/v1/validate`, { method: 'POST', headers: { 'api-secret': secret } }).then((r) => r.json());
+  assert.equal(v.valid, false);
+
+  step('approve a device code at /device');
+  const dc = await fetch(`${base}/v1/cli/device/code`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ hostname: 'browser-box' }) }).then((r) => r.json());
+  const poll = () => fetch(`${base}/v1/cli/device/token`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ grant_type: 'urn:ietf:params:oauth:grant-type:device_code', device_code: dc.device_code }) }).then((r) => r.json());
+  assert.equal((await poll()).error.code, 'authorization_pending');
+  await page.goto(`${base}/device`);
+  await page.fill('#user-code', dc.user_code.toLowerCase());
+  await shot('device');
+  await page.press('#user-code', 'Enter');
+  await page.waitForSelector('#msg.ok');
+  assert.match(await page.textContent('#msg'), /cli@browser-box/);
+  await new Promise((r) => setTimeout(r, 5200));
+  const tok = await poll();
+  assert.match(tok.data.api_secret, /^imago_sk_/);
+  assert.equal(tok.data.alias, 'cli@browser-box');
+  await page.goto(`${base}/keys`);
+  await page.waitForSelector('tr:has-text("cli@browser-box") .badge.device');
+
+  step('create an agent from a photo and watch it become ready');
+  await page.goto(`${base}/agents`);
+  await page.waitForSelector('#list');
+  await page.fill('#name', 'Browser Ada');
+  await page.fill('#prompt', 'A cheerful guide.');
+  await page.setInputFiles('#photo', face);
+  await page.click('#create button[type=submit]');
+  await page.waitForSelector('#progress progress');
+  await shot('agents-generating');
+  await page.waitForSelector('#generation-done', { timeout: 240000 });
+  assert.equal(await page.textContent('#generation-done'), 'Ready.');
+  await shot('agents');
+
+  step('the agent page: detail, prompt edit, dynamics and the live section');
+  await page.click('#list a:has-text("Browser Ada")');
+  await page.waitForSelector('#status');
+  assert.match(await page.textContent('#status'), /ready|success/);
+  await page.fill('#prompt', 'A calm guide.');
+  await page.click('#prompt-form button');
+  await page.waitForSelector('#msg.ok');
+  await page.waitForSelector('#dynamics button');
+  await page.waitForSelector('#live form');
+  await shot('agent');
+
+  step('the other pages render without script errors');
+  for (const [path, ready, name] of [
+    ['/', '#stats .card', 'overview'],
+    ['/credits', '#plot svg', 'credits'],
+    ['/speech', '#axes input', 'speech'],
+    ['/webhooks', '#list', 'webhooks'],
+    ['/account', '#members li', 'account'],
+  ]) {
+    await page.goto(base + path);
+    await page.waitForSelector(ready);
+    await shot(name);
+  }
+  const bars = await page.goto(`${base}/credits`).then(() => page.waitForSelector('#plot svg')).then(() => page.locator('#plot rect').count());
+  assert.equal(bars, 30);
+
+  step('speech playground plays synthesized audio');
+  await page.goto(`${base}/speech`);
+  await page.waitForSelector('#voice option', { state: 'attached' });
+  await page.click('#tts button[type=submit]');
+  await page.waitForSelector('#player:not([hidden])', { timeout: 60000 });
+
+  step('sign out ends the session');
+  await page.click('header .who button');
+  await page.waitForURL(/\/sign-in/);
+  const after = await page.evaluate(() => fetch('/dashboard/api/session').then((r) => r.status));
+  assert.equal(after, 401);
+
+  assert.deepEqual(errors, [], 'no uncaught script errors');
+  console.log('dashboard browser test: all checks passed');
+} finally {
+  await browser.close();
+}

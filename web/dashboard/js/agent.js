@@ -1,0 +1,104 @@
+import { api } from './api.js';
+import { $, el, frame, say, errorText } from './ui.js';
+
+const code = new URLSearchParams(location.search).get('code') || '';
+const enc = encodeURIComponent(code);
+const apiPath = (url) => { try { return new URL(url, location.href).pathname; } catch { return url; } };
+
+async function download(url, filename) {
+  const res = await api('GET', apiPath(url), undefined, { raw: true });
+  const a = el('a', { href: URL.createObjectURL(await res.blob()), download: filename });
+  document.body.append(a);
+  a.click();
+  a.remove();
+}
+
+async function renderDetail() {
+  const r = await api('GET', `/v1/agent/status/${enc}`);
+  const d = r.data;
+  $('#title').textContent = d.name || code;
+  if (document.activeElement !== $('#prompt')) $('#prompt').value = d.system_prompt || '';
+  const done = ['success', 'ready'].includes(d.status);
+  $('#detail').replaceChildren(...[
+    el('p', {}, 'Code ', el('code', {}, code), ' · status ', el('span', { class: `badge ${d.status}`, id: 'status' }, d.status)),
+    el('progress', { max: 1, value: d.progress ?? 0, 'aria-label': 'Generation progress' }),
+    el('p', { class: 'muted' }, d.progress_msg || d.current_step || ''),
+    d.error_message ? el('p', { class: 'msg error' }, d.error_message) : null,
+    done && d.model_url ? el('button', { type: 'button', onclick: () => download(d.model_url, `${code}.imx`).catch((e) => say('#msg', errorText(e), 'error')) }, 'Download .imx model') : null,
+  ].filter(Boolean));
+  if (!['success', 'ready', 'failed'].includes(d.status)) setTimeout(renderDetail, 5000);
+  return d;
+}
+
+async function renderDynamics() {
+  const r = await api('GET', `/v1/dynamics/${enc}`);
+  const d = r.data;
+  const clips = Object.entries(d.gestures || {});
+  const box = $('#dynamics');
+  box.replaceChildren(...[
+    el('p', {}, d.url ? `Generated (${d.status}).` : d.status === 'generating' ? 'Generating…' : 'Not generated yet.'),
+    el('div', { class: 'row' },
+      el('button', { type: 'button', onclick: () => act(() => api('POST', '/v1/dynamics/generate', { agent_id: code }), 'Dynamics generation started (250 credits).') }, d.url ? 'Regenerate (250 credits)' : 'Generate (250 credits)'),
+      el('button', { type: 'button', disabled: !d.url, onclick: () => act(() => api('PUT', `/v1/dynamics/${enc}`, { dynamics: { enabled: true }, toggle_enabled: true }), 'Dynamics enabled for live sessions.') }, 'Enable'),
+      el('button', { type: 'button', disabled: !d.url, onclick: () => act(() => api('PUT', `/v1/dynamics/${enc}`, { dynamics: { enabled: false }, toggle_enabled: false }), 'Default talking model restored.') }, 'Disable')),
+    clips.length ? el('ul', {}, clips.map(([name, url]) => el('li', {}, name, ' ', el('button', { type: 'button', onclick: (ev) => preview(ev.target, url) }, `Preview ${name}`)))) : null,
+  ].filter(Boolean));
+  if (d.status === 'generating') setTimeout(renderDynamics, 5000);
+}
+
+async function preview(button, url) {
+  try {
+    const res = await api('GET', apiPath(url), undefined, { raw: true });
+    const v = el('video', { controls: true, autoplay: true, src: URL.createObjectURL(await res.blob()), width: 320 });
+    button.replaceWith(v);
+  } catch (e) { say('#msg', errorText(e), 'error'); }
+}
+
+async function act(fn, ok) {
+  try { await fn(); say('#msg', ok, 'ok'); await renderDynamics(); } catch (e) { say('#msg', errorText(e), 'error'); }
+}
+
+// SPEC 2.2's gesture names; trigger-dynamics plays one in the agent's running sessions.
+const GESTURES = ['mini_wave_hello', 'talk_head_nod_subtle', 'blow_kiss_heart', 'laugh_react', 'idle_subtle'];
+
+// The live viewer is the embed page served at /embed/{agent_code} when live sessions are present.
+async function renderLive() {
+  const box = $('#live');
+  const probe = await fetch(`/embed/${enc}`, { method: 'GET', credentials: 'same-origin' }).catch(() => null);
+  const speakForm = el('form', { class: 'row' },
+    el('div', { class: 'grow' }, el('label', { for: 'say' }, 'Message'), el('input', { id: 'say', type: 'text', required: true })),
+    el('button', { type: 'submit', class: 'primary' }, 'Speak'),
+    el('button', { type: 'button', id: 'context', onclick: () => send('add-context', { context: $('#say').value, type: 'add_context' }) }, 'Add as context'));
+  speakForm.addEventListener('submit', (ev) => { ev.preventDefault(); send('speak', { message: $('#say').value }); });
+  const viewer = probe && probe.ok
+    ? el('iframe', { class: 'live', src: `/embed/${enc}`, title: `Live session with ${code}`, allow: 'autoplay; microphone' })
+    : el('p', { class: 'muted' }, 'The live viewer is not available on this server yet; speak and add-context reach sessions that are already running.');
+  const gestures = el('div', { class: 'row', role: 'group', 'aria-label': 'Gestures' },
+    GESTURES.map((g) => el('button', { type: 'button', onclick: () => send('trigger-dynamics', { action: g }) }, g.replaceAll('_', ' '))));
+  box.replaceChildren(viewer, speakForm, gestures, el('p', { id: 'live-msg', class: 'msg', role: 'status', hidden: true }));
+}
+
+async function send(what, body) {
+  try {
+    const r = await api('POST', `/v1/agent/${enc}/${what}`, body);
+    say('#live-msg', `Delivered to ${r.delivered_to_rooms ?? 'the'} room(s).`, 'ok');
+  } catch (e) { say('#live-msg', errorText(e), 'error'); }
+}
+
+$('#prompt-form').addEventListener('submit', async (ev) => {
+  ev.preventDefault();
+  try { await api('POST', `/v1/agent/${enc}`, { system_prompt: $('#prompt').value }); say('#msg', 'Prompt saved.', 'ok'); }
+  catch (e) { say('#msg', errorText(e), 'error'); }
+});
+
+$('#delete').addEventListener('click', async () => {
+  if (!confirm(`Delete agent ${code}? This cannot be undone.`)) return;
+  try { await api('DELETE', `/v1/agent/${enc}`); location.assign('/agents'); } catch (e) { say('#msg', errorText(e), 'error'); }
+});
+
+await frame('/agents');
+try {
+  await renderDetail();
+  await renderDynamics();
+  await renderLive();
+} catch (e) { say('#msg', errorText(e), 'error'); }
