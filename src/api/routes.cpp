@@ -10,6 +10,7 @@ void register_all_routes(http::Router& router, Services& services) {
   register_admin_routes(router, services);
   register_agent_routes(router, services);
   register_dynamics_routes(router, services);
+  register_video_routes(router, services);
   register_file_routes(router, services);
   register_webhook_routes(router, services);
   register_tts_routes(router, services);

@@ -23,6 +23,7 @@ void register_audio_speech_routes(http::Router& router, Services& services);  //
 // Agents, dynamics, files, webhooks (issue 5).
 void register_agent_routes(http::Router& router, Services& services);     // /v1/agent*, /v1/agents
 void register_dynamics_routes(http::Router& router, Services& services);  // /v1/dynamics*
+void register_video_routes(http::Router& router, Services& services);     // /v1/video*
 void register_file_routes(http::Router& router, Services& services);      // /v1/files*
 void register_webhook_routes(http::Router& router, Services& services);   // /v1/webhooks*
 

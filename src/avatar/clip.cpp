@@ -66,4 +66,18 @@ Status render_gesture_clip(std::string_view imx_bytes, std::string_view gesture,
   return r.ok() ? Status::Ok() : r.status();
 }
 
+Result<double> render_talking_video(std::string_view imx_bytes, const speech::Audio& speech,
+                                    const std::string& out_mp4_path) {
+  if (speech.samples.empty()) return Status::Invalid("the speech is empty");
+  internal::OfflineRender job;
+  job.speech = speech;
+  auto r = internal::render_mp4(imx_bytes, job, out_mp4_path);
+  if (!r.ok()) return r.status();
+  return r->duration_s;
+}
+
+Result<speech::Audio> decode_speech(std::string_view bytes) {
+  return internal::decode_speech_audio(bytes);
+}
+
 }  // namespace imago::avatar

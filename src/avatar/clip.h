@@ -5,6 +5,7 @@
 #include <string_view>
 #include <vector>
 
+#include "speech/synthesis.h"
 #include "util/status.h"
 
 namespace imago::avatar {
@@ -18,5 +19,14 @@ const std::vector<std::string>& gesture_names();
 // duration -> Status::Invalid; encoder/file errors -> Status::Internal.
 Status render_gesture_clip(std::string_view imx_bytes, std::string_view gesture, double duration_s,
                            const std::string& out_mp4_path);
+
+// A talking video: `speech` (with phoneme timing when it comes from the speech engine, else
+// envelope lip sync) rendered from the model at its frame size, 25 FPS H.264 + AAC in MP4, with a
+// short idle tail. Returns the video's duration in seconds. Used by the video job (docs/api/video.md).
+Result<double> render_talking_video(std::string_view imx_bytes, const speech::Audio& speech,
+                                    const std::string& out_mp4_path);
+
+// Any audio file libavformat reads (WAV, MP3, OGG, ...), as mono speech without timing.
+Result<speech::Audio> decode_speech(std::string_view bytes);
 
 }  // namespace imago::avatar

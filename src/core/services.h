@@ -35,7 +35,8 @@ class JobNotifier;
 }
 namespace agents {
 class AgentService;
-}
+class VideoService;
+}  // namespace agents
 class TokenKeyring;
 namespace live {
 class Rooms;
@@ -64,6 +65,7 @@ struct Services {
   fetch::Fetcher* fetcher = nullptr;
   // The agent lifecycle (src/agents); request handlers go through it, never the stores directly.
   agents::AgentService* agent_service = nullptr;
+  agents::VideoService* video_service = nullptr;  // talking videos (POST /v1/video/generate)
 
   // Live sessions (issue 10): signing keys of runtime/embed tokens, the node's rooms, and the
   // per-minute meter of self-hosted sessions.

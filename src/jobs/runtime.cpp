@@ -47,6 +47,7 @@ Result<std::unique_ptr<Runtime>> Runtime::create(const Config& config, Stores& s
   rt->dynamics_handler_ = std::make_unique<DynamicsHandler>(d);
   rt->webhook_handler_ = std::make_unique<WebhookDeliveryHandler>(d);
   rt->blob_handler_ = std::make_unique<BlobDeleteHandler>(d);
+  rt->video_handler_ = std::make_unique<VideoRenderHandler>(d);
   return rt;
 }
 
@@ -77,6 +78,7 @@ void Runtime::start_workers() {
   generate_pool_->add_handler(std::string(kJobAgentGenerate), agent_handler_.get());
   generate_pool_->add_handler(std::string(kJobDynamicsGenerate), dynamics_handler_.get());
   generate_pool_->add_handler(std::string(kJobDynamicsMovements), dynamics_handler_.get());
+  generate_pool_->add_handler(std::string(kJobVideoRender), video_handler_.get());
 
   JobWorkerPoolOptions l = g;
   l.lane = std::string(kLaneLight);

@@ -10,6 +10,7 @@
 #include "fetch/fetcher.h"
 #include "jobs/job_handlers.h"
 #include "jobs/job_workers.h"
+#include "jobs/video_render.h"
 #include "store/agent_store.h"
 #include "store/file_store.h"
 #include "store/job_store.h"
@@ -67,6 +68,7 @@ class Runtime {
   std::unique_ptr<DynamicsHandler> dynamics_handler_;
   std::unique_ptr<WebhookDeliveryHandler> webhook_handler_;
   std::unique_ptr<BlobDeleteHandler> blob_handler_;
+  std::unique_ptr<VideoRenderHandler> video_handler_;
   std::unique_ptr<JobWorkerPool> generate_pool_;
   std::unique_ptr<JobWorkerPool> light_pool_;
 };

@@ -8,6 +8,7 @@
 #include <iostream>
 
 #include "agents/agent_service.h"
+#include "agents/video_service.h"
 #include "api/routes.h"
 #include "auth/authenticator.h"
 #include "auth/device_login.h"
@@ -41,6 +42,7 @@ struct App::Parts {
   std::unique_ptr<speech::SpeechService> speech;
   std::unique_ptr<jobs::Runtime> jobs_runtime;
   std::unique_ptr<agents::AgentService> agent_service;
+  std::unique_ptr<agents::VideoService> video_service;
   std::unique_ptr<TokenKeyring> token_keys;
   std::unique_ptr<live::Rooms> rooms;
   std::unique_ptr<live::SelfHostedMeter> self_hosted;
@@ -156,6 +158,19 @@ Result<std::unique_ptr<App>> App::create(Config config) {
   ad.wake_workers = [queue = s.jobs] { queue->wake(); };
   p.agent_service = std::make_unique<agents::AgentService>(std::move(ad));
   s.agent_service = p.agent_service.get();
+  agents::VideoServiceDeps vd;
+  vd.agents = s.agents;
+  vd.files = s.files;
+  vd.blobs = s.blobs;
+  vd.jobs = s.job_store;
+  vd.ledger = s.ledger;
+  vd.speech = s.speech;
+  vd.fetcher = s.fetcher;
+  vd.clock = s.clock;
+  vd.public_url = &p.config.public_url;
+  vd.wake_workers = [queue = s.jobs] { queue->wake(); };
+  p.video_service = std::make_unique<agents::VideoService>(std::move(vd));
+  s.video_service = p.video_service.get();
 
   // Live sessions: token keys in the data directory (0600), rooms, self-hosted metering.
   auto keys = TokenKeyring::open(p.config.data_dir + "/runtime-token-keys.json");

@@ -20,6 +20,7 @@ namespace imago {
 inline constexpr std::string_view kJobAgentGenerate = "agent_generate";
 inline constexpr std::string_view kJobDynamicsGenerate = "dynamics_generate";
 inline constexpr std::string_view kJobDynamicsMovements = "dynamics_movements";
+inline constexpr std::string_view kJobVideoRender = "video_render";  // POST /v1/video/generate
 inline constexpr std::string_view kJobWebhookDelivery = "webhook_delivery";
 inline constexpr std::string_view kJobBlobDelete = "blob_delete";
 inline constexpr std::string_view kLaneGenerate = "generate";

@@ -5,7 +5,8 @@
 namespace imago {
 
 std::string_view lane_of(std::string_view kind) {
-  if (kind == kJobAgentGenerate || kind == kJobDynamicsGenerate || kind == kJobDynamicsMovements)
+  if (kind == kJobAgentGenerate || kind == kJobDynamicsGenerate || kind == kJobDynamicsMovements ||
+      kind == kJobVideoRender)
     return kLaneGenerate;
   return kLaneLight;
 }

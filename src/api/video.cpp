@@ -1,0 +1,78 @@
+// Talking videos (docs/api/video.md): POST /v1/video/generate queues a render of an agent speaking
+// a text or an audio file, GET /v1/video/{job_id} reports it. The rules live in
+// src/agents/video_service; this file parses and renders.
+#include <boost/json.hpp>
+
+#include "agents/video_service.h"
+#include "api/routes.h"
+#include "util/json.h"
+
+namespace imago::api {
+
+namespace {
+
+namespace json = boost::json;
+
+json::object view(const agents::VideoJob& v) {
+  json::object o{{"success", true},    {"job_id", v.job_id},       {"agent_code", v.agent_code},
+                 {"status", v.status}, {"duration", v.duration_s}, {"credits", v.credits}};
+  if (v.video_url) o["video_url"] = *v.video_url;
+  if (v.error) o["error_message"] = *v.error;
+  return o;
+}
+
+http::Response generate(Services& s, http::Request& req) {
+  auto body = parse_json_object_with(req.body, {"agent_code", "input", "wait"});
+  if (!body.ok()) return http::Response::from_status(body.status());
+  agents::VideoRequest r;
+  auto code = get_string(*body, "agent_code");
+  if (!code.ok()) return http::Response::from_status(code.status());
+  r.agent_code = *code;
+  auto input = get_object(*body, "input");
+  if (!input.ok()) return http::Response::from_status(input.status());
+  if (!*input) return http::Response::from_status(Status::Invalid("Field 'input' is required (an object)"));
+  if (Status st = reject_unknown_fields(**input, {"type", "text", "voice", "audio_url"}); !st.ok())
+    return http::Response::from_status(Status::Invalid("input: " + st.message()));
+  for (auto [field, slot] : {std::pair{"type", &r.input_type},
+                             {"text", &r.text},
+                             {"voice", &r.voice},
+                             {"audio_url", &r.audio_url}}) {
+    auto v = get_string(**input, field);
+    if (!v.ok()) return http::Response::from_status(Status::Invalid("input: " + v.status().message()));
+    *slot = std::move(v).value();
+  }
+  auto wait = get_bool(*body, "wait");
+  if (!wait.ok()) return http::Response::from_status(wait.status());
+  if (auto key = req.headers.get("idempotency-key")) r.idempotency_key = std::string(*key);
+
+  const std::string& account = req.principal->account_id;
+  auto v = s.video_service->start(account, r);
+  if (!v.ok()) return http::Response::from_status(v.status());
+  if (wait->value_or(false) && v->status == "processing") {
+    auto done = s.video_service->wait(account, v->job_id, agents::kMaxVideoWaitMs);
+    if (done.ok()) {
+      done->replayed = v->replayed;
+      v = std::move(done);
+    }
+  }
+  return http::Response::json(200, view(*v));
+}
+
+http::Response get(Services& s, http::Request& req) {
+  auto v = s.video_service->get(req.principal->account_id, req.param("job_id"));
+  if (!v.ok()) return http::Response::from_status(v.status());
+  return http::Response::json(200, view(*v));
+}
+
+}  // namespace
+
+void register_video_routes(http::Router& router, Services& s) {
+  http::RouteOptions gen;
+  gen.tier = Tier::kGenerate;
+  gen.body_limit = 64u << 10;  // 5000 characters of text (up to 4 bytes each) and a URL
+  router.add(
+      "POST", "/v1/video/generate", [&s](http::Request& req) { return generate(s, req); }, gen);
+  router.add("GET", "/v1/video/{job_id}", [&s](http::Request& req) { return get(s, req); });
+}
+
+}  // namespace imago::api
