@@ -8,6 +8,7 @@
 #include "api/routes.h"
 #include "api/views.h"
 #include "api/web_assets.h"
+#include "http/websocket_client.h"
 #include "live/rooms.h"
 #include "store/agent_store.h"
 #include "util/json.h"
@@ -42,24 +43,6 @@ json::object room_json(const live::RoomInfo& i) {
           {"billed_minutes", i.billed_minutes},
           {"billing_type", i.billing_type},
           {"context_items", static_cast<int64_t>(i.context_items)}};
-}
-
-http::Response no_rooms(const std::string& code) {
-  return http::Response::error(404, "NOT_FOUND", "No active rooms found for agent " + code);
-}
-
-// The agent (404 "Agent not found for code: X") and its active rooms, optionally one room.
-struct Targets {
-  std::string agent_code;
-  std::vector<std::shared_ptr<live::Room>> rooms;
-};
-Result<Targets> targets(Services& s, const http::Request& req, const std::optional<std::string>& room_id) {
-  const std::string& code = req.param("agent_code");
-  auto a = s.agent_service->get(req.principal->account_id, code);
-  if (!a.ok()) return a.status();
-  Targets t{a->code, s.rooms->list(req.principal->account_id, a->code, room_id)};
-  if (t.rooms.empty()) return Status::NotFound("No active rooms found for agent " + code);
-  return t;
 }
 
 Result<std::optional<std::string>> optional_room_id(const json::object& body) {
@@ -125,6 +108,76 @@ class RoomSocket : public http::WebSocketHandler, public std::enable_shared_from
   std::shared_ptr<http::WebSocketConnection> conn_;
 };
 
+// A viewer of a room that another node runs (cluster mode): everything is relayed to and from the
+// owner, to which this node connected as a WebSocket client with the viewer's own token.
+class RelaySocket : public http::WebSocketHandler {
+ public:
+  explicit RelaySocket(std::unique_ptr<http::WebSocketClient> owner) : owner_(std::move(owner)) {}
+  ~RelaySocket() override {
+    if (owner_) owner_->close();
+  }
+
+  void on_open(std::shared_ptr<http::WebSocketConnection> c) override {
+    std::weak_ptr<http::WebSocketConnection> viewer = c;
+    http::WebSocketClient::Handlers h;
+    h.message = [viewer](std::string m, bool binary) {
+      auto v = viewer.lock();
+      if (!v) return;
+      if (!binary) {
+        v->send_text(std::move(m));
+        return;
+      }
+      // Media framing byte 0: 1 video (droppable for a slow viewer), 2 audio.
+      const bool video = !m.empty() && static_cast<uint8_t>(m[0]) == 1;
+      v->send_binary(std::move(m), video ? http::WsMessageClass::kVideo : http::WsMessageClass::kAudio);
+    };
+    h.closed = [viewer](uint16_t code, const std::string& reason) {
+      // 1006 (no close frame) cannot be sent on: the owner went away.
+      if (auto v = viewer.lock()) {
+        v->close(code == 1006 || code == 1005 ? http::ws_close::kGoingAway : code, reason);
+      }
+    };
+    owner_->start(std::move(h));
+  }
+  void on_text(std::string_view message) override { owner_->send(std::string(message), false); }
+  void on_binary(std::string_view bytes) override { owner_->send(std::string(bytes), true); }
+  void on_close(uint16_t) override { owner_->close(); }
+
+ private:
+  std::unique_ptr<http::WebSocketClient> owner_;
+};
+
+// Marks a relayed upgrade: the owner never relays it again (no loops between nodes).
+constexpr const char* kRelayedHeader = "X-Imago-Relayed";
+constexpr int kRelayConnectTimeoutMs = 5000;
+
+// The room runs on another node: connect to it with the viewer's token and relay. nullopt when
+// there is nowhere to relay to (the caller answers with its own refusal).
+std::optional<http::WebSocketAccept> relay_to_owner(Services& s, http::WebSocketUpgrade& up,
+                                                    const std::string& account_id,
+                                                    const std::string& room_id) {
+  if (up.request.headers.has(kRelayedHeader)) return std::nullopt;
+  auto owner = s.rooms->owner_url(account_id, room_id);
+  if (!owner) return std::nullopt;
+  http::Headers h;
+  h.set("Authorization", "Bearer " + up.bearer_token);
+  h.set(kRelayedHeader, "1");
+  http::WebSocketClient::Refused refused;
+  auto client =
+      http::WebSocketClient::connect(*owner, up.request.target, h, kRelayConnectTimeoutMs, &refused);
+  if (client.ok())
+    return http::WebSocketAccept::upgrade(std::make_shared<RelaySocket>(std::move(client).value()));
+  if (refused.status >= 400) {
+    // The owner's own answer (401, 402, 409, 503 ...), as it gave it.
+    http::Response r;
+    r.status = refused.status;
+    r.body = refused.body;
+    r.headers.set("Content-Type", refused.content_type.empty() ? "application/json" : refused.content_type);
+    return http::WebSocketAccept::reject(std::move(r));
+  }
+  return http::WebSocketAccept::reject(http::Response::from_status(client.status()));
+}
+
 }  // namespace
 
 http::WebSocketFactory make_room_socket_factory(Services& s) {
@@ -165,7 +218,13 @@ http::WebSocketFactory make_room_socket_factory(Services& s) {
     }
     auto agent = s.agent_service->get(c->subject, std::string(*code));
     if (!agent.ok()) return A::reject(http::Response::from_status(agent.status()));
+    // Cluster mode: a room another node runs is joined there, through this node.
+    if (auto relayed = relay_to_owner(s, up, c->subject, room_id)) return std::move(*relayed);
     auto room = s.rooms->join(c->subject, room_id, *agent, billing.has_value());
+    if (!room.ok() && room.status().code() == Code::kConflict) {
+      // Another node started it a moment ago.
+      if (auto relayed = relay_to_owner(s, up, c->subject, room_id)) return std::move(*relayed);
+    }
     if (!room.ok()) {
       http::Response r = http::Response::from_status(room.status());
       if (room.status().code() == Code::kUnavailable)
@@ -196,18 +255,13 @@ void register_live_routes(http::Router& router, Services& s) {
     if (!message.ok()) return http::Response::from_status(message.status());
     auto room_id = optional_room_id(*body);
     if (!room_id.ok()) return http::Response::from_status(room_id.status());
-    auto t = targets(s, req, *room_id);
-    if (!t.ok()) return http::Response::from_status(t.status());
-    int delivered = 0;
-    for (auto& r : t->rooms) {
-      auto id = r->say(*message);
-      if (!id.ok() && id.status().code() == Code::kInvalidArgument)
-        return http::Response::from_status(id.status());
-      delivered += id.ok() ? 1 : 0;
-    }
-    if (delivered == 0) return no_rooms(t->agent_code);
+    auto a = s.agent_service->get(req.principal->account_id, req.param("agent_code"));
+    if (!a.ok()) return http::Response::from_status(a.status());
+    live::Delivery d = s.rooms->deliver(*a, *room_id, "speak", *message);
+    if (!d.status.ok()) return http::Response::from_status(d.status);
     return http::Response::json(
-        200, {{"agent_code", t->agent_code}, {"context_type", "speak"}, {"delivered_to_rooms", delivered}});
+        200,
+        {{"agent_code", a->code}, {"context_type", "speak"}, {"delivered_to_rooms", d.delivered_to_rooms}});
   });
 
   // POST /v1/agent/{agent_code}/add-context {context, type?, room_id?} (SPEC 4.9)
@@ -224,24 +278,13 @@ void register_live_routes(http::Router& router, Services& s) {
     }
     auto room_id = optional_room_id(*body);
     if (!room_id.ok()) return http::Response::from_status(room_id.status());
-    auto t = targets(s, req, *room_id);
-    if (!t.ok()) return http::Response::from_status(t.status());
-    int delivered = 0;
-    for (auto& r : t->rooms) {
-      if (kind == "speak") {
-        // SPEC 4.9: `speak` makes the agent speak the given text (verbatim, into the history).
-        auto id = r->say(*context);
-        if (!id.ok() && id.status().code() == Code::kInvalidArgument)
-          return http::Response::from_status(id.status());
-        delivered += id.ok() ? 1 : 0;
-      } else {
-        r->add_context(*context);
-        ++delivered;
-      }
-    }
-    if (delivered == 0) return no_rooms(t->agent_code);
+    auto a = s.agent_service->get(req.principal->account_id, req.param("agent_code"));
+    if (!a.ok()) return http::Response::from_status(a.status());
+    // SPEC 4.9: `speak` makes the agent speak the given text (verbatim, into the history).
+    live::Delivery d = s.rooms->deliver(*a, *room_id, kind, *context);
+    if (!d.status.ok()) return http::Response::from_status(d.status);
     return http::Response::json(
-        200, {{"agent_code", t->agent_code}, {"context_type", kind}, {"delivered_to_rooms", delivered}});
+        200, {{"agent_code", a->code}, {"context_type", kind}, {"delivered_to_rooms", d.delivered_to_rooms}});
   });
 
   // POST /v1/agent/{agent_code}/trigger-dynamics {action, room_id?} (SPEC 6)
@@ -252,20 +295,14 @@ void register_live_routes(http::Router& router, Services& s) {
     if (!action.ok()) return http::Response::from_status(action.status());
     auto room_id = optional_room_id(*body);
     if (!room_id.ok()) return http::Response::from_status(room_id.status());
-    auto t = targets(s, req, *room_id);
-    if (!t.ok()) return http::Response::from_status(t.status());
-    int delivered = 0;
-    bool triggered = false;
-    for (auto& r : t->rooms) {
-      auto res = r->trigger_dynamics(*action);
-      if (!res.status.ok()) return http::Response::from_status(res.status);
-      ++delivered;
-      triggered = triggered || res.animation_triggered;
-    }
-    return http::Response::json(200, {{"agent_code", t->agent_code},
+    auto a = s.agent_service->get(req.principal->account_id, req.param("agent_code"));
+    if (!a.ok()) return http::Response::from_status(a.status());
+    live::Delivery d = s.rooms->deliver(*a, *room_id, "trigger_dynamics", *action);
+    if (!d.status.ok()) return http::Response::from_status(d.status);
+    return http::Response::json(200, {{"agent_code", a->code},
                                       {"action", *action},
-                                      {"animation_triggered", triggered},
-                                      {"delivered_to_rooms", delivered}});
+                                      {"animation_triggered", d.animation_triggered},
+                                      {"delivered_to_rooms", d.delivered_to_rooms}});
   });
 
   router.add("GET", "/v1/rooms", [&s](http::Request& req) {
@@ -299,10 +336,10 @@ void register_live_routes(http::Router& router, Services& s) {
                                       {"billed_minutes", info.billed_minutes}});
   });
 
-  router.add("POST", "/v1/rooms/{room_id}/interrupt", [room_or_404](http::Request& req) {
-    auto r = room_or_404(req);
-    if (!r.ok()) return http::Response::from_status(r.status());
-    (*r)->interrupt();
+  // The room may run on another node (cluster mode): the directory carries the interrupt there.
+  router.add("POST", "/v1/rooms/{room_id}/interrupt", [&s](http::Request& req) {
+    Status st = s.rooms->interrupt(req.principal->account_id, req.param("room_id"));
+    if (!st.ok()) return http::Response::from_status(st);
     return http::Response::json(200, {{"room_id", req.param("room_id")}, {"interrupted", true}});
   });
 

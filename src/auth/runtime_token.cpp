@@ -1,11 +1,5 @@
 #include "auth/runtime_token.h"
 
-#include <sys/stat.h>
-
-#include <cstdio>
-#include <fstream>
-#include <sstream>
-
 #include "util/base64.h"
 #include "util/crypto.h"
 #include "util/json.h"
@@ -40,6 +34,36 @@ Result<SigningKey> key_from_json(const json::value& v) {
     return Status::Invalid("signing key '" + **id + "' is shorter than 256 bits");
   }
   return SigningKey{**id, *raw};
+}
+
+struct KeySet {
+  SigningKey current;
+  std::optional<SigningKey> previous;
+};
+
+// {"current": {...}, "previous": {...} | null}: the stored form (file or database row).
+std::string keys_text(const KeySet& k) {
+  json::object o{{"current", key_json(k.current)},
+                 {"previous", k.previous ? json::value(key_json(*k.previous)) : json::value(nullptr)}};
+  return json::serialize(o) + "\n";
+}
+
+Result<KeySet> parse_keys(const std::string& text) {
+  boost::system::error_code ec;
+  json::value v = json::parse(text, ec);
+  if (ec || !v.is_object() || !v.as_object().contains("current")) {
+    return Status::Invalid("not a token key set (JSON with 'current')");
+  }
+  KeySet k;
+  auto cur = key_from_json(v.as_object().at("current"));
+  if (!cur.ok()) return cur.status();
+  k.current = *cur;
+  if (auto it = v.as_object().find("previous"); it != v.as_object().end() && !it->value().is_null()) {
+    auto prev = key_from_json(it->value());
+    if (!prev.ok()) return prev.status();
+    k.previous = *prev;
+  }
+  return k;
 }
 
 // base64url without padding only (RFC 7515 2): anything else is a malformed token.
@@ -78,31 +102,17 @@ std::optional<int64_t> int_of(const json::object& o, std::string_view k) {
 
 }  // namespace
 
-Result<std::unique_ptr<TokenKeyring>> TokenKeyring::open(const std::string& path) {
+Result<std::unique_ptr<TokenKeyring>> TokenKeyring::open(SecretStore& store, const Clock& clock) {
   std::unique_ptr<TokenKeyring> k(new TokenKeyring());
-  k->path_ = path;
-  std::ifstream in(path);
-  if (!in) {
-    k->current_ = fresh_key();
-    std::lock_guard lock(k->mu_);
-    if (Status st = k->save_locked(); !st.ok()) return st;
-    return k;
-  }
-  std::stringstream ss;
-  ss << in.rdbuf();
-  boost::system::error_code ec;
-  json::value v = json::parse(ss.str(), ec);
-  if (ec || !v.is_object() || !v.as_object().contains("current")) {
-    return Status::Invalid(path + " is not a token key file (JSON with 'current')");
-  }
-  auto cur = key_from_json(v.as_object().at("current"));
-  if (!cur.ok()) return Status::Invalid(path + ": " + cur.status().message());
-  k->current_ = *cur;
-  if (auto it = v.as_object().find("previous"); it != v.as_object().end() && !it->value().is_null()) {
-    auto prev = key_from_json(it->value());
-    if (!prev.ok()) return Status::Invalid(path + ": " + prev.status().message());
-    k->previous_ = *prev;
-  }
+  k->store_ = &store;
+  k->clock_ = &clock;
+  auto text = store.get_or_create(kTokenKeysSecret, keys_text({fresh_key(), std::nullopt}));
+  if (!text.ok()) return text.status();
+  auto keys = parse_keys(*text);
+  if (!keys.ok()) return Status::Invalid("runtime token keys: " + keys.status().message());
+  k->current_ = keys->current;
+  k->previous_ = keys->previous;
+  k->loaded_at_us_ = clock.monotonic_us();
   return k;
 }
 
@@ -112,45 +122,69 @@ std::unique_ptr<TokenKeyring> TokenKeyring::in_memory(SigningKey current) {
   return k;
 }
 
+void TokenKeyring::maybe_refresh(bool unknown_kid) const {
+  if (!store_ || !store_->shared()) return;
+  {
+    std::lock_guard lock(mu_);
+    const int64_t now = clock_->monotonic_us();
+    // Unknown kids are throttled among themselves only: a token signed right after a rotation on
+    // another node must not wait because this node happened to read the keys a moment ago.
+    const bool stale = now - loaded_at_us_ >= kTokenKeysRefreshUs;
+    const bool look = unknown_kid && now - unknown_kid_read_us_ >= kTokenKeysUnknownKidReloadUs;
+    if (!stale && !look) return;
+    // Claimed: concurrent callers keep using the cache while this one reads.
+    loaded_at_us_ = now;
+    if (unknown_kid) unknown_kid_read_us_ = now;
+  }
+  auto text = store_->get(kTokenKeysSecret);
+  if (!text.ok()) return;
+  auto keys = parse_keys(*text);
+  if (!keys.ok()) return;
+  std::lock_guard lock(mu_);
+  current_ = keys->current;
+  previous_ = keys->previous;
+}
+
 SigningKey TokenKeyring::current() const {
+  maybe_refresh(false);
   std::lock_guard lock(mu_);
   return current_;
 }
 
 std::optional<SigningKey> TokenKeyring::find(std::string_view kid) const {
-  std::lock_guard lock(mu_);
-  if (kid == current_.id) return current_;
-  if (previous_ && kid == previous_->id) return previous_;
-  return std::nullopt;
+  maybe_refresh(false);
+  auto lookup = [&]() -> std::optional<SigningKey> {
+    std::lock_guard lock(mu_);
+    if (kid == current_.id) return current_;
+    if (previous_ && kid == previous_->id) return previous_;
+    return std::nullopt;
+  };
+  if (auto k = lookup()) return k;
+  // Perhaps another node rotated a moment ago.
+  maybe_refresh(true);
+  return lookup();
 }
 
 Status TokenKeyring::rotate() {
-  std::lock_guard lock(mu_);
-  auto old_prev = previous_;
-  auto old_cur = current_;
-  previous_ = current_;
-  current_ = fresh_key();
-  Status st = save_locked();
-  if (!st.ok()) {
-    previous_ = old_prev;
-    current_ = old_cur;
+  if (!store_) {
+    std::lock_guard lock(mu_);
+    previous_ = current_;
+    current_ = fresh_key();
+    return Status::Ok();
   }
-  return st;
-}
-
-Status TokenKeyring::save_locked() const {
-  if (path_.empty()) return Status::Ok();
-  json::object o{{"current", key_json(current_)},
-                 {"previous", previous_ ? json::value(key_json(*previous_)) : json::value(nullptr)}};
-  const std::string tmp = path_ + ".tmp";
-  FILE* f = std::fopen(tmp.c_str(), "w");
-  if (!f) return Status::Internal("cannot write " + tmp);
-  ::chmod(tmp.c_str(), 0600);
-  std::string text = json::serialize(o) + "\n";
-  bool ok = std::fwrite(text.data(), 1, text.size(), f) == text.size();
-  ok = (std::fflush(f) == 0) && ok;
-  std::fclose(f);
-  if (!ok || std::rename(tmp.c_str(), path_.c_str()) != 0) return Status::Internal("cannot write " + path_);
+  // The rotation reads the stored keys, not this node's cache: another node may have rotated.
+  auto text = store_->update(kTokenKeysSecret, [](const std::string& old) -> Result<std::string> {
+    auto keys = parse_keys(old);
+    if (!keys.ok()) return keys.status();
+    return keys_text({fresh_key(), keys->current});
+  });
+  if (!text.ok()) return text.status();
+  auto keys = parse_keys(*text);
+  if (!keys.ok()) return keys.status();
+  std::lock_guard lock(mu_);
+  current_ = keys->current;
+  previous_ = keys->previous;
+  loaded_at_us_ = clock_->monotonic_us();
   return Status::Ok();
 }
 

@@ -1,19 +1,24 @@
 // Runtime and embed tokens (SPEC 2.6, 3.4, 5.8-5.12): JWTs signed with HS256 under a server key,
 // following RFC 8725. The algorithm is pinned (anything but "HS256", including "none", is refused),
-// `iss`, `aud` and `exp` are always checked, and the signing key (>= 256 bits) lives in the data
-// directory with a verify-only previous key after a rotation (docs/live-protocol.md).
+// `iss`, `aud` and `exp` are always checked, and the signing key (>= 256 bits) lives in a
+// SecretStore with a verify-only previous key after a rotation (docs/live-protocol.md): the data
+// directory on a single node, the database in cluster mode, so a token minted on one node verifies
+// on every other and a rotation on one reaches all of them.
 //
 // Every token names, in its JOSE header, the key it was signed with (`kid`) and the api-secret
 // that minted it (`akid`, the api key id), so a revoked or rotated api-secret is noticed on the
 // next verification (the API layer looks the api key up on every use).
 #pragma once
 #include <cstdint>
+#include <limits>
 #include <memory>
 #include <mutex>
 #include <optional>
 #include <string>
 #include <string_view>
 
+#include "store/secret_store.h"
+#include "util/clock.h"
 #include "util/status.h"
 
 namespace imago {
@@ -28,11 +33,19 @@ struct SigningKey {
   std::string secret;  // raw bytes, at least kMinSigningKeyBytes
 };
 
+// The secret's name in the SecretStore (a file runtime-token-keys.json in the data directory).
+inline constexpr const char* kTokenKeysSecret = "runtime-token-keys";
+// With a shared store, how often a node re-reads the keys (another node may have rotated them),
+// and how soon it re-reads them again when a token names a key it does not know.
+inline constexpr int64_t kTokenKeysRefreshUs = 5'000'000;
+inline constexpr int64_t kTokenKeysUnknownKidReloadUs = 200'000;
+
 // The current signing key and, after a rotation, the previous one (verify only). Thread safe.
 class TokenKeyring {
  public:
-  // Loads `path` (JSON, mode 0600) or creates it with a fresh random key.
-  static Result<std::unique_ptr<TokenKeyring>> open(const std::string& path);
+  // Loads the keys from `store`, creating them with a fresh random key when there are none (the
+  // first of several nodes starting at once wins). `store` and `clock` outlive the keyring.
+  static Result<std::unique_ptr<TokenKeyring>> open(SecretStore& store, const Clock& clock);
   // An in-memory keyring (tests); rotate() does not write anywhere.
   static std::unique_ptr<TokenKeyring> in_memory(SigningKey current);
 
@@ -40,16 +53,22 @@ class TokenKeyring {
   // The key with this id: the current one or the previous one.
   std::optional<SigningKey> find(std::string_view kid) const;
   // The current key becomes the previous (verify-only) key; tokens signed with the key before
-  // that stop verifying. Persists the change when the keyring has a file.
+  // that stop verifying. Persists the change in the store (atomically against other nodes).
   Status rotate();
 
  private:
   TokenKeyring() = default;
-  Status save_locked() const;
+  // Re-reads a shared store when the cache is older than kTokenKeysRefreshUs, or for a kid it
+  // does not know, at most once per kTokenKeysUnknownKidReloadUs. The read happens outside the lock; on
+  // failure the cached keys stay in use.
+  void maybe_refresh(bool unknown_kid) const;
   mutable std::mutex mu_;
-  std::string path_;  // empty: in memory
-  SigningKey current_;
-  std::optional<SigningKey> previous_;
+  SecretStore* store_ = nullptr;  // null: in memory
+  const Clock* clock_ = nullptr;
+  mutable SigningKey current_;
+  mutable std::optional<SigningKey> previous_;
+  mutable int64_t loaded_at_us_ = 0;  // clock_->monotonic_us() of the last (attempted) read
+  mutable int64_t unknown_kid_read_us_ = std::numeric_limits<int64_t>::min() / 2;  // ... for an unknown kid
 };
 
 struct TokenClaims {

@@ -4,6 +4,8 @@
 
 #include <filesystem>
 #include <fstream>
+#include <map>
+#include <mutex>
 
 #include "util/base64.h"
 #include "util/crypto.h"
@@ -165,10 +167,12 @@ TEST(RuntimeTokenKeyring, FileIsCreatedPrivateAndReloaded) {
   auto dir = std::filesystem::temp_directory_path() / ("imago_keys_" + random_hex(6));
   std::filesystem::create_directories(dir);
   const std::string path = (dir / "runtime-token-keys.json").string();
+  ManualClock clock;
+  auto store = make_file_secret_store(dir.string());
   std::string kid;
   std::string token;
   {
-    auto k = TokenKeyring::open(path);
+    auto k = TokenKeyring::open(*store, clock);
     ASSERT_TRUE(k.ok()) << k.status().message();
     kid = (*k)->current().id;
     token = sign_token((*k)->current(), runtime_claims());
@@ -177,22 +181,90 @@ TEST(RuntimeTokenKeyring, FileIsCreatedPrivateAndReloaded) {
     EXPECT_EQ(perms & std::filesystem::perms::others_all, std::filesystem::perms::none);
   }
   {
-    auto k = TokenKeyring::open(path);
+    auto k = TokenKeyring::open(*store, clock);
     ASSERT_TRUE(k.ok());
     EXPECT_EQ((*k)->current().id, kid);
     EXPECT_TRUE(verify_token(**k, token, kRuntimeAudience, kNow).ok());
     ASSERT_TRUE((*k)->rotate().ok());
   }
   {
-    auto k = TokenKeyring::open(path);
+    auto k = TokenKeyring::open(*store, clock);
     ASSERT_TRUE(k.ok());
     EXPECT_NE((*k)->current().id, kid);
     EXPECT_TRUE((*k)->find(kid).has_value());  // previous, verify only
   }
   // A short key is refused.
   std::ofstream(path) << R"({"current":{"id":"rk_x","secret":"c2hvcnQ"}})";
-  EXPECT_FALSE(TokenKeyring::open(path).ok());
+  EXPECT_FALSE(TokenKeyring::open(*store, clock).ok());
   std::filesystem::remove_all(dir);
+}
+
+// Values shared by "nodes" (keyrings) as a database would share them.
+class SharedMemorySecrets final : public SecretStore {
+ public:
+  Result<std::string> get_or_create(const std::string& name, const std::string& initial) override {
+    std::lock_guard lock(mu_);
+    ++reads;
+    return values_.try_emplace(name, initial).first->second;
+  }
+  Result<std::string> get(const std::string& name) override {
+    std::lock_guard lock(mu_);
+    ++reads;
+    auto it = values_.find(name);
+    if (it == values_.end()) return Status::NotFound(name);
+    return it->second;
+  }
+  Result<std::string> update(const std::string& name,
+                             const std::function<Result<std::string>(const std::string&)>& next) override {
+    std::lock_guard lock(mu_);
+    auto v = next(values_.at(name));
+    if (v.ok()) values_[name] = *v;
+    return v;
+  }
+  bool shared() const override { return true; }
+  int reads = 0;
+
+ private:
+  std::mutex mu_;
+  std::map<std::string, std::string> values_;
+};
+
+TEST(RuntimeTokenKeyring, NodesOnOneSharedStoreAgreeAndSeeRotations) {
+  ManualClock clock;
+  SharedMemorySecrets store;
+  auto a = TokenKeyring::open(store, clock);
+  auto b = TokenKeyring::open(store, clock);
+  ASSERT_TRUE(a.ok() && b.ok());
+  // The first node created the key; the second uses it.
+  EXPECT_EQ((*a)->current().id, (*b)->current().id);
+  const std::string first = (*a)->current().id;
+  std::string t0 = sign_token((*a)->current(), runtime_claims());
+  EXPECT_TRUE(verify_token(**b, t0, kRuntimeAudience, kNow).ok());
+
+  // A rotates; a token signed on A with the new key verifies on B at once (unknown kid: reload).
+  clock.advance_us(kTokenKeysUnknownKidReloadUs);
+  ASSERT_TRUE((*a)->rotate().ok());
+  std::string t1 = sign_token((*a)->current(), runtime_claims());
+  EXPECT_TRUE(verify_token(**b, t1, kRuntimeAudience, kNow).ok());
+  EXPECT_TRUE(verify_token(**b, t0, kRuntimeAudience, kNow).ok());  // previous: verify only
+
+  // B rotates from the stored keys (not its cache): A's key becomes the previous one.
+  ASSERT_TRUE((*b)->rotate().ok());
+  EXPECT_TRUE((*b)->find((*a)->current().id).has_value());
+  // Within the refresh interval A still signs with its cached key, which B still accepts.
+  EXPECT_TRUE(verify_token(**b, sign_token((*a)->current(), runtime_claims()), kRuntimeAudience, kNow).ok());
+  // After it, A has picked up B's rotation and the first key is retired everywhere.
+  clock.advance_us(kTokenKeysRefreshUs);
+  EXPECT_EQ((*a)->current().id, (*b)->current().id);
+  EXPECT_FALSE((*a)->find(first).has_value());
+  EXPECT_FALSE(verify_token(**a, t0, kRuntimeAudience, kNow).ok());
+
+  // Tokens naming unknown keys cannot make a node read the store more than once per interval.
+  const int before = store.reads;
+  for (int i = 0; i < 50; ++i) {
+    EXPECT_FALSE((*a)->find("rk_nope" + std::to_string(i)).has_value());
+  }
+  EXPECT_LE(store.reads - before, 1);
 }
 
 }  // namespace

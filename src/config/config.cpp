@@ -68,6 +68,15 @@ const std::vector<Option>& options() {
          while (!c.public_url.empty() && c.public_url.back() == '/') c.public_url.pop_back();
          return Status::Ok();
        }},
+      {"node-url", "IMAGO_NODE_URL", "URL",
+       "cluster: http://HOST:PORT where other nodes reach this one to relay live viewers (default "
+       "http://LISTEN unless LISTEN is a wildcard address)",
+       [](Config& c, const std::string& v) -> Status {
+         if (v.rfind("http://", 0) != 0) return Status::Invalid("--node-url must be http://HOST:PORT");
+         c.node_url = v;
+         while (!c.node_url.empty() && c.node_url.back() == '/') c.node_url.pop_back();
+         return Status::Ok();
+       }},
       {"threads", "IMAGO_THREADS", "N", "I/O threads (default: one per core)",
        [](Config& c, const std::string& v) { return set_int(c.io_threads, v, "threads", 1, 256); }},
       {"worker-threads", "IMAGO_WORKER_THREADS", "N", "threads running request handlers (default 16)",

@@ -15,6 +15,7 @@ struct Config {
   int listen_port = 8080;
   std::string data_dir = "var";
   std::string public_url;                    // default: http://<listen>; base of absolute URLs handed out
+  std::string node_url;                      // cluster: where other nodes reach this one (--node-url)
   int io_threads = 0;                        // 0: one per core
   int worker_threads = 16;                   // blocking handler pool (database, synthesis waits)
   std::string database_url;                  // default: sqlite:<data_dir>/imago.db

@@ -9,7 +9,25 @@
 
 namespace imago::live {
 
+namespace {
+
+RoomLease lease_of(const Room& r) {
+  const RoomSettings& s = r.settings();
+  return {s.account_id, s.room_id, s.agent_code, s.session_id};
+}
+
+}  // namespace
+
 Rooms::Rooms(RoomsDeps deps, RoomsOptions options) : d_(deps), options_(options) {
+  if (d_.directory) {
+    RoomDirectoryHandlers h;
+    h.command = [this](const RoomCommand& c) { on_command(c); };
+    // Another node owns the room now: this session ends (its viewers reconnect to a new one).
+    h.lease_lost = [this](const std::string& session_id) {
+      if (auto r = find_session(session_id)) r->end(EndReason::kShutdown);
+    };
+    d_.directory->start(std::move(h));
+  }
   ticker_ = std::thread([this] { tick_loop(); });
 }
 
@@ -119,6 +137,17 @@ Result<std::shared_ptr<Room>> Rooms::join(const std::string& account_id, const s
   // Another join may have started the same room meanwhile.
   auto it = rooms_.find({account_id, room_id});
   if (it != rooms_.end() && !it->second->ended()) return it->second;
+  if (d_.directory) {
+    // Under the lock, so two joins here cannot both claim (the second would take over the lease).
+    RoomLease lease = lease_of(**room);
+    lease.node_url = options_.node_url;
+    auto owned = d_.directory->claim(lease);
+    if (!owned.ok()) return owned.status();
+    if (!*owned) {
+      // The API layer relays the viewer to the owner when it can (docs/live-protocol.md).
+      return Status::Conflict("Room " + room_id + " is running on another node");
+    }
+  }
   if (brains_) (*room)->set_brain(brains_(**room, agent));
   (*room)->start();
   rooms_[{account_id, room_id}] = *room;
@@ -195,6 +224,7 @@ void Rooms::tick_loop() {
     for (auto& r : reaped) {
       r->tick();  // reports the end if it has not been yet
       r->join_threads();
+      release(*r);
     }
     reaped.clear();
     lock.lock();
@@ -212,7 +242,136 @@ void Rooms::shutdown() {
   }
   cv_.notify_all();
   if (ticker_.joinable()) ticker_.join();
-  for (auto& r : rooms) end(r, EndReason::kShutdown);
+  // No command or lease callback may run into rooms that are going away.
+  if (d_.directory) d_.directory->stop();
+  for (auto& r : rooms) {
+    end(r, EndReason::kShutdown);
+    release(*r);
+  }
+}
+
+void Rooms::release(const Room& room) {
+  if (d_.directory) d_.directory->release(lease_of(room));
+}
+
+void Rooms::on_command(const RoomCommand& cmd) {
+  auto room = find_session(cmd.session_id);
+  if (!room) return;  // ended meanwhile
+  if (cmd.kind == "speak") {
+    (void)room->say(cmd.text);
+  } else if (cmd.kind == "add_context") {
+    room->add_context(cmd.text);
+  } else if (cmd.kind == "trigger_dynamics") {
+    (void)room->trigger_dynamics(cmd.text);
+  } else if (cmd.kind == "interrupt") {
+    room->interrupt();
+  } else {
+    log::warn("room_command_unknown", {{"kind", cmd.kind}, {"session", cmd.session_id}});
+  }
+}
+
+Delivery Rooms::deliver(const AgentRecord& agent, const std::optional<std::string>& room_id,
+                        const std::string& kind, const std::string& text) {
+  Delivery d;
+  auto local = list(agent.account_id, agent.code, room_id);
+  std::vector<RemoteRoom> remote;
+  if (d_.directory) {
+    auto r = d_.directory->remote_rooms(agent.account_id, agent.code, room_id);
+    if (!r.ok()) {
+      d.status = r.status();
+      return d;
+    }
+    remote = std::move(r).value();
+  }
+  if (local.empty() && remote.empty()) {
+    d.status = Status::NotFound("No active rooms found for agent " + agent.code);
+    return d;
+  }
+  if (kind == "trigger_dynamics" && local.empty()) {
+    // The owners apply it; check here what each would answer: a gesture the model has, played
+    // when the agent's dynamics are enabled.
+    auto model = model_for(agent);
+    if (!model.ok()) {
+      d.status = model.status();
+      return d;
+    }
+    auto renderer = avatar::Renderer::create(*model);
+    if (!renderer.ok()) {
+      d.status = renderer.status();
+      return d;
+    }
+    if ((*renderer)->gesture_default_s(text) <= 0) {
+      d.status = Status::Invalid("Unknown dynamics action '" + text + "'");
+      return d;
+    }
+  }
+  for (auto& r : local) {
+    if (kind == "speak") {
+      auto id = r->say(text);
+      if (!id.ok() && id.status().code() == Code::kInvalidArgument) {
+        d.status = id.status();
+        return d;
+      }
+      d.delivered_to_rooms += id.ok() ? 1 : 0;
+    } else if (kind == "add_context") {
+      r->add_context(text);
+      ++d.delivered_to_rooms;
+    } else {
+      auto res = r->trigger_dynamics(text);
+      if (!res.status.ok()) {
+        d.status = res.status;
+        return d;
+      }
+      ++d.delivered_to_rooms;
+      d.animation_triggered = d.animation_triggered || res.animation_triggered;
+    }
+  }
+  if (!remote.empty()) {
+    if (Status st = d_.directory->send(remote, kind, text); !st.ok()) {
+      d.status = st;
+      return d;
+    }
+    d.delivered_to_rooms += static_cast<int>(remote.size());
+    if (kind == "trigger_dynamics" && !d.animation_triggered) {
+      // The owners play it when the agent's dynamics are enabled (they re-read the setting every
+      // few seconds, as this does now).
+      auto a = d_.agents->get(agent.account_id, agent.code);
+      if (a.ok()) {
+        auto cfg = jobs::effective_dynamics_config(*a);
+        auto* en = cfg.if_contains("enabled");
+        auto* am = cfg.if_contains("active_model");
+        d.animation_triggered = (en && en->is_bool() && en->as_bool()) ||
+                                (am && am->is_string() && am->as_string() == "dynamics");
+      }
+    }
+  }
+  if (d.delivered_to_rooms == 0) d.status = Status::NotFound("No active rooms found for agent " + agent.code);
+  return d;
+}
+
+std::optional<std::string> Rooms::owner_url(const std::string& account_id, const std::string& room_id) const {
+  if (!d_.directory) return std::nullopt;
+  auto remote = d_.directory->remote_rooms(account_id, std::nullopt, room_id);
+  if (!remote.ok() || remote->empty() || remote->front().node_url.empty()) return std::nullopt;
+  return remote->front().node_url;
+}
+
+void Rooms::set_node_url(std::string url) {
+  std::lock_guard lock(mu_);
+  options_.node_url = std::move(url);
+}
+
+Status Rooms::interrupt(const std::string& account_id, const std::string& room_id) {
+  if (auto r = find(account_id, room_id)) {
+    r->interrupt();
+    return Status::Ok();
+  }
+  if (d_.directory) {
+    auto remote = d_.directory->remote_rooms(account_id, std::nullopt, room_id);
+    if (!remote.ok()) return remote.status();
+    if (!remote->empty()) return d_.directory->send(*remote, "interrupt", "");
+  }
+  return Status::NotFound("No active room " + room_id);
 }
 
 }  // namespace imago::live

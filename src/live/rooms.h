@@ -2,6 +2,11 @@
 // rendering one agent. Starts a room on the first join, ticks every room's state machine about
 // four times a second on one thread (billing, timeouts, grace), reaps ended rooms, enforces the
 // node's capacity (--max-live-sessions) and ends everything with reason `shutdown` on stop.
+//
+// Across nodes (cluster mode) every room is claimed in a RoomDirectory (store/room_directory.h):
+// a join for a room another node runs is refused, and REST commands (speak, add-context,
+// trigger-dynamics, interrupt) reach rooms on other nodes through it. Rooms does not know whether
+// the directory is the single-node one or the database's.
 #pragma once
 #include <condition_variable>
 #include <map>
@@ -14,6 +19,7 @@
 
 #include "live/room.h"
 #include "store/agent_store.h"
+#include "store/room_directory.h"
 #include "util/clock.h"
 #include "util/status.h"
 
@@ -30,6 +36,9 @@ struct RoomsOptions {
   int max_sessions = 8;
   int model_side = 512;  // the longest side of the rendered frame (models are scaled at load)
   int jpeg_quality = 75;
+  // How other nodes reach this one (--node-url), recorded with each room's lease so a node that
+  // does not own a room can relay a viewer to it. Empty: viewers on other nodes are refused.
+  std::string node_url;
 };
 
 struct RoomsDeps {
@@ -39,6 +48,14 @@ struct RoomsDeps {
   BlobStore* blobs = nullptr;
   LedgerStore* ledger = nullptr;
   speech::SpeechService* speech = nullptr;
+  RoomDirectory* directory = nullptr;  // null: a single node (every room is local)
+};
+
+// What a REST command reached (SPEC 4.8, 4.9, 6).
+struct Delivery {
+  Status status;                     // kNotFound: no active room; kInvalidArgument: a bad action
+  int delivered_to_rooms = 0;        // rooms on this node and on others
+  bool animation_triggered = false;  // trigger_dynamics
 };
 
 // Plugs a conversation brain into every new room (the conversation subsystem sets it).
@@ -63,6 +80,18 @@ class Rooms {
   std::vector<std::shared_ptr<Room>> list(const std::string& account_id,
                                           const std::optional<std::string>& agent_code = std::nullopt,
                                           const std::optional<std::string>& room_id = std::nullopt) const;
+  // A REST command for every active room of `agent` (or only `room_id`) on any node: kind is
+  // "speak", "add_context" or "trigger_dynamics". Rooms here run it at once; rooms on other nodes
+  // get it through the directory (delivered within about a second).
+  Delivery deliver(const AgentRecord& agent, const std::optional<std::string>& room_id,
+                   const std::string& kind, const std::string& text);
+  // The node URL of the node that runs the account's room `room_id`, when another node does and
+  // has one (a viewer who reached this node is relayed there).
+  std::optional<std::string> owner_url(const std::string& account_id, const std::string& room_id) const;
+  // This node's URL for other nodes (known once the server has bound its port).
+  void set_node_url(std::string url);
+  // Interrupts the account's room `room_id` wherever it runs. kNotFound when it runs nowhere.
+  Status interrupt(const std::string& account_id, const std::string& room_id);
   // Ends a room now (DELETE): tells viewers, stops its threads.
   void end(const std::shared_ptr<Room>& room, EndReason reason);
   int running() const;
@@ -75,6 +104,9 @@ class Rooms {
   void tick_loop();
   Result<std::shared_ptr<const avatar::AvatarModel>> model_for(const AgentRecord& agent);
   std::optional<DynamicsSettings> dynamics_for(const Room& room);
+  // A command from another node for one of this node's sessions.
+  void on_command(const RoomCommand& cmd);
+  void release(const Room& room);
 
   RoomsDeps d_;
   RoomsOptions options_;

@@ -172,8 +172,10 @@ Result<std::unique_ptr<App>> App::create(Config config) {
   p.video_service = std::make_unique<agents::VideoService>(std::move(vd));
   s.video_service = p.video_service.get();
 
-  // Live sessions: token keys in the data directory (0600), rooms, self-hosted metering.
-  auto keys = TokenKeyring::open(p.config.data_dir + "/runtime-token-keys.json");
+  // Live sessions: token keys (in the database in cluster mode, else in the data directory, 0600),
+  // rooms, self-hosted metering.
+  if (!p.stores.secrets) p.stores.secrets = make_file_secret_store(p.config.data_dir);
+  auto keys = TokenKeyring::open(*p.stores.secrets, *p.clock);
   if (!keys.ok()) return Status::Internal("runtime token keys: " + keys.status().message());
   p.token_keys = std::move(keys).value();
   s.token_keys = p.token_keys.get();
@@ -187,7 +189,7 @@ Result<std::unique_ptr<App>> App::create(Config config) {
   lo.max_sessions = p.config.max_live_sessions;
   lo.model_side = p.config.live_frame_side;
   lo.jpeg_quality = p.config.live_jpeg_quality;
-  live::RoomsDeps ld{p.clock, s.agents, s.files, s.blobs, s.ledger, s.speech};
+  live::RoomsDeps ld{p.clock, s.agents, s.files, s.blobs, s.ledger, s.speech, p.stores.rooms.get()};
   p.rooms = std::make_unique<live::Rooms>(ld, lo);
   // Every session converses: the operator's language model when configured, else the built-in
   // responder (docs/conversation.md).
@@ -293,6 +295,15 @@ int App::run() {
       p.config.public_url =
           p.config.public_url.substr(0, p.config.public_url.size() - 1) + std::to_string(p.server->port());
     }
+  }
+  // Cluster: where other nodes relay viewers of this node's rooms (a wildcard address names no
+  // node: then --node-url is needed for relaying).
+  if (!p.config.node_url.empty()) {
+    p.rooms->set_node_url(p.config.node_url);
+  } else if (p.config.listen_host != "0.0.0.0" && p.config.listen_host != "::") {
+    bool v6 = p.config.listen_host.find(':') != std::string::npos;
+    p.rooms->set_node_url("http://" + (v6 ? "[" + p.config.listen_host + "]" : p.config.listen_host) + ":" +
+                          std::to_string(p.server->port()));
   }
   // Job workers start once public_url is final: it appears in webhook payloads.
   if (p.config.run_workers) p.jobs_runtime->start_workers();

@@ -42,6 +42,8 @@ Result<Stores> open_postgres(const std::string& url, Clock& clock) {
   s.webhooks = pg::make_webhook_store(d, clock);
   s.members = pg::make_member_store(d, clock);
   s.device_grants = pg::make_device_grant_store(d);
+  s.secrets = pg::make_secret_store(d);
+  s.rooms = pg::make_room_directory(d);
   return s;
 }
 
@@ -50,6 +52,7 @@ Result<Stores> open_postgres(const std::string& url, Clock& clock) {
 Stores::Stores() = default;
 Stores::~Stores() {
   job_listener_.reset();
+  rooms.reset();  // its threads read the database
   // Stores hold references to the database: drop them first.
   accounts.reset();
   ledger.reset();
@@ -60,6 +63,7 @@ Stores::~Stores() {
   webhooks.reset();
   members.reset();
   device_grants.reset();
+  secrets.reset();
 }
 Stores::Stores(Stores&&) noexcept = default;
 Stores& Stores::operator=(Stores&&) noexcept = default;
@@ -119,6 +123,7 @@ Result<Stores> open_stores(const std::string& database_url, Clock& clock) {
   s.webhooks = sqlite::make_webhook_store(d, clock);
   s.members = sqlite::make_member_store(d, clock);
   s.device_grants = sqlite::make_device_grant_store(d);
+  s.rooms = make_local_room_directory();
   return s;
 }
 

@@ -15,6 +15,8 @@
 #include "store/job_store.h"
 #include "store/ledger_store.h"
 #include "store/member_store.h"
+#include "store/room_directory.h"
+#include "store/secret_store.h"
 #include "store/voice_store.h"
 #include "store/webhook_store.h"
 #include "util/clock.h"
@@ -47,6 +49,11 @@ struct Stores {
   std::unique_ptr<WebhookStore> webhooks;
   std::unique_ptr<MemberStore> members;             // dashboard members and sessions
   std::unique_ptr<DeviceGrantStore> device_grants;  // CLI sign-ins in flight
+  // Server secrets shared by every node (PostgreSQL); null on SQLite, where the node keeps its
+  // own in the data directory (make_file_secret_store).
+  std::unique_ptr<SecretStore> secrets;
+  // Which node runs which live room (a single node owns them all on SQLite).
+  std::unique_ptr<RoomDirectory> rooms;
 
   // Calls `wake` whenever a job is enqueued on any node (PostgreSQL LISTEN/NOTIFY, from a listener
   // thread). A wake-up only: workers still poll. No-op on SQLite, where one process owns the queue.

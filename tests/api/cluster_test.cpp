@@ -8,6 +8,7 @@
 #include "fixtures/fixture.h"
 #include "store/postgres/test_postgres.h"
 #include "support/test_server.h"
+#include "support/ws_client.h"
 
 namespace imago::testing {
 namespace {
@@ -96,6 +97,236 @@ TEST(Cluster, JobEnqueuedOnOneNodeRunsOnTheOther) {
   auto agent = c.a->get("/v1/agent/" + code, acct.api_secret);
   ASSERT_EQ(agent.status, 200) << agent.body;
   EXPECT_EQ(balance_of(*c.a, acct.api_secret), balance_of(*c.b, acct.api_secret));
+}
+
+HttpResponse heartbeat(const TestServer& s, const std::string& token) {
+  HttpRequestOptions o;
+  o.headers["Authorization"] = "Bearer " + token;
+  return s.request("POST", "/v1/runtime/heartbeat", "", "", o);
+}
+
+std::string runtime_token(const TestServer& s, const std::string& secret) {
+  auto r = s.post("/v1/runtime-tokens/request", "", secret);
+  EXPECT_EQ(r.status, 200) << r.body;
+  return str(r.json().at("data"), "token");
+}
+
+std::string ready_agent(const TestServer& s, const std::string& secret) {
+  auto r = s.post("/v1/agent/generate", R"({"prompt":"A friendly guide.","aspect_ratio":"1:1"})", secret);
+  EXPECT_EQ(r.status, 200) << r.body;
+  std::string code = str(r.json(), "agent_id");
+  EXPECT_TRUE(eventually(
+      [&] { return str(s.get("/v1/agent/" + code, secret).json().at("data"), "status") == "ready"; }, 120));
+  return code;
+}
+
+TEST(Cluster, RuntimeTokensSignedOnOneNodeVerifyOnTheOther) {
+  REQUIRE_POSTGRES();
+  Cluster c;
+  auto acct = c.a->create_account("pro", 1000);
+  // One signing key, created by whichever node started first and kept in the database.
+  std::string t = runtime_token(*c.a, acct.api_secret);
+  auto hb = heartbeat(*c.b, t);
+  ASSERT_EQ(hb.status, 200) << hb.body;
+  // ... and B's renewed token works on A.
+  EXPECT_EQ(heartbeat(*c.a, str(hb.json().at("data"), "token")).status, 200);
+
+  // A room join on B with A's token.
+  std::string code = ready_agent(*c.a, acct.api_secret);
+  WsClient::Options o;
+  o.bearer = runtime_token(*c.a, acct.api_secret);
+  int status = 0;
+  std::string body;
+  auto ws = WsClient::connect(c.b->port(), "/v1/runtime/rooms/r1?agent_code=" + code, o, &status, &body);
+  ASSERT_TRUE(ws) << status << " " << body;
+  EXPECT_TRUE(ws->read_event("session.started"));
+  ws.reset();
+
+  // A rotation on A reaches B: B verifies A's new key at once and keeps the old one verify-only.
+  ASSERT_EQ(c.a->admin("POST", "/admin/v1/runtime-token-keys/rotate").status, 200);
+  std::string t2 = runtime_token(*c.a, acct.api_secret);
+  EXPECT_EQ(heartbeat(*c.b, t2).status, 200);
+  EXPECT_EQ(heartbeat(*c.b, t).status, 200);
+  // A second rotation, on B, retires the first key on A as well (A re-reads the keys when a token
+  // names a key it does not know; the first key is then gone).
+  ASSERT_EQ(c.b->admin("POST", "/admin/v1/runtime-token-keys/rotate").status, 200);
+  std::string t3 = runtime_token(*c.b, acct.api_secret);
+  EXPECT_EQ(heartbeat(*c.a, t3).status, 200);
+  EXPECT_EQ(heartbeat(*c.a, t).status, 401);
+  EXPECT_EQ(heartbeat(*c.a, t2).status, 200);
+}
+
+TEST(Cluster, RestCommandsOnOneNodeReachARoomRunningOnTheOther) {
+  REQUIRE_POSTGRES();
+  Cluster c;
+  auto acct = c.a->create_account("pro", 1000);
+  std::string code = ready_agent(*c.a, acct.api_secret);
+  WsClient::Options o;
+  o.bearer = runtime_token(*c.b, acct.api_secret);
+  int status = 0;
+  std::string body;
+  auto ws = WsClient::connect(c.b->port(), "/v1/runtime/rooms/lobby?agent_code=" + code, o, &status, &body);
+  ASSERT_TRUE(ws) << status << " " << body;
+  ASSERT_TRUE(ws->read_event("session.started"));
+
+  // speak through A: the room runs on B, and counts once.
+  auto r = c.a->post("/v1/agent/" + code + "/speak", R"({"message":"Hello from the other node."})",
+                     acct.api_secret);
+  ASSERT_EQ(r.status, 200) << r.body;
+  EXPECT_EQ(r.json().at("delivered_to_rooms").as_int64(), 1);
+  auto started = ws->read_event("speech.started");
+  ASSERT_TRUE(started);
+  EXPECT_EQ(json::parse(started->data).at("text").as_string(), "Hello from the other node.");
+
+  // interrupt through A (by room id).
+  r = c.a->post("/v1/rooms/lobby/interrupt", "", acct.api_secret);
+  ASSERT_EQ(r.status, 200) << r.body;
+  auto finished = ws->read_event("playback_finished");
+  ASSERT_TRUE(finished);
+  EXPECT_TRUE(json::parse(finished->data).at("interrupted").as_bool());
+
+  // add-context through A reaches B's room.
+  r = c.a->post("/v1/agent/" + code + "/add-context",
+                R"({"context":"The shop opens at nine.","room_id":"lobby"})", acct.api_secret);
+  ASSERT_EQ(r.status, 200) << r.body;
+  EXPECT_EQ(r.json().at("delivered_to_rooms").as_int64(), 1);
+  EXPECT_TRUE(eventually(
+      [&] {
+        auto room = c.b->get("/v1/rooms/lobby", acct.api_secret);
+        return room.status == 200 && room.json().at("data").at("context_items").as_int64() == 1;
+      },
+      10));
+
+  // trigger-dynamics through A: checked on A (a gesture the model lacks is a 400), played on B.
+  r = c.a->post("/v1/agent/" + code + "/trigger-dynamics", R"({"action":"no_such_gesture"})",
+                acct.api_secret);
+  EXPECT_EQ(r.status, 400) << r.body;
+  r = c.a->post("/v1/agent/" + code + "/trigger-dynamics", R"({"action":"mini_wave_hello"})",
+                acct.api_secret);
+  ASSERT_EQ(r.status, 200) << r.body;
+  EXPECT_EQ(r.json().at("delivered_to_rooms").as_int64(), 1);
+  EXPECT_TRUE(ws->read_event("dynamics.triggered"));
+
+  // A room that runs nowhere is still a 404.
+  r = c.a->post("/v1/agent/" + code + "/speak", R"({"message":"x","room_id":"elsewhere"})", acct.api_secret);
+  EXPECT_EQ(r.status, 404);
+  // The room ends on B (DELETE through B): its lease goes, and A no longer finds it.
+  ws.reset();
+  ASSERT_EQ(c.b->del("/v1/rooms/lobby", acct.api_secret).status, 200);
+  EXPECT_TRUE(eventually(
+      [&] {
+        return c.a->post("/v1/agent/" + code + "/speak", R"({"message":"x"})", acct.api_secret).status == 404;
+      },
+      10));
+}
+
+TEST(Cluster, AViewerOnTheOtherNodeJoinsTheRunningSessionThroughARelay) {
+  REQUIRE_POSTGRES();
+  Cluster c;
+  auto acct = c.a->create_account("pro", 1000);
+  std::string code = ready_agent(*c.a, acct.api_secret);
+  const std::string target = "/v1/runtime/rooms/lobby?agent_code=" + code;
+  WsClient::Options o;
+  o.bearer = runtime_token(*c.b, acct.api_secret);
+  int status = 0;
+  std::string body;
+  auto on_b = WsClient::connect(c.b->port(), target, o, &status, &body);
+  ASSERT_TRUE(on_b) << status << " " << body;
+  auto started_b = on_b->read_event("session.started");
+  ASSERT_TRUE(started_b);
+
+  // Through A, with the subprotocol form of the token: the same session, rendered by B.
+  o.bearer = runtime_token(*c.a, acct.api_secret);
+  o.via_subprotocol = true;
+  std::string proto;
+  auto on_a = WsClient::connect(c.a->port(), target, o, &status, &body, &proto);
+  ASSERT_TRUE(on_a) << status << " " << body;
+  EXPECT_EQ(proto, "imago.v1");
+  auto started_a = on_a->read_event("session.started");
+  ASSERT_TRUE(started_a);
+  EXPECT_EQ(json::parse(started_a->data).at("session_id"), json::parse(started_b->data).at("session_id"));
+  // Frames reach the relayed viewer.
+  int frames = 0;
+  for (int i = 0; i < 200 && frames < 5; ++i) {
+    auto m = on_a->read(5000);
+    ASSERT_TRUE(m);
+    frames += m->text ? 0 : 1;
+  }
+  EXPECT_EQ(frames, 5);
+  // B's room has both viewers; A runs no room of its own.
+  auto room = c.b->get("/v1/rooms/lobby", acct.api_secret);
+  ASSERT_EQ(room.status, 200) << room.body;
+  EXPECT_EQ(room.json().at("data").at("viewers").as_int64(), 2);
+  EXPECT_EQ(c.a->get("/v1/rooms/lobby", acct.api_secret).status, 404);
+
+  // The relayed viewer's control messages reach the owner: a speak typed through A is heard by both.
+  ASSERT_TRUE(on_a->send_text(R"({"type":"speak","text":"Relayed through the other node."})"));
+  for (auto* ws : {on_a.get(), on_b.get()}) {
+    auto started = ws->read_event("speech.started");
+    ASSERT_TRUE(started);
+    EXPECT_EQ(json::parse(started->data).at("text").as_string(), "Relayed through the other node.");
+  }
+
+  // The relayed viewer leaves: B counts one viewer again. The session ends on B: the relayed
+  // viewer is told and closed too.
+  on_a->close();
+  EXPECT_TRUE(eventually(
+      [&] {
+        return c.b->get("/v1/rooms/lobby", acct.api_secret).json().at("data").at("viewers").as_int64() == 1;
+      },
+      10));
+  auto again = WsClient::connect(c.a->port(), target, o, &status, &body);
+  ASSERT_TRUE(again) << status << " " << body;
+  ASSERT_TRUE(again->read_event("session.started"));
+  ASSERT_EQ(c.b->del("/v1/rooms/lobby", acct.api_secret).status, 200);
+  auto ended = again->read_event("session.ended");
+  ASSERT_TRUE(ended);
+  EXPECT_EQ(json::parse(ended->data).at("reason").as_string(), "terminated");
+  EXPECT_TRUE(eventually([&] { return again->closed(); }, 10));
+}
+
+// kill -9 of the node running a job: another node re-claims it once the lease expires, and the job
+// finishes with one charge. Every process here is a TestServer (SIGTERM then SIGKILL by pid, with
+// bounded waits, in its destructor, and PR_SET_PDEATHSIG) on the run's shared PostgreSQL.
+TEST(Cluster, KillNineOfTheRunningNodeLetsAnotherNodeReclaimTheJob) {
+  REQUIRE_POSTGRES();
+  FixtureServer fx;
+  pg::TestDatabase db;
+  std::map<std::string, std::string> env = {{"IMAGO_JOB_LEASE_MS", "1500"}};
+  // Only A runs jobs at first, so the job is A's.
+  auto a = std::make_unique<TestServer>(std::vector<std::string>{"--database", db.url()}, env);
+  auto acct = a->create_account("enterprise", 1000);
+  // A video input makes the build scan many frames: long enough to be killed in the middle.
+  std::string video = read_file("/usr/share/doc/opencv-doc/examples/data/Megamind.avi");
+  ASSERT_FALSE(video.empty());
+  auto r = a->post("/v1/agent/generate",
+                   json::serialize(json::object{{"video", fx.put_file("m.avi", video)}}), acct.api_secret);
+  ASSERT_EQ(r.status, 200) << r.body;
+  std::string code = str(r.json(), "agent_id");
+  std::string status_at_kill;
+  ASSERT_TRUE(eventually(
+      [&] {
+        status_at_kill = str(a->get("/v1/agent/status/" + code, acct.api_secret).json().at("data"), "status");
+        return status_at_kill != "processing";
+      },
+      30));
+  a->kill9();
+  ASSERT_TRUE(status_at_kill == "generating" || status_at_kill == "completed")
+      << "killed too late: " << status_at_kill;
+
+  // B, a different node on the same database, takes the job over after the lease.
+  TestServer b({"--database", db.url()}, env);
+  auto final_status = wait_agent(b, acct.api_secret, code, 120);
+  ASSERT_EQ(str(final_status, "status"), "ready") << json::serialize(final_status);
+  EXPECT_EQ(balance_of(b, acct.api_secret), 750);
+  int charges = 0, refunds = 0;
+  json::value usage = b.get("/v1/usage", acct.api_secret).json();
+  for (const auto& e : usage.at("data").as_array()) {
+    if (str(e, "kind") == "charge") ++charges;
+    if (str(e, "kind") == "refund") ++refunds;
+  }
+  EXPECT_EQ(charges, 1);
+  EXPECT_EQ(refunds, 0);
 }
 
 }  // namespace

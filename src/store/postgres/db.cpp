@@ -342,7 +342,6 @@ Listener::~Listener() {
 
 void Listener::run() {
   State& s = *st_;
-  bool first = true;
   while (!s.stop) {
     PGconn* c = PQconnectdb(s.url.c_str());
     bool ok = c && PQstatus(c) == CONNECTION_OK;
@@ -354,11 +353,11 @@ void Listener::run() {
       ok = r && PQresultStatus(r) == PGRES_COMMAND_OK;
       PQclear(r);
     }
-    if (ok && !first) {
-      // Anything sent while we were away is lost: tell the owner to look once.
+    if (ok) {
+      // Anything sent before LISTEN took effect (at start, or while we were away) is lost: tell the
+      // owner to look once.
       for (const auto& ch : s.channels) s.cb(ch, "");
     }
-    first = false;
     while (ok && !s.stop) {
       pollfd fds[2] = {{PQsocket(c), POLLIN, 0}, {s.wake_pipe[0], POLLIN, 0}};
       int n = ::poll(fds, s.wake_pipe[0] >= 0 ? 2 : 1, 1000);

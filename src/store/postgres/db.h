@@ -209,8 +209,9 @@ class Db {
 };
 
 // A dedicated connection that LISTENs on channels and calls `on_notify(channel, payload)` from its
-// own thread. It reconnects after a failure and then calls on_notify(channel, "") once per channel,
-// because notifications sent while it was away are lost (they are wake-ups, never the data itself).
+// own thread. Once LISTEN is in effect (at start and after every reconnect) it calls
+// on_notify(channel, "") once per channel, because notifications sent before that are lost (they
+// are wake-ups, never the data itself).
 class Listener {
  public:
   using Callback = std::function<void(const std::string& channel, const std::string& payload)>;

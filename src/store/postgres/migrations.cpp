@@ -258,6 +258,31 @@ CREATE TABLE cluster_secrets (
   created_at BIGINT NOT NULL
 );
 )sql"},
+      {510, "cluster: room leases and room commands", R"sql(
+-- Which node runs which live room: a lease the owner renews (database clock, microseconds). Logged
+-- (unlike the rate limits): a database crash must not make every node think it lost its rooms.
+CREATE TABLE room_leases (
+  account_id  TEXT NOT NULL,
+  room_id     TEXT NOT NULL,
+  agent_code  TEXT NOT NULL,
+  session_id  TEXT NOT NULL,
+  node_id     TEXT NOT NULL,
+  node_url    TEXT NOT NULL,  -- where other nodes relay viewers to (--node-url)
+  lease_until BIGINT NOT NULL,
+  PRIMARY KEY (account_id, room_id)
+);
+CREATE INDEX room_leases_by_node ON room_leases(node_id);
+-- Commands for rooms on another node; pg_notify carries only the id, the row is the command.
+CREATE TABLE room_commands (
+  id         BIGSERIAL PRIMARY KEY,
+  node_id    TEXT NOT NULL,
+  session_id TEXT NOT NULL,
+  kind       TEXT NOT NULL,
+  text       TEXT NOT NULL,
+  created_at BIGINT NOT NULL
+);
+CREATE INDEX room_commands_by_node ON room_commands(node_id, id);
+)sql"},
   };
 }
 

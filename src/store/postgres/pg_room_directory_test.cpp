@@ -1,0 +1,145 @@
+// Two "nodes" (two directories, two pools) on one database: room leases and command delivery.
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <mutex>
+#include <thread>
+
+#include "store/postgres/pg_stores.h"
+#include "store/postgres/test_db.h"
+
+namespace imago {
+namespace {
+
+// What a node's handlers saw.
+struct Seen {
+  std::mutex mu;
+  std::vector<RoomCommand> commands;
+  std::vector<std::string> lost;
+  RoomDirectoryHandlers handlers() {
+    RoomDirectoryHandlers h;
+    h.command = [this](const RoomCommand& c) {
+      std::lock_guard lock(mu);
+      commands.push_back(c);
+    };
+    h.lease_lost = [this](const std::string& s) {
+      std::lock_guard lock(mu);
+      lost.push_back(s);
+    };
+    return h;
+  }
+  size_t count() {
+    std::lock_guard lock(mu);
+    return commands.size();
+  }
+};
+
+bool wait_for(const std::function<bool()>& f, int ms = 5000) {
+  for (int i = 0; i < ms / 20; ++i) {
+    if (f()) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  return f();
+}
+
+TEST(PgRoomDirectory, OneOwnerPerRoomAndCommandsReachIt) {
+  pg::TestDb t;
+  auto db_b = pg::Db::open(t.url(), 4);
+  ASSERT_TRUE(db_b.ok());
+  // A long poll interval: delivery within it proves the NOTIFY wake-up.
+  pg::RoomDirectoryOptions o;
+  o.poll_us = 30'000'000;
+  auto a = pg::make_room_directory(t.db(), o);
+  auto b = pg::make_room_directory(**db_b, o);
+  Seen seen_a, seen_b;
+  a->start(seen_a.handlers());
+  b->start(seen_b.handlers());
+  ASSERT_NE(a->node_id(), b->node_id());
+
+  RoomLease lobby{"acct_1", "lobby", "A12BCD3456", "ses_b1"};
+  ASSERT_TRUE(*b->claim(lobby));
+  // A cannot take a room B holds.
+  RoomLease stolen = lobby;
+  stolen.session_id = "ses_a1";
+  EXPECT_FALSE(*a->claim(stolen));
+  // Only B's room, seen from A; B has none elsewhere.
+  auto remote = a->remote_rooms("acct_1", std::string("A12BCD3456"), std::nullopt);
+  ASSERT_TRUE(remote.ok());
+  ASSERT_EQ(remote->size(), 1u);
+  EXPECT_EQ((*remote)[0].session_id, "ses_b1");
+  EXPECT_EQ((*remote)[0].node_id, b->node_id());
+  EXPECT_TRUE(b->remote_rooms("acct_1", std::nullopt, std::nullopt)->empty());
+  EXPECT_TRUE(a->remote_rooms("acct_2", std::nullopt, std::nullopt)->empty());
+  EXPECT_TRUE(a->remote_rooms("acct_1", std::string("Z99ZZZ9999"), std::nullopt)->empty());
+  EXPECT_TRUE(a->remote_rooms("acct_1", std::nullopt, std::string("other"))->empty());
+
+  // Commands sent from A arrive at B, in order, and not at A.
+  ASSERT_TRUE(a->send(*remote, "speak", "one").ok());
+  ASSERT_TRUE(a->send(*remote, "add_context", "two").ok());
+  ASSERT_TRUE(wait_for([&] { return seen_b.count() == 2; }));
+  {
+    std::lock_guard lock(seen_b.mu);
+    EXPECT_EQ(seen_b.commands[0].kind, "speak");
+    EXPECT_EQ(seen_b.commands[0].text, "one");
+    EXPECT_EQ(seen_b.commands[0].session_id, "ses_b1");
+    EXPECT_EQ(seen_b.commands[1].kind, "add_context");
+    EXPECT_LT(seen_b.commands[0].id, seen_b.commands[1].id);
+  }
+  EXPECT_EQ(seen_a.count(), 0u);
+
+  // Released: the room is free for A.
+  b->release(lobby);
+  EXPECT_TRUE(a->remote_rooms("acct_1", std::nullopt, std::nullopt)->empty());
+  EXPECT_TRUE(*a->claim(stolen));
+  a->stop();
+  b->stop();
+}
+
+TEST(PgRoomDirectory, AnExpiredLeaseIsTakenOverAndItsOwnerToldSo) {
+  pg::TestDb t;
+  auto db_b = pg::Db::open(t.url(), 4);
+  ASSERT_TRUE(db_b.ok());
+  pg::RoomDirectoryOptions quick;
+  quick.lease_us = 300'000;
+  quick.renew_us = 100'000;
+  quick.poll_us = 50'000;
+  pg::RoomDirectoryOptions slow = quick;
+  slow.renew_us = 1'500'000;  // "B" renews too late (a node cut off from the database for a while)
+  auto a = pg::make_room_directory(t.db(), quick);
+  auto b = pg::make_room_directory(**db_b, slow);
+  Seen seen_a, seen_b;
+  a->start(seen_a.handlers());
+  b->start(seen_b.handlers());
+  RoomLease mine{"acct_1", "lobby", "A12BCD3456", "ses_b1"};
+  ASSERT_TRUE(*b->claim(mine));
+  // A renews its own lease: it outlives many lease periods.
+  RoomLease a_room{"acct_1", "hall", "A12BCD3456", "ses_a1"};
+  ASSERT_TRUE(*a->claim(a_room));
+  std::this_thread::sleep_for(std::chrono::milliseconds(700));
+  EXPECT_EQ(b->remote_rooms("acct_1", std::nullopt, std::string("hall"))->size(), 1u);
+  // B's lease has expired: it no longer counts, and A may take the room.
+  EXPECT_TRUE(a->remote_rooms("acct_1", std::nullopt, std::string("lobby"))->empty());
+  RoomLease taken = mine;
+  taken.session_id = "ses_a2";
+  ASSERT_TRUE(*a->claim(taken));
+  // B learns at its next renewal that the room is no longer its own; A keeps both of its rooms.
+  ASSERT_TRUE(wait_for([&] {
+    std::lock_guard lock(seen_b.mu);
+    return !seen_b.lost.empty();
+  }));
+  {
+    std::lock_guard lock(seen_b.mu);
+    EXPECT_EQ(seen_b.lost, std::vector<std::string>{"ses_b1"});
+  }
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  {
+    std::lock_guard lock(seen_a.mu);
+    EXPECT_TRUE(seen_a.lost.empty());
+  }
+  EXPECT_EQ(b->remote_rooms("acct_1", std::nullopt, std::nullopt)->size(), 2u);
+  a->stop();
+  b->stop();
+}
+
+}  // namespace
+}  // namespace imago
