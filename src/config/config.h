@@ -14,7 +14,10 @@ struct Config {
   std::string listen_host = "127.0.0.1";
   int listen_port = 8080;
   std::string data_dir = "var";
-  std::string public_url;                    // default: http://<listen>; base of absolute URLs handed out
+  std::string public_url;     // default: http://<listen>; base of absolute URLs handed out
+  std::string tls_cert_file;  // PEM chain; with tls_key_file the port speaks HTTPS/WSS only
+  std::string tls_key_file;
+  int tls_handshake_timeout_s = 10;
   int io_threads = 0;                        // 0: one per core
   int worker_threads = 16;                   // blocking handler pool (database, synthesis waits)
   std::string database_url;                  // default: sqlite:<data_dir>/imago.db
@@ -32,6 +35,7 @@ struct Config {
   int cpu_queue = 32;                // ... queued beyond this: 503 with Retry-After
   int outbound_threads = 8;          // handlers that wait for other hosts (URL uploads, webhook tests)
   int outbound_queue = 64;
+  int outbound_per_account = 0;  // outbound requests of one account at once; 0: a quarter of the threads
   int shutdown_grace_s = 20;
   bool bootstrap_account = true;     // create and print a first account on an empty database
   int failed_auth_limit = 30;        // SPEC 8.3: failed authentications per minute per client IP
