@@ -204,6 +204,16 @@ int capacity(int n, int seconds, int core) {
       "  imagod CPU: %.3f cores (idle %.3f); %.4f cores per session -> %.1f sessions per fully available "
       "core\n",
       used, idle_cores, per_session, per_session > 0 ? 1.0 / per_session : 0.0);
+  // When the core was not ours alone, rooms drop pictures (never audio): scale the CPU per session
+  // to 25 video fps (conservative: audio and speech do not grow with the frame rate).
+  const double video_fps = pct(fps, 0.5);
+  if (video_fps > 0) {
+    const double at25 = per_session * 25.0 / video_fps;
+    std::printf(
+        "  %.2f ms of imagod CPU per delivered video frame (all costs included); at 25 fps: %.4f cores "
+        "per session -> %.1f sessions per core\n",
+        1000.0 * (used - idle_cores) / (video_fps * n), at25, at25 > 0 ? 1.0 / at25 : 0.0);
+  }
   std::printf("  imagod RSS: %.1f MB idle, %.1f MB with %d rooms -> %.1f MB per session\n", idle_rss, rss, n,
               (rss - idle_rss) / n);
   return 0;
