@@ -68,7 +68,7 @@ struct Config {
   int live_left_s = 60;            // ends a session after its last viewer left
   int live_idle_s = 120;           // ends a session without speech or keep-alive
   int live_max_duration_s = 3600;  // longest session
-  int max_live_sessions = 0;       // 0: kLiveSessionsPerCore x cores (measured, bench/live)
+  int max_live_sessions = 0;       // 0: kLiveSessionsPerCore x cores (measured, live_ws_bench)
   int live_frame_side = 512;       // longest side of rendered live frames, px
   int live_jpeg_quality = 75;
 
@@ -79,7 +79,9 @@ struct Config {
   bool llm_allow_private = false;  // the endpoint may be on a private or loopback address
 };
 
-// Measured concurrent 25 fps sessions per core at 512x512 with JPEG (bench/live, docs/live-protocol.md).
+// Concurrent 25 fps sessions per core at 512x512 with JPEG encoding and WebSocket sending, from
+// `live_ws_bench capacity` (bench/live_ws_bench.cpp): about 0.105 cores per session, so 9-10 per
+// idle core; 8 keeps some headroom for synthesis bursts (figures: docs/live-protocol.md "Performance").
 inline constexpr int kLiveSessionsPerCore = 8;
 
 // Parses argv (after the subcommand) and IMAGO_* variables into `cfg`. Returns kInvalidArgument
