@@ -228,11 +228,14 @@ Result<VideoJob> VideoService::get(const std::string& account, const std::string
 
 Result<VideoJob> VideoService::wait(const std::string& account, const std::string& job_id,
                                     int64_t timeout_ms) {
-  auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
+  // On the injected clock's monotonic time, so tests drive the wait without sleeping.
+  const int64_t until_us = d_.clock->monotonic_us() + timeout_ms * 1000;
+  Interrupt never;  // the request waits out its timeout (it ends with the job or the deadline)
   while (true) {
     auto v = get(account, job_id);
-    if (!v.ok() || v->status != "processing" || std::chrono::steady_clock::now() >= until) return v;
-    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    if (!v.ok() || v->status != "processing" || d_.clock->monotonic_us() >= until_us) return v;
+    const int64_t left_us = std::max<int64_t>(0, until_us - d_.clock->monotonic_us());
+    (void)d_.clock->wait_for(std::min<int64_t>(200'000, left_us), never);
   }
 }
 

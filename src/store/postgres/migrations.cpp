@@ -178,6 +178,13 @@ CREATE INDEX jobs_account_claims ON jobs(account_id, lane, claim_seq);
       {2, "account storage quota", "ALTER TABLE accounts ADD COLUMN limit_storage BIGINT;"},
       {203, "files_by_account", "CREATE INDEX files_by_account ON files(account_id);"},
       {204, "agent_voice", "ALTER TABLE agents ADD COLUMN voice TEXT NOT NULL DEFAULT '{}';"},
+      // Agent codes are a namespace per account: the key becomes (account_id, code), so two
+      // accounts may each have `my-bot`; every existing row keeps its code.
+      {205, "agent_codes_per_account", R"sql(
+ALTER TABLE agents DROP CONSTRAINT agents_pkey;
+ALTER TABLE agents ADD PRIMARY KEY (account_id, code);
+CREATE INDEX files_by_account_agent ON files(account_id, agent_code);
+)sql"},
       // 600-: dashboard members, their sessions and CLI device grants (SQLite: 500).
       {600, "members, dashboard sessions, device grants", R"sql(
 CREATE TABLE members (
