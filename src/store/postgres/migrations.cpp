@@ -185,6 +185,11 @@ ALTER TABLE agents DROP CONSTRAINT agents_pkey;
 ALTER TABLE agents ADD PRIMARY KEY (account_id, code);
 CREATE INDEX files_by_account_agent ON files(account_id, agent_code);
 )sql"},
+      {210, "job_fair_claim_indexes", R"sql(
+CREATE INDEX jobs_fair_claim ON jobs(lane, state, account_id, run_at, created_at) INCLUDE (kind);
+CREATE INDEX jobs_running ON jobs(account_id, lane, kind, lease_until) WHERE state = 'running';
+CREATE INDEX jobs_leases ON jobs(lane, lease_until) WHERE state = 'running';
+)sql"},
       // 600-: dashboard members, their sessions and CLI device grants (SQLite: 500).
       {600, "members, dashboard sessions, device grants", R"sql(
 CREATE TABLE members (

@@ -134,6 +134,12 @@ std::vector<Migration> agent_migrations() {
        " WHERE idempotency_key IS NOT NULL;"
        // An agent's files and jobs are found by (account_id, code) from now on.
        "CREATE INDEX files_by_account_agent ON files(account_id, agent_code);"},
+      {210, "job_fair_claim_indexes",
+       // The claim walks accounts with queued work (a loose scan of jobs_fair_claim) and counts
+       // running jobs through the small partial index, so its cost does not grow with the queue.
+       "CREATE INDEX jobs_fair_claim ON jobs(lane, state, account_id, run_at, created_at);"
+       "CREATE INDEX jobs_running ON jobs(account_id, lane, kind, lease_until) WHERE state = 'running';"
+       "CREATE INDEX jobs_leases ON jobs(lane, lease_until) WHERE state = 'running';"},
   };
 }
 
