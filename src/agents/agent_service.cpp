@@ -85,10 +85,10 @@ Status AgentService::check_quota(const std::string& account_id, int64_t adding, 
   return check_storage_quota(*used, std::max<int64_t>(adding, 1), quota);
 }
 
-Result<std::string> AgentService::new_code() {
+Result<std::string> AgentService::new_code(const std::string& account_id) {
   for (int i = 0; i < 8; ++i) {
     std::string code = generate_code();
-    auto taken = d_.agents->code_taken(code);
+    auto taken = d_.agents->code_taken(account_id, code);
     if (!taken.ok()) return taken.status();
     if (!*taken) return code;
   }
@@ -176,7 +176,7 @@ Result<Generated> AgentService::generate(const std::string& account, const Gener
   if (r.agent_id) {
     a.code = *r.agent_id;
   } else {
-    auto code = new_code();
+    auto code = new_code(account);
     if (!code.ok()) return code.status();
     a.code = *code;
   }
@@ -202,7 +202,7 @@ Result<Generated> AgentService::generate(const std::string& account, const Gener
     f.mime = in.type.mime;
     f.ext = in.type.ext;
     f.size = static_cast<int64_t>(in.bytes.size());
-    f.blob_key = "agents/" + a.code + "/" + f.id + "." + f.ext;
+    f.blob_key = agent_blob_key(account, a.code, f.id, f.ext);
     f.created_at = d_.clock->now_s();
     if (Status st = d_.blobs->put(f.blob_key, in.bytes); !st.ok()) {
       cleanup();

@@ -94,7 +94,7 @@ class AgentService {
                                           const DynamicsUpdate& u);
 
  private:
-  Result<std::string> new_code();
+  Result<std::string> new_code(const std::string& account_id);
   // The work will keep `adding` bytes of inputs plus what it produces (a model, clips).
   Status check_quota(const std::string& account_id, int64_t adding, int64_t quota);
   void wake() {

@@ -114,6 +114,7 @@ class VideoServiceTest : public ::testing::Test {
     model.ext = "imx";
     model.size = 100;
     GenerationOutcome o;
+    o.account_id = acct;  // agent codes are per account
     o.code = g->agent_id;
     o.lease = {(*job)->id, "w"};
     o.success = true;

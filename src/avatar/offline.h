@@ -1,4 +1,5 @@
-// Offline rendering of a model to an MP4 file (imagod render, gesture clips). Private.
+// Offline rendering of a model to an MP4 file (gesture clips, and `imagod render` in
+// src/main/avatar_commands.cpp, its one user outside src/avatar/).
 #pragma once
 #include <optional>
 #include <string>

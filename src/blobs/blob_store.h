@@ -1,5 +1,5 @@
 // Blob storage for uploads, agent inputs, .imx models and gesture clips. Keys are relative paths
-// of safe characters ("agents/A12BCD3456/model.imx"); the filesystem implementation keeps them
+// of safe characters ("agents/acct_x/A12BCD3456/file_y.imx"); the filesystem implementation keeps them
 // under <data_dir>/blobs, a PostgreSQL implementation (cluster mode) will keep them in the database.
 #pragma once
 #include <memory>

@@ -35,7 +35,7 @@ Result<FileRecord> store_artifact(const Services& d, const AgentRecord& a, std::
   f.mime = std::move(mime);
   f.ext = std::move(ext);
   f.size = static_cast<int64_t>(bytes.size());
-  f.blob_key = "agents/" + a.code + "/" + f.id + "." + f.ext;
+  f.blob_key = agent_blob_key(a.account_id, a.code, f.id, f.ext);
   f.created_at = d.clock->now_s();
   Status s = d.blobs->put(f.blob_key, bytes);
   if (!s.ok()) return s;
@@ -92,6 +92,7 @@ void AgentGenerationHandler::fail(JobContext& ctx, const AgentRecord* agent, con
   delete_written(d_, written);
   const Job& job = ctx.job();
   GenerationOutcome o;
+  o.account_id = job.account_id;
   o.code = job.subject;
   o.lease = ctx.lease();
   o.success = false;
@@ -114,22 +115,23 @@ void AgentGenerationHandler::fail(JobContext& ctx, const AgentRecord* agent, con
 
 void AgentGenerationHandler::give_up(JobContext& ctx, const std::string& reason) {
   std::vector<std::string> none;
-  auto a = d_.agents->get_by_code(ctx.job().subject);
+  auto a = d_.agents->get(ctx.job().account_id, ctx.job().subject);
   fail(ctx, a.ok() ? &a.value() : nullptr, reason, none);
 }
 
 JobStep AgentGenerationHandler::run(JobContext& ctx) {
   const Job& job = ctx.job();
-  auto got = d_.agents->get_by_code(job.subject);
+  auto got = d_.agents->get(job.account_id, job.subject);
   if (!got.ok()) return subject_unavailable(d_, ctx, got.status(), "agent was deleted");
   const AgentRecord& a = *got;
   const JobLease lease = ctx.lease();
   auto progress = [&](const std::string& status, double p, const std::string& msg, const std::string& step) {
-    auto r = d_.agents->set_progress(a.code, lease, {status, p, msg, step});
+    auto r = d_.agents->set_progress(a.account_id, a.code, lease, {status, p, msg, step});
     if (r.ok() && !*r) ctx.mark_lost();
   };
   std::vector<std::string> written;
   GenerationOutcome out;
+  out.account_id = a.account_id;
   out.code = a.code;
   out.lease = lease;
 
@@ -287,6 +289,7 @@ void DynamicsHandler::fail(JobContext& ctx, const std::string& message, std::vec
   const Job& job = ctx.job();
   bool movements = job.kind == kJobDynamicsMovements;
   DynamicsOutcome o;
+  o.account_id = job.account_id;
   o.code = job.subject;
   o.lease = ctx.lease();
   o.success = false;
@@ -317,7 +320,7 @@ JobStep DynamicsHandler::run(JobContext& ctx) {
   const Job& job = ctx.job();
   const bool movements = job.kind == kJobDynamicsMovements;
   std::vector<std::string> written;
-  auto got = d_.agents->get_by_code(job.subject);
+  auto got = d_.agents->get(job.account_id, job.subject);
   if (!got.ok()) return subject_unavailable(d_, ctx, got.status(), "agent was deleted");
   const AgentRecord& a = *got;
   if (a.status == "failed") {
@@ -405,6 +408,7 @@ JobStep DynamicsHandler::run(JobContext& ctx) {
   } cleanup{tmp};
 
   DynamicsOutcome out;
+  out.account_id = a.account_id;
   out.code = a.code;
   out.lease = ctx.lease();
   out.movements_only = movements;

@@ -6,10 +6,10 @@
 #include "main/app.h"
 #include "main/migrate_command.h"
 #ifdef IMAGO_HAVE_AVATAR
-#include "avatar/cli.h"
+#include "main/avatar_commands.h"
 #endif
 #ifdef IMAGO_HAVE_JOBS
-#include "jobs/worker_command.h"
+#include "main/worker_command.h"
 #endif
 
 namespace {
@@ -42,11 +42,11 @@ int main(int argc, char** argv) {
   if (cmd == "admin") return imago::admin_main(sub_argc, sub_argv);
   if (cmd == "migrate") return imago::migrate_main(sub_argc, sub_argv);
 #ifdef IMAGO_HAVE_JOBS
-  if (cmd == "worker") return imago::jobs::worker_main(sub_argc, sub_argv);
+  if (cmd == "worker") return imago::worker_main(sub_argc, sub_argv);
 #endif
 #ifdef IMAGO_HAVE_AVATAR
-  if (cmd == "imx") return imago::avatar::imx_main(sub_argc, sub_argv);
-  if (cmd == "render") return imago::avatar::render_main(sub_argc, sub_argv);
+  if (cmd == "imx") return imago::imx_main(sub_argc, sub_argv);
+  if (cmd == "render") return imago::render_main(sub_argc, sub_argv);
 #endif
   if (cmd == "version" || cmd == "--version") {
     std::cout << "imagod 0.1.0\n";

@@ -15,6 +15,9 @@
 
 namespace imago {
 
+// Agent codes are a namespace per account: two accounts may each have an agent `my-bot`. An agent
+// is identified by (account_id, code) everywhere: its row, its jobs (account_id + subject), its
+// files (account_id + agent_code), its blobs, rooms and tokens.
 struct AgentRecord {
   std::string code;
   std::string account_id;
@@ -69,6 +72,7 @@ struct JobLease {
 };
 
 struct GenerationOutcome {
+  std::string account_id;
   std::string code;
   JobLease lease;
   bool success = false;
@@ -82,6 +86,7 @@ struct GenerationOutcome {
 };
 
 struct DynamicsOutcome {
+  std::string account_id;
   std::string code;
   JobLease lease;
   bool success = false;
@@ -103,8 +108,9 @@ class AgentStore {
   // Creates the agent with its inline input files, charges `charge` and enqueues `job`, all or
   // nothing, and returns its code. When the account already has an agent created with the same
   // idempotency key, nothing is written and that agent's code is returned with replayed = true
-  // (also when the code is the same custom code). kConflict when the code is taken (also by a
-  // concurrent create: never an internal error); kInsufficientFunds when the balance is short.
+  // (also when the code is the same custom code). kConflict when the account already has an agent
+  // with this code (also by a concurrent create: never an internal error); another account's agent
+  // with the same code is no conflict. kInsufficientFunds when the balance is short.
   struct Created {
     std::string code;
     bool replayed = false;
@@ -113,8 +119,8 @@ class AgentStore {
                                  const LedgerOp& charge, const NewJob& job) = 0;
   // kNotFound for a missing agent and for another account's (indistinguishable).
   virtual Result<AgentRecord> get(const std::string& account_id, const std::string& code) = 0;
-  virtual Result<AgentRecord> get_by_code(const std::string& code) = 0;
-  virtual Result<bool> code_taken(const std::string& code) = 0;
+  // Whether the account has an agent with this code (other accounts' agents do not count).
+  virtual Result<bool> code_taken(const std::string& account_id, const std::string& code) = 0;
   virtual Result<AgentPage> list(const std::string& account_id, const std::optional<std::string>& status,
                                  int limit, int offset) = 0;
   virtual Status update_prompt(const std::string& account_id, const std::string& code,
@@ -125,8 +131,8 @@ class AgentStore {
   virtual Status remove(const std::string& account_id, const std::string& code) = 0;
 
   // Written by the running generation job; false when its lease is gone (cancelled, re-claimed).
-  virtual Result<bool> set_progress(const std::string& code, const JobLease& lease,
-                                    const AgentProgress& p) = 0;
+  virtual Result<bool> set_progress(const std::string& account_id, const std::string& code,
+                                    const JobLease& lease, const AgentProgress& p) = 0;
   // Records the outcome exactly once: false (and nothing written) when the lease is gone.
   virtual Result<bool> finish_generation(const GenerationOutcome& o) = 0;
 

@@ -31,6 +31,13 @@ inline std::string file_url_path(const std::string& id, const std::string& ext) 
   return "/v1/files/" + id + (ext.empty() ? "" : "." + ext);
 }
 
+// Blob key of an agent's file: under its account, because agent codes are per account (blobs
+// written before per-account codes keep their "agents/{code}/..." key, which the file record holds).
+inline std::string agent_blob_key(const std::string& account_id, const std::string& code,
+                                  const std::string& id, const std::string& ext) {
+  return "agents/" + account_id + "/" + code + "/" + id + (ext.empty() ? "" : "." + ext);
+}
+
 class FileStore {
  public:
   virtual ~FileStore() = default;

@@ -1,5 +1,6 @@
 // Contract of AgentStore: creating an agent charges and enqueues all or nothing, a taken code is a
-// conflict (also under concurrent creates), an idempotency key replays, another account's agent is
+// conflict within the account (also under concurrent creates) and no conflict in another account
+// (codes are per account), an idempotency key replays, another account's agent is
 // indistinguishable from a missing one, and a job's outcome is recorded once under its lease.
 #include <atomic>
 #include <thread>
@@ -13,14 +14,15 @@ namespace {
 class AgentStoreContract : public StoreContract {
  protected:
   std::string account(int64_t credits) { return new_account(credits); }
-  Status create(const std::string& acct, const std::string& code) {
+  // The job id is "job_<code>", or "job_<code>_<acct>" with `per_account_job` (job ids are global).
+  Status create(const std::string& acct, const std::string& code, bool per_account_job = false) {
     AgentRecord a;
     a.code = code;
     a.account_id = acct;
     a.name = "Agent " + code;
     a.system_prompt = "hi";
     NewJob job;
-    job.id = "job_" + code;
+    job.id = "job_" + code + (per_account_job ? "_" + acct : "");
     job.kind = std::string(kJobAgentGenerate);
     job.account_id = acct;
     job.subject = code;
@@ -65,7 +67,7 @@ TEST_P(AgentStoreContract, AnIdempotencyKeyReplaysTheFirstAgent) {
   EXPECT_EQ(replay->code, "A66FFF6666");
   EXPECT_TRUE(replay->replayed);
   EXPECT_EQ(balance(acct), 750);
-  EXPECT_EQ(agents().get_by_code("A77GGG7777").status().code(), Code::kNotFound);
+  EXPECT_EQ(agents().get(acct, "A77GGG7777").status().code(), Code::kNotFound);
 }
 
 TEST_P(AgentStoreContract, InsufficientFundsCreatesNothing) {
@@ -73,7 +75,7 @@ TEST_P(AgentStoreContract, InsufficientFundsCreatesNothing) {
   auto s = create(acct, "A22BBB2222");
   EXPECT_EQ(s.code(), Code::kInsufficientFunds);
   EXPECT_EQ(balance(acct), 100);
-  EXPECT_EQ(agents().get_by_code("A22BBB2222").status().code(), Code::kNotFound);
+  EXPECT_EQ(agents().get(acct, "A22BBB2222").status().code(), Code::kNotFound);
   EXPECT_EQ(jobs().get("job_A22BBB2222").status().code(), Code::kNotFound);
 }
 
@@ -100,8 +102,9 @@ TEST_P(AgentStoreContract, FailureRefundsAndQueuesTheWebhookExactlyOnce) {
   auto job = jobs().claim(kLaneGenerate, "w1", 10'000'000);
   ASSERT_TRUE(job.ok() && job->has_value());
   JobLease lease{(*job)->id, "w1"};
-  EXPECT_TRUE(*agents().set_progress("A44DDD4444", lease, {"generating", 0.3, "Building", "face"}));
+  EXPECT_TRUE(*agents().set_progress(acct, "A44DDD4444", lease, {"generating", 0.3, "Building", "face"}));
   GenerationOutcome o;
+  o.account_id = acct;
   o.code = "A44DDD4444";
   o.lease = lease;
   o.success = false;
@@ -120,7 +123,7 @@ TEST_P(AgentStoreContract, FailureRefundsAndQueuesTheWebhookExactlyOnce) {
   ASSERT_EQ(deliveries->size(), 1u);
   EXPECT_EQ((*deliveries)[0].event_type, "agent.failed");
   EXPECT_NE((*deliveries)[0].payload.find("A44DDD4444"), std::string::npos);
-  EXPECT_FALSE(*agents().set_progress("A44DDD4444", lease, {"generating", 0.5, "late", "x"}));
+  EXPECT_FALSE(*agents().set_progress(acct, "A44DDD4444", lease, {"generating", 0.5, "late", "x"}));
 }
 
 TEST_P(AgentStoreContract, ListIsNewestFirstWithFilterAndTotal) {
@@ -259,6 +262,113 @@ TEST_P(AgentStoreContract, ANewerMovementsRegenerationReplacesAQueuedOne) {
     }
   }
   EXPECT_EQ(queued, 1);
+}
+
+// Codes are a namespace per account: the same code in two accounts is two independent agents.
+TEST_P(AgentStoreContract, TheSameCodeInTwoAccountsIsTwoAgents) {
+  auto a = account(1000), b = account(1000);
+  ASSERT_TRUE(create(a, "my-bot", true).ok());
+  EXPECT_TRUE(*agents().code_taken(a, "my-bot"));
+  EXPECT_FALSE(*agents().code_taken(b, "my-bot"));
+  ASSERT_TRUE(create(b, "my-bot", true).ok());  // no conflict: b's own agent
+  EXPECT_EQ(balance(a), 750);
+  EXPECT_EQ(balance(b), 750);
+  // A second create in one account is still a conflict, and charges nothing.
+  EXPECT_EQ(create(a, "my-bot", true).code(), Code::kConflict);
+  EXPECT_EQ(balance(a), 750);
+
+  // Lookups and writes see only the caller's agent.
+  ASSERT_TRUE(agents().update_prompt(a, "my-bot", "I am A's").ok());
+  EXPECT_EQ(agents().get(a, "my-bot")->system_prompt, "I am A's");
+  EXPECT_EQ(agents().get(b, "my-bot")->system_prompt, "hi");
+  EXPECT_EQ(agents().get(b, "my-bot")->account_id, b);
+  EXPECT_EQ(agents().list(a, std::nullopt, 10, 0)->total, 1);
+  EXPECT_EQ(agents().list(b, std::nullopt, 10, 0)->total, 1);
+  ASSERT_TRUE(agents().update_dynamics_config(b, "my-bot", R"({"x":1})", std::nullopt).ok());
+  EXPECT_EQ(agents().get(a, "my-bot")->dynamics_config, "{}");
+
+  // Files of one account's agent are not the other's.
+  FileRecord f;
+  f.id = "file_of_a";
+  f.account_id = a;
+  f.agent_code = "my-bot";
+  f.purpose = "input";
+  f.blob_key = agent_blob_key(a, "my-bot", f.id, "png");
+  f.kind = "image";
+  f.mime = "image/png";
+  f.ext = "png";
+  ASSERT_TRUE(files().insert(f).ok());
+
+  // Deleting B's agent leaves A's, its job, its file and its charge alone.
+  ASSERT_TRUE(agents().remove(b, "my-bot").ok());
+  EXPECT_EQ(agents().get(b, "my-bot").status().code(), Code::kNotFound);
+  ASSERT_TRUE(agents().get(a, "my-bot").ok());
+  EXPECT_EQ(jobs().get("job_my-bot_" + b)->state, "cancelled");
+  EXPECT_EQ(jobs().get("job_my-bot_" + a)->state, "queued");
+  EXPECT_TRUE(files().get(a, "file_of_a").ok());
+  EXPECT_EQ(balance(b), 1000);  // b's unstarted generation refunded
+  EXPECT_EQ(balance(a), 750);
+}
+
+// A job's progress and outcome land on the agent of the job's account only.
+TEST_P(AgentStoreContract, AJobsOutcomeReachesOnlyItsOwnAccountsAgent) {
+  auto a = account(1000), b = account(1000);
+  ASSERT_TRUE(create(a, "twin", true).ok());
+  clock_.advance_seconds(1);
+  ASSERT_TRUE(create(b, "twin", true).ok());
+  auto job = jobs().claim(kLaneGenerate, "w1", 10'000'000);
+  ASSERT_TRUE(job.ok() && job->has_value());
+  const std::string owner_acct = (*job)->account_id;
+  const std::string other = owner_acct == a ? b : a;
+  JobLease lease{(*job)->id, "w1"};
+  EXPECT_TRUE(*agents().set_progress(owner_acct, "twin", lease, {"generating", 0.4, "Building", "face"}));
+  GenerationOutcome o;
+  o.account_id = owner_acct;
+  o.code = "twin";
+  o.lease = lease;
+  o.success = true;
+  o.model_file = "file_model";
+  o.event = "agent.ready";
+  o.event_data = R"({"agent_id":"twin"})";
+  EXPECT_TRUE(*agents().finish_generation(o));
+  EXPECT_EQ(agents().get(owner_acct, "twin")->status, "ready");
+  EXPECT_EQ(agents().get(other, "twin")->status, "processing");
+  EXPECT_EQ(agents().get(other, "twin")->progress, 0);
+}
+
+// Many threads in two accounts create the same code: exactly one wins per account.
+TEST_P(AgentStoreContract, ConcurrentCreatesOfOneCodeInTwoAccountsAreOneWinnerEach) {
+  auto a = account(100000), b = account(100000);
+  std::atomic<int> ok{0}, conflict{0}, other{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 8; ++t) {
+    threads.emplace_back([&, t] {
+      const std::string& acct = t % 2 ? a : b;
+      AgentRecord r;
+      r.code = "shared-code";
+      r.account_id = acct;
+      r.name = "n";
+      r.system_prompt = "p";
+      NewJob job;
+      job.id = "job_shared_" + std::to_string(t);
+      job.kind = std::string(kJobAgentGenerate);
+      job.account_id = acct;
+      job.subject = r.code;
+      auto got = agents().create(r, {}, billing::agent_generation_charge(acct, job.id, r.code), job);
+      if (got.ok())
+        ok++;
+      else if (got.status().code() == Code::kConflict)
+        conflict++;
+      else
+        other++;
+    });
+  }
+  for (auto& th : threads) th.join();
+  EXPECT_EQ(ok.load(), 2);
+  EXPECT_EQ(conflict.load(), 6);
+  EXPECT_EQ(other.load(), 0);
+  EXPECT_EQ(balance(a), 100000 - 250);
+  EXPECT_EQ(balance(b), 100000 - 250);
 }
 
 IMAGO_STORE_CONTRACT(AgentStoreContract);

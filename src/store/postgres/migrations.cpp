@@ -183,6 +183,13 @@ CREATE INDEX ledger_by_account_time ON ledger(account_id, created_at);
 )sql"},
       {203, "files_by_account", "CREATE INDEX files_by_account ON files(account_id);"},
       {204, "agent_voice", "ALTER TABLE agents ADD COLUMN voice TEXT NOT NULL DEFAULT '{}';"},
+      // Agent codes are a namespace per account: the key becomes (account_id, code), so two
+      // accounts may each have `my-bot`; every existing row keeps its code.
+      {205, "agent_codes_per_account", R"sql(
+ALTER TABLE agents DROP CONSTRAINT agents_pkey;
+ALTER TABLE agents ADD PRIMARY KEY (account_id, code);
+CREATE INDEX files_by_account_agent ON files(account_id, agent_code);
+)sql"},
       {210, "job_fair_claim_indexes", R"sql(
 CREATE INDEX jobs_fair_claim ON jobs(lane, state, account_id, run_at, created_at) INCLUDE (kind);
 CREATE INDEX jobs_running ON jobs(account_id, lane, kind, lease_until) WHERE state = 'running';

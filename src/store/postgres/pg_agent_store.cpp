@@ -51,9 +51,9 @@ Status not_found(const std::string& code) {
   return Status::NotFound("Agent not found for code: " + code);
 }
 
-std::optional<AgentRecord> load(Conn& c, const std::string& code) {
-  auto q = c.prepare("SELECT " AGENT_COLUMNS " FROM agents WHERE code = ?");
-  q.bind(1, code);
+std::optional<AgentRecord> load(Conn& c, const std::string& account_id, const std::string& code) {
+  auto q = c.prepare("SELECT " AGENT_COLUMNS " FROM agents WHERE code = ? AND account_id = ?");
+  q.bind(1, code).bind(2, account_id);
   if (!q.step()) return std::nullopt;
   return read_agent(q);
 }
@@ -62,10 +62,10 @@ std::optional<AgentRecord> load(Conn& c, const std::string& code) {
 // exist and the worker must still hold the job's lease (otherwise the outcome was recorded already,
 // or the job was cancelled); then the files the job produced are registered. Returns the agent when
 // the caller should go on.
-std::optional<AgentRecord> begin_outcome(Conn& c, const std::string& code, const JobLease& lease,
-                                         bool success, const std::string& error,
+std::optional<AgentRecord> begin_outcome(Conn& c, const std::string& account_id, const std::string& code,
+                                         const JobLease& lease, bool success, const std::string& error,
                                          const std::vector<FileRecord>& files, int64_t now_us) {
-  auto a = load(c, code);
+  auto a = load(c, account_id, code);
   if (!a) return std::nullopt;
   if (!finish_job(c, lease.job_id, lease.owner, success ? "succeeded" : "failed",
                   success ? std::nullopt : std::optional<std::string>(error), now_us)) {
@@ -161,22 +161,15 @@ class PgAgentStore final : public AgentStore {
   }
 
   Result<AgentRecord> get(const std::string& account_id, const std::string& code) override {
-    auto a = get_by_code(code);
-    if (!a.ok()) return a.status();
-    if (a->account_id != account_id) return not_found(code);
-    return a;
-  }
-
-  Result<AgentRecord> get_by_code(const std::string& code) override {
     return db_.read([&](Conn& c) -> Result<AgentRecord> {
-      auto a = load(c, code);
+      auto a = load(c, account_id, code);
       if (!a) return not_found(code);
       return *a;
     });
   }
 
-  Result<bool> code_taken(const std::string& code) override {
-    return db_.read([&](Conn& c) { return load(c, code).has_value(); });
+  Result<bool> code_taken(const std::string& account_id, const std::string& code) override {
+    return db_.read([&](Conn& c) { return load(c, account_id, code).has_value(); });
   }
 
   Result<AgentPage> list(const std::string& account_id, const std::optional<std::string>& status, int limit,
@@ -223,8 +216,8 @@ class PgAgentStore final : public AgentStore {
   Status remove(const std::string& account_id, const std::string& code) override {
     int64_t now_us = clock_.now_us();
     return db_.write([&](Conn& c) -> Status {
-      auto a = load(c, code);
-      if (!a || a->account_id != account_id) return not_found(code);
+      auto a = load(c, account_id, code);
+      if (!a) return not_found(code);
       // Paid work that never started is refunded (docs/agents.md); started or finished work keeps
       // its charge. The charges are rebuilt from the jobs, so the refund keys match them.
       auto unstarted = c.prepare(
@@ -248,27 +241,32 @@ class PgAgentStore final : public AgentStore {
         auto refunded = apply_ledger_op(c, billing::refund_of(charge, why), now_us / 1000000);
         if (!refunded.ok()) return refunded.status();
       }
-      cancel_jobs_for_subject(c, code, now_us);
-      auto keys = delete_agent_files(c, code);
-      c.prepare("DELETE FROM agents WHERE code = ?").bind(1, code).run();
+      cancel_agent_jobs(c, account_id, code, now_us);
+      auto keys = delete_agent_files(c, account_id, code);
+      c.prepare("DELETE FROM agents WHERE code = ? AND account_id = ?")
+          .bind(1, code)
+          .bind(2, account_id)
+          .run();
       queue_blob_deletes(c, account_id, code, keys, now_us);
       return Status::Ok();
     });
   }
 
-  Result<bool> set_progress(const std::string& code, const JobLease& lease, const AgentProgress& p) override {
+  Result<bool> set_progress(const std::string& account_id, const std::string& code, const JobLease& lease,
+                            const AgentProgress& p) override {
     int64_t now = clock_.now_s();
     return db_.write([&](Conn& c) -> bool {
       if (!job_lease_held(c, lease.job_id, lease.owner)) return false;
       c.prepare(
            "UPDATE agents SET status = ?, progress = ?, progress_msg = ?, current_step = ?, updated_at = ?"
-           " WHERE code = ?")
+           " WHERE code = ? AND account_id = ?")
           .bind(1, p.status)
           .bind(2, p.progress)
           .bind(3, p.progress_msg)
           .bind(4, p.current_step)
           .bind(5, now)
           .bind(6, code)
+          .bind(7, account_id)
           .run();
       return c.changes() == 1;
     });
@@ -278,7 +276,7 @@ class PgAgentStore final : public AgentStore {
     int64_t now_us = clock_.now_us();
     int64_t now = now_us / 1000000;
     return db_.write([&](Conn& c) -> Result<bool> {
-      auto a = begin_outcome(c, o.code, o.lease, o.success, o.error, o.files, now_us);
+      auto a = begin_outcome(c, o.account_id, o.code, o.lease, o.success, o.error, o.files, now_us);
       if (!a) return false;
       if (o.success) {
         c.prepare(
@@ -286,7 +284,8 @@ class PgAgentStore final : public AgentStore {
              " current_step = 'done', error_message = NULL, model_file = ?,"
              " image_file = COALESCE(?, image_file), video_file = COALESCE(?, video_file),"
              " audio_file = COALESCE(?, audio_file), image_source = NULL, video_source = NULL,"
-             " audio_source = NULL, voice = COALESCE(?, voice), updated_at = ? WHERE code = ?")
+             " audio_source = NULL, voice = COALESCE(?, voice), updated_at = ? WHERE code = ? AND account_id "
+             "= ?")
             .bind(1, o.model_file)
             .bind(2, o.image_file)
             .bind(3, o.video_file)
@@ -294,12 +293,13 @@ class PgAgentStore final : public AgentStore {
             .bind(5, o.voice)
             .bind(6, now)
             .bind(7, o.code)
+            .bind(8, o.account_id)
             .run();
       } else {
         c.prepare(
              "UPDATE agents SET status = 'failed', error_message = ?, progress_msg = ?,"
              " image_file = COALESCE(?, image_file), video_file = COALESCE(?, video_file),"
-             " audio_file = COALESCE(?, audio_file), updated_at = ? WHERE code = ?")
+             " audio_file = COALESCE(?, audio_file), updated_at = ? WHERE code = ? AND account_id = ?")
             .bind(1, o.error)
             .bind(2, "Generation failed")
             .bind(3, o.image_file)
@@ -307,6 +307,7 @@ class PgAgentStore final : public AgentStore {
             .bind(5, o.audio_file)
             .bind(6, now)
             .bind(7, o.code)
+            .bind(8, o.account_id)
             .run();
         if (o.refund) {
           auto r = apply_ledger_op(c, *o.refund, now);
@@ -323,15 +324,16 @@ class PgAgentStore final : public AgentStore {
     int64_t now_us = clock_.now_us();
     int64_t now = now_us / 1000000;
     return db_.write([&](Conn& c) -> Status {
-      auto a = load(c, code);
-      if (!a || a->account_id != account_id) return not_found(code);
+      auto a = load(c, account_id, code);
+      if (!a) return not_found(code);
       auto charged = apply_ledger_op(c, charge, now);
       if (!charged.ok()) return charged.status();
       c.prepare(
            "UPDATE agents SET dynamics_status = 'generating', dynamics_error = NULL, updated_at = ? WHERE "
-           "code = ?")
+           "code = ? AND account_id = ?")
           .bind(1, now)
           .bind(2, code)
+          .bind(3, account_id)
           .run();
       insert_job(c, job, now_us);
       return Status::Ok();
@@ -342,7 +344,7 @@ class PgAgentStore final : public AgentStore {
     int64_t now_us = clock_.now_us();
     int64_t now = now_us / 1000000;
     return db_.write([&](Conn& c) -> Result<bool> {
-      auto a = begin_outcome(c, o.code, o.lease, o.success, o.error, o.files, now_us);
+      auto a = begin_outcome(c, o.account_id, o.code, o.lease, o.success, o.error, o.files, now_us);
       if (!a) return false;
       if (o.success) {
         // The previous results are replaced: their files go, their blobs are deleted later.
@@ -362,27 +364,30 @@ class PgAgentStore final : public AgentStore {
         if (!o.gestures_json.empty()) {
           c.prepare(
                "UPDATE agents SET dynamics_status = 'ready', dynamics_file = ?, dynamics_gestures = ?,"
-               " dynamics_error = NULL, updated_at = ? WHERE code = ?")
+               " dynamics_error = NULL, updated_at = ? WHERE code = ? AND account_id = ?")
               .bind(1, o.dynamics_file)
               .bind(2, o.gestures_json)
               .bind(3, now)
               .bind(4, o.code)
+              .bind(5, o.account_id)
               .run();
         }
         if (o.movements_file) {
-          c.prepare("UPDATE agents SET movements_file = ?, updated_at = ? WHERE code = ?")
+          c.prepare("UPDATE agents SET movements_file = ?, updated_at = ? WHERE code = ? AND account_id = ?")
               .bind(1, *o.movements_file)
               .bind(2, now)
               .bind(3, o.code)
+              .bind(4, o.account_id)
               .run();
         }
       } else if (!o.movements_only) {
         c.prepare(
              "UPDATE agents SET dynamics_status = 'failed', dynamics_error = ?, updated_at = ? WHERE code = "
-             "?")
+             "? AND account_id = ?")
             .bind(1, o.error)
             .bind(2, now)
             .bind(3, o.code)
+            .bind(4, o.account_id)
             .run();
         if (o.refund) {
           auto r = apply_ledger_op(c, *o.refund, now);

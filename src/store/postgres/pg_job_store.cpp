@@ -288,6 +288,18 @@ int cancel_jobs_for_subject(Conn& c, const std::string& subject, int64_t now_us)
   return static_cast<int>(c.changes());
 }
 
+int cancel_agent_jobs(Conn& c, const std::string& account_id, const std::string& code, int64_t now_us) {
+  c.prepare(
+       "UPDATE jobs SET state = 'cancelled', lease_until = NULL, updated_at = ?, finished_at = ?"
+       " WHERE subject = ? AND account_id = ? AND state IN ('queued', 'running')")
+      .bind(1, now_us)
+      .bind(2, now_us)
+      .bind(3, code)
+      .bind(4, account_id)
+      .run();
+  return static_cast<int>(c.changes());
+}
+
 std::unique_ptr<JobStore> make_job_store(Db& db, Clock& clock) {
   return std::make_unique<PgJobStore>(db, clock);
 }

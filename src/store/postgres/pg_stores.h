@@ -62,8 +62,12 @@ bool job_lease_held(Conn& c, const std::string& id, const std::string& owner);
 bool finish_job(Conn& c, const std::string& id, const std::string& owner, std::string_view state,
                 const std::optional<std::string>& error, int64_t now_us);
 int cancel_jobs_for_subject(Conn& c, const std::string& subject, int64_t now_us);
+// The queued or running jobs of one account's agent (codes are per account, so the subject alone
+// is not enough).
+int cancel_agent_jobs(Conn& c, const std::string& account_id, const std::string& code, int64_t now_us);
 void insert_file(Conn& c, const FileRecord& f);
-std::vector<std::string> delete_agent_files(Conn& c, const std::string& agent_code);
+std::vector<std::string> delete_agent_files(Conn& c, const std::string& account_id,
+                                            const std::string& agent_code);
 std::vector<std::string> delete_files(Conn& c, const std::vector<std::string>& ids);
 std::vector<std::string> enqueue_webhook_event(Conn& c, const std::string& account_id,
                                                const std::string& event, const std::string& data_json,

@@ -11,6 +11,13 @@
 
 namespace imago::sqlite {
 
+// Every column of the agents table (migrations 200, 201, 204), for copying rows between versions.
+#define AGENT_TABLE_COLUMNS                                                                              \
+  "code, account_id, name, status, progress, progress_msg, current_step, error_message, system_prompt, " \
+  "model, aspect_ratio, video_aspect_ratio, duration, image_source, video_source, audio_source, "        \
+  "image_file, video_file, audio_file, model_file, dynamics_config, dynamics_status, dynamics_file, "    \
+  "dynamics_gestures, dynamics_error, movements_file, created_at, updated_at, idempotency_key, voice"
+
 std::vector<Migration> agent_migrations() {
   return {
       {200, "agents_files_jobs",
@@ -87,6 +94,46 @@ std::vector<Migration> agent_migrations() {
        // Storage quotas sum an account's file sizes.
        "CREATE INDEX files_by_account ON files(account_id);"},
       {204, "agent_voice", "ALTER TABLE agents ADD COLUMN voice TEXT NOT NULL DEFAULT '{}';"},
+      {205, "agent_codes_per_account",
+       // Agent codes become a namespace per account: the key is (account_id, code), so two accounts
+       // may each have `my-bot`. SQLite cannot change a primary key in place, so the table is
+       // rebuilt (rowids kept: listings order by them); every existing row keeps its code.
+       "CREATE TABLE agents_by_account_code ("
+       " code TEXT NOT NULL,"
+       " account_id TEXT NOT NULL,"
+       " name TEXT NOT NULL,"
+       " status TEXT NOT NULL,"
+       " progress REAL NOT NULL DEFAULT 0,"
+       " progress_msg TEXT NOT NULL DEFAULT '',"
+       " current_step TEXT NOT NULL DEFAULT '',"
+       " error_message TEXT,"
+       " system_prompt TEXT NOT NULL,"
+       " model TEXT NOT NULL,"
+       " aspect_ratio TEXT NOT NULL,"
+       " video_aspect_ratio TEXT NOT NULL,"
+       " duration REAL NOT NULL,"
+       " image_source TEXT, video_source TEXT, audio_source TEXT,"
+       " image_file TEXT, video_file TEXT, audio_file TEXT, model_file TEXT,"
+       " dynamics_config TEXT NOT NULL DEFAULT '{}',"
+       " dynamics_status TEXT,"
+       " dynamics_file TEXT,"
+       " dynamics_gestures TEXT NOT NULL DEFAULT '{}',"
+       " dynamics_error TEXT,"
+       " movements_file TEXT,"
+       " created_at INTEGER NOT NULL,"
+       " updated_at INTEGER NOT NULL,"
+       " idempotency_key TEXT,"
+       " voice TEXT NOT NULL DEFAULT '{}',"
+       " PRIMARY KEY (account_id, code));"
+       "INSERT INTO agents_by_account_code(rowid, " AGENT_TABLE_COLUMNS ")"
+       " SELECT rowid, " AGENT_TABLE_COLUMNS " FROM agents;"
+       "DROP TABLE agents;"
+       "ALTER TABLE agents_by_account_code RENAME TO agents;"
+       "CREATE INDEX agents_by_account ON agents(account_id, created_at);"
+       "CREATE UNIQUE INDEX agents_by_idempotency_key ON agents(account_id, idempotency_key)"
+       " WHERE idempotency_key IS NOT NULL;"
+       // An agent's files and jobs are found by (account_id, code) from now on.
+       "CREATE INDEX files_by_account_agent ON files(account_id, agent_code);"},
       {210, "job_fair_claim_indexes",
        // The claim walks accounts with queued work (a loose scan of jobs_fair_claim) and counts
        // running jobs through the small partial index, so its cost does not grow with the queue.
@@ -142,9 +189,9 @@ Status not_found(const std::string& code) {
   return Status::NotFound("Agent not found for code: " + code);
 }
 
-std::optional<AgentRecord> load(Conn& c, const std::string& code) {
-  auto q = c.prepare("SELECT " AGENT_COLUMNS " FROM agents WHERE code = ?");
-  q.bind(1, code);
+std::optional<AgentRecord> load(Conn& c, const std::string& account_id, const std::string& code) {
+  auto q = c.prepare("SELECT " AGENT_COLUMNS " FROM agents WHERE code = ? AND account_id = ?");
+  q.bind(1, code).bind(2, account_id);
   if (!q.step()) return std::nullopt;
   return read_agent(q);
 }
@@ -153,10 +200,10 @@ std::optional<AgentRecord> load(Conn& c, const std::string& code) {
 // exist and the worker must still hold the job's lease (otherwise the outcome was recorded already,
 // or the job was cancelled); then the files the job produced are registered. Returns the agent when
 // the caller should go on.
-std::optional<AgentRecord> begin_outcome(Conn& c, const std::string& code, const JobLease& lease,
-                                         bool success, const std::string& error,
+std::optional<AgentRecord> begin_outcome(Conn& c, const std::string& account_id, const std::string& code,
+                                         const JobLease& lease, bool success, const std::string& error,
                                          const std::vector<FileRecord>& files, int64_t now_us) {
-  auto a = load(c, code);
+  auto a = load(c, account_id, code);
   if (!a) return std::nullopt;
   if (!finish_job(c, lease.job_id, lease.owner, success ? "succeeded" : "failed",
                   success ? std::nullopt : std::optional<std::string>(error), now_us)) {
@@ -252,22 +299,15 @@ class SqliteAgentStore final : public AgentStore {
   }
 
   Result<AgentRecord> get(const std::string& account_id, const std::string& code) override {
-    auto a = get_by_code(code);
-    if (!a.ok()) return a.status();
-    if (a->account_id != account_id) return not_found(code);
-    return a;
-  }
-
-  Result<AgentRecord> get_by_code(const std::string& code) override {
     return db_.read([&](Conn& c) -> Result<AgentRecord> {
-      auto a = load(c, code);
+      auto a = load(c, account_id, code);
       if (!a) return not_found(code);
       return *a;
     });
   }
 
-  Result<bool> code_taken(const std::string& code) override {
-    return db_.read([&](Conn& c) { return load(c, code).has_value(); });
+  Result<bool> code_taken(const std::string& account_id, const std::string& code) override {
+    return db_.read([&](Conn& c) { return load(c, account_id, code).has_value(); });
   }
 
   Result<AgentPage> list(const std::string& account_id, const std::optional<std::string>& status, int limit,
@@ -314,8 +354,8 @@ class SqliteAgentStore final : public AgentStore {
   Status remove(const std::string& account_id, const std::string& code) override {
     int64_t now_us = clock_.now_us();
     return db_.write([&](Conn& c) -> Status {
-      auto a = load(c, code);
-      if (!a || a->account_id != account_id) return not_found(code);
+      auto a = load(c, account_id, code);
+      if (!a) return not_found(code);
       // Paid work that never started is refunded (docs/agents.md); started or finished work keeps
       // its charge. The charges are rebuilt from the jobs, so the refund keys match them.
       auto unstarted = c.prepare(
@@ -339,27 +379,32 @@ class SqliteAgentStore final : public AgentStore {
         auto refunded = apply_ledger_op(c, billing::refund_of(charge, why), now_us / 1000000);
         if (!refunded.ok()) return refunded.status();
       }
-      cancel_jobs_for_subject(c, code, now_us);
-      auto keys = delete_agent_files(c, code);
-      c.prepare("DELETE FROM agents WHERE code = ?").bind(1, code).run();
+      cancel_agent_jobs(c, account_id, code, now_us);
+      auto keys = delete_agent_files(c, account_id, code);
+      c.prepare("DELETE FROM agents WHERE code = ? AND account_id = ?")
+          .bind(1, code)
+          .bind(2, account_id)
+          .run();
       queue_blob_deletes(c, account_id, code, keys, now_us);
       return Status::Ok();
     });
   }
 
-  Result<bool> set_progress(const std::string& code, const JobLease& lease, const AgentProgress& p) override {
+  Result<bool> set_progress(const std::string& account_id, const std::string& code, const JobLease& lease,
+                            const AgentProgress& p) override {
     int64_t now = clock_.now_s();
     return db_.write([&](Conn& c) -> bool {
       if (!job_lease_held(c, lease.job_id, lease.owner)) return false;
       c.prepare(
            "UPDATE agents SET status = ?, progress = ?, progress_msg = ?, current_step = ?, updated_at = ?"
-           " WHERE code = ?")
+           " WHERE code = ? AND account_id = ?")
           .bind(1, p.status)
           .bind(2, p.progress)
           .bind(3, p.progress_msg)
           .bind(4, p.current_step)
           .bind(5, now)
           .bind(6, code)
+          .bind(7, account_id)
           .run();
       return c.changes() == 1;
     });
@@ -369,7 +414,7 @@ class SqliteAgentStore final : public AgentStore {
     int64_t now_us = clock_.now_us();
     int64_t now = now_us / 1000000;
     return db_.write([&](Conn& c) -> Result<bool> {
-      auto a = begin_outcome(c, o.code, o.lease, o.success, o.error, o.files, now_us);
+      auto a = begin_outcome(c, o.account_id, o.code, o.lease, o.success, o.error, o.files, now_us);
       if (!a) return false;
       if (o.success) {
         c.prepare(
@@ -377,7 +422,8 @@ class SqliteAgentStore final : public AgentStore {
              " current_step = 'done', error_message = NULL, model_file = ?,"
              " image_file = COALESCE(?, image_file), video_file = COALESCE(?, video_file),"
              " audio_file = COALESCE(?, audio_file), image_source = NULL, video_source = NULL,"
-             " audio_source = NULL, voice = COALESCE(?, voice), updated_at = ? WHERE code = ?")
+             " audio_source = NULL, voice = COALESCE(?, voice), updated_at = ? WHERE code = ? AND account_id "
+             "= ?")
             .bind(1, o.model_file)
             .bind(2, o.image_file)
             .bind(3, o.video_file)
@@ -385,12 +431,13 @@ class SqliteAgentStore final : public AgentStore {
             .bind(5, o.voice)
             .bind(6, now)
             .bind(7, o.code)
+            .bind(8, o.account_id)
             .run();
       } else {
         c.prepare(
              "UPDATE agents SET status = 'failed', error_message = ?, progress_msg = ?,"
              " image_file = COALESCE(?, image_file), video_file = COALESCE(?, video_file),"
-             " audio_file = COALESCE(?, audio_file), updated_at = ? WHERE code = ?")
+             " audio_file = COALESCE(?, audio_file), updated_at = ? WHERE code = ? AND account_id = ?")
             .bind(1, o.error)
             .bind(2, "Generation failed")
             .bind(3, o.image_file)
@@ -398,6 +445,7 @@ class SqliteAgentStore final : public AgentStore {
             .bind(5, o.audio_file)
             .bind(6, now)
             .bind(7, o.code)
+            .bind(8, o.account_id)
             .run();
         if (o.refund) {
           auto r = apply_ledger_op(c, *o.refund, now);
@@ -414,15 +462,16 @@ class SqliteAgentStore final : public AgentStore {
     int64_t now_us = clock_.now_us();
     int64_t now = now_us / 1000000;
     return db_.write([&](Conn& c) -> Status {
-      auto a = load(c, code);
-      if (!a || a->account_id != account_id) return not_found(code);
+      auto a = load(c, account_id, code);
+      if (!a) return not_found(code);
       auto charged = apply_ledger_op(c, charge, now);
       if (!charged.ok()) return charged.status();
       c.prepare(
            "UPDATE agents SET dynamics_status = 'generating', dynamics_error = NULL, updated_at = ? WHERE "
-           "code = ?")
+           "code = ? AND account_id = ?")
           .bind(1, now)
           .bind(2, code)
+          .bind(3, account_id)
           .run();
       insert_job(c, job, now_us);
       return Status::Ok();
@@ -433,7 +482,7 @@ class SqliteAgentStore final : public AgentStore {
     int64_t now_us = clock_.now_us();
     int64_t now = now_us / 1000000;
     return db_.write([&](Conn& c) -> Result<bool> {
-      auto a = begin_outcome(c, o.code, o.lease, o.success, o.error, o.files, now_us);
+      auto a = begin_outcome(c, o.account_id, o.code, o.lease, o.success, o.error, o.files, now_us);
       if (!a) return false;
       if (o.success) {
         // The previous results are replaced: their files go, their blobs are deleted later.
@@ -453,27 +502,30 @@ class SqliteAgentStore final : public AgentStore {
         if (!o.gestures_json.empty()) {
           c.prepare(
                "UPDATE agents SET dynamics_status = 'ready', dynamics_file = ?, dynamics_gestures = ?,"
-               " dynamics_error = NULL, updated_at = ? WHERE code = ?")
+               " dynamics_error = NULL, updated_at = ? WHERE code = ? AND account_id = ?")
               .bind(1, o.dynamics_file)
               .bind(2, o.gestures_json)
               .bind(3, now)
               .bind(4, o.code)
+              .bind(5, o.account_id)
               .run();
         }
         if (o.movements_file) {
-          c.prepare("UPDATE agents SET movements_file = ?, updated_at = ? WHERE code = ?")
+          c.prepare("UPDATE agents SET movements_file = ?, updated_at = ? WHERE code = ? AND account_id = ?")
               .bind(1, *o.movements_file)
               .bind(2, now)
               .bind(3, o.code)
+              .bind(4, o.account_id)
               .run();
         }
       } else if (!o.movements_only) {
         c.prepare(
              "UPDATE agents SET dynamics_status = 'failed', dynamics_error = ?, updated_at = ? WHERE code = "
-             "?")
+             "? AND account_id = ?")
             .bind(1, o.error)
             .bind(2, now)
             .bind(3, o.code)
+            .bind(4, o.account_id)
             .run();
         if (o.refund) {
           auto r = apply_ledger_op(c, *o.refund, now);

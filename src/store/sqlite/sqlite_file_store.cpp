@@ -95,12 +95,16 @@ void insert_file(Conn& c, const FileRecord& f) {
       .run();
 }
 
-std::vector<std::string> delete_agent_files(Conn& c, const std::string& agent_code) {
+std::vector<std::string> delete_agent_files(Conn& c, const std::string& account_id,
+                                            const std::string& agent_code) {
   std::vector<std::string> keys;
-  auto q = c.prepare("SELECT blob_key FROM files WHERE agent_code = ?");
-  q.bind(1, agent_code);
+  auto q = c.prepare("SELECT blob_key FROM files WHERE agent_code = ? AND account_id = ?");
+  q.bind(1, agent_code).bind(2, account_id);
   while (q.step()) keys.push_back(q.col_text(0));
-  c.prepare("DELETE FROM files WHERE agent_code = ?").bind(1, agent_code).run();
+  c.prepare("DELETE FROM files WHERE agent_code = ? AND account_id = ?")
+      .bind(1, agent_code)
+      .bind(2, account_id)
+      .run();
   return keys;
 }
 

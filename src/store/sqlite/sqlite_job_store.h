@@ -19,5 +19,8 @@ bool job_lease_held(Conn& c, const std::string& id, const std::string& owner);
 bool finish_job(Conn& c, const std::string& id, const std::string& owner, std::string_view state,
                 const std::optional<std::string>& error, int64_t now_us);
 int cancel_jobs_for_subject(Conn& c, const std::string& subject, int64_t now_us);
+// The queued or running jobs of one account's agent (codes are per account, so the subject alone
+// is not enough).
+int cancel_agent_jobs(Conn& c, const std::string& account_id, const std::string& code, int64_t now_us);
 
 }  // namespace imago::sqlite

@@ -1,4 +1,4 @@
-#include "jobs/worker_command.h"
+#include "main/worker_command.h"
 
 #include <csignal>
 #include <iostream>
@@ -8,7 +8,7 @@
 #include "store/stores.h"
 #include "util/log.h"
 
-namespace imago::jobs {
+namespace imago {
 
 int worker_main(int argc, char** argv) {
   Config cfg;
@@ -43,7 +43,7 @@ int worker_main(int argc, char** argv) {
     std::cerr << "imagod worker: " << stores.status().message() << "\n";
     return 1;
   }
-  auto rt = Runtime::create(cfg, *stores, clock);
+  auto rt = jobs::Runtime::create(cfg, *stores, clock);
   if (!rt.ok()) {
     std::cerr << "imagod worker: " << rt.status().message() << "\n";
     return 1;
@@ -60,4 +60,4 @@ int worker_main(int argc, char** argv) {
   return 0;
 }
 
-}  // namespace imago::jobs
+}  // namespace imago

@@ -2,8 +2,8 @@
 // directory with `imagod serve --no-workers` nodes. Takes the same flags as serve.
 #pragma once
 
-namespace imago::jobs {
+namespace imago {
 
 int worker_main(int argc, char** argv);
 
-}  // namespace imago::jobs
+}  // namespace imago

@@ -1,5 +1,6 @@
-// imagod imx info|verify|build and imagod render (docs/avatar.md "Command line").
-#include "avatar/cli.h"
+// imagod imx info|verify|build and imagod render (docs/avatar.md "Command line"): the avatar
+// engine's offline tools. They drive the engine through its offline renderer (avatar/offline.h).
+#include "main/avatar_commands.h"
 
 #include <boost/json.hpp>
 #include <cstdio>
@@ -192,8 +193,12 @@ bool is_help(const char* a) {
 }
 
 }  // namespace
+}  // namespace imago::avatar
+
+namespace imago {
 
 int imx_main(int argc, char** argv) {
+  using namespace avatar;
   if (argc < 1) {
     std::cerr << kImxUsage;
     return 2;
@@ -210,6 +215,7 @@ int imx_main(int argc, char** argv) {
 }
 
 int render_main(int argc, char** argv) {
+  using namespace avatar;
   if (argc >= 1 && is_help(argv[0])) {
     std::cout << kRenderUsage;
     return 0;
@@ -272,4 +278,4 @@ int render_main(int argc, char** argv) {
   return 0;
 }
 
-}  // namespace imago::avatar
+}  // namespace imago
