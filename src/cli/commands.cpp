@@ -116,7 +116,7 @@ The audio is written as it arrives.
        imago video download JOB_ID -o OUT.mp4
 
 The agent CODE speaks TEXT (in its own voice, or a built-in --voice) or an audio file (WAV, MP3,
-AAC, M4A, Ogg/Opus, FLAC; a local file is uploaded inline), rendered by the server to an MP4
+AAC, M4A, Ogg/Opus, FLAC; a local file is uploaded first), rendered by the server to an MP4
 (POST /v1/video/generate). Costs the agent model's rate per started minute of output.
 With -o, create waits for the video and downloads it; --wait waits without downloading. Waiting
 polls GET /v1/video/{job_id} every 5 seconds. "-" as TEXT reads the text from stdin.
@@ -623,16 +623,30 @@ int cmd_video(const Args& a, Context& ctx) {
       }
       input = {{"type", "text"}, {"text", text}};
       if (a.has("voice")) input["voice"] = a.value("voice");
-    } else {
-      if (a.has("voice")) return ctx.out.fail("--voice applies to --text only", 2);
+    } else if (a.has("voice")) {
+      return ctx.out.fail("--voice applies to --text only", 2);
+    }
+    std::string audio_file;  // a local file, uploaded first: the generate body is small (64 KB)
+    if (a.has("audio")) {
       std::string error;
       auto m = media_arg(a.value("audio"), &error);
       if (!m) return ctx.out.fail(error, 2);
-      input = {{"type", "audio"}, {"audio_url", *m}};
+      if (*m == a.value("audio")) {
+        input = {{"type", "audio"}, {"audio_url", *m}};
+      } else {
+        audio_file = *m;
+      }
     }
     int rc = 0;
     auto c = authed(ctx, &rc);
     if (!c) return rc;
+    if (!audio_file.empty()) {
+      const std::string name = std::filesystem::path(a.value("audio")).filename().string();
+      auto up = c->call("POST", "/v1/files/upload",
+                        json::serialize(json::object{{"file_data", audio_file}, {"file_name", name}}));
+      if (up.status != 200) return ctx.out.fail("uploading " + a.value("audio") + ": " + up.error_text());
+      input = {{"type", "audio"}, {"audio_url", str(up.json().at("data"), "id")}};
+    }
     auto r = c->call("POST", "/v1/video/generate",
                      json::serialize(json::object{{"agent_code", a.words[2]}, {"input", input}}));
     if (r.status != 200) return ctx.out.fail(r.error_text());
