@@ -4,6 +4,8 @@
 #include <gtest/gtest.h>
 
 #include <cstdio>
+#include <fstream>
+#include <sstream>
 #include <thread>
 
 #include "support/test_server.h"
@@ -283,6 +285,36 @@ TEST(Dashboard, LiveTokensMintedThroughASessionWork) {
   auto unknown = as(s, a, "POST", "/dashboard/api/v1/embed-tokens/request",
                     R"({"agent_id": "nope", "fingerprint": "dashboard"})");
   EXPECT_EQ(unknown.status, 404) << unknown.body;
+}
+
+TEST(Dashboard, PasswordsNeverReachTheServerLog) {
+  TestServer s({"--allow-signup"});
+  make_member(s, "ada@example.org");
+  const std::string wrong = "Wrong-Pass-Marker-7431", fresh = "Fresh-Pass-Marker-9902",
+                    signup = "Signup-Pass-Marker-5517";
+  EXPECT_EQ(sign_in(s, "ada@example.org", wrong).response.status, 401);
+  auto a = sign_in(s, "ada@example.org");
+  ASSERT_EQ(a.response.status, 200);
+  EXPECT_EQ(as(s, a, "POST", "/dashboard/api/password",
+               json::serialize(json::object{{"current_password", wrong}, {"new_password", fresh}}))
+                .status,
+            403);
+  EXPECT_EQ(as(s, a, "POST", "/dashboard/api/password",
+               json::serialize(json::object{{"current_password", kPassword}, {"new_password", fresh}}))
+                .status,
+            200);
+  EXPECT_EQ(s.post("/dashboard/api/sign-up",
+                   json::serialize(json::object{{"email", "new@example.org"}, {"password", signup}}))
+                .status,
+            201);
+  s.stop();
+  std::ifstream in(s.data_dir() + "/imagod.log");
+  std::stringstream log;
+  log << in.rdbuf();
+  ASSERT_NE(log.str().find("sign"), std::string::npos) << "the requests were logged at all";
+  for (const std::string& p : {std::string(kPassword), wrong, fresh, signup}) {
+    EXPECT_EQ(log.str().find(p), std::string::npos) << "the log contains the password " << p;
+  }
 }
 
 TEST(Dashboard, SelfSignUpOnlyWhenTheOperatorAllowsIt) {
