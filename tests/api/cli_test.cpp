@@ -14,6 +14,7 @@
 #include <thread>
 
 #include "support/test_server.h"
+#include "support/ws_client.h"
 
 namespace imago::testing {
 namespace {
@@ -369,6 +370,30 @@ TEST(Cli, CommandsHappyAndErrorPaths) {
 
   // live: with no session running the server says so
   fails({"live", "speak", "cli-ada", "Hello"}, "NOT_FOUND");
+  // ... and with a session running in a room, speak, context, trigger and rooms reach it.
+  auto rt = s.post("/v1/runtime-tokens/request", R"({"agent_code": "cli-ada"})", acct.api_secret);
+  ASSERT_EQ(rt.status, 200) << rt.body;
+  WsClient::Options wo;
+  wo.bearer = std::string(rt.json().at("data").at("token").as_string());
+  auto ws = WsClient::connect(s.port(), "/v1/runtime/rooms/cli-room?agent_code=cli-ada", wo);
+  ASSERT_TRUE(ws);
+  ASSERT_TRUE(ws->read_event("session.started"));
+  EXPECT_EQ(ok({"live", "speak", "cli-ada", "Hello from the CLI.", "--room", "cli-room"}).out,
+            "delivered to 1 room(s)\n");
+  EXPECT_TRUE(ws->read_event("speech.started", 30000)) << "the session speaks";
+  ok({"live", "context", "cli-ada", "The visitor is called Ada.", "--room", "cli-room"});
+  auto trig =
+      json::parse(ok({"live", "trigger", "cli-ada", "mini_wave_hello", "--room", "cli-room", "--json"}).out);
+  EXPECT_EQ(trig.at("delivered_to_rooms").as_int64(), 1);
+  EXPECT_FALSE(trig.at("animation_triggered").as_bool()) << "dynamics are off";
+  fails({"live", "trigger", "cli-ada", "moonwalk", "--room", "cli-room"}, "VALIDATION_ERROR");
+  fails({"live", "speak", "cli-ada", "Hello", "--room", "other-room"}, "NOT_FOUND");
+  auto rooms = json::parse(ok({"live", "rooms", "--json"}).out).at("data").as_array();
+  ASSERT_EQ(rooms.size(), 1u);
+  EXPECT_EQ(rooms[0].at("room_id").as_string(), "cli-room");
+  EXPECT_EQ(rooms[0].at("context_items").as_int64(), 1);
+  EXPECT_EQ(s.del("/v1/rooms/cli-room", acct.api_secret).status, 200);
+  ws.reset();
 
   ok({"agents", "delete", "cli-ada"});
   fails({"agents", "delete", "cli-ada"}, "NOT_FOUND");
