@@ -1,9 +1,7 @@
 #include "agents/video_service.h"
 
 #include <boost/json.hpp>
-#include <chrono>
 #include <cmath>
-#include <thread>
 
 #include "avatar/clip.h"
 #include "avatar/imx.h"
@@ -12,6 +10,7 @@
 #include "fetch/media_input.h"
 #include "jobs/media_refs.h"
 #include "jobs/video_render.h"
+#include "limits/storage_quota.h"
 #include "speech/speech_service.h"
 #include "store/agent_store.h"
 #include "store/file_store.h"
@@ -99,6 +98,13 @@ Result<VideoJob> VideoService::start(const std::string& account, const VideoRequ
   }
   auto model_file = d_.files->get(account, *agent->model_file);
   if (!model_file.ok()) return model_file.status();
+  // The render writes an MP4 that counts toward the account's storage: an account already at
+  // its quota cannot start one (nothing is charged).
+  if (r.storage_quota_bytes > 0) {
+    auto used = d_.files->usage_bytes(account);
+    if (!used.ok()) return used.status();
+    if (Status st = check_storage_quota(*used, 1, r.storage_quota_bytes); !st.ok()) return st;
+  }
 
   // The speech: synthesized with the agent's voice, or the caller's audio.
   speech::Audio audio;
@@ -228,11 +234,29 @@ Result<VideoJob> VideoService::get(const std::string& account, const std::string
 
 Result<VideoJob> VideoService::wait(const std::string& account, const std::string& job_id,
                                     int64_t timeout_ms) {
-  auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
+  {
+    std::lock_guard lock(waiters_mu_);
+    if (waiters_ >= kMaxVideoWaitersPerNode || waiters_by_account_[account] >= kMaxVideoWaitersPerAccount)
+      return get(account, job_id);
+    ++waiters_;
+    ++waiters_by_account_[account];
+  }
+  struct Leave {
+    VideoService* self;
+    const std::string& account;
+    ~Leave() {
+      std::lock_guard lock(self->waiters_mu_);
+      --self->waiters_;
+      if (--self->waiters_by_account_[account] == 0) self->waiters_by_account_.erase(account);
+    }
+  } leave{this, account};
+  const int64_t until = d_.clock->monotonic_us() + timeout_ms * 1000;
   while (true) {
     auto v = get(account, job_id);
-    if (!v.ok() || v->status != "processing" || std::chrono::steady_clock::now() >= until) return v;
-    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    if (!v.ok() || v->status != "processing") return v;
+    int64_t left = until - d_.clock->monotonic_us();
+    if (left <= 0) return v;
+    if (d_.clock->wait_for(std::min<int64_t>(left, 200'000), stop_)) return v;  // shutting down
   }
 }
 

@@ -5,6 +5,8 @@
 #pragma once
 #include <cstdint>
 #include <functional>
+#include <map>
+#include <mutex>
 #include <optional>
 #include <string>
 
@@ -30,6 +32,10 @@ namespace imago::agents {
 inline constexpr double kMaxVideoSeconds = 120;     // of output
 inline constexpr size_t kMaxVideoTextChars = 5000;  // Unicode characters
 inline constexpr int64_t kMaxVideoWaitMs = 90000;   // wait: true
+// A waiting request holds an HTTP worker thread, so few may wait at once: beyond these, `wait`
+// answers at once with the job still processing (the caller polls). docs/api/video.md.
+inline constexpr int kMaxVideoWaitersPerNode = 4;
+inline constexpr int kMaxVideoWaitersPerAccount = 1;
 
 // POST /v1/video/generate, as parsed from the body (absent fields are nullopt).
 struct VideoRequest {
@@ -37,6 +43,7 @@ struct VideoRequest {
   std::optional<std::string> input_type;  // "text" | "audio"
   std::optional<std::string> text, voice, audio_url;
   std::optional<std::string> idempotency_key;  // the Idempotency-Key header
+  int64_t storage_quota_bytes = 0;             // the caller's quota (0: unlimited)
 };
 
 struct VideoJob {
@@ -71,11 +78,22 @@ class VideoService {
   // input, kNotFound for an unknown agent, kInsufficientFunds when the balance is short.
   Result<VideoJob> start(const std::string& account_id, const VideoRequest& r);
   Result<VideoJob> get(const std::string& account_id, const std::string& job_id);
-  // Polls until the job is no longer processing or `timeout_ms` passed; returns its state.
+  // Polls until the job is no longer processing or `timeout_ms` passed; returns its state. When
+  // kMaxVideoWaitersPerNode requests (or kMaxVideoWaitersPerAccount of this account) already
+  // wait, returns the current state at once. shutdown() ends every wait.
   Result<VideoJob> wait(const std::string& account_id, const std::string& job_id, int64_t timeout_ms);
+  void shutdown() { stop_.raise(); }
+  int waiting() {
+    std::lock_guard lock(waiters_mu_);
+    return waiters_;
+  }
 
  private:
   VideoServiceDeps d_;
+  Interrupt stop_;
+  std::mutex waiters_mu_;
+  int waiters_ = 0;
+  std::map<std::string, int> waiters_by_account_;
 };
 
 }  // namespace imago::agents

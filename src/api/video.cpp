@@ -5,6 +5,7 @@
 
 #include "agents/video_service.h"
 #include "api/routes.h"
+#include "limits/storage_quota.h"
 #include "util/json.h"
 
 namespace imago::api {
@@ -44,6 +45,8 @@ http::Response generate(Services& s, http::Request& req) {
   auto wait = get_bool(*body, "wait");
   if (!wait.ok()) return http::Response::from_status(wait.status());
   if (auto key = req.headers.get("idempotency-key")) r.idempotency_key = std::string(*key);
+  r.storage_quota_bytes =
+      effective_storage_quota(*s.storage_quotas, req.principal->plan, req.principal->custom_limits);
 
   const std::string& account = req.principal->account_id;
   auto v = s.video_service->start(account, r);

@@ -231,7 +231,11 @@ Result<std::unique_ptr<App>> App::create(Config config) {
   so.header_limit = static_cast<size_t>(p.config.header_limit_bytes);
   so.shutdown_grace_s = p.config.shutdown_grace_s;
   // Viewers hear session.ended {reason: shutdown} before their connections close.
-  so.before_shutdown = [rooms = p.rooms.get()] { rooms->shutdown(); };
+  // Requests waiting for a video (wait: true) answer with its current state at once.
+  so.before_shutdown = [rooms = p.rooms.get(), video = p.video_service.get()] {
+    rooms->shutdown();
+    video->shutdown();
+  };
   so.max_connections = p.config.max_connections;
   so.max_connections_per_ip = p.config.max_connections_per_ip;
   so.fd_reserve = p.config.fd_reserve;

@@ -178,6 +178,11 @@ CREATE INDEX jobs_account_claims ON jobs(account_id, lane, claim_seq);
       {2, "account storage quota", "ALTER TABLE accounts ADD COLUMN limit_storage BIGINT;"},
       {203, "files_by_account", "CREATE INDEX files_by_account ON files(account_id);"},
       {204, "agent_voice", "ALTER TABLE agents ADD COLUMN voice TEXT NOT NULL DEFAULT '{}';"},
+      {210, "job_fair_claim_indexes", R"sql(
+CREATE INDEX jobs_fair_claim ON jobs(lane, state, account_id, run_at, created_at) INCLUDE (kind);
+CREATE INDEX jobs_running ON jobs(account_id, lane, kind, lease_until) WHERE state = 'running';
+CREATE INDEX jobs_leases ON jobs(lane, lease_until) WHERE state = 'running';
+)sql"},
       // 600-: dashboard members, their sessions and CLI device grants (SQLite: 500).
       {600, "members, dashboard sessions, device grants", R"sql(
 CREATE TABLE members (

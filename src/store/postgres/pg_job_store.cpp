@@ -37,6 +37,91 @@ std::optional<Job> load_job(Conn& c, const std::string& id) {
   return read_job(q);
 }
 
+// The claim's cost must not grow with the depth of the queue (100k queued jobs of one account
+// must not slow every claim). So candidates are bounded by accounts, not jobs: a loose index scan
+// (recursive CTE over jobs_fair_claim) finds the accounts with queued work in the lane, each
+// contributes its oldest due jobs whose kind has a free per-account slot (up to 16, so that
+// concurrent claimers passing over each other's locked rows still find work when one account
+// has all of it), and the accounts are ordered by fewest running jobs in the lane, then least
+// recently served (claim_seq). The running counts come from the small partial index of running
+// jobs. Cost: O(accounts with queued work), whatever the depth of the queue. The per-account
+// caps are read from the statement's snapshot, so claimers racing on other nodes can exceed a
+// cap by the number of claims in flight at that instant (docs/jobs.md).
+constexpr const char* kClaimFairSql = R"sql(
+WITH RECURSIVE accts(account_id) AS (
+  (SELECT account_id FROM jobs WHERE lane = ?4 AND state = 'queued'
+   ORDER BY lane, state, account_id LIMIT 1)
+  UNION ALL
+  SELECT (SELECT j.account_id FROM jobs AS j
+          WHERE j.lane = ?4 AND j.state = 'queued' AND j.account_id > a.account_id
+          ORDER BY j.lane, j.state, j.account_id LIMIT 1)
+  FROM accts AS a WHERE a.account_id IS NOT NULL),
+stats AS MATERIALIZED (
+  SELECT a.account_id,
+    (SELECT COUNT(*) FROM jobs AS r WHERE r.account_id = a.account_id AND r.lane = ?4
+       AND r.state = 'running' AND r.lease_until >= ?2::bigint) AS running,
+    (SELECT COUNT(*) FROM jobs AS r WHERE r.account_id = a.account_id AND r.lane = ?4
+       AND r.kind = 'agent_generate'
+       AND r.state = 'running' AND r.lease_until >= ?2::bigint) AS gen,
+    (SELECT COUNT(*) FROM jobs AS r WHERE r.account_id = a.account_id AND r.lane = ?4
+       AND r.kind = 'dynamics_generate'
+       AND r.state = 'running' AND r.lease_until >= ?2::bigint) AS dyn,
+    (SELECT COUNT(*) FROM jobs AS r WHERE r.account_id = a.account_id AND r.lane = ?4
+       AND r.kind = 'dynamics_movements'
+       AND r.state = 'running' AND r.lease_until >= ?2::bigint) AS mov,
+    COALESCE((SELECT MAX(r.claim_seq) FROM jobs AS r
+              WHERE r.account_id = a.account_id AND r.lane = ?4), 0) AS last_seq
+  FROM accts AS a WHERE a.account_id IS NOT NULL),
+cand AS (
+  SELECT c.id, s.running, s.last_seq, c.run_at, c.created_at
+  FROM stats AS s CROSS JOIN LATERAL (
+    SELECT j.id, j.run_at, j.created_at FROM jobs AS j
+    WHERE j.lane = ?4 AND j.state = 'queued' AND j.account_id = s.account_id AND j.run_at <= ?2::bigint
+      AND NOT (j.kind = 'agent_generate' AND s.gen >= ?5::bigint)
+      AND NOT (j.kind = 'dynamics_generate' AND s.dyn >= ?6::bigint)
+      AND NOT (j.kind = 'dynamics_movements' AND s.mov >= ?6::bigint)
+    ORDER BY j.run_at, j.created_at LIMIT 16) AS c),
+-- The best few candidates first, so that the locking join below is a handful of primary-key
+-- probes rather than a join against the whole table.
+best AS (
+  SELECT id, row_number() OVER (ORDER BY running, last_seq, run_at, created_at) AS rank
+  FROM cand ORDER BY rank LIMIT 32)
+UPDATE jobs SET state = 'running', lease_owner = ?1, lease_until = ?2::bigint + ?3::bigint,
+  attempts = attempts + 1, updated_at = ?2::bigint, claim_seq = nextval('job_claim_seq')
+WHERE id = (
+  SELECT j.id FROM best JOIN jobs AS j ON j.id = best.id
+  WHERE j.state = 'queued'  -- rechecked on the locked row: one claimed meanwhile is passed over
+  ORDER BY best.rank
+  LIMIT 1 FOR UPDATE OF j SKIP LOCKED)
+  AND state = 'queued'
+RETURNING id, kind, lane, account_id, subject, payload, state, attempts, max_attempts, run_at,
+  lease_owner, lease_until, last_error, created_at, updated_at)sql";
+
+// A running job whose lease expired, if its kind still has a free per-account slot.
+constexpr const char* kClaimExpiredSql = R"sql(
+UPDATE jobs SET state = 'running', lease_owner = ?1, lease_until = ?2::bigint + ?3::bigint,
+  attempts = attempts + 1, updated_at = ?2::bigint, claim_seq = nextval('job_claim_seq')
+WHERE id = (
+  SELECT j.id FROM jobs AS j
+  WHERE j.lane = ?4 AND j.state = 'running' AND j.lease_until < ?2::bigint
+    AND (SELECT COUNT(*) FROM jobs AS r WHERE r.account_id = j.account_id AND r.lane = ?4 AND r.kind = j.kind
+           AND r.state = 'running' AND r.lease_until >= ?2::bigint)
+        < CASE j.kind WHEN 'agent_generate' THEN ?5::bigint WHEN 'dynamics_generate' THEN ?6::bigint
+                      WHEN 'dynamics_movements' THEN ?6::bigint ELSE 1000000000 END
+  ORDER BY j.lease_until LIMIT 1 FOR UPDATE SKIP LOCKED)
+  AND state = 'running' AND lease_until < ?2::bigint
+RETURNING id, kind, lane, account_id, subject, payload, state, attempts, max_attempts, run_at,
+  lease_owner, lease_until, last_error, created_at, updated_at)sql";
+
+std::optional<Job> take(Conn& c, const char* sql, std::string_view lane, const std::string& owner,
+                        int64_t now, int64_t lease_us) {
+  auto q = c.prepare(sql);
+  q.bind(1, owner).bind(2, now).bind(3, lease_us).bind(4, lane);
+  q.bind(5, kMaxRunningAgentJobsPerAccount).bind(6, kMaxRunningDynamicsJobsPerAccount);
+  if (!q.step()) return std::nullopt;
+  return read_job(q);
+}
+
 class PgJobStore final : public JobStore {
  public:
   PgJobStore(Db& db, Clock& clock) : db_(db), clock_(clock) {}
@@ -50,37 +135,11 @@ class PgJobStore final : public JobStore {
                                    int64_t lease_us) override {
     int64_t now = clock_.now_us();
     return db_.once([&](Conn& c) -> std::optional<Job> {
-      // One statement: pick the runnable job (queued and due, or running with an expired lease,
-      // whose worker died) and take it. SKIP LOCKED lets workers on every node claim side by side
-      // without waiting on each other's candidate row. Generation kinds need a free per-account
-      // slot among unexpired running jobs of the same kind; among runnable jobs, accounts with
-      // fewer jobs running go first, then the account served least recently (claim_seq), so one
-      // account's backlog cannot starve the others.
-      auto q = c.prepare(
-          "UPDATE jobs SET state = 'running', lease_owner = ?1, lease_until = ?2::bigint + ?3::bigint,"
-          " attempts = attempts + 1, updated_at = ?2::bigint, claim_seq = nextval('job_claim_seq')"
-          " WHERE id = ("
-          "  SELECT j.id FROM jobs AS j"
-          "  WHERE j.lane = ?4"
-          "    AND ((j.state = 'queued' AND j.run_at <= ?2::bigint)"
-          "         OR (j.state = 'running' AND j.lease_until < ?2::bigint))"
-          "    AND (SELECT COUNT(*) FROM jobs AS r WHERE r.account_id = j.account_id AND r.kind = j.kind"
-          "           AND r.state = 'running' AND r.lease_until >= ?2::bigint AND r.id <> j.id)"
-          "        < CASE j.kind WHEN 'agent_generate' THEN ?5::bigint WHEN 'dynamics_generate' THEN "
-          "?6::bigint"
-          "                      WHEN 'dynamics_movements' THEN ?6::bigint ELSE 1000000000 END"
-          "  ORDER BY (SELECT COUNT(*) FROM jobs AS r WHERE r.account_id = j.account_id AND r.lane = j.lane"
-          "              AND r.state = 'running' AND r.lease_until >= ?2::bigint),"
-          "           COALESCE((SELECT MAX(r.claim_seq) FROM jobs AS r"
-          "                     WHERE r.account_id = j.account_id AND r.lane = j.lane), 0),"
-          "           j.run_at, j.created_at"
-          "  LIMIT 1 FOR UPDATE SKIP LOCKED)"
-          " RETURNING id, kind, lane, account_id, subject, payload, state, attempts, max_attempts, run_at,"
-          " lease_owner, lease_until, last_error, created_at, updated_at");
-      q.bind(1, owner).bind(2, now).bind(3, lease_us).bind(4, lane);
-      q.bind(5, kMaxRunningAgentJobsPerAccount).bind(6, kMaxRunningDynamicsJobsPerAccount);
-      if (!q.step()) return std::nullopt;
-      return read_job(q);
+      // Two single statements, each taking its row with FOR UPDATE SKIP LOCKED so workers on every
+      // node claim side by side. First a running job whose lease expired (its worker died): it was
+      // admitted once already, so it goes before new work. Then the fair pick (docs/jobs.md).
+      if (auto j = take(c, kClaimExpiredSql, lane, owner, now, lease_us)) return j;
+      return take(c, kClaimFairSql, lane, owner, now, lease_us);
     });
   }
 

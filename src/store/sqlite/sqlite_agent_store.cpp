@@ -87,6 +87,12 @@ std::vector<Migration> agent_migrations() {
        // Storage quotas sum an account's file sizes.
        "CREATE INDEX files_by_account ON files(account_id);"},
       {204, "agent_voice", "ALTER TABLE agents ADD COLUMN voice TEXT NOT NULL DEFAULT '{}';"},
+      {210, "job_fair_claim_indexes",
+       // The claim walks accounts with queued work (a loose scan of jobs_fair_claim) and counts
+       // running jobs through the small partial index, so its cost does not grow with the queue.
+       "CREATE INDEX jobs_fair_claim ON jobs(lane, state, account_id, run_at, created_at);"
+       "CREATE INDEX jobs_running ON jobs(account_id, lane, kind, lease_until) WHERE state = 'running';"
+       "CREATE INDEX jobs_leases ON jobs(lane, lease_until) WHERE state = 'running';"},
   };
 }
 

@@ -45,19 +45,67 @@ std::optional<Job> load_job(Conn& c, const std::string& id) {
   return read_job(q);
 }
 
-constexpr const char* kClaimCandidateSql =
-    "SELECT j.id FROM jobs AS j"
-    " WHERE j.lane = ?1"
-    "   AND ((j.state = 'queued' AND j.run_at <= ?2) OR (j.state = 'running' AND j.lease_until < ?2))"
-    "   AND (SELECT COUNT(*) FROM jobs AS r WHERE r.account_id = j.account_id AND r.kind = j.kind"
-    "          AND r.state = 'running' AND r.lease_until >= ?2 AND r.id <> j.id)"
-    "       < CASE j.kind WHEN 'agent_generate' THEN ?3 WHEN 'dynamics_generate' THEN ?4"
-    "                     WHEN 'dynamics_movements' THEN ?4 ELSE 1000000000 END"
-    " ORDER BY (SELECT COUNT(*) FROM jobs AS r WHERE r.account_id = j.account_id AND r.lane = j.lane"
-    "             AND r.state = 'running' AND r.lease_until >= ?2),"
-    "          COALESCE((SELECT MAX(r.claim_seq) FROM jobs AS r"
-    "                    WHERE r.account_id = j.account_id AND r.lane = j.lane), 0),"
-    "          j.run_at, j.created_at LIMIT 1";
+// The claim's cost must not grow with the depth of the queue: candidates are bounded by
+// accounts, not jobs. A loose index scan (recursive CTE over jobs_fair_claim) finds the accounts
+// with queued work in the lane; each contributes its oldest due job whose kind has a free
+// per-account slot; accounts go by fewest running jobs in the lane, then least recently served
+// (claim_seq), so a flood of one account's jobs delays another account's job by at most the jobs
+// already running. The PostgreSQL store runs the same plan (docs/jobs.md).
+constexpr const char* kClaimFairSql = R"sql(
+WITH RECURSIVE accts(account_id) AS (
+  SELECT (SELECT account_id FROM jobs WHERE lane = ?1 AND state = 'queued' ORDER BY account_id LIMIT 1)
+  UNION ALL
+  SELECT (SELECT j.account_id FROM jobs AS j
+          WHERE j.lane = ?1 AND j.state = 'queued' AND j.account_id > a.account_id
+          ORDER BY j.account_id LIMIT 1)
+  FROM accts AS a WHERE a.account_id IS NOT NULL),
+stats AS (
+  SELECT a.account_id,
+    (SELECT COUNT(*) FROM jobs AS r WHERE r.account_id = a.account_id AND r.lane = ?1
+       AND r.state = 'running' AND r.lease_until >= ?2) AS running,
+    (SELECT COUNT(*) FROM jobs AS r WHERE r.account_id = a.account_id AND r.lane = ?1
+       AND r.kind = 'agent_generate' AND r.state = 'running' AND r.lease_until >= ?2) AS gen,
+    (SELECT COUNT(*) FROM jobs AS r WHERE r.account_id = a.account_id AND r.lane = ?1
+       AND r.kind = 'dynamics_generate' AND r.state = 'running' AND r.lease_until >= ?2) AS dyn,
+    (SELECT COUNT(*) FROM jobs AS r WHERE r.account_id = a.account_id AND r.lane = ?1
+       AND r.kind = 'dynamics_movements' AND r.state = 'running' AND r.lease_until >= ?2) AS mov,
+    COALESCE((SELECT MAX(r.claim_seq) FROM jobs AS r
+              WHERE r.account_id = a.account_id AND r.lane = ?1), 0) AS last_seq
+  FROM accts AS a WHERE a.account_id IS NOT NULL),
+cand AS (
+  SELECT s.running, s.last_seq,
+    (SELECT j.id FROM jobs AS j
+     WHERE j.lane = ?1 AND j.state = 'queued' AND j.account_id = s.account_id AND j.run_at <= ?2
+       AND NOT (j.kind = 'agent_generate' AND s.gen >= ?3)
+       AND NOT (j.kind = 'dynamics_generate' AND s.dyn >= ?4)
+       AND NOT (j.kind = 'dynamics_movements' AND s.mov >= ?4)
+     ORDER BY j.run_at, j.created_at LIMIT 1) AS id
+  FROM stats AS s)
+SELECT c.id FROM cand AS c JOIN jobs AS j ON j.id = c.id
+ORDER BY c.running, c.last_seq, j.run_at, j.created_at LIMIT 1)sql";
+
+// A running job whose lease expired (its worker died), if its kind still has a free slot: it
+// was admitted once already, so it goes before new work.
+constexpr const char* kClaimExpiredSql = R"sql(
+SELECT j.id FROM jobs AS j
+WHERE j.lane = ?1 AND j.state = 'running' AND j.lease_until < ?2
+  AND (SELECT COUNT(*) FROM jobs AS r WHERE r.account_id = j.account_id AND r.lane = ?1
+         AND r.kind = j.kind AND r.state = 'running' AND r.lease_until >= ?2)
+      < CASE j.kind WHEN 'agent_generate' THEN ?3 WHEN 'dynamics_generate' THEN ?4
+                    WHEN 'dynamics_movements' THEN ?4 ELSE 1000000000 END
+ORDER BY j.lease_until LIMIT 1)sql";
+
+std::optional<std::string> pick(Conn& c, const char* sql, std::string_view lane, int64_t now) {
+  auto q = c.prepare(sql);
+  q.bind(1, lane)
+      .bind(2, now)
+      .bind(3, kMaxRunningAgentJobsPerAccount)
+      .bind(4, kMaxRunningDynamicsJobsPerAccount);
+  if (!q.step()) return std::nullopt;
+  std::string id = q.col_text(0);
+  q.run();  // finish the statement before writing
+  return id;
+}
 
 class SqliteJobStore final : public JobStore {
  public:
@@ -72,23 +120,14 @@ class SqliteJobStore final : public JobStore {
                                    int64_t lease_us) override {
     int64_t now = clock_.now_us();
     return db_.write([&](Conn& c) -> std::optional<Job> {
-      // Runnable: queued and due, or running with an expired lease (its worker died). Generation
-      // kinds also need a free per-account slot among unexpired running jobs of the same kind.
-      // Fair share: among runnable jobs, the account with the fewest running jobs in the lane goes
-      // first, then the account served least recently (claim_seq), so a flood of one account's
-      // jobs delays another account's job by at most the jobs already running.
-      // PostgreSQL: the same predicate and order with FOR UPDATE SKIP LOCKED (docs/jobs.md).
-      // The claim itself is conditional on the job still being runnable, so two claimers that
-      // picked the same job (possible without a single writer) cannot both take it.
+      // Runnable: a running job whose lease expired (its worker died) first, then the fair pick
+      // among queued, due jobs (kClaimFairSql). The claim itself is conditional on the job still
+      // being runnable, so two claimers that picked the same job cannot both take it.
       for (int attempt = 0; attempt < 8; ++attempt) {
-        auto q = c.prepare(kClaimCandidateSql);
-        q.bind(1, lane)
-            .bind(2, now)
-            .bind(3, kMaxRunningAgentJobsPerAccount)
-            .bind(4, kMaxRunningDynamicsJobsPerAccount);
-        if (!q.step()) return std::nullopt;
-        std::string id = q.col_text(0);
-        q.run();  // finish the statement before writing
+        auto picked = pick(c, kClaimExpiredSql, lane, now);
+        if (!picked) picked = pick(c, kClaimFairSql, lane, now);
+        if (!picked) return std::nullopt;
+        const std::string& id = *picked;
         c.prepare(
              "UPDATE jobs SET state = 'running', lease_owner = ?, lease_until = ?, attempts = attempts + 1,"
              " updated_at = ?, claim_seq = (SELECT COALESCE(MAX(claim_seq), 0) + 1 FROM jobs) WHERE id = ?"
