@@ -132,7 +132,7 @@ int main(int argc, char** argv) {
   FirstAudio fa{speech->get()};
   ConversationOptions o{testdata::kSystemPrompt, llm_opts, {}};
   Conversation c(o, fa.sink());
-  Stats recog, recog_cpu, stream_finish, stream_finish_cpu, after, total;
+  Stats recog, recog_cpu, stream_finish, stream_finish_cpu, feed_rtf, after, total;
   const TurnDetectorOptions vad;
   for (int i = 0; i < runs; ++i) {
     const auto& q = testdata::kQuestions[i % testdata::kQuestions.size()];
@@ -145,6 +145,7 @@ int main(int argc, char** argv) {
     // Streaming: the decoder is fed while the viewer speaks; only finish() is left at the end.
     TurnDetector sd(vad);
     bool in_turn = false;
+    double feed_cpu = 0, fed_ms = 0;
     for (size_t off = 0; off < mic.size(); off += 320) {
       size_t n = std::min<size_t>(320, mic.size() - off);
       bool ended = false;
@@ -156,8 +157,14 @@ int main(int argc, char** argv) {
           ended = true;
         }
       }
-      if (in_turn) (void)rec.value()->feed(mic.data() + off, n);
+      if (in_turn) {
+        double fc = thread_cpu_ms();
+        (void)rec.value()->feed(mic.data() + off, n);
+        feed_cpu += thread_cpu_ms() - fc;
+        fed_ms += n * 1000.0 / kRecognizerSampleRate;
+      }
       if (ended) {
+        feed_rtf.v.push_back(fed_ms > 0 ? feed_cpu / fed_ms : 0);
         auto f0 = Clock::now();
         double c0 = thread_cpu_ms();
         (void)rec.value()->finish();
@@ -192,6 +199,11 @@ int main(int argc, char** argv) {
   recog_cpu.print("spoken: batch recognition of the turn (CPU)");
   stream_finish.print("spoken: streaming recognition, finish at turn end (wall)");
   stream_finish_cpu.print("spoken: streaming recognition, finish at turn end (CPU)");
+  std::printf("spoken: streaming recognition CPU per second of audio (real-time factor): p50 %.2f\n", [&] {
+    auto v = feed_rtf.v;
+    std::sort(v.begin(), v.end());
+    return v.empty() ? 0.0 : v[v.size() / 2];
+  }());
   after.print("spoken: turn detected -> first audio (recognition + answer)");
   char name[96];
   std::snprintf(name, sizeof name, "spoken: end of speech -> first audio (+%d ms end-of-turn)",

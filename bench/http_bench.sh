@@ -177,9 +177,10 @@ python3 - "$(field rps "$ME")" "$(field rps "$VALIDATE")" "$NGX_RPS" "$(field p9
 import sys
 me, va, ngx, p99me, p99va, hwm, bad_me, bad_va = map(float, sys.argv[1:])
 checks = [
-    ("GET /v1/me >= 0.5x nginx", me >= 0.5 * ngx),
-    ("POST /v1/validate >= 0.5x nginx", va >= 0.5 * ngx),
-    ("p99 < 5 ms", max(p99me, p99va) < 5000),
+    # Issue 9's bar (the first HTTP issue asked for 0.5x and 5 ms).
+    ("GET /v1/me >= 0.7x nginx", me >= 0.7 * ngx),
+    ("POST /v1/validate >= 0.7x nginx", va >= 0.7 * ngx),
+    ("p99 < 3 ms", max(p99me, p99va) < 3000),
     ("RSS < 100 MB", hwm < 100 * 1024),
     ("no non-2xx answers", bad_me == 0 and bad_va == 0),
 ]

@@ -1,16 +1,29 @@
 // Live sessions end to end over loopback (docs/live-protocol.md "Performance"): a real imagod,
-// a real WebSocket viewer, REST calls.
+// real WebSocket viewers, REST calls.
 //   live_ws_bench [rounds=20] [steady_seconds=60]
 // 1. REST speak -> first speaking audio frame received by the viewer (p50/p99 over `rounds`).
 // 2. REST interrupt -> playback_finished {interrupted: true} received, and speaking audio frames
 //    received after it (must be 0).
 // 3. Steady state for `steady_seconds` while speaking: video fps, audio frames/s, audio index gaps,
 //    arrival skew between the audio and video message of the same frame index.
+//   live_ws_bench capacity N [seconds=60] [core=0]
+// N rooms at 512x512, each with one WebSocket viewer and speaking continuously, imagod pinned to
+// one core (every thread: `core`) and the viewers to the other cores: per-room video fps and audio
+// frames/s over `seconds` (after a 10 s warm-up), imagod's CPU time (cores used, CPU per session)
+// and RSS per session. This is the per-core capacity including JPEG encoding and sending.
 // Built with the tests (it uses the black-box harness): build/tests/live_ws_bench
+#include <dirent.h>
+#include <sched.h>
+#include <unistd.h>
+
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cstdio>
+#include <fstream>
 #include <map>
+#include <sstream>
+#include <thread>
 
 #include "fixtures/fixture.h"
 #include "support/test_server.h"
@@ -44,9 +57,176 @@ double pct(std::vector<double> v, double p) {
   return v[std::min(v.size() - 1, size_t(p * (v.size() - 1) + 0.5))];
 }
 
+// Pins every thread of `pid` to `core` (threads it starts later inherit it).
+bool pin_process(int pid, int core) {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  CPU_SET(core, &set);
+  DIR* d = opendir(("/proc/" + std::to_string(pid) + "/task").c_str());
+  if (!d) return false;
+  bool ok = true;
+  while (dirent* e = readdir(d)) {
+    if (e->d_name[0] == '.') continue;
+    ok &= sched_setaffinity(std::atoi(e->d_name), sizeof set, &set) == 0;
+  }
+  closedir(d);
+  return ok;
+}
+
+// utime + stime of `pid`, in seconds.
+double cpu_seconds(int pid) {
+  std::ifstream f("/proc/" + std::to_string(pid) + "/stat");
+  std::string all((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+  auto close = all.rfind(')');
+  if (close == std::string::npos) return 0;
+  std::istringstream in(all.substr(close + 2));
+  std::string field;
+  long long utime = 0, stime = 0;
+  for (int i = 3; i <= 15 && in >> field; ++i) {
+    if (i == 14) utime = std::atoll(field.c_str());
+    if (i == 15) stime = std::atoll(field.c_str());
+  }
+  return double(utime + stime) / double(sysconf(_SC_CLK_TCK));
+}
+
+double rss_mb(int pid) {
+  std::ifstream f("/proc/" + std::to_string(pid) + "/status");
+  std::string line;
+  while (std::getline(f, line)) {
+    if (line.rfind("VmRSS:", 0) == 0) return std::atof(line.c_str() + 6) / 1024.0;
+  }
+  return 0;
+}
+
+std::string load_average() {
+  std::ifstream f("/proc/loadavg");
+  std::string a, b, c;
+  f >> a >> b >> c;
+  return a + " " + b + " " + c;
+}
+
+int capacity(int n, int seconds, int core) {
+  const int cores = int(std::thread::hardware_concurrency());
+  // The viewers (this process) stay off imagod's core when there is another one.
+  if (cores > 1) {
+    cpu_set_t others;
+    CPU_ZERO(&others);
+    for (int c = 0; c < cores; ++c)
+      if (c != core) CPU_SET(c, &others);
+    sched_setaffinity(0, sizeof others, &others);
+  }
+  TestServer s({"--live-idle-s", "3600", "--max-live-sessions", std::to_string(n + 1)});
+  if (!pin_process(s.pid(), core)) return std::fprintf(stderr, "could not pin imagod\n"), 1;
+  auto acct = s.create_account("enterprise", 10'000'000);
+  auto g = s.post("/v1/agent/generate", R"({"prompt":"bench","aspect_ratio":"1:1"})", acct.api_secret);
+  std::string code = str(g.json(), "agent_id");
+  if (!eventually(
+          [&] {
+            return str(s.get("/v1/agent/" + code, acct.api_secret).json().at("data"), "status") == "ready";
+          },
+          300))
+    return std::fprintf(stderr, "agent not ready\n"), 1;
+  pin_process(s.pid(), core);  // worker threads started since
+  std::this_thread::sleep_for(std::chrono::seconds(2));
+  const double idle_rss = rss_mb(s.pid());
+  const double idle_cpu0 = cpu_seconds(s.pid());
+  std::this_thread::sleep_for(std::chrono::seconds(5));
+  const double idle_cores = (cpu_seconds(s.pid()) - idle_cpu0) / 5.0;
+
+  std::string token =
+      str(s.post("/v1/runtime-tokens/request", "", acct.api_secret).json().at("data"), "token");
+  struct Viewer {
+    std::unique_ptr<WsClient> ws;
+    std::atomic<int64_t> video{0}, audio{0};
+    std::atomic<bool> counting{false};
+    std::thread reader;
+  };
+  std::vector<std::unique_ptr<Viewer>> viewers;
+  std::atomic<bool> stop{false};
+  const std::string line =
+      R"(I keep talking so that the benchmark sees a moving mouth and continuous speech for a while longer.)";
+  for (int i = 0; i < n; ++i) {
+    auto v = std::make_unique<Viewer>();
+    WsClient::Options o;
+    o.bearer = token;
+    const std::string room = "cap" + std::to_string(i);
+    v->ws = WsClient::connect(s.port(), "/v1/runtime/rooms/" + room + "?agent_code=" + code, o);
+    if (!v->ws || !v->ws->read_event("session.started"))
+      return std::fprintf(stderr, "join %d failed\n", i), 1;
+    // Enough speech queued for the warm-up and the window (each line takes about 6 s).
+    for (int k = 0; k < 4 + (seconds + 10) / 5; ++k) {
+      auto r = s.post("/v1/agent/" + code + "/speak",
+                      R"({"message":")" + line + R"(","room_id":")" + room + R"("})", acct.api_secret);
+      if (r.status != 200) return std::fprintf(stderr, "speak: %ld %s\n", r.status, r.body.c_str()), 1;
+    }
+    Viewer* raw = v.get();
+    v->reader = std::thread([raw, &stop] {
+      while (!stop) {
+        auto m = raw->ws->read(200);
+        if (!m || m->text || m->data.size() < 20 || !raw->counting) continue;
+        (uint8_t(m->data[0]) == 2 ? raw->audio : raw->video)++;
+      }
+    });
+    viewers.push_back(std::move(v));
+  }
+  std::this_thread::sleep_for(std::chrono::seconds(10));  // warm-up
+  const double rss = rss_mb(s.pid());
+  const double cpu0 = cpu_seconds(s.pid());
+  for (auto& v : viewers) v->counting = true;
+  const auto t0 = SteadyClock::now();
+  auto last_heartbeat = t0;
+  while (SteadyClock::now() - t0 < std::chrono::seconds(seconds)) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(500));
+    if (SteadyClock::now() - last_heartbeat > std::chrono::seconds(60)) {  // renew like a client
+      last_heartbeat = SteadyClock::now();
+      s.request("POST", "/v1/runtime/heartbeat", "", "", {.headers = {{"Authorization", "Bearer " + token}}});
+    }
+  }
+  for (auto& v : viewers) v->counting = false;
+  const double secs = std::chrono::duration<double>(SteadyClock::now() - t0).count();
+  const double used = (cpu_seconds(s.pid()) - cpu0) / secs;
+  stop = true;
+  for (auto& v : viewers) v->reader.join();
+  std::vector<double> fps, aps;
+  for (auto& v : viewers) {
+    fps.push_back(double(v->video) / secs);
+    aps.push_back(double(v->audio) / secs);
+  }
+  int steady = 0;
+  for (double f : fps) steady += f >= 24.0;
+  const double per_session = (used - idle_cores) / n;
+  std::printf("capacity %d rooms on core %d, %.0f s (load average %s):\n", n, core, secs,
+              load_average().c_str());
+  std::printf("  video fps per room: min %.2f  p50 %.2f  max %.2f;  rooms at >= 24 fps: %d of %d\n",
+              pct(fps, 0), pct(fps, 0.5), pct(fps, 1), steady, n);
+  std::printf("  audio frames/s per room: min %.2f  p50 %.2f\n", pct(aps, 0), pct(aps, 0.5));
+  std::printf(
+      "  imagod CPU: %.3f cores (idle %.3f); %.4f cores per session -> %.1f sessions per fully available "
+      "core\n",
+      used, idle_cores, per_session, per_session > 0 ? 1.0 / per_session : 0.0);
+  // When the core was not ours alone, rooms drop pictures (never audio): scale the CPU per session
+  // to 25 video fps (conservative: audio and speech do not grow with the frame rate).
+  const double video_fps = pct(fps, 0.5);
+  if (video_fps > 0) {
+    const double at25 = per_session * 25.0 / video_fps;
+    std::printf(
+        "  %.2f ms of imagod CPU per delivered video frame (all costs included); at 25 fps: %.4f cores "
+        "per session -> %.1f sessions per core\n",
+        1000.0 * (used - idle_cores) / (video_fps * n), at25, at25 > 0 ? 1.0 / at25 : 0.0);
+  }
+  std::printf("  imagod RSS: %.1f MB idle, %.1f MB with %d rooms -> %.1f MB per session\n", idle_rss, rss, n,
+              (rss - idle_rss) / n);
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
+  if (argc > 1 && std::string(argv[1]) == "capacity") {
+    if (argc < 3) return std::fprintf(stderr, "usage: live_ws_bench capacity N [seconds] [core]\n"), 2;
+    return capacity(std::atoi(argv[2]), argc > 3 ? std::atoi(argv[3]) : 60,
+                    argc > 4 ? std::atoi(argv[4]) : 0);
+  }
   const int rounds = argc > 1 ? std::atoi(argv[1]) : 20;
   const int steady_s = argc > 2 ? std::atoi(argv[2]) : 60;
   TestServer s({"--live-idle-s", "3600"});

@@ -2,6 +2,7 @@
 #include "api/pagination.h"
 #include "api/requests.h"
 #include "api/routes.h"
+#include "api/spend_cap_views.h"
 #include "api/views.h"
 #include "auth/provisioning.h"
 #include "billing/balance_rules.h"
@@ -23,6 +24,8 @@ http::Response account_response(Services& s, const std::string& id) {
   if (!bal.ok()) return http::Response::from_status(bal.status());
   auto keys = s.accounts->list_keys(id);
   if (!keys.ok()) return http::Response::from_status(keys.status());
+  auto spend = s.ledger->live_spend(id);
+  if (!spend.ok()) return http::Response::from_status(spend.status());
   boost::json::array key_arr;
   for (const auto& k : *keys) key_arr.push_back(key_json(k));
   return http::Response::json(200, {{"success", true},
@@ -35,6 +38,7 @@ http::Response account_response(Services& s, const std::string& id) {
                                       {"balance", bal->total()},
                                       {"plan_credits", bal->plan_credits},
                                       {"topup_credits", bal->topup_credits},
+                                      {"live_spend_cap", spend_cap_json(*spend)},
                                       {"created_at", time_json(a->created_at)},
                                       {"keys", std::move(key_arr)}}}});
 }

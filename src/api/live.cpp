@@ -6,8 +6,10 @@
 #include "api/live_routes.h"
 #include "api/live_tokens.h"
 #include "api/routes.h"
+#include "api/spend_cap_views.h"
 #include "api/views.h"
 #include "api/web_assets.h"
+#include "live/minute_billing.h"
 #include "live/rooms.h"
 #include "store/agent_store.h"
 #include "util/json.h"
@@ -165,6 +167,15 @@ http::WebSocketFactory make_room_socket_factory(Services& s) {
     }
     auto agent = s.agent_service->get(c->subject, std::string(*code));
     if (!agent.ok()) return A::reject(http::Response::from_status(agent.status()));
+    // A new session whose first minute the monthly live spend cap would refuse is not started:
+    // 402 SPEND_CAP_REACHED now instead of a session that ends at once. A running room is joined
+    // (its current minute is paid); it ends when the cap refuses its next minute.
+    if (!s.rooms->find(c->subject, room_id)) {
+      const int64_t rate = live::live_rate(live::cloud_billing_type(agent->model, billing.has_value()));
+      if (Status st = live::live_cap_allows_minute(*s.ledger, c->subject, rate); !st.ok()) {
+        return A::reject(billing_refusal_response(st));
+      }
+    }
     auto room = s.rooms->join(c->subject, room_id, *agent, billing.has_value());
     if (!room.ok()) {
       http::Response r = http::Response::from_status(room.status());

@@ -31,6 +31,7 @@ void register_webhook_routes(http::Router& router, Services& services);   // /v1
 void register_runtime_token_routes(http::Router& router,
                                    Services& services);               // runtime/embed tokens, heartbeat
 void register_live_routes(http::Router& router, Services& services);  // speak, add-context, rooms, /embed
+void register_spend_cap_routes(http::Router& router, Services& services);  // /v1/spend-cap, admin twin
 // Dashboard and CLI sign-in (issue 14).
 void register_dashboard_auth_routes(http::Router& router, Services& services);  // /dashboard/api/sign-in ...
 void register_dashboard_device_routes(http::Router& router, Services& services);  // keys, /device approval

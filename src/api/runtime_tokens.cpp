@@ -4,6 +4,7 @@
 #include "agents/agent_service.h"
 #include "api/live_tokens.h"
 #include "api/routes.h"
+#include "api/spend_cap_views.h"
 #include "live/minute_billing.h"
 #include "live/rooms.h"
 #include "live/self_hosted_meter.h"
@@ -135,6 +136,11 @@ void register_runtime_token_routes(http::Router& router, Services& s) {
         if (bal->total() < needed) {
           return http::Response::from_status(Status::InsufficientFunds("Insufficient credits"));
         }
+        // The monthly live spend cap: a token for live usage the cap no longer allows is refused
+        // up front (402 SPEND_CAP_REACHED) rather than minted for a session that would end at once.
+        if (Status st = live::live_cap_allows_minute(*s.ledger, p.account_id, needed); !st.ok()) {
+          return billing_refusal_response(st);
+        }
         MintedToken t = mint_runtime_token(s, p.account_id, minter_of(p));
         return success({{"token", t.token}, {"transaction_id", t.token_id}, {"expires_at", t.expires_at}});
       },
@@ -164,7 +170,7 @@ void register_runtime_token_routes(http::Router& router, Services& s) {
                 Status::Invalid("Field 'session_id' (1-128 characters) is required with 'billing_type'"));
           }
           Status st = s.self_hosted->heartbeat(c->subject, **session_id, **billing_type);
-          if (!st.ok()) return http::Response::from_status(st);
+          if (!st.ok()) return billing_refusal_response(st);
         } else if (session_id->has_value()) {
           auto room = s.rooms->find_session(**session_id);
           if (!room || room->settings().account_id != c->subject) {

@@ -59,7 +59,7 @@ const std::vector<Option>& options() {
          return Status::Ok();
        }},
       {"public-url", "IMAGO_PUBLIC_URL", "URL",
-       "base of absolute URLs the server hands out (default http://LISTEN)",
+       "base of absolute URLs the server hands out (default http://LISTEN, https:// with TLS)",
        [](Config& c, const std::string& v) -> Status {
          if (v.rfind("http://", 0) != 0 && v.rfind("https://", 0) != 0) {
            return Status::Invalid("--public-url must start with http:// or https://");
@@ -67,6 +67,24 @@ const std::vector<Option>& options() {
          c.public_url = v;
          while (!c.public_url.empty() && c.public_url.back() == '/') c.public_url.pop_back();
          return Status::Ok();
+       }},
+      {"tls-cert", "IMAGO_TLS_CERT", "FILE",
+       "PEM certificate chain: serve HTTPS and WSS on the listen port (with --tls-key)",
+       [](Config& c, const std::string& v) -> Status {
+         if (v.empty()) return Status::Invalid("--tls-cert needs a file");
+         c.tls_cert_file = v;
+         return Status::Ok();
+       }},
+      {"tls-key", "IMAGO_TLS_KEY", "FILE", "PEM private key (unencrypted) of --tls-cert",
+       [](Config& c, const std::string& v) -> Status {
+         if (v.empty()) return Status::Invalid("--tls-key needs a file");
+         c.tls_key_file = v;
+         return Status::Ok();
+       }},
+      {"tls-handshake-timeout", "IMAGO_TLS_HANDSHAKE_TIMEOUT", "SECONDS",
+       "time from accept to a finished TLS handshake (default 10)",
+       [](Config& c, const std::string& v) {
+         return set_int(c.tls_handshake_timeout_s, v, "tls-handshake-timeout", 1, 600);
        }},
       {"threads", "IMAGO_THREADS", "N", "I/O threads (default: one per core)",
        [](Config& c, const std::string& v) { return set_int(c.io_threads, v, "threads", 1, 256); }},
@@ -128,6 +146,12 @@ const std::vector<Option>& options() {
        "threads for handlers that wait on other hosts: URL uploads, webhook tests (default 8)",
        [](Config& c, const std::string& v) {
          return set_int(c.outbound_threads, v, "outbound-threads", 1, 1024);
+       }},
+      {"outbound-per-account", "IMAGO_OUTBOUND_PER_ACCOUNT", "N",
+       "outbound requests one account may have in progress; more get 503 (default: a quarter of "
+       "--outbound-threads, at least 1)",
+       [](Config& c, const std::string& v) {
+         return set_int(c.outbound_per_account, v, "outbound-per-account", 1, 1024);
        }},
       {"outbound-queue", "IMAGO_OUTBOUND_QUEUE", "N", "such requests that may wait before 503 (default 64)",
        [](Config& c, const std::string& v) {
@@ -343,7 +367,8 @@ void finalize_config(Config& cfg) {
   if (cfg.database_url.empty()) cfg.database_url = "sqlite:" + cfg.data_dir + "/imago.db";
   if (cfg.public_url.empty()) {
     bool v6 = cfg.listen_host.find(':') != std::string::npos;
-    cfg.public_url = "http://" + (v6 ? "[" + cfg.listen_host + "]" : cfg.listen_host) + ":" +
+    cfg.public_url = std::string(cfg.tls_cert_file.empty() ? "http://" : "https://") +
+                     (v6 ? "[" + cfg.listen_host + "]" : cfg.listen_host) + ":" +
                      std::to_string(cfg.listen_port);
   }
 }

@@ -14,7 +14,10 @@ struct Config {
   std::string listen_host = "127.0.0.1";
   int listen_port = 8080;
   std::string data_dir = "var";
-  std::string public_url;                    // default: http://<listen>; base of absolute URLs handed out
+  std::string public_url;     // default: http://<listen>; base of absolute URLs handed out
+  std::string tls_cert_file;  // PEM chain; with tls_key_file the port speaks HTTPS/WSS only
+  std::string tls_key_file;
+  int tls_handshake_timeout_s = 10;
   int io_threads = 0;                        // 0: one per core
   int worker_threads = 16;                   // blocking handler pool (database, synthesis waits)
   std::string database_url;                  // default: sqlite:<data_dir>/imago.db
@@ -32,6 +35,7 @@ struct Config {
   int cpu_queue = 32;                // ... queued beyond this: 503 with Retry-After
   int outbound_threads = 8;          // handlers that wait for other hosts (URL uploads, webhook tests)
   int outbound_queue = 64;
+  int outbound_per_account = 0;  // outbound requests of one account at once; 0: a quarter of the threads
   int shutdown_grace_s = 20;
   bool bootstrap_account = true;     // create and print a first account on an empty database
   int failed_auth_limit = 30;        // SPEC 8.3: failed authentications per minute per client IP
@@ -64,7 +68,7 @@ struct Config {
   int live_left_s = 60;            // ends a session after its last viewer left
   int live_idle_s = 120;           // ends a session without speech or keep-alive
   int live_max_duration_s = 3600;  // longest session
-  int max_live_sessions = 0;       // 0: kLiveSessionsPerCore x cores (measured, bench/live)
+  int max_live_sessions = 0;       // 0: kLiveSessionsPerCore x cores (measured, live_ws_bench)
   int live_frame_side = 512;       // longest side of rendered live frames, px
   int live_jpeg_quality = 75;
 
@@ -75,7 +79,9 @@ struct Config {
   bool llm_allow_private = false;  // the endpoint may be on a private or loopback address
 };
 
-// Measured concurrent 25 fps sessions per core at 512x512 with JPEG (bench/live, docs/live-protocol.md).
+// Concurrent 25 fps sessions per core at 512x512 with JPEG encoding and WebSocket sending, from
+// `live_ws_bench capacity` (bench/live_ws_bench.cpp): about 0.105 cores per session, so 9-10 per
+// idle core; 8 keeps some headroom for synthesis bursts (figures: docs/live-protocol.md "Performance").
 inline constexpr int kLiveSessionsPerCore = 8;
 
 // Parses argv (after the subcommand) and IMAGO_* variables into `cfg`. Returns kInvalidArgument

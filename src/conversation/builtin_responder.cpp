@@ -22,6 +22,11 @@ const std::set<std::string>& stop_words() {
       "us", "was", "we", "were", "what", "when", "where", "which", "who", "whom", "why", "will", "with",
       "would", "you", "your", "yours", "many", "there's", "it's", "i'm", "you're", "what's", "can't", "don't",
       "do", "way", "tell", "want", "wanted", "need", "one", "s",
+      // The other contractions of function words: a recogniser often hears one where a question
+      // word was said ("we're" for "where"), and they never carry what the question is about.
+      "we're", "they're", "i'd", "you'd", "we'd", "i'll", "you'll", "we'll", "i've", "you've", "we've",
+      "he's", "she's", "that's", "isn't", "aren't", "doesn't", "didn't", "won't", "let's", "where's",
+      "when's", "how's", "who's", "here's",
       // Light verbs of questions ("can I take ...", "can I bring ..."): they match incidental
       // sentences ("takes place") rather than the thing asked about.
       "take", "bring", "go", "come", "see", "find", "make", "use", "give", "put", "able"};

@@ -29,6 +29,14 @@ TEST(BuiltinResponder, AnswersFromInjectedContextOnlyOnceItIsThere) {
   EXPECT_EQ(after.text, "Here is what I know: The swimming pool is in the basement, next to the sauna.");
 }
 
+// What a recogniser makes of "Where can I park my car?": the contraction is a function word, not
+// a rare term that pulls the match below the threshold.
+TEST(BuiltinResponder, ContractionsDoNotCountAsTerms) {
+  auto a = builtin_answer(kSystemPrompt, knowledge(), "we're can park my car");
+  EXPECT_EQ(a.kind, AnswerKind::kRetrieved);
+  EXPECT_NE(a.text.find("Parking is available"), std::string::npos) << a.text;
+}
+
 TEST(BuiltinResponder, SaysPlainlyWhenItDoesNotKnow) {
   Knowledge k = knowledge();
   for (const char* q :

@@ -80,7 +80,8 @@ Result<std::unique_ptr<Recognizer>> Recognizer::create(const RecognizerOptions& 
   std::lock_guard lock(create_mutex());
   auto impl = std::make_unique<Impl>();
   impl->config = cmd_ln_init(nullptr, ps_args(), TRUE, "-hmm", hmm.c_str(), "-lm", lm.c_str(), "-dict",
-                             dict.c_str(), "-samprate", "16000", "-logfn", "/dev/null", nullptr);
+                             dict.c_str(), "-samprate", "16000", "-fwdflat", options.flat_pass ? "yes" : "no",
+                             "-logfn", "/dev/null", nullptr);
   if (!impl->config) return Status::Internal("pocketsphinx rejected its configuration");
   impl->decoder = ps_init(impl->config);
   if (!impl->decoder)

@@ -18,6 +18,11 @@ inline constexpr const char* kDefaultModelDir = "/usr/share/pocketsphinx/model/e
 
 struct RecognizerOptions {
   std::string model_dir = kDefaultModelDir;  // holds en-us/, en-us.lm.bin, cmudict-en-us.dict
+  // PocketSphinx's flat-lexicon second pass, which re-decodes the whole utterance when it ends.
+  // Off: it costs ~150 ms of CPU at every end of turn (finish() 190 -> 23 ms p50) and ~50 % more
+  // CPU while the viewer speaks, for no better word error rate on the twenty test questions
+  // (0.35 with it, 0.34 without; docs/conversation.md, "Latency over the WebSocket").
+  bool flat_pass = false;
 };
 
 class Recognizer {

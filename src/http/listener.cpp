@@ -63,7 +63,9 @@ void Listener::refuse(tcp::socket& socket, bool per_ip) {
   const std::string& r = per_ip ? kIp : kAll;
   boost::system::error_code ec;
   socket.non_blocking(true, ec);
-  socket.write_some(net::buffer(r), ec);
+  // On a TLS port a plain-text answer would only be garbage to the client's TLS stack, and a
+  // handshake would cost the CPU the cap protects: just close (the client sees a failed handshake).
+  if (!ctx_.tls) socket.write_some(net::buffer(r), ec);
   socket.shutdown(tcp::socket::shutdown_both, ec);
   socket.close(ec);
   auto now = std::chrono::steady_clock::now();
@@ -114,7 +116,12 @@ void Listener::on_accept(boost::system::error_code ec, tcp::socket socket) {
     return;
   }
   socket.set_option(tcp::no_delay(true), ec);  // small responses and stream chunks go out at once
-  std::make_shared<Session>(std::move(socket), ctx_, std::move(slot))->start();
+  if (ctx_.tls) {
+    std::make_shared<Session<TlsStream>>(TlsStream(std::move(socket), *ctx_.tls), ctx_, std::move(slot))
+        ->start();
+  } else {
+    std::make_shared<Session<PlainStream>>(PlainStream(std::move(socket)), ctx_, std::move(slot))->start();
+  }
   do_accept();
 }
 

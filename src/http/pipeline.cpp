@@ -74,7 +74,8 @@ Pipeline::Pipeline(const Router& router, Authenticator& auth, RateLimiter& limit
       limiter_(limiter),
       windows_(windows),
       metrics_(metrics),
-      options_(std::move(options)) {}
+      options_(std::move(options)),
+      outbound_share_(options_.outbound_per_account) {}
 
 RouteMatch Pipeline::match(std::string_view method, std::string_view path, bool* via_session) const {
   *via_session = false;
@@ -274,6 +275,22 @@ Response Pipeline::run(Request& req, const RouteMatch& m, bool via_session, std:
                              "Rate limit exceeded for the " + std::string(tier_name(tier)) + " tier (" +
                                  std::to_string(per_minute) + " requests per minute); retry after " +
                                  std::to_string(d.retry_after_s) + " seconds");
+    }
+  }
+
+  // Handlers that wait on other hosts: one account holds at most its share of the outbound
+  // threads (a slow target of its choosing must not delay other accounts' fetches and pings).
+  AccountShare::Lease outbound;
+  if (route.options.pool == HandlerPool::kOutbound && req.principal) {
+    outbound = outbound_share_.try_acquire(req.principal->account_id);
+    if (!outbound) {
+      metrics_.count_rate_limited("outbound_share");
+      Response r =
+          Response::error(503, "SERVICE_UNAVAILABLE",
+                          "This account already has " + std::to_string(outbound_share_.per_account()) +
+                              " requests waiting on other hosts; retry shortly");
+      r.headers.set("Retry-After", "1");
+      return r;
     }
   }
   return last(route);

@@ -14,6 +14,7 @@
 
 #include "auth/authenticator.h"
 #include "auth/members.h"
+#include "http/account_share.h"
 #include "http/metrics.h"
 #include "http/router.h"
 #include "http/server.h"
@@ -27,6 +28,9 @@ struct PipelineOptions {
   int failed_auth_per_minute = 30;  // SPEC 8.3
   int anon_per_minute = 120;        // SPEC 8.3
   MemberAuth* members = nullptr;    // dashboard sessions; null: session routes answer 401
+  // Requests of one account that may run at once on the outbound pool (HandlerPool::kOutbound);
+  // more get 503 SERVICE_UNAVAILABLE with Retry-After while other accounts are served.
+  int outbound_per_account = 2;
 };
 
 inline constexpr std::string_view kDashboardApiPrefix = "/dashboard/api";
@@ -65,6 +69,7 @@ class Pipeline final : public Dispatcher {
   WindowCounter& windows_;
   Metrics& metrics_;
   PipelineOptions options_;
+  AccountShare outbound_share_;
 };
 
 }  // namespace imago::http

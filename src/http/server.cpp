@@ -11,6 +11,7 @@
 #include "http/listener.h"
 #include "http/server_internal.h"
 #include "http/session.h"
+#include "http/tls.h"
 #include "util/log.h"
 #include "util/random.h"
 #include "util/strings.h"
@@ -185,6 +186,7 @@ ServerOptions normalized(ServerOptions o) {
   if (o.write_timeout_s <= 0) o.write_timeout_s = 60;
   if (o.idle_timeout_s <= 0) o.idle_timeout_s = 60;
   if (o.shutdown_grace_s < 0) o.shutdown_grace_s = 0;
+  if (o.tls_handshake_timeout_s <= 0) o.tls_handshake_timeout_s = 10;
   if (o.header_limit < 256) o.header_limit = 256;
   if (o.max_connections <= 0) o.max_connections = 1;
   if (o.max_connections_per_ip <= 0) o.max_connections_per_ip = 1;
@@ -231,6 +233,14 @@ Server::~Server() {
 
 Status Server::listen() {
   if (impl_->listener) return Status(Code::kConflict, "already listening");
+  auto& opts = impl_->ctx->options;
+  if (!opts.tls_cert_file.empty() || !opts.tls_key_file.empty()) {
+    if (opts.tls_cert_file.empty() || opts.tls_key_file.empty())
+      return Status::Invalid("TLS needs both --tls-cert and --tls-key");
+    auto tls = detail::make_tls_context(opts.tls_cert_file, opts.tls_key_file);
+    if (!tls.ok()) return tls.status();
+    impl_->ctx->tls = std::move(*tls);
+  }
   auto l = std::make_shared<detail::Listener>(*impl_->ctx);
   Status st = l->open(impl_->ctx->options.host, impl_->ctx->options.port);
   if (!st.ok()) return st;

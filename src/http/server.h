@@ -79,8 +79,13 @@ struct ServerOptions {
   int max_connections_per_ip = 256;  // peers in per_ip_exempt (trusted proxies) are not capped
   int fd_reserve = 256;
   std::vector<std::string> per_ip_exempt;
-  int shutdown_grace_s = 20;   // in-flight requests get this long after stop()
-  bool handle_signals = true;  // SIGTERM / SIGINT trigger stop()
+  // TLS: with both files (PEM) every connection on the port is HTTPS / WSS; plain HTTP there gets
+  // a 400 and is closed. Empty: plain HTTP. listen() fails with a clear message when they do not load.
+  std::string tls_cert_file;
+  std::string tls_key_file;
+  int tls_handshake_timeout_s = 10;  // from accept to a finished TLS handshake
+  int shutdown_grace_s = 20;         // in-flight requests get this long after stop()
+  bool handle_signals = true;        // SIGTERM / SIGINT trigger stop()
   // Runs once when shutdown starts, before connections are closed (live sessions tell their
   // viewers `session.ended {reason: "shutdown"}` here). Runs on the control thread; keep it short.
   std::function<void()> before_shutdown;

@@ -18,6 +18,10 @@
 #include "http/server.h"
 #include "http/server_workers.h"
 
+namespace boost::asio::ssl {
+class context;
+}
+
 namespace imago::http::detail {
 
 namespace net = boost::asio;
@@ -53,6 +57,8 @@ struct ServerContext {
   WorkerPool streams;     // sources of streamed responses
   WorkerPool cpu;         // kCpu routes (bounded queue)
   WorkerPool outbound;    // kOutbound routes (bounded queue)
+  // Set by Server::listen() when TLS is configured: every accepted connection is then TLS.
+  std::shared_ptr<net::ssl::context> tls;
 
   // Connection accounting for the caps (see ServerOptions). acquire() on accept; the returned
   // slot releases on destruction and moves with the socket when a connection is upgraded.

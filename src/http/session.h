@@ -1,10 +1,11 @@
-// Private to src/http: one HTTP/1.1 connection. All its handlers run on the connection's strand;
-// requests are processed one at a time (pipelined ones wait in the read buffer), which answers
-// them in order without any reordering queue.
+// Private to src/http: one HTTP/1.1 connection, plain or TLS (the Stream parameter, see
+// streams.h). All its handlers run on the connection's strand; requests are processed one at a
+// time (pipelined ones wait in the read buffer), which answers them in order without any
+// reordering queue. The member definitions are in session_impl.h, instantiated once per stream
+// type in session_plain.cpp and session_tls.cpp.
 #pragma once
 #include <array>
 #include <boost/beast/core/flat_buffer.hpp>
-#include <boost/beast/core/tcp_stream.hpp>
 #include <boost/beast/http/empty_body.hpp>
 #include <boost/beast/http/message.hpp>
 #include <boost/beast/http/parser.hpp>
@@ -17,15 +18,19 @@
 #include <string>
 
 #include "http/server_internal.h"
+#include "http/streams.h"
 
 namespace imago::http::detail {
 
 namespace beast = boost::beast;
 namespace bhttp = boost::beast::http;
 
-class Session final : public Connection, public std::enable_shared_from_this<Session> {
+template <class Stream>
+class Session final : public Connection, public std::enable_shared_from_this<Session<Stream>> {
  public:
-  Session(net::ip::tcp::socket&& socket, ServerContext& ctx, std::unique_ptr<ServerContext::Slot> slot);
+  // A TLS stream has not done its handshake yet: start() does it (after checking that the client
+  // speaks TLS at all), under the handshake timeout.
+  Session(Stream&& stream, ServerContext& ctx, std::unique_ptr<ServerContext::Slot> slot);
   ~Session() override;
   Session(const Session&) = delete;
   Session& operator=(const Session&) = delete;
@@ -38,6 +43,13 @@ class Session final : public Connection, public std::enable_shared_from_this<Ses
   void force_close() override;
 
  private:
+  using std::enable_shared_from_this<Session<Stream>>::shared_from_this;
+  using std::enable_shared_from_this<Session<Stream>>::weak_from_this;
+
+  beast::tcp_stream& tcp() { return beast::get_lowest_layer(stream_); }
+  void on_detect(beast::error_code ec, bool tls);
+  void refuse_plain_http();
+  void on_handshake(beast::error_code ec, std::size_t used);
   void next_request();
   void on_first_bytes(beast::error_code ec, std::size_t n);
   void start_request();
@@ -68,7 +80,7 @@ class Session final : public Connection, public std::enable_shared_from_this<Ses
 
   ServerContext& ctx_;
   std::unique_ptr<ServerContext::Slot> slot_;  // counted against the connection caps
-  beast::tcp_stream stream_;
+  Stream stream_;
   beast::flat_buffer buffer_;
   std::string client_ip_;
 
@@ -104,5 +116,8 @@ class Session final : public Connection, public std::enable_shared_from_this<Ses
   bool closed_ = false;  // no more I/O on this connection
   std::array<char, 4096> drain_buf_{};
 };
+
+extern template class Session<PlainStream>;
+extern template class Session<TlsStream>;
 
 }  // namespace imago::http::detail

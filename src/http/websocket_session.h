@@ -1,11 +1,11 @@
-// Private to src/http: one upgraded WebSocket connection. The HTTP Session hands over its socket
-// (like Beast's advanced server example); I/O runs on the connection's strand, handler callbacks
+// Private to src/http: one upgraded WebSocket connection, over plain TCP or TLS (the Stream
+// parameter, see streams.h). The HTTP Session hands over its stream (like Beast's advanced server
+// example); I/O runs on the connection's strand, handler callbacks
 // too, so they are serialized. send_*() may be called from any thread: the outgoing queue is
 // guarded by a mutex and only its head is written, one message at a time.
 #pragma once
 #include <atomic>
 #include <boost/beast/core/flat_buffer.hpp>
-#include <boost/beast/core/tcp_stream.hpp>
 #include <boost/beast/http/empty_body.hpp>
 #include <boost/beast/http/message.hpp>
 #include <boost/beast/websocket/stream.hpp>
@@ -16,18 +16,22 @@
 #include <string>
 
 #include "http/server_internal.h"
+#include "http/streams.h"
 #include "http/websocket.h"
 
 namespace imago::http::detail {
 
 namespace beast = boost::beast;
 
+// Member definitions: websocket_session_impl.h, instantiated in websocket_session_plain.cpp and
+// websocket_session_tls.cpp.
+template <class Stream>
 class WebSocketSession final : public WebSocketConnection,
                                public Connection,
-                               public std::enable_shared_from_this<WebSocketSession> {
+                               public std::enable_shared_from_this<WebSocketSession<Stream>> {
  public:
-  WebSocketSession(beast::tcp_stream&& stream, ServerContext& ctx, UpgradeDecision decision,
-                   std::string client_ip, std::unique_ptr<ServerContext::Slot> slot);
+  WebSocketSession(Stream&& stream, ServerContext& ctx, UpgradeDecision decision, std::string client_ip,
+                   std::unique_ptr<ServerContext::Slot> slot);
   ~WebSocketSession() override;
 
   // Answers the upgrade request with 101 and starts reading.
@@ -46,6 +50,9 @@ class WebSocketSession final : public WebSocketConnection,
   void force_close() override;
 
  private:
+  using std::enable_shared_from_this<WebSocketSession<Stream>>::shared_from_this;
+  using std::enable_shared_from_this<WebSocketSession<Stream>>::weak_from_this;
+
   struct Outgoing {
     std::string data;
     WsMessageClass cls;
@@ -63,7 +70,7 @@ class WebSocketSession final : public WebSocketConnection,
 
   ServerContext& ctx_;
   std::unique_ptr<ServerContext::Slot> slot_;  // counted against the connection caps
-  beast::websocket::stream<beast::tcp_stream> ws_;
+  beast::websocket::stream<Stream> ws_;
   beast::flat_buffer read_buffer_;
   std::shared_ptr<WebSocketHandler>
       handler_;  // reset after on_close (breaks the handler <-> connection cycle)
@@ -84,5 +91,8 @@ class WebSocketSession final : public WebSocketConnection,
   bool opened_ = false;
   bool finished_ = false;
 };
+
+extern template class WebSocketSession<PlainStream>;
+extern template class WebSocketSession<TlsStream>;
 
 }  // namespace imago::http::detail

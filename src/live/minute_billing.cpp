@@ -16,6 +16,11 @@ bool is_live_billing_type(std::string_view t) {
   return std::find(std::begin(kLiveTypes), std::end(kLiveTypes), t) != std::end(kLiveTypes);
 }
 
+std::string_view cloud_billing_type(std::string_view model, bool voice_chat) {
+  if (voice_chat) return "voice_chat";
+  return model == "expression" ? "expression_cloud" : "essence_cloud";
+}
+
 int64_t live_rate(std::string_view t) {
   if (!is_live_billing_type(t)) return 0;
   auto rate = billing::parse_minute_rate(t);
@@ -44,6 +49,12 @@ Result<LedgerEntry> charge_live_minute(LedgerStore& ledger, const std::string& a
   if (!rate) return Status::Invalid("unknown live billing type " + std::string(billing_type));
   // The named operation of src/billing: key live_minute:<session>:<minute>, reason live_minute:<rate>.
   return ledger.apply(billing::live_session_minute(account_id, session_id, minute, *rate));
+}
+
+Status live_cap_allows_minute(LedgerStore& ledger, const std::string& account_id, int64_t rate) {
+  auto spend = ledger.live_spend(account_id);
+  if (!spend.ok()) return spend.status();
+  return billing::check_live_spend_cap(spend->cap, spend->spent, rate);
 }
 
 }  // namespace imago::live

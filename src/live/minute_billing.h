@@ -16,15 +16,24 @@ int64_t live_rate(std::string_view billing_type);
 // The cheapest per-minute avatar rate (what a runtime token requires as a balance).
 int64_t cheapest_live_rate();
 bool is_live_billing_type(std::string_view billing_type);
+// The billing type of a cloud session of an agent with `model` ("essence", "expression"), or of a
+// voice_chat session (audio only).
+std::string_view cloud_billing_type(std::string_view model, bool voice_chat);
 
 // "live_minute:<session_id>:<minute>" (billing/operations.h): a retried or duplicated tick never
 // charges twice.
 std::string minute_operation_key(std::string_view session_id, int64_t minute);
 
 // Charges minute `minute` (0-based) of `session_id`. kInsufficientFunds when the balance cannot
-// pay it; the same key again returns the first entry.
+// pay it, or when it would take the month's live spend past the account's cap
+// (billing::is_spend_cap_refusal tells the two apart); the same key again returns the first entry.
 Result<LedgerEntry> charge_live_minute(LedgerStore& ledger, const std::string& account_id,
                                        const std::string& session_id, int64_t minute,
                                        std::string_view billing_type, const std::string& agent_code);
+
+// Whether one more minute at `rate` credits fits under the account's monthly live spend cap: Ok
+// without a cap, else billing::check_live_spend_cap's answer. Used to refuse a runtime token or a
+// new session up front; the charge itself checks again atomically.
+Status live_cap_allows_minute(LedgerStore& ledger, const std::string& account_id, int64_t rate);
 
 }  // namespace imago::live

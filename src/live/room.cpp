@@ -2,6 +2,7 @@
 
 #include <chrono>
 
+#include "billing/spend_cap.h"
 #include "jobs/dynamics_config.h"
 #include "live/media_framing.h"
 #include "speech/speech_service.h"
@@ -414,6 +415,11 @@ void Room::apply_actions(const std::vector<SessionAction>& actions) {
         std::lock_guard lock(mu_);
         if (st.ok()) {
           state_.minute_paid(a.minute);
+        } else if (billing::is_spend_cap_refusal(st)) {
+          // The monthly live spend cap: the minute is not charged and the session ends like an
+          // unpaid minute, with an error saying it was the cap (docs/live-protocol.md).
+          broadcast_text(error_event(billing::kSpendCapErrorCode, st.message()));
+          state_.minute_refused(a.minute, EndReason::kInsufficientBalance, "spend_cap");
         } else if (st.code() == Code::kInsufficientFunds) {
           state_.minute_refused(a.minute, EndReason::kInsufficientBalance);
         } else {
@@ -438,7 +444,9 @@ void Room::apply_actions(const std::vector<SessionAction>& actions) {
         std::vector<Viewer> viewers;
         {
           std::lock_guard lock(mu_);
-          broadcast_text(event("session.ended", {{"reason", end_reason_name(a.reason)}}));
+          json::object ended{{"reason", end_reason_name(a.reason)}};
+          if (!a.detail.empty()) ended["detail"] = a.detail;
+          broadcast_text(event("session.ended", std::move(ended)));
           viewers.swap(viewers_);
           stop_ = true;
         }
@@ -450,6 +458,7 @@ void Room::apply_actions(const std::vector<SessionAction>& actions) {
         log::info("live_session_ended", {{"session", s_.session_id},
                                          {"room", s_.room_id},
                                          {"reason", end_reason_name(a.reason)},
+                                         {"detail", a.detail},
                                          {"billed_minutes", state_.billed_minutes()}});
         break;
       }

@@ -8,6 +8,7 @@
 #include <thread>
 
 #include "avatar/builder.h"
+#include "billing/spend_cap.h"
 #include "live/media_framing.h"
 #include "speech/test_speech.h"
 #include "util/json.h"
@@ -101,6 +102,7 @@ struct Fixture {
   std::vector<int64_t> charged;
   std::mutex mu;
   bool refuse = false;
+  Status refusal = Status::InsufficientFunds("Insufficient credits");
   bool dynamics_on = false;
   std::shared_ptr<Room> room;
 
@@ -113,7 +115,7 @@ struct Fixture {
     RoomCallbacks cb;
     cb.charge_minute = [this](const Room&, int64_t m) -> Status {
       std::lock_guard l(mu);
-      if (refuse) return Status::InsufficientFunds("Insufficient credits");
+      if (refuse) return refusal;
       charged.push_back(m);
       return Status::Ok();
     };
@@ -265,6 +267,38 @@ TEST(Room, BillingTicksChargeEachMinuteAndARefusalEndsTheSession) {
   auto e = c->events("session.ended");
   ASSERT_EQ(e.size(), 1u);
   EXPECT_EQ(e[0].at("reason").as_string(), "insufficient_balance");
+  EXPECT_FALSE(e[0].contains("detail"));
+  EXPECT_TRUE(c->events("error").empty());
+  std::lock_guard l(c->mu);
+  EXPECT_EQ(c->closed, 1000);
+}
+
+TEST(Room, SpendCapRefusalEndsTheSessionAndSaysItWasTheCap) {
+  Fixture fx;
+  auto c = std::make_shared<FakeConnection>();
+  fx.room->add_viewer(c, ViewerRole::kRuntime);
+  fx.room->tick();
+  {
+    std::lock_guard l(fx.mu);
+    EXPECT_EQ(fx.charged, std::vector<int64_t>{0});
+    fx.refuse = true;
+    fx.refusal = billing::check_live_spend_cap({2, std::nullopt}, 2, 2);
+  }
+  fx.clock.advance_seconds(60);
+  fx.room->keep_alive();
+  fx.room->renewed();
+  fx.room->tick();
+  EXPECT_TRUE(fx.room->ended());
+  EXPECT_EQ(fx.room->info().billed_minutes, 1);
+  auto err = c->events("error");
+  ASSERT_EQ(err.size(), 1u);
+  EXPECT_EQ(err[0].at("code").as_string(), "SPEND_CAP_REACHED");
+  EXPECT_NE(std::string(err[0].at("message").as_string()).find("Monthly live spend cap reached"),
+            std::string::npos);
+  auto e = c->events("session.ended");
+  ASSERT_EQ(e.size(), 1u);
+  EXPECT_EQ(e[0].at("reason").as_string(), "insufficient_balance");
+  EXPECT_EQ(e[0].at("detail").as_string(), "spend_cap");
   std::lock_guard l(c->mu);
   EXPECT_EQ(c->closed, 1000);
 }

@@ -72,8 +72,9 @@ void SessionState::minute_paid(int64_t minute) {
   }
 }
 
-void SessionState::minute_refused(int64_t minute, EndReason reason) {
+void SessionState::minute_refused(int64_t minute, EndReason reason, std::string detail) {
   if (pending_minute_ && *pending_minute_ == minute) pending_minute_.reset();
+  if (phase_ != SessionPhase::kEnded) end_detail_ = std::move(detail);
   finish(reason);
 }
 
@@ -118,7 +119,7 @@ std::vector<SessionAction> SessionState::tick(int64_t now_us) {
   if (phase_ == SessionPhase::kEnded) {
     if (!end_reported_) {
       end_reported_ = true;
-      out.push_back({SessionAction::Kind::kEnd, 0, *end_reason_});
+      out.push_back({SessionAction::Kind::kEnd, 0, *end_reason_, end_detail_});
     }
     return out;
   }

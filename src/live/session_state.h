@@ -32,6 +32,9 @@ struct SessionAction {
   Kind kind;
   int64_t minute = 0;                   // kChargeMinute: 0-based index of the minute to pay
   EndReason reason = EndReason::kLeft;  // kEnd
+  // kEnd: more about why, for session.ended's `detail` ("spend_cap" when the monthly live spend
+  // cap refused the next minute: reason insufficient_balance, nothing charged); else empty.
+  std::string detail;
   bool operator==(const SessionAction&) const = default;
 };
 
@@ -48,9 +51,10 @@ class SessionState {
   // A token renewal succeeded (REST or WebSocket heartbeat): resets grace; a paused session
   // resumes on the next tick.
   void renewed(int64_t now_us);
-  // Outcome of a kChargeMinute action. A refused minute ends the session with `reason`.
+  // Outcome of a kChargeMinute action. A refused minute ends the session with `reason` (and
+  // `detail` for the kEnd action); it is not counted as billed.
   void minute_paid(int64_t minute);
-  void minute_refused(int64_t minute, EndReason reason);
+  void minute_refused(int64_t minute, EndReason reason, std::string detail = {});
   // The charge could not be made for another reason (database busy): ask again on the next tick.
   void minute_retry(int64_t minute);
   // Ends at once (DELETE, shutdown); the next tick reports kEnd once.
@@ -62,6 +66,7 @@ class SessionState {
 
   SessionPhase phase() const { return phase_; }
   std::optional<EndReason> end_reason() const { return end_reason_; }
+  const std::string& end_detail() const { return end_detail_; }
   int viewers() const { return viewers_; }
   int64_t billed_minutes() const { return paid_minutes_; }
   int64_t active_us(int64_t now_us) const;  // time spent active (billable), excluding pauses
@@ -72,6 +77,7 @@ class SessionState {
   SessionTimeouts t_;
   SessionPhase phase_ = SessionPhase::kStarting;
   std::optional<EndReason> end_reason_;
+  std::string end_detail_;
   bool end_reported_ = false;
   int64_t created_us_;
   int viewers_ = 0;

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include "billing/spend_cap.h"
+
 namespace imago::live {
 namespace {
 
@@ -79,6 +81,56 @@ TEST(SessionState, RefusedMinuteEndsWithTheGivenReason) {
   EXPECT_EQ(s.tick(T0 + 61 * S), (std::vector<A>{{K::kEnd, 0, EndReason::kInsufficientBalance}}));
   EXPECT_TRUE(s.tick(T0 + 62 * S).empty());  // reported once
   EXPECT_EQ(s.billed_minutes(), 1);
+}
+
+// The monthly live spend cap, as the ledger applies it: 2 credits a minute under a cap of 5 pays
+// minutes 0 and 1 (4 credits) and refuses minute 2 (it would make 6). The session ends at the
+// start of minute 2 with insufficient_balance and detail spend_cap; minute 2 is not billed.
+TEST(SessionState, SpendCapEndsTheSessionBeforeTheMinuteThatWouldExceedIt) {
+  const billing::LiveSpendCap cap{5, std::nullopt};
+  constexpr int64_t kRate = 2;
+  int64_t spent = 0;
+  SessionState s(timeouts(), T0);
+  s.viewer_joined(T0);
+  s.activate(T0);
+  std::vector<A> ends;
+  int64_t ended_at = 0;
+  for (int64_t t = T0; t <= T0 + 300 * S && ends.empty(); t += S) {
+    s.activity(t);
+    s.renewed(t);
+    for (const A& a : s.tick(t)) {
+      if (a.kind == K::kChargeMinute) {
+        Status st = billing::check_live_spend_cap(cap, spent, kRate);
+        if (st.ok()) {
+          spent += kRate;
+          s.minute_paid(a.minute);
+        } else {
+          ASSERT_TRUE(billing::is_spend_cap_refusal(st));
+          EXPECT_EQ(a.minute, 2);
+          s.minute_refused(a.minute, EndReason::kInsufficientBalance, "spend_cap");
+        }
+      } else if (a.kind == K::kEnd) {
+        ends.push_back(a);
+        ended_at = t;
+      }
+    }
+  }
+  ASSERT_EQ(ends.size(), 1u);
+  EXPECT_EQ(ends[0], (A{K::kEnd, 0, EndReason::kInsufficientBalance, "spend_cap"}));
+  EXPECT_EQ(ended_at, T0 + 121 * S);  // minute 2 was asked for at 120 s; the next tick ends it
+  EXPECT_EQ(s.billed_minutes(), 2);
+  EXPECT_EQ(spent, 4);
+  EXPECT_EQ(s.end_detail(), "spend_cap");
+  EXPECT_TRUE(s.tick(T0 + 400 * S).empty());  // nothing more: no charge, no second end
+}
+
+// A detail given after the session already ended does not rewrite why it ended.
+TEST(SessionState, RefusalAfterTheEndKeepsTheFirstReason) {
+  SessionState s = started();
+  s.end(EndReason::kTerminated);
+  s.minute_refused(1, EndReason::kInsufficientBalance, "spend_cap");
+  EXPECT_EQ(s.tick(T0 + S), (std::vector<A>{{K::kEnd, 0, EndReason::kTerminated}}));
+  EXPECT_EQ(s.end_detail(), "");
 }
 
 TEST(SessionState, AbsentWhenNobodyEverConnects) {

@@ -4,6 +4,7 @@
 
 #include <iostream>
 
+#include "api/spend_cap_views.h"
 #include "api/views.h"
 #include "auth/members.h"
 #include "auth/provisioning.h"
@@ -26,6 +27,8 @@ Commands:
   account show ACCOUNT_ID
   account plan ACCOUNT_ID PLAN [--limits GENERATE,WRITE,READ]   (limits: enterprise only)
   account credits ACCOUNT_ID AMOUNT [--reason TEXT]        top up (AMOUNT > 0)
+  account spend-cap ACCOUNT_ID CREDITS|none                the operator's monthly live spend cap
+                                                           (credits per calendar month, UTC; none clears it)
   key create ACCOUNT_ID [--alias ALIAS]                    print a new API secret (shown once)
   key revoke KEY_ID
   key rotate KEY_ID                                        revoke KEY_ID and print its replacement
@@ -135,6 +138,26 @@ int run_command(Stores& st, const Args& a) {
       for (const auto& k : *ks) keys.push_back(api::key_json(k));
     }
     o["keys"] = std::move(keys);
+    if (auto spend = st.ledger->live_spend(p[2]); spend.ok())
+      o["live_spend_cap"] = api::spend_cap_json(*spend);
+    return print(o);
+  }
+  if (need(4) && p[0] == "account" && p[1] == "spend-cap") {
+    std::optional<int64_t> credits;
+    if (p[3] != "none") {
+      auto n = parse_int(p[3]);
+      if (!n) return fail(Status::Invalid("CREDITS must be an integer from 0 to 1000000000, or none"));
+      if (Status v = billing::validate_live_spend_cap(*n); !v.ok()) {
+        return fail(Status::Invalid("CREDITS must be an integer from 0 to 1000000000, or none"));
+      }
+      credits = *n;
+    }
+    Status s = st.ledger->set_live_spend_cap(p[2], billing::CapSetter::kOperator, credits);
+    if (!s.ok()) return fail(s);
+    auto spend = st.ledger->live_spend(p[2]);
+    if (!spend.ok()) return fail(spend.status());
+    boost::json::object o = api::spend_cap_json(*spend);
+    o["account_id"] = p[2];
     return print(o);
   }
   if (need(4) && p[0] == "account" && p[1] == "plan") {

@@ -2,6 +2,7 @@
 
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -217,6 +218,8 @@ Result<std::unique_ptr<App>> App::create(Config config) {
   po.failed_auth_per_minute = p.config.failed_auth_limit;
   po.anon_per_minute = p.config.anon_ip_limit;
   po.members = p.member_auth.get();
+  po.outbound_per_account = p.config.outbound_per_account > 0 ? p.config.outbound_per_account
+                                                              : std::max(1, p.config.outbound_threads / 4);
   p.pipeline =
       std::make_unique<http::Pipeline>(p.router, *p.authenticator, *p.limiter, *p.windows, p.metrics, po);
 
@@ -230,6 +233,9 @@ Result<std::unique_ptr<App>> App::create(Config config) {
   so.idle_timeout_s = p.config.idle_timeout_s;
   so.header_limit = static_cast<size_t>(p.config.header_limit_bytes);
   so.shutdown_grace_s = p.config.shutdown_grace_s;
+  so.tls_cert_file = p.config.tls_cert_file;
+  so.tls_key_file = p.config.tls_key_file;
+  so.tls_handshake_timeout_s = p.config.tls_handshake_timeout_s;
   // Viewers hear session.ended {reason: shutdown} before their connections close.
   // Requests waiting for a video (wait: true) answer with its current state at once.
   so.before_shutdown = [rooms = p.rooms.get(), video = p.video_service.get()] {
@@ -288,6 +294,7 @@ int App::run() {
   Status st = p.server->listen();
   if (!st.ok()) {
     log::error("listen_failed", {{"error", st.message()}});
+    std::cerr << "imagod serve: " << st.message() << "\n";
     return 1;
   }
   // With --listen HOST:0 the public URL follows the port actually bound.
@@ -304,6 +311,7 @@ int App::run() {
   log::info("listening", {{"address", p.config.listen_host},
                           {"port", p.server->port()},
                           {"public_url", p.config.public_url},
+                          {"tls", !p.config.tls_cert_file.empty()},
                           {"data_dir", p.config.data_dir},
                           {"io_threads", p.config.io_threads}});
   p.server->run();

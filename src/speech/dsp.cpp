@@ -67,6 +67,10 @@ Result<std::vector<int16_t>> resample(const std::vector<int16_t>& in, int in_rat
   std::vector<int16_t> out(out_len);
   size_t done = 0;
   soxr_io_spec_t io = soxr_io_spec(SOXR_INT16_I, SOXR_INT16_I);
+  // soxr dithers integer output by default with a seed taken from the clock and an address, so the
+  // same text came out different on every run (and a recogniser on the edge heard other words).
+  // Synthesis must be repeatable; espeak's output is already smooth enough not to need dither.
+  io.flags |= SOXR_NO_DITHER;
   soxr_quality_spec_t qs = soxr_quality_spec(q.soxr_recipe, 0);
   soxr_error_t err = soxr_oneshot(in_rate, out_rate, 1, in.data(), in.size(), nullptr, out.data(), out.size(),
                                   &done, &io, &qs, nullptr);

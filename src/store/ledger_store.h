@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "billing/ledger.h"
+#include "billing/spend_cap.h"
 #include "util/status.h"
 
 namespace imago {
@@ -26,6 +27,18 @@ class LedgerStore {
   virtual Result<LedgerEntry> apply(const LedgerOp& op) = 0;
   virtual Result<Balance> balance(const std::string& account_id) = 0;
   virtual Result<LedgerPage> list(const std::string& account_id, int limit, int offset) = 0;
+
+  // Monthly live spend cap (billing/spend_cap.h). apply() refuses a live-minute charge that would
+  // take the month's live spend past the account's effective cap (is_spend_cap_refusal, nothing
+  // recorded); the cap and the month's spend are read in the same transaction as the charge,
+  // under the lock that serializes the account's credit movements, so concurrent writers (threads
+  // or nodes) never overshoot it together.
+  //
+  // The caps and what live minutes cost in the current calendar month (UTC, the store's clock).
+  virtual Result<billing::LiveSpend> live_spend(const std::string& account_id) = 0;
+  // Sets (credits) or clears (nullopt) the cap of `who`. kNotFound for an unknown account.
+  virtual Status set_live_spend_cap(const std::string& account_id, billing::CapSetter who,
+                                    std::optional<int64_t> credits) = 0;
 };
 
 }  // namespace imago

@@ -115,6 +115,28 @@ TEST(LiveTokens, HeartbeatRenewsAndRefusesBadTokens) {
   EXPECT_EQ(heartbeat(s, t, R"({"session_id":"ses_nope"})").status, 404);
 }
 
+// SPEC 8.2: /v1/runtime-tokens* and /v1/runtime/* are never rate-limited. A free account's Write
+// bucket holds 30 requests a minute; 40 mints and 40 heartbeats in a row all succeed, and the
+// account's Write bucket is untouched by them.
+TEST(LiveTokens, MintsAndHeartbeatsAreNeverRateLimited) {
+  TestServer s;
+  auto acct = s.create_account("free", 100);
+  std::string t;
+  for (int i = 0; i < 40; ++i) {
+    auto r = s.post("/v1/runtime-tokens/request", "", acct.api_secret);
+    ASSERT_EQ(r.status, 200) << "mint " << i << ": " << r.body;
+    t = str(r.json().at("data"), "token");
+  }
+  for (int i = 0; i < 40; ++i) {
+    auto r = heartbeat(s, t);
+    ASSERT_EQ(r.status, 200) << "heartbeat " << i << ": " << r.body;
+    t = str(r.json().at("data"), "token");
+  }
+  auto w = s.post("/v1/keys", R"({"alias":"after"})", acct.api_secret);
+  EXPECT_EQ(w.status, 201) << w.body;
+  EXPECT_EQ(w.header("x-ratelimit-remaining"), "29");
+}
+
 TEST(LiveTokens, RotatingOrRevokingTheApiSecretFailsTheNextHeartbeat) {
   TestServer s;
   auto acct = s.create_account("free", 100);

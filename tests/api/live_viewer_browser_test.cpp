@@ -76,5 +76,67 @@ TEST(LiveViewerBrowser, PageShowsFramesPlaysSpeechAndReconnects) {
   fs::remove_all(sync);
 }
 
+// A WAV (16-bit mono) of `pcm` at `rate` with `before_s` / `after_s` of silence around it.
+std::string wav_with_silence(const std::string& pcm, int rate, double before_s, double after_s) {
+  std::string data(static_cast<size_t>(before_s * rate) * 2, '\0');
+  data += pcm;
+  data.append(static_cast<size_t>(after_s * rate) * 2, '\0');
+  auto u32 = [](uint32_t v) {
+    return std::string{char(v & 255), char(v >> 8 & 255), char(v >> 16 & 255), char(v >> 24)};
+  };
+  auto u16 = [](uint16_t v) { return std::string{char(v & 255), char(v >> 8)}; };
+  return "RIFF" + u32(static_cast<uint32_t>(36 + data.size())) + "WAVEfmt " + u32(16) + u16(1) + u16(1) +
+         u32(static_cast<uint32_t>(rate)) + u32(static_cast<uint32_t>(rate * 2)) + u16(2) + u16(16) + "data" +
+         u32(static_cast<uint32_t>(data.size())) + data;
+}
+
+// The viewer's microphone for real: Chromium's fake audio capture plays a question spoken by this
+// server's TTS, the page's Mic button streams it, the server hears it (the caption shows the
+// words) and the built-in responder answers from the agent's system prompt, spoken.
+TEST(LiveViewerBrowser, MicrophoneQuestionIsHeardAndAnswered) {
+  fs::path dir = fs::path(IMAGO_TESTS_DIR) / "node";
+  ASSERT_EQ(run("command -v node >/dev/null 2>&1"), 0)
+      << "node is not installed (scripts/setup.sh installs nodejs)";
+  ASSERT_TRUE(fs::exists("/usr/bin/chromium")) << "chromium is not installed (scripts/setup.sh installs it)";
+  if (!fs::exists(dir / "node_modules" / "playwright-core")) {
+    ASSERT_EQ(run("cd '" + dir.string() +
+                  "' && PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1 npm ci --no-audit --no-fund --loglevel=error"),
+              0);
+  }
+  TestServer s;
+  auto acct = s.create_account("enterprise", 2000);
+  auto g =
+      s.post("/v1/agent/generate", R"({"prompt":"A friendly guide.","aspect_ratio":"1:1"})", acct.api_secret);
+  ASSERT_EQ(g.status, 200);
+  std::string code = str(g.json(), "agent_id");
+  ASSERT_TRUE(eventually(
+      [&] { return str(s.get("/v1/agent/" + code, acct.api_secret).json().at("data"), "status") == "ready"; },
+      120));
+  auto p = s.post(
+      "/v1/agent/" + code,
+      R"({"system_prompt":"You are Nora, a guide at the city museum. Members get a discount of twenty percent on tickets."})",
+      acct.api_secret);
+  ASSERT_EQ(p.status, 200) << p.body;
+  // The question, spoken by this server's own TTS.
+  auto t = s.post("/v1/tts", R"({"text":"Do members get a discount?","format":"pcm","speed":1.0})",
+                  acct.api_secret);
+  ASSERT_EQ(t.status, 200) << t.body;
+  std::string dir_wav = make_temp_dir();
+  fs::path wav = fs::path(dir_wav) / "question.wav";
+  std::ofstream(wav, std::ios::binary) << wav_with_silence(t.body, 22050, 1.0, 4.0);
+  auto e = s.post("/v1/embed-tokens/request", R"({"agent_id":")" + code + R"(","fingerprint":"browser"})",
+                  acct.api_secret);
+  ASSERT_EQ(e.status, 200);
+  std::string token = str(e.json().at("data"), "token");
+  const char* shots = std::getenv("IMAGO_SCREENSHOT_DIR");
+  std::string cmd = "cd '" + dir.string() + "' && IMAGO_URL='" + s.url() + "' AGENT_CODE='" + code +
+                    "' EMBED_TOKEN='" + token + "' MIC_WAV='" + wav.string() +
+                    "' EXPECT_HEARD='discount' EXPECT_ANSWER='Members get a discount' " +
+                    (shots ? "SCREENSHOT_DIR='" + std::string(shots) + "' " : "") +
+                    "timeout 170 node live_mic_test.mjs";
+  EXPECT_EQ(run(cmd), 0) << "tests/node/live_mic_test.mjs failed (its output is above)";
+  fs::remove_all(dir_wav);
+}
+
 }  // namespace
 }  // namespace imago::testing

@@ -178,6 +178,7 @@ HttpResponse http_request(const std::string& method, const std::string& url, con
     curl_easy_setopt(curl, CURLOPT_POSTFIELDS, body.data());
     curl_easy_setopt(curl, CURLOPT_POSTFIELDSIZE_LARGE, static_cast<curl_off_t>(body.size()));
   }
+  if (!opts.ca_file.empty()) curl_easy_setopt(curl, CURLOPT_CAINFO, opts.ca_file.c_str());
   curl_easy_setopt(curl, CURLOPT_HTTPHEADER, headers);
   curl_easy_setopt(curl, CURLOPT_WRITEFUNCTION, on_body);
   curl_easy_setopt(curl, CURLOPT_WRITEDATA, &res.body);
@@ -268,6 +269,10 @@ void TestServer::start(std::vector<std::string> extra_args, std::map<std::string
     args.push_back("--database");
     args.push_back(db_url);
   }
+  if (auto it = std::find(extra_args.begin(), extra_args.end(), "--tls-cert");
+      it != extra_args.end() && it + 1 != extra_args.end()) {
+    ca_file_ = *(it + 1);
+  }
   args.insert(args.end(), extra_args.begin(), extra_args.end());
 
   // The child sees the parent's environment minus any IMAGO_* setting (a developer's shell must not
@@ -345,7 +350,8 @@ void TestServer::start(std::vector<std::string> extra_args, std::map<std::string
         auto* port = o.if_contains("port");
         if (ev && ev->is_string() && ev->as_string() == "listening" && port && port->is_int64()) {
           port_ = static_cast<int>(port->as_int64());
-          url_ = "http://127.0.0.1:" + std::to_string(port_);
+          url_ =
+              std::string(ca_file_.empty() ? "http://" : "https://") + "127.0.0.1:" + std::to_string(port_);
           return;
         }
       }
@@ -364,6 +370,7 @@ void TestServer::start(std::vector<std::string> extra_args, std::map<std::string
 HttpResponse TestServer::request(const std::string& method, const std::string& path, const std::string& body,
                                  const std::string& secret, HttpRequestOptions opts) const {
   if (!secret.empty()) opts.headers["api-secret"] = secret;
+  if (opts.ca_file.empty()) opts.ca_file = ca_file_;
   return http_request(method, url_ + path, body, opts);
 }
 
@@ -389,6 +396,7 @@ HttpResponse TestServer::admin(const std::string& method, const std::string& pat
                                const std::string& body) const {
   HttpRequestOptions opts;
   opts.headers["Authorization"] = "Bearer " + admin_token_;
+  opts.ca_file = ca_file_;
   return http_request(method, url_ + path, body, opts);
 }
 

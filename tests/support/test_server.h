@@ -29,6 +29,8 @@ struct HttpRequestOptions {
   std::map<std::string, std::string> headers;
   std::string content_type = "application/json";
   long timeout_ms = 30000;
+  std::string
+      ca_file;  // https: trust this PEM (a test's self-signed certificate); peer and host are verified
 };
 
 // A minimal synchronous HTTP/1.1 client.
@@ -54,7 +56,9 @@ class TestServer {
   TestServer(const TestServer&) = delete;
   TestServer& operator=(const TestServer&) = delete;
 
-  const std::string& url() const { return url_; }  // "http://127.0.0.1:PORT"
+  const std::string& url() const { return url_; }  // "http://127.0.0.1:PORT" ("https://" with --tls-cert)
+  // With --tls-cert: the certificate, trusted by this server's own requests (request(), admin()).
+  const std::string& ca_file() const { return ca_file_; }
   int port() const { return port_; }
   const std::string& data_dir() const { return data_dir_; }
   const std::string& admin_token() const { return admin_token_; }
@@ -83,6 +87,7 @@ class TestServer {
   bool own_dir_ = false;
   std::string url_;
   std::string admin_token_;
+  std::string ca_file_;
   int port_ = 0;
   int pid_ = -1;
   int exit_status_ = -1;

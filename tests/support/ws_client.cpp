@@ -2,12 +2,15 @@
 
 #include <boost/asio/connect.hpp>
 #include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/ssl.hpp>
 #include <boost/beast/core.hpp>
 #include <boost/beast/websocket.hpp>
+#include <boost/beast/websocket/ssl.hpp>
 #include <boost/json.hpp>
 #include <condition_variable>
 #include <deque>
 #include <mutex>
+#include <optional>
 #include <thread>
 
 namespace imago::testing {
@@ -16,9 +19,13 @@ namespace beast = boost::beast;
 namespace websocket = beast::websocket;
 using tcp = boost::asio::ip::tcp;
 
+namespace ssl = boost::asio::ssl;
+
 struct WsClient::Impl {
   boost::asio::io_context ioc;
-  websocket::stream<tcp::socket> ws{ioc};
+  std::optional<ssl::context> tls_ctx;
+  std::optional<websocket::stream<tcp::socket>> plain;
+  std::optional<websocket::stream<ssl::stream<tcp::socket>>> tls;
   std::thread reader;
   std::mutex mu;
   std::condition_variable cv;
@@ -27,7 +34,23 @@ struct WsClient::Impl {
   int close_code = 0;
   std::mutex write_mu;
 
+  // Calls f with whichever stream this client uses.
+  template <class F>
+  decltype(auto) with_ws(F&& f) {
+    if (tls) return f(*tls);
+    return f(*plain);
+  }
+  tcp::socket& socket() {
+    if (tls) return tls->next_layer().next_layer();
+    return plain->next_layer();
+  }
+
   void read_loop() {
+    with_ws([this](auto& ws) { read_loop(ws); });
+  }
+
+  template <class Ws>
+  void read_loop(Ws& ws) {
     for (;;) {
       beast::flat_buffer buf;
       beast::error_code ec;
@@ -58,22 +81,46 @@ std::unique_ptr<WsClient> WsClient::connect(int port, const std::string& target,
                                             std::string* subprotocol) {
   auto impl = std::make_unique<Impl>();
   beast::error_code ec;
+  if (!o.ca_file.empty()) {
+    impl->tls_ctx.emplace(ssl::context::tls_client);
+    impl->tls_ctx->load_verify_file(o.ca_file, ec);
+    if (ec) {
+      if (http_status) *http_status = -1;
+      if (http_body) *http_body = "cannot load " + o.ca_file + ": " + ec.message();
+      return nullptr;
+    }
+    impl->tls_ctx->set_verify_mode(ssl::verify_peer);
+    impl->tls.emplace(impl->ioc, *impl->tls_ctx);
+  } else {
+    impl->plain.emplace(impl->ioc);
+  }
   tcp::endpoint ep(boost::asio::ip::make_address("127.0.0.1"), static_cast<unsigned short>(port));
-  impl->ws.next_layer().connect(ep, ec);
+  impl->socket().connect(ep, ec);
   if (ec) {
     if (http_status) *http_status = -1;
     return nullptr;
   }
-  impl->ws.set_option(websocket::stream_base::decorator([o](websocket::request_type& req) {
-    if (o.via_subprotocol) {
-      req.set(beast::http::field::sec_websocket_protocol, "imago.v1, bearer." + o.bearer);
-    } else if (!o.bearer.empty()) {
-      req.set(beast::http::field::authorization, "Bearer " + o.bearer);
+  if (impl->tls) {
+    impl->tls->next_layer().set_verify_callback(ssl::host_name_verification("127.0.0.1"));
+    impl->tls->next_layer().handshake(ssl::stream_base::client, ec);
+    if (ec) {
+      if (http_status) *http_status = -1;
+      if (http_body) *http_body = "TLS handshake: " + ec.message();
+      return nullptr;
     }
-  }));
-  impl->ws.read_message_max(64 * 1024 * 1024);
+  }
   websocket::response_type res;
-  impl->ws.handshake(res, "127.0.0.1:" + std::to_string(port), target, ec);
+  impl->with_ws([&](auto& ws) {
+    ws.set_option(websocket::stream_base::decorator([o](websocket::request_type& req) {
+      if (o.via_subprotocol) {
+        req.set(beast::http::field::sec_websocket_protocol, "imago.v1, bearer." + o.bearer);
+      } else if (!o.bearer.empty()) {
+        req.set(beast::http::field::authorization, "Bearer " + o.bearer);
+      }
+    }));
+    ws.read_message_max(64 * 1024 * 1024);
+    ws.handshake(res, "127.0.0.1:" + std::to_string(port), target, ec);
+  });
   if (http_status) *http_status = static_cast<int>(res.result_int());
   if (ec) {
     if (http_body) *http_body = res.body();
@@ -88,17 +135,21 @@ std::unique_ptr<WsClient> WsClient::connect(int port, const std::string& target,
 bool WsClient::send_text(const std::string& m) {
   std::lock_guard l(impl_->write_mu);
   beast::error_code ec;
-  impl_->ws.text(true);
-  impl_->ws.write(boost::asio::buffer(m), ec);
+  impl_->with_ws([&](auto& ws) {
+    ws.text(true);
+    ws.write(boost::asio::buffer(m), ec);
+  });
   return !ec;
 }
 
 bool WsClient::send_binary(const std::string& m) {
   std::lock_guard l(impl_->write_mu);
   beast::error_code ec;
-  impl_->ws.binary(true);
-  impl_->ws.write(boost::asio::buffer(m), ec);
-  impl_->ws.text(true);
+  impl_->with_ws([&](auto& ws) {
+    ws.binary(true);
+    ws.write(boost::asio::buffer(m), ec);
+    ws.text(true);
+  });
   return !ec;
 }
 
@@ -143,9 +194,9 @@ void WsClient::close() {
   // An abrupt drop (no close handshake): a sync close would race the reader thread's read, and
   // for the server a dropped viewer is the interesting case anyway.
   beast::error_code ec;
-  impl_->ws.next_layer().shutdown(tcp::socket::shutdown_both, ec);
+  impl_->socket().shutdown(tcp::socket::shutdown_both, ec);
   if (impl_->reader.joinable()) impl_->reader.join();
-  impl_->ws.next_layer().close(ec);
+  impl_->socket().close(ec);
   impl_.reset();
 }
 

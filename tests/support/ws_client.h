@@ -19,9 +19,12 @@ class WsClient {
   struct Options {
     std::string bearer;            // sent as Authorization: Bearer unless via_subprotocol
     bool via_subprotocol = false;  // Sec-WebSocket-Protocol: imago.v1, bearer.<token>
+    // Not empty: wss://, trusting this PEM (peer and host verified). Over TLS, sends and the reader
+    // thread share one OpenSSL stream: send only while no message is expected (tests, not load).
+    std::string ca_file;
   };
-  // Connects to ws://127.0.0.1:port<target>. On a refused upgrade returns null and fills
-  // *http_status / *http_body with the server's HTTP answer.
+  // Connects to ws://127.0.0.1:port<target> (wss:// with ca_file). On a refused upgrade returns null and
+  // fills *http_status / *http_body with the server's HTTP answer.
   static std::unique_ptr<WsClient> connect(int port, const std::string& target, const Options& options,
                                            int* http_status = nullptr, std::string* http_body = nullptr,
                                            std::string* subprotocol = nullptr);

@@ -176,6 +176,11 @@ CREATE INDEX jobs_account_claims ON jobs(account_id, lane, claim_seq);
 )sql"},
       // Applied in list order, each once by version; the numbers match the SQLite migrations.
       {2, "account storage quota", "ALTER TABLE accounts ADD COLUMN limit_storage BIGINT;"},
+      {3, "live spend cap", R"sql(
+ALTER TABLE accounts ADD COLUMN live_spend_cap BIGINT;
+ALTER TABLE accounts ADD COLUMN operator_live_spend_cap BIGINT;
+CREATE INDEX ledger_by_account_time ON ledger(account_id, created_at);
+)sql"},
       {203, "files_by_account", "CREATE INDEX files_by_account ON files(account_id);"},
       {204, "agent_voice", "ALTER TABLE agents ADD COLUMN voice TEXT NOT NULL DEFAULT '{}';"},
       {210, "job_fair_claim_indexes", R"sql(

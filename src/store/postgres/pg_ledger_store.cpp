@@ -42,6 +42,24 @@ std::optional<Balance> load_balance(Conn& c, const std::string& account_id) {
   return Balance{q.col_int(0), q.col_int(1)};
 }
 
+// Live usage charged since `since_s` (the month's live spend), leaving out entry `except_id`.
+int64_t live_spent_since(Conn& c, const std::string& account_id, int64_t since_s,
+                         const std::string& except_id) {
+  auto q = c.prepare(
+      "SELECT COALESCE(SUM(-amount), 0)::BIGINT FROM ledger WHERE account_id = ? AND kind = 'charge' "
+      "AND reason LIKE ? ESCAPE '\\' AND created_at >= ? AND id <> ?");
+  q.bind(1, account_id).bind(2, billing::live_usage_like_pattern()).bind(3, since_s).bind(4, except_id);
+  q.step();
+  return q.col_int(0);
+}
+
+std::optional<billing::LiveSpendCap> load_live_spend_cap(Conn& c, const std::string& account_id) {
+  auto q = c.prepare("SELECT live_spend_cap, operator_live_spend_cap FROM accounts WHERE id = ?");
+  q.bind(1, account_id);
+  if (!q.step()) return std::nullopt;
+  return billing::LiveSpendCap{q.col_opt_int(0), q.col_opt_int(1)};
+}
+
 }  // namespace
 
 // Written so that it stays correct without a single writer (PostgreSQL at READ COMMITTED runs the
@@ -73,6 +91,18 @@ Result<LedgerEntry> apply_ledger_op(Conn& c, const LedgerOp& op, int64_t now_s) 
     if (!prior) return Status::Internal("ledger entry for '" + op.operation_key + "' vanished");
     if (Status st = billing::check_replay(*prior, op); !st.ok()) return st;
     return *prior;
+  }
+
+  // The monthly live spend cap, read after the key claim and (PostgreSQL) under the account row
+  // lock taken by load_balance: a concurrent charge of the same account has committed before
+  // these reads, so its minute is in the sum.
+  if (billing::counts_toward_live_cap(op)) {
+    auto cap = load_live_spend_cap(c, op.account_id);
+    if (!cap) return Status::NotFound("Account not found: " + op.account_id);
+    if (cap->effective()) {
+      const int64_t spent = live_spent_since(c, op.account_id, billing::utc_month(now_s).start_s, id);
+      if (Status st = billing::check_live_spend_cap(*cap, spent, op.amount); !st.ok()) return st;
+    }
   }
 
   // A concurrent writer may move the balance between the read and the update; the conditional
@@ -135,6 +165,39 @@ class PgLedgerStore final : public LedgerStore {
       s.bind(1, account_id).bind(2, limit).bind(3, offset);
       while (s.step()) page.entries.push_back(read_entry(s));
       return page;
+    });
+  }
+
+  Result<billing::LiveSpend> live_spend(const std::string& account_id) override {
+    const billing::MonthWindow month = billing::utc_month(clock_.now_s());
+    return db_.read([&](Conn& c) -> Result<billing::LiveSpend> {
+      auto cap = load_live_spend_cap(c, account_id);
+      if (!cap) return Status::NotFound("Account not found: " + account_id);
+      billing::LiveSpend out;
+      out.cap = *cap;
+      out.month = month;
+      out.spent = live_spent_since(c, account_id, month.start_s, "");
+      return out;
+    });
+  }
+
+  Status set_live_spend_cap(const std::string& account_id, billing::CapSetter who,
+                            std::optional<int64_t> credits) override {
+    if (credits) {
+      if (Status st = billing::validate_live_spend_cap(*credits); !st.ok()) return st;
+    }
+    return db_.write([&](Conn& c) -> Status {
+      auto s = c.prepare(who == billing::CapSetter::kOperator
+                             ? "UPDATE accounts SET operator_live_spend_cap = ? WHERE id = ?"
+                             : "UPDATE accounts SET live_spend_cap = ? WHERE id = ?");
+      if (credits) {
+        s.bind(1, *credits);
+      } else {
+        s.bind_null(1);
+      }
+      s.bind(2, account_id).run();
+      if (c.changes() == 0) return Status::NotFound("Account not found: " + account_id);
+      return Status::Ok();
     });
   }
 

@@ -53,6 +53,13 @@ CREATE INDEX ledger_by_account ON ledger(account_id, seq DESC);
 )sql"},
       // An enterprise account's own storage quota in bytes (NULL: the plan's).
       {2, "account storage quota", "ALTER TABLE accounts ADD COLUMN limit_storage INTEGER;"},
+      // Monthly live spend caps in credits (NULL: none), set by the holder and by the operator,
+      // and the index the month's live spend is summed with (billing/spend_cap.h).
+      {3, "live spend cap", R"sql(
+ALTER TABLE accounts ADD COLUMN live_spend_cap INTEGER;
+ALTER TABLE accounts ADD COLUMN operator_live_spend_cap INTEGER;
+CREATE INDEX ledger_by_account_time ON ledger(account_id, created_at);
+)sql"},
   };
 }
 

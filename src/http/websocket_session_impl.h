@@ -1,19 +1,23 @@
-#include "http/websocket_session.h"
-
+// Private to src/http: the member definitions of WebSocketSession<Stream>, included only by the
+// files that instantiate it (websocket_session_plain.cpp, websocket_session_tls.cpp).
+#pragma once
 #include <boost/asio/dispatch.hpp>
 #include <boost/asio/post.hpp>
 #include <boost/beast/core/bind_handler.hpp>
 #include <boost/beast/websocket/error.hpp>
 #include <boost/beast/websocket/rfc6455.hpp>
+#include <boost/beast/websocket/ssl.hpp>
 
+#include "http/websocket_session.h"
 #include "util/log.h"
 
 namespace imago::http::detail {
 
 namespace websocket = boost::beast::websocket;
 
-WebSocketSession::WebSocketSession(beast::tcp_stream&& stream, ServerContext& ctx, UpgradeDecision decision,
-                                   std::string client_ip, std::unique_ptr<ServerContext::Slot> slot)
+template <class Stream>
+WebSocketSession<Stream>::WebSocketSession(Stream&& stream, ServerContext& ctx, UpgradeDecision decision,
+                                           std::string client_ip, std::unique_ptr<ServerContext::Slot> slot)
     : ctx_(ctx),
       slot_(std::move(slot)),
       ws_(std::move(stream)),
@@ -23,11 +27,13 @@ WebSocketSession::WebSocketSession(beast::tcp_stream&& stream, ServerContext& ct
       request_id_(std::move(decision.request_id)),
       client_ip_(std::move(client_ip)) {}
 
-WebSocketSession::~WebSocketSession() {
+template <class Stream>
+WebSocketSession<Stream>::~WebSocketSession() {
   ctx_.remove_session(this);
 }
 
-void WebSocketSession::start(beast::http::request<beast::http::empty_body> upgrade_request) {
+template <class Stream>
+void WebSocketSession<Stream>::start(beast::http::request<beast::http::empty_body> upgrade_request) {
   ctx_.add_session(this, weak_from_this());
   // Beast's own timers replace the tcp_stream deadline: handshake, close and idle (with pings).
   beast::get_lowest_layer(ws_).expires_never();
@@ -46,10 +52,11 @@ void WebSocketSession::start(beast::http::request<beast::http::empty_body> upgra
         if (!sub.empty()) res.set(beast::http::field::sec_websocket_protocol, sub);
       }));
   ws_.async_accept(upgrade_request,
-                   beast::bind_front_handler(&WebSocketSession::on_accept, shared_from_this()));
+                   beast::bind_front_handler(&WebSocketSession<Stream>::on_accept, shared_from_this()));
 }
 
-void WebSocketSession::on_accept(beast::error_code ec) {
+template <class Stream>
+void WebSocketSession<Stream>::on_accept(beast::error_code ec) {
   if (ec) {
     log::info("websocket_handshake_failed", {{"request_id", request_id_}, {"error", ec.message()}});
     finished_ = true;
@@ -74,11 +81,14 @@ void WebSocketSession::on_accept(beast::error_code ec) {
 
 // ---- reading ----------------------------------------------------------------------------------
 
-void WebSocketSession::do_read() {
-  ws_.async_read(read_buffer_, beast::bind_front_handler(&WebSocketSession::on_read, shared_from_this()));
+template <class Stream>
+void WebSocketSession<Stream>::do_read() {
+  ws_.async_read(read_buffer_,
+                 beast::bind_front_handler(&WebSocketSession<Stream>::on_read, shared_from_this()));
 }
 
-void WebSocketSession::on_read(beast::error_code ec, std::size_t) {
+template <class Stream>
+void WebSocketSession<Stream>::on_read(beast::error_code ec, std::size_t) {
   if (ec) {
     uint16_t code = ws_close::kAbnormal;
     bool we_closed = false;
@@ -121,7 +131,8 @@ void WebSocketSession::on_read(beast::error_code ec, std::size_t) {
   do_read();
 }
 
-void WebSocketSession::finish(uint16_t code) {
+template <class Stream>
+void WebSocketSession<Stream>::finish(uint16_t code) {
   if (finished_) return;
   finished_ = true;
   {
@@ -144,15 +155,18 @@ void WebSocketSession::finish(uint16_t code) {
 
 // ---- writing ----------------------------------------------------------------------------------
 
-bool WebSocketSession::send_text(std::string message) {
+template <class Stream>
+bool WebSocketSession<Stream>::send_text(std::string message) {
   return enqueue(std::move(message), WsMessageClass::kControl, true);
 }
 
-bool WebSocketSession::send_binary(std::string bytes, WsMessageClass cls) {
+template <class Stream>
+bool WebSocketSession<Stream>::send_binary(std::string bytes, WsMessageClass cls) {
   return enqueue(std::move(bytes), cls, false);
 }
 
-bool WebSocketSession::enqueue(std::string data, WsMessageClass cls, bool text) {
+template <class Stream>
+bool WebSocketSession<Stream>::enqueue(std::string data, WsMessageClass cls, bool text) {
   bool overflow = false;
   {
     std::lock_guard lock(mu_);
@@ -183,7 +197,8 @@ bool WebSocketSession::enqueue(std::string data, WsMessageClass cls, bool text) 
   return !overflow;
 }
 
-void WebSocketSession::discard_queued(WsMessageClass cls) {
+template <class Stream>
+void WebSocketSession<Stream>::discard_queued(WsMessageClass cls) {
   std::lock_guard lock(mu_);
   for (auto it = queue_.begin(); it != queue_.end();) {
     if (it->cls == cls) {
@@ -195,12 +210,14 @@ void WebSocketSession::discard_queued(WsMessageClass cls) {
   }
 }
 
-size_t WebSocketSession::queued_bytes() const {
+template <class Stream>
+size_t WebSocketSession<Stream>::queued_bytes() const {
   std::lock_guard lock(mu_);
   return queued_;
 }
 
-void WebSocketSession::close(uint16_t code, std::string reason) {
+template <class Stream>
+void WebSocketSession<Stream>::close(uint16_t code, std::string reason) {
   {
     std::lock_guard lock(mu_);
     if (close_requested_) return;
@@ -211,7 +228,8 @@ void WebSocketSession::close(uint16_t code, std::string reason) {
   net::dispatch(ws_.get_executor(), [self = shared_from_this()] { self->maybe_write(); });
 }
 
-void WebSocketSession::maybe_write() {
+template <class Stream>
+void WebSocketSession<Stream>::maybe_write() {
   if (finished_ || !opened_) return;
   bool close_now = false;
   {
@@ -232,10 +250,11 @@ void WebSocketSession::maybe_write() {
   }
   ws_.text(writing_->text);
   ws_.async_write(net::buffer(writing_->data),
-                  beast::bind_front_handler(&WebSocketSession::on_write, shared_from_this()));
+                  beast::bind_front_handler(&WebSocketSession<Stream>::on_write, shared_from_this()));
 }
 
-void WebSocketSession::on_write(beast::error_code ec, std::size_t) {
+template <class Stream>
+void WebSocketSession<Stream>::on_write(beast::error_code ec, std::size_t) {
   {
     std::lock_guard lock(mu_);
     queued_ -= writing_->data.size();
@@ -250,7 +269,8 @@ void WebSocketSession::on_write(beast::error_code ec, std::size_t) {
   maybe_write();
 }
 
-void WebSocketSession::start_close() {
+template <class Stream>
+void WebSocketSession<Stream>::start_close() {
   websocket::close_reason reason;
   {
     std::lock_guard lock(mu_);
@@ -267,11 +287,13 @@ void WebSocketSession::start_close() {
 
 // ---- shutdown ---------------------------------------------------------------------------------
 
-void WebSocketSession::begin_shutdown() {
+template <class Stream>
+void WebSocketSession<Stream>::begin_shutdown() {
   close(ws_close::kGoingAway, "server shutting down");
 }
 
-void WebSocketSession::force_close() {
+template <class Stream>
+void WebSocketSession<Stream>::force_close() {
   net::post(ws_.get_executor(), [self = shared_from_this()] {
     beast::error_code ignored;
     beast::get_lowest_layer(self->ws_).socket().close(ignored);

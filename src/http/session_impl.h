@@ -1,16 +1,19 @@
-#include "http/session.h"
-
+// Private to src/http: the member definitions of Session<Stream>, included only by the files
+// that instantiate it (session_plain.cpp, session_tls.cpp).
+#pragma once
 #include <boost/asio/dispatch.hpp>
 #include <boost/asio/executor_work_guard.hpp>
 #include <boost/asio/post.hpp>
 #include <boost/asio/write.hpp>
 #include <boost/beast/core/bind_handler.hpp>
+#include <boost/beast/core/detect_ssl.hpp>
 #include <boost/beast/http/chunk_encode.hpp>
 #include <boost/beast/http/error.hpp>
 #include <boost/beast/http/read.hpp>
 #include <boost/beast/http/write.hpp>
 #include <boost/beast/websocket/rfc6455.hpp>
 
+#include "http/session.h"
 #include "http/websocket_session.h"
 #include "util/clock.h"
 #include "util/log.h"
@@ -19,29 +22,29 @@
 
 namespace imago::http::detail {
 
-namespace {
+namespace session_util {
 
-constexpr std::size_t kReadChunk = 8192;
-constexpr auto kLingerTime = std::chrono::seconds(2);
-constexpr std::uint64_t kSlowBodyAllowance = 1 << 20;  // bytes per extra second of read time
+inline constexpr std::size_t kReadChunk = 8192;
+inline constexpr auto kLingerTime = std::chrono::seconds(2);
+inline constexpr std::uint64_t kSlowBodyAllowance = 1 << 20;  // bytes per extra second of read time
 // A streamed response's source runs only while less than this waits to be written.
-constexpr std::size_t kStreamHighWater = 256 * 1024;
+inline constexpr std::size_t kStreamHighWater = 256 * 1024;
 // Bodies up to this size are read before authentication (one round trip less); larger ones only
 // after the header's credentials were checked.
-constexpr std::uint64_t kPreauthBodyBytes = 64 * 1024;
+inline constexpr std::uint64_t kPreauthBodyBytes = 64 * 1024;
 
-bool is_http_error(const beast::error_code& ec) {
+inline bool is_http_error(const beast::error_code& ec) {
   return ec.category() == bhttp::make_error_code(bhttp::error::bad_target).category();
 }
 
 // Headers the session owns: framing and connection management are never taken from handlers.
-bool is_managed_header(std::string_view name) {
+inline bool is_managed_header(std::string_view name) {
   return iequals(name, "Content-Length") || iequals(name, "Transfer-Encoding") ||
          iequals(name, "Connection") || iequals(name, "Keep-Alive");
 }
 
 // A header a client could be tricked with (response splitting) or that Beast cannot serialize.
-bool is_safe_header(std::string_view name, std::string_view value) {
+inline bool is_safe_header(std::string_view name, std::string_view value) {
   if (name.empty()) return false;
   for (char c : name) {
     if (c <= ' ' || c == ':' || c == 127) return false;
@@ -64,42 +67,115 @@ void copy_headers(const Response& from, bhttp::response<Body>& to) {
   }
 }
 
-bool wants_close(const Response& r) {
+inline bool wants_close(const Response& r) {
   auto c = r.headers.get("Connection");
   return c && iequals(trim(*c), "close");
 }
 
-}  // namespace
+}  // namespace session_util
 
-Session::Session(net::ip::tcp::socket&& socket, ServerContext& ctx, std::unique_ptr<ServerContext::Slot> slot)
-    : ctx_(ctx), slot_(std::move(slot)), stream_(std::move(socket)) {
+using namespace session_util;
+
+template <class Stream>
+Session<Stream>::Session(Stream&& stream, ServerContext& ctx, std::unique_ptr<ServerContext::Slot> slot)
+    : ctx_(ctx), slot_(std::move(slot)), stream_(std::move(stream)) {
   beast::error_code ec;
-  auto ep = stream_.socket().remote_endpoint(ec);
+  auto ep = tcp().socket().remote_endpoint(ec);
   if (!ec) client_ip_ = format_ip(ep.address());
 }
 
-Session::~Session() {
+template <class Stream>
+Session<Stream>::~Session() {
   ctx_.remove_session(this);
 }
 
-void Session::start() {
+template <class Stream>
+void Session<Stream>::start() {
   ctx_.add_session(this, weak_from_this());
-  net::dispatch(stream_.get_executor(), [self = shared_from_this()] { self->next_request(); });
+  if constexpr (kIsTls<Stream>) {
+    net::dispatch(stream_.get_executor(), [self = shared_from_this()] {
+      // Until the handshake is done the connection is as good as idle: shutdown may close it.
+      // The whole detection and handshake run under one deadline, so a client that never
+      // finishes it costs a descriptor for at most that long (and never a thread).
+      self->idle_ = true;
+      self->tcp().expires_after(std::chrono::seconds(self->ctx_.options.tls_handshake_timeout_s));
+      beast::async_detect_ssl(self->tcp(), self->buffer_,
+                              beast::bind_front_handler(&Session<Stream>::on_detect, self));
+    });
+  } else {
+    net::dispatch(stream_.get_executor(), [self = shared_from_this()] { self->next_request(); });
+  }
 }
 
-void Session::begin_shutdown() {
+template <class Stream>
+void Session<Stream>::on_detect(beast::error_code ec, bool tls) {
+  idle_ = false;
+  if (ec || closed_) {  // handshake timeout, client gone, shutdown
+    close_now();
+    return;
+  }
+  if (!tls) {
+    refuse_plain_http();
+    return;
+  }
+  if constexpr (kIsTls<Stream>) {
+    // The bytes the detector read are the start of the ClientHello: hand them to OpenSSL.
+    stream_.async_handshake(net::ssl::stream_base::server, buffer_.data(),
+                            beast::bind_front_handler(&Session<Stream>::on_handshake, shared_from_this()));
+  }
+}
+
+template <class Stream>
+void Session<Stream>::on_handshake(beast::error_code ec, std::size_t used) {
+  if (ec) {
+    log::debug("tls_handshake_failed", {{"client_ip", client_ip_}, {"error", ec.message()}});
+    close_now();
+    return;
+  }
+  buffer_.consume(used);
+  next_request();
+}
+
+template <class Stream>
+void Session<Stream>::refuse_plain_http() {
+  // Plain HTTP on the TLS port: one clear answer in plain HTTP (like nginx's "plain HTTP request
+  // was sent to HTTPS port"), then close. Written on the raw TCP stream, under the same deadline.
+  Response err = server_error(400, "BAD_REQUEST", "This port speaks HTTPS; use an https:// or wss:// URL");
+  auto canned = std::make_shared<std::string>(
+      "HTTP/1.1 400 Bad Request\r\nContent-Type: application/json\r\nX-Request-Id: " +
+      std::string(*err.headers.get("X-Request-Id")) +
+      "\r\nConnection: close\r\nContent-Length: " + std::to_string(err.body.size()) + "\r\n\r\n" + err.body);
+  log::info("request_rejected", {{"status", 400},
+                                 {"code", "BAD_REQUEST"},
+                                 {"reason", "plain_http_on_tls_port"},
+                                 {"client_ip", client_ip_}});
+  unread_input_ = true;
+  net::async_write(tcp(), net::buffer(*canned),
+                   [self = shared_from_this(), canned](beast::error_code ec, std::size_t) {
+                     if (ec) {
+                       self->close_now();
+                       return;
+                     }
+                     self->linger_close();
+                   });
+}
+
+template <class Stream>
+void Session<Stream>::begin_shutdown() {
   net::post(stream_.get_executor(), [self = shared_from_this()] {
     if (self->idle_) self->close_now();
   });
 }
 
-void Session::force_close() {
+template <class Stream>
+void Session<Stream>::force_close() {
   net::post(stream_.get_executor(), [self = shared_from_this()] { self->close_now(); });
 }
 
 // ---- reading ----------------------------------------------------------------------------------
 
-void Session::next_request() {
+template <class Stream>
+void Session<Stream>::next_request() {
   if (closed_) return;
   if (ctx_.stopping.load()) {
     close_now();
@@ -123,12 +199,13 @@ void Session::next_request() {
   int idle_s = ctx_.options.idle_timeout_s;
   // Near the connection cap, idle keep-alive connections make room sooner.
   if (ctx_.connections.load() > ctx_.connection_limit / 4 * 3) idle_s = std::min(idle_s, 5);
-  stream_.expires_after(std::chrono::seconds(idle_s));
+  tcp().expires_after(std::chrono::seconds(idle_s));
   stream_.async_read_some(buffer_.prepare(kReadChunk),
-                          beast::bind_front_handler(&Session::on_first_bytes, shared_from_this()));
+                          beast::bind_front_handler(&Session<Stream>::on_first_bytes, shared_from_this()));
 }
 
-void Session::on_first_bytes(beast::error_code ec, std::size_t n) {
+template <class Stream>
+void Session<Stream>::on_first_bytes(beast::error_code ec, std::size_t n) {
   idle_ = false;
   if (ec) {  // idle timeout, client closed, or shutdown
     close_now();
@@ -138,19 +215,21 @@ void Session::on_first_bytes(beast::error_code ec, std::size_t n) {
   start_request();
 }
 
-void Session::start_request() {
+template <class Stream>
+void Session<Stream>::start_request() {
   received_us_ = SystemClock::instance().now_us();
   version_ = 11;  // until the header says otherwise (error responses before that use 1.1)
   keep_alive_ = false;
   head_ = false;
-  stream_.expires_after(std::chrono::seconds(ctx_.options.read_timeout_s));
+  tcp().expires_after(std::chrono::seconds(ctx_.options.read_timeout_s));
   read_header_section();
 }
 
 // The header section is collected here rather than by beast::http::async_read_header so that
 // the raw bytes can be checked before Beast normalizes them: Beast silently unfolds obs-fold
 // lines, which RFC 9112 5.2 tells a server to reject (a classic smuggling primitive).
-void Session::read_header_section() {
+template <class Stream>
+void Session<Stream>::read_header_section() {
   for (;;) {
     std::string_view data(static_cast<const char*>(buffer_.data().data()), buffer_.size());
     // RFC 9112 2.2: empty lines before the request-line are ignored.
@@ -193,7 +272,8 @@ void Session::read_header_section() {
   }
 }
 
-void Session::on_header(beast::error_code ec, std::size_t) {
+template <class Stream>
+void Session<Stream>::on_header(beast::error_code ec, std::size_t) {
   if (ec) {
     if (ec == bhttp::error::header_limit || ec == bhttp::error::buffer_overflow) {
       return reject(431, "HEADER_TOO_LARGE", "Request header too large");
@@ -249,8 +329,8 @@ void Session::on_header(beast::error_code ec, std::size_t) {
   if (content_length && *content_length > kSlowBodyAllowance) {
     // A 100 MB upload cannot arrive within a 30 s read timeout on an ordinary uplink: large
     // declared bodies get one more second per MiB (still bounded, so slow-loris stays bounded).
-    stream_.expires_after(std::chrono::seconds(ctx_.options.read_timeout_s) +
-                          std::chrono::seconds(*content_length / kSlowBodyAllowance));
+    tcp().expires_after(std::chrono::seconds(ctx_.options.read_timeout_s) +
+                        std::chrono::seconds(*content_length / kSlowBodyAllowance));
   }
 
   try {
@@ -275,7 +355,8 @@ void Session::on_header(beast::error_code ec, std::size_t) {
   continue_body(expect_continue);
 }
 
-void Session::precheck(bool expect_continue) {
+template <class Stream>
+void Session<Stream>::precheck(bool expect_continue) {
   Request req;
   const auto& h = body_parser_->get();
   req.method = method_;
@@ -313,18 +394,20 @@ void Session::precheck(bool expect_continue) {
   });
 }
 
-void Session::continue_body(bool expect_continue) {
+template <class Stream>
+void Session<Stream>::continue_body(bool expect_continue) {
   if (expect_continue && version_ >= 11) {
     // The client waits for this before sending the body (curl does for large uploads).
     static constexpr std::string_view kContinue = "HTTP/1.1 100 Continue\r\n\r\n";
     net::async_write(stream_, net::buffer(kContinue.data(), kContinue.size()),
-                     beast::bind_front_handler(&Session::on_continue_written, shared_from_this()));
+                     beast::bind_front_handler(&Session<Stream>::on_continue_written, shared_from_this()));
     return;
   }
   read_body();
 }
 
-void Session::on_continue_written(beast::error_code ec, std::size_t) {
+template <class Stream>
+void Session<Stream>::on_continue_written(beast::error_code ec, std::size_t) {
   if (ec) {
     close_now();
     return;
@@ -332,13 +415,15 @@ void Session::on_continue_written(beast::error_code ec, std::size_t) {
   read_body();
 }
 
-void Session::read_body() {
+template <class Stream>
+void Session<Stream>::read_body() {
   // Same deadline as the header: the read timeout covers the whole request.
   bhttp::async_read(stream_, buffer_, *body_parser_,
-                    beast::bind_front_handler(&Session::on_body, shared_from_this()));
+                    beast::bind_front_handler(&Session<Stream>::on_body, shared_from_this()));
 }
 
-void Session::on_body(beast::error_code ec, std::size_t) {
+template <class Stream>
+void Session<Stream>::on_body(beast::error_code ec, std::size_t) {
   if (ec) {
     unread_input_ = true;
     if (ec == bhttp::error::body_limit) return reject(413, "PAYLOAD_TOO_LARGE", "Request body too large");
@@ -353,7 +438,8 @@ void Session::on_body(beast::error_code ec, std::size_t) {
 
 // RFC 9110 / 9112 rules Beast leaves to the application. Returns an error message (and sets
 // framing_status_) when the request must be refused and the connection closed.
-const char* Session::check_framing(const bhttp::request_parser<bhttp::empty_body>::value_type& h) {
+template <class Stream>
+const char* Session<Stream>::check_framing(const bhttp::request_parser<bhttp::empty_body>::value_type& h) {
   framing_status_ = 400;
   // Methods are case-sensitive (RFC 9110 9.1): "get" is not GET.
   for (char c : method_) {
@@ -389,7 +475,8 @@ const char* Session::check_framing(const bhttp::request_parser<bhttp::empty_body
 
 // ---- dispatching ------------------------------------------------------------------------------
 
-void Session::dispatch_request() {
+template <class Stream>
+void Session<Stream>::dispatch_request() {
   auto msg = body_parser_->release();
   body_parser_.reset();
   Request req;
@@ -454,7 +541,8 @@ void Session::dispatch_request() {
 
 // ---- WebSocket upgrade -----------------------------------------------------------------------
 
-void Session::start_upgrade() {
+template <class Stream>
+void Session<Stream>::start_upgrade() {
   upgrade_request_.emplace(header_parser_->release());
   header_parser_.reset();
   Request req;
@@ -486,7 +574,8 @@ void Session::start_upgrade() {
       });
 }
 
-void Session::finish_upgrade(UpgradeDecision decision) {
+template <class Stream>
+void Session<Stream>::finish_upgrade(UpgradeDecision decision) {
   if (closed_) return;
   if (!decision.handler) {
     upgrade_request_.reset();
@@ -501,8 +590,8 @@ void Session::finish_upgrade(UpgradeDecision decision) {
   }
   // Hand the socket over; this session is done (its destructor unregisters it).
   closed_ = true;
-  auto ws = std::make_shared<WebSocketSession>(std::move(stream_), ctx_, std::move(decision), client_ip_,
-                                               std::move(slot_));
+  auto ws = std::make_shared<WebSocketSession<Stream>>(std::move(stream_), ctx_, std::move(decision),
+                                                       client_ip_, std::move(slot_));
   auto request = std::move(*upgrade_request_);
   upgrade_request_.reset();
   ws->start(std::move(request));
@@ -510,7 +599,8 @@ void Session::finish_upgrade(UpgradeDecision decision) {
 
 // ---- writing ----------------------------------------------------------------------------------
 
-void Session::send_response(Response res) {
+template <class Stream>
+void Session<Stream>::send_response(Response res) {
   if (closed_) return;
   if (res.status < 200 || res.status > 599) {
     log::error("invalid_response_status", {{"status", res.status}});
@@ -537,11 +627,13 @@ void Session::send_response(Response res) {
     if (!head_) res_.body() = std::move(res.body);  // HEAD: the length of what GET would send
   }
   res_.keep_alive(!close);
-  stream_.expires_after(std::chrono::seconds(ctx_.options.write_timeout_s));
-  bhttp::async_write(stream_, res_, beast::bind_front_handler(&Session::on_write, shared_from_this(), close));
+  tcp().expires_after(std::chrono::seconds(ctx_.options.write_timeout_s));
+  bhttp::async_write(stream_, res_,
+                     beast::bind_front_handler(&Session<Stream>::on_write, shared_from_this(), close));
 }
 
-void Session::on_write(bool close, beast::error_code ec, std::size_t) {
+template <class Stream>
+void Session<Stream>::on_write(bool close, beast::error_code ec, std::size_t) {
   res_ = {};  // release the body now, not at the next response
   if (ec) {
     close_now();
@@ -554,7 +646,8 @@ void Session::on_write(bool close, beast::error_code ec, std::size_t) {
   next_request();
 }
 
-void Session::reject(int status, const char* code, const char* message) {
+template <class Stream>
+void Session<Stream>::reject(int status, const char* code, const char* message) {
   // After a framing error the rest of the input cannot be trusted: answer, drain and close.
   keep_alive_ = false;
   unread_input_ = true;
@@ -574,7 +667,8 @@ void Session::reject(int status, const char* code, const char* message) {
 // is called again only while less than kStreamHighWater bytes wait: a client that stops reading
 // costs at most that much memory and no thread, until the write timeout closes the connection.
 
-void Session::start_stream(Response res, bool close) {
+template <class Stream>
+void Session<Stream>::start_stream(Response res, bool close) {
   // HTTP/1.0 has no chunked encoding: the body ends when the connection does.
   stream_close_ = close || version_ < 11;
   stream_res_ = {};
@@ -590,7 +684,7 @@ void Session::start_stream(Response res, bool close) {
   stream_done_ = false;
   stream_writing_ = true;  // the header
   source_ = std::move(res.stream);
-  stream_.expires_after(std::chrono::seconds(ctx_.options.write_timeout_s));
+  tcp().expires_after(std::chrono::seconds(ctx_.options.write_timeout_s));
   bhttp::async_write_header(stream_, *stream_sr_,
                             [self = shared_from_this()](beast::error_code ec, std::size_t) {
                               self->stream_sr_.reset();
@@ -608,7 +702,8 @@ void Session::start_stream(Response res, bool close) {
                             });
 }
 
-void Session::pump_stream() {
+template <class Stream>
+void Session<Stream>::pump_stream() {
   if (closed_ || stream_done_ || stream_producing_ || !source_ || stream_buffered_ >= kStreamHighWater)
     return;
   stream_producing_ = true;
@@ -632,7 +727,8 @@ void Session::pump_stream() {
   });
 }
 
-void Session::on_stream_piece(bool ok, std::optional<std::string> piece) {
+template <class Stream>
+void Session<Stream>::on_stream_piece(bool ok, std::optional<std::string> piece) {
   stream_producing_ = false;
   if (closed_) {
     release_source();
@@ -654,13 +750,15 @@ void Session::on_stream_piece(bool ok, std::optional<std::string> piece) {
   pump_stream();
 }
 
-void Session::release_source() {
+template <class Stream>
+void Session<Stream>::release_source() {
   // A speech stream's destructor may wait for its synthesis to stop: not on an I/O thread.
   if (source_) ctx_.streams.post([s = std::move(source_)]() mutable { s = nullptr; });
   source_ = nullptr;
 }
 
-void Session::write_stream() {
+template <class Stream>
+void Session<Stream>::write_stream() {
   if (closed_ || stream_writing_) return;
   if (stream_out_.empty()) {
     if (stream_done_) {
@@ -670,7 +768,7 @@ void Session::write_stream() {
     return;
   }
   stream_writing_ = true;
-  stream_.expires_after(std::chrono::seconds(ctx_.options.write_timeout_s));
+  tcp().expires_after(std::chrono::seconds(ctx_.options.write_timeout_s));
   auto on_done = [self = shared_from_this()](beast::error_code ec, std::size_t) {
     self->stream_writing_ = false;
     if (ec) {
@@ -691,7 +789,8 @@ void Session::write_stream() {
   }
 }
 
-void Session::finish_stream() {
+template <class Stream>
+void Session<Stream>::finish_stream() {
   if (closed_) return;
   if (version_ < 11 || head_) {
     stream_writing_ = false;
@@ -702,7 +801,7 @@ void Session::finish_stream() {
     }
     return;
   }
-  stream_.expires_after(std::chrono::seconds(ctx_.options.write_timeout_s));
+  tcp().expires_after(std::chrono::seconds(ctx_.options.write_timeout_s));
   net::async_write(stream_, bhttp::make_chunk_last(),
                    [self = shared_from_this()](beast::error_code ec, std::size_t) {
                      self->stream_writing_ = false;
@@ -718,48 +817,58 @@ void Session::finish_stream() {
 
 // ---- closing ----------------------------------------------------------------------------------
 
-void Session::end_connection() {
+template <class Stream>
+void Session<Stream>::end_connection() {
   if (unread_input_ || buffer_.size() > 0) {
     linger_close();
+  } else if constexpr (kIsTls<Stream>) {
+    // close_notify, so the client can tell the end from a truncation; bounded by the linger time
+    // (clients often just close without answering it, which ends the wait too).
+    tcp().expires_after(kLingerTime);
+    stream_.async_shutdown([self = shared_from_this()](beast::error_code) { self->close_now(); });
   } else {
     beast::error_code ec;
-    stream_.socket().shutdown(net::ip::tcp::socket::shutdown_send, ec);
+    tcp().socket().shutdown(net::ip::tcp::socket::shutdown_send, ec);
     close_now();
   }
 }
 
-void Session::linger_close() {
+template <class Stream>
+void Session<Stream>::linger_close() {
   // Closing with unread input makes the kernel send RST, which can destroy the response we just
   // sent before the client reads it. Half-close and drain for a moment instead (like nginx's
   // lingering_close), so a 413 or 400 actually reaches the client.
   beast::error_code ec;
-  stream_.socket().shutdown(net::ip::tcp::socket::shutdown_send, ec);
+  tcp().socket().shutdown(net::ip::tcp::socket::shutdown_send, ec);
   if (ec) {
     close_now();
     return;
   }
   buffer_.clear();
-  stream_.expires_after(kLingerTime);
+  tcp().expires_after(kLingerTime);
   drain();
 }
 
-void Session::drain() {
+template <class Stream>
+void Session<Stream>::drain() {
   if (closed_) return;
-  stream_.async_read_some(net::buffer(drain_buf_),
-                          [self = shared_from_this()](beast::error_code ec, std::size_t) {
-                            if (ec) {
-                              self->close_now();
-                            } else {
-                              self->drain();
-                            }
-                          });
+  // On the raw TCP stream: under TLS, what the client still sends is only thrown away.
+  tcp().async_read_some(net::buffer(drain_buf_),
+                        [self = shared_from_this()](beast::error_code ec, std::size_t) {
+                          if (ec) {
+                            self->close_now();
+                          } else {
+                            self->drain();
+                          }
+                        });
 }
 
-void Session::close_now() {
+template <class Stream>
+void Session<Stream>::close_now() {
   if (closed_) return;
   closed_ = true;
   idle_ = false;
-  stream_.close();
+  tcp().close();
 }
 
 }  // namespace imago::http::detail
