@@ -78,7 +78,9 @@
     }
     if (pick >= 0) {
       const f = frames[pick];
-      if (canvas.width !== f.bitmap.width) { canvas.width = f.bitmap.width; canvas.height = f.bitmap.height; }
+      if (canvas.width !== f.bitmap.width || canvas.height !== f.bitmap.height) {
+        canvas.width = f.bitmap.width; canvas.height = f.bitmap.height;  // 16:9, 9:16 and 1:1 agents
+      }
       ctx2d.drawImage(f.bitmap, 0, 0);
       stats.framesDrawn++;
       for (let i = 0; i < pick; i++) frames[i].bitmap.close();

@@ -183,7 +183,14 @@ void register_dashboard_auth_routes(http::Router& router, Services& s) {
           return http::Response::error(400, "VALIDATION_ERROR",
                                        "Fields 'current_password' and 'new_password' are required");
         }
-        Status st = s.member_auth->change_password(*req.principal, **current, **next);
+        int retry_after = 0;
+        Status st =
+            s.member_auth->change_password(*req.principal, **current, **next, req.client_ip, &retry_after);
+        if (st.code() == Code::kRateLimited) {
+          http::Response r = http::Response::error(429, "RATE_LIMITED", st.message());
+          r.headers.set("Retry-After", std::to_string(std::max(1, retry_after)));
+          return r;
+        }
         if (st.code() == Code::kForbidden) return http::Response::error(403, "WRONG_PASSWORD", st.message());
         if (!st.ok()) return http::Response::from_status(st);
         return http::Response::json(200, {{"success", true}, {"password_changed", true}});

@@ -11,6 +11,7 @@
 #include "store/account_store.h"
 #include "store/agent_store.h"
 #include "store/ledger_store.h"
+#include "store/member_store.h"
 #include "util/json.h"
 #include "util/random.h"
 
@@ -67,6 +68,15 @@ MintedToken mint_embed_token(Services& s, const std::string& account_id, const s
 Result<TokenClaims> verify_live_token(Services& s, std::string_view token, std::string_view audience) {
   auto c = verify_token(*s.token_keys, token, audience, s.clock->now_s());
   if (!c.ok()) return c.status();
+  if (c->api_key_id.rfind("mem_", 0) == 0 && s.members) {
+    // Minted through a dashboard session (no api key): valid while its member belongs to the account.
+    auto m = s.members->get_member(c->api_key_id);
+    if (!m.ok() && m.status().code() != Code::kNotFound) return m.status();
+    if (!m.ok() || m->member.account_id != c->subject) {
+      return Status(Code::kUnauthenticated, "the member who minted this token no longer exists");
+    }
+    return c;
+  }
   auto key = s.accounts->get_key(c->api_key_id);
   if (!key.ok()) {
     if (key.status().code() == Code::kNotFound) return Status(Code::kUnauthenticated, "api key not found");
@@ -82,6 +92,12 @@ Result<TokenClaims> verify_any_live_token(Services& s, std::string_view token) {
   auto r = verify_live_token(s, token, kRuntimeAudience);
   if (r.ok() || r.status().code() != Code::kUnauthenticated) return r;
   return verify_live_token(s, token, kEmbedAudience);
+}
+
+// Who a token is minted for: the caller's api key, or the member when the dashboard asks with a
+// session (the `akid` claim then holds the member id; see verify_live_token).
+static std::string minter_of(const Principal& p) {
+  return p.key_id.empty() ? p.member_id : p.key_id;
 }
 
 void register_runtime_token_routes(http::Router& router, Services& s) {
@@ -125,7 +141,7 @@ void register_runtime_token_routes(http::Router& router, Services& s) {
         if (Status st = live::live_cap_allows_minute(*s.ledger, p.account_id, needed); !st.ok()) {
           return billing_refusal_response(st);
         }
-        MintedToken t = mint_runtime_token(s, p.account_id, p.key_id);
+        MintedToken t = mint_runtime_token(s, p.account_id, minter_of(p));
         return success({{"token", t.token}, {"transaction_id", t.token_id}, {"expires_at", t.expires_at}});
       },
       exempt);
@@ -190,7 +206,7 @@ void register_runtime_token_routes(http::Router& router, Services& s) {
     auto a = s.agent_service->get(p.account_id, **agent_id);
     if (!a.ok()) return http::Response::from_status(a.status());
     const std::string sid = "emb_" + random_base62(20);
-    MintedToken t = mint_embed_token(s, p.account_id, p.key_id, a->code, sid);
+    MintedToken t = mint_embed_token(s, p.account_id, minter_of(p), a->code, sid);
     return success({{"token", t.token}, {"sid", sid}});
   });
 

@@ -42,22 +42,29 @@ Result<Member> MemberAuth::create_member(const std::string& account_id, std::str
   return members_.create_member(account_id, *e, *hash);
 }
 
+std::optional<Status> MemberAuth::throttled(const std::string& client_ip, const std::string& email,
+                                            int* retry_after_s) {
+  auto ip = windows_.peek("signin-ip:" + client_ip, limits_.per_ip, limits_.per_ip_window_s);
+  auto acct = windows_.peek("signin-email:" + email, limits_.per_account, limits_.per_account_window_s);
+  if (!ip.blocked && !acct.blocked) return std::nullopt;
+  *retry_after_s = std::max(ip.blocked ? ip.retry_after_s : 0, acct.blocked ? acct.retry_after_s : 0);
+  return Status(Code::kRateLimited,
+                "Too many failed sign-ins; retry after " + std::to_string(*retry_after_s) + " seconds");
+}
+
+void MemberAuth::count_failure(const std::string& client_ip, const std::string& email) {
+  windows_.hit("signin-ip:" + client_ip, limits_.per_ip, limits_.per_ip_window_s);
+  windows_.hit("signin-email:" + email, limits_.per_account, limits_.per_account_window_s);
+}
+
 Result<SignedIn> MemberAuth::sign_in(std::string_view email, std::string_view password,
                                      const std::string& client_ip, int* retry_after_s) {
   const Status wrong(Code::kUnauthenticated, "Wrong email or password");
   auto e = normalize_email(email);
-  const std::string ip_key = "signin-ip:" + client_ip;
-  const std::string acct_key = "signin-email:" + (e.ok() ? *e : std::string(email));
-  auto ip = windows_.peek(ip_key, limits_.per_ip, limits_.per_ip_window_s);
-  auto acct = windows_.peek(acct_key, limits_.per_account, limits_.per_account_window_s);
-  if (ip.blocked || acct.blocked) {
-    *retry_after_s = std::max(ip.blocked ? ip.retry_after_s : 0, acct.blocked ? acct.retry_after_s : 0);
-    return Status(Code::kRateLimited,
-                  "Too many failed sign-ins; retry after " + std::to_string(*retry_after_s) + " seconds");
-  }
+  const std::string email_key = e.ok() ? *e : std::string(email);
+  if (auto t = throttled(client_ip, email_key, retry_after_s)) return *t;
   auto fail = [&]() -> Status {
-    windows_.hit(ip_key, limits_.per_ip, limits_.per_ip_window_s);
-    windows_.hit(acct_key, limits_.per_account, limits_.per_account_window_s);
+    count_failure(client_ip, email_key);
     return wrong;
   };
   if (!e.ok() || password.empty() || password.size() > 1024) return fail();
@@ -120,10 +127,13 @@ Result<Principal> MemberAuth::authenticate(std::string_view token, std::string_v
 }
 
 Status MemberAuth::change_password(const Principal& who, std::string_view current,
-                                   std::string_view replacement) {
+                                   std::string_view replacement, const std::string& client_ip,
+                                   int* retry_after_s) {
   auto m = members_.get_member(who.member_id);
   if (!m.ok()) return m.status();
-  if (!verify_password(current, m->password_hash)) {
+  if (auto t = throttled(client_ip, m->member.email, retry_after_s)) return *t;
+  if (current.size() > 1024 || !verify_password(current, m->password_hash)) {
+    count_failure(client_ip, m->member.email);
     return Status(Code::kForbidden, "The current password is wrong");
   }
   if (Status st = check_new_password(replacement); !st.ok()) return st;

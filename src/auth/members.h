@@ -64,13 +64,22 @@ class MemberAuth {
   Result<Principal> authenticate(std::string_view token, std::string_view method,
                                  std::string_view csrf_header);
 
-  Status change_password(const Principal& who, std::string_view current, std::string_view replacement);
+  // kForbidden for a wrong current password. Wrong current passwords count into the same per-IP and
+  // per-account throttle as failed sign-ins (a stolen session must not become a password oracle),
+  // and a throttled change is kRateLimited with *retry_after_s, even with the right password.
+  Status change_password(const Principal& who, std::string_view current, std::string_view replacement,
+                         const std::string& client_ip, int* retry_after_s);
   Status sign_out(const Principal& who);
   Result<int> sign_out_everywhere(const Principal& who);
 
   Result<DashboardSession> session_of(std::string_view token);
 
  private:
+  // The failed-password throttle shared by sign-in and password change, keyed by client IP and by
+  // the (normalized) email.
+  std::optional<Status> throttled(const std::string& client_ip, const std::string& email, int* retry_after_s);
+  void count_failure(const std::string& client_ip, const std::string& email);
+
   MemberStore& members_;
   AccountStore& accounts_;
   WindowCounter& windows_;

@@ -101,9 +101,11 @@ TEST_F(MemberAuthTest, PasswordChangeEndsOtherSessionsAndSignOutEverywhereEndsAl
   auto b = auth.sign_in("ada@example.org", "correct horse battery", "ip", &retry);
   ASSERT_TRUE(a.ok() && b.ok());
   auto pa = auth.authenticate(a->token, "GET", "").value();
-  EXPECT_EQ(auth.change_password(pa, "wrong current", "a brand new password").code(), Code::kForbidden);
-  EXPECT_EQ(auth.change_password(pa, "correct horse battery", "short").code(), Code::kInvalidArgument);
-  ASSERT_TRUE(auth.change_password(pa, "correct horse battery", "a brand new password").ok());
+  EXPECT_EQ(auth.change_password(pa, "wrong current", "a brand new password", "ip", &retry).code(),
+            Code::kForbidden);
+  EXPECT_EQ(auth.change_password(pa, "correct horse battery", "short", "ip", &retry).code(),
+            Code::kInvalidArgument);
+  ASSERT_TRUE(auth.change_password(pa, "correct horse battery", "a brand new password", "ip", &retry).ok());
   EXPECT_TRUE(auth.authenticate(a->token, "GET", "").ok());
   EXPECT_FALSE(auth.authenticate(b->token, "GET", "").ok());
   EXPECT_FALSE(auth.sign_in("ada@example.org", "correct horse battery", "ip", &retry).ok());
@@ -112,6 +114,38 @@ TEST_F(MemberAuthTest, PasswordChangeEndsOtherSessionsAndSignOutEverywhereEndsAl
   EXPECT_EQ(auth.sign_out_everywhere(pa).value(), 2);
   EXPECT_FALSE(auth.authenticate(a->token, "GET", "").ok());
   EXPECT_FALSE(auth.authenticate(c->token, "GET", "").ok());
+}
+
+TEST_F(MemberAuthTest, WrongCurrentPasswordsOnChangeShareTheSignInThrottle) {
+  ASSERT_TRUE(auth.create_member(account_id, "ada@example.org", "correct horse battery").ok());
+  int retry = 0;
+  auto a = auth.sign_in("ada@example.org", "correct horse battery", "ip-a", &retry);
+  ASSERT_TRUE(a.ok());
+  auto pa = auth.authenticate(a->token, "GET", "").value();
+  // Per account: 5 wrong guesses from different addresses, then even the right one is refused.
+  for (int i = 0; i < 5; ++i) {
+    EXPECT_EQ(auth.change_password(pa, "guess " + std::to_string(i), "a brand new password",
+                                   "ip" + std::to_string(i), &retry)
+                  .code(),
+              Code::kForbidden);
+  }
+  retry = 0;
+  EXPECT_EQ(auth.change_password(pa, "correct horse battery", "a brand new password", "ip-b", &retry).code(),
+            Code::kRateLimited);
+  EXPECT_GT(retry, 0);
+  // The same counter guards sign-in: the account is throttled there too.
+  EXPECT_EQ(auth.sign_in("ada@example.org", "correct horse battery", "ip-c", &retry).status().code(),
+            Code::kRateLimited);
+  clock.advance_seconds(901);
+  EXPECT_TRUE(auth.change_password(pa, "correct horse battery", "a brand new password", "ip-b", &retry).ok());
+
+  // Per IP: wrong sign-ins from one address also block password changes from it.
+  for (int i = 0; i < 10; ++i) {
+    (void)auth.sign_in("nobody" + std::to_string(i) + "@x.org", "pw", "9.9.9.9", &retry);
+  }
+  EXPECT_EQ(
+      auth.change_password(pa, "a brand new password", "another new password", "9.9.9.9", &retry).code(),
+      Code::kRateLimited);
 }
 
 }  // namespace

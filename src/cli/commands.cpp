@@ -46,6 +46,7 @@ Agents
 Speech and video
   tts TEXT             speech to a file or stdout (WAV; --stream for raw frames)
   voices               built-in and designed voices, languages
+  video create|get|wait|download   talking videos rendered by the server (the video API)
   render CODE          download an agent's .imx model and render an MP4 locally
 
 Global options
@@ -108,6 +109,18 @@ The audio is written as it arrives.
 )"},
       {"voices",
        "Usage: imago voices\n\nBuilt-in and designed voices, and the languages this server speaks.\n"},
+      {"video",
+       R"(Usage: imago video create CODE (--text TEXT | --audio FILE|URL) [--voice F2] [-o OUT.mp4] [--wait]
+       imago video get JOB_ID
+       imago video wait JOB_ID [-o OUT.mp4]
+       imago video download JOB_ID -o OUT.mp4
+
+The agent CODE speaks TEXT (in its own voice, or a built-in --voice) or an audio file (WAV, MP3,
+AAC, M4A, Ogg/Opus, FLAC; a local file is uploaded first), rendered by the server to an MP4
+(POST /v1/video/generate). Costs the agent model's rate per started minute of output.
+With -o, create waits for the video and downloads it; --wait waits without downloading. Waiting
+polls GET /v1/video/{job_id} every 5 seconds. "-" as TEXT reads the text from stdin.
+)"},
       {"render", R"(Usage: imago render CODE --text TEXT -o OUT.mp4 [--voice M1] [--language en]
 
 Downloads the agent's .imx model and renders it locally with `imagod render` (found beside this
@@ -512,6 +525,168 @@ int cmd_render(const Args& a, Context& ctx) {
   return 0;
 }
 
+// A finished video's URL is absolute; only its path goes to the configured server with the key.
+std::string path_of(const std::string& url) {
+  auto p = url.find("://");
+  if (p == std::string::npos) return url;
+  auto slash = url.find('/', p + 3);
+  return slash == std::string::npos ? "/" : url.substr(slash);
+}
+
+// Streams the job's MP4 to out_path (through out_path.part, so a failed download leaves nothing).
+int download_video(Context& ctx, Client& c, const json::value& job, const std::string& out_path) {
+  const std::string url = str(job, "video_url");
+  if (url.empty()) return ctx.out.fail("the video is not ready (status " + str(job, "status") + ")");
+  const std::string part = out_path + ".part";
+  FILE* f = std::fopen(part.c_str(), "wb");
+  if (!f) return ctx.out.fail("cannot write " + out_path, 2);
+  size_t bytes = 0;
+  auto r = c.download("GET", path_of(url), "", [&](const char* d, size_t n) {
+    bytes += n;
+    return std::fwrite(d, 1, n, f) == n;
+  });
+  const bool closed = std::fclose(f) == 0;
+  if (r.status != 200 || !closed) {
+    std::remove(part.c_str());
+    return ctx.out.fail("downloading the video: " + (r.status != 200 ? r.error_text() : "write failed"));
+  }
+  std::rename(part.c_str(), out_path.c_str());
+  if (ctx.out.json) {
+    json::object o = job.as_object();
+    o["file"] = out_path;
+    o["bytes"] = bytes;
+    ctx.out.data(o);
+  } else {
+    std::cout << "wrote " << out_path << " (" << bytes << " bytes, " << str(job, "duration") << " s)\n";
+  }
+  return 0;
+}
+
+// Polls a video job every 5 seconds ($IMAGO_POLL_SECONDS in tests) until completed or failed.
+// The job reports no fraction, so the line shows the status and the time waited.
+int wait_video(Context& ctx, Client& c, const std::string& job_id, const std::string& out_path) {
+  int every = 5;
+  if (const char* e = std::getenv("IMAGO_POLL_SECONDS"); e && std::atoi(e) > 0) every = std::atoi(e);
+  const auto start = std::chrono::steady_clock::now();
+  for (;;) {
+    auto r = c.call("GET", "/v1/video/" + path_arg(job_id));
+    if (r.status == 429 || r.status == 503) {
+      std::this_thread::sleep_for(std::chrono::seconds(every));
+      continue;
+    }
+    if (r.status != 200) {
+      if (ctx.out.tty) std::cerr << "\n";
+      return ctx.out.fail(r.error_text());
+    }
+    const json::value job = r.json();
+    const std::string status = str(job, "status");
+    const long waited = static_cast<long>(
+        std::chrono::duration_cast<std::chrono::seconds>(std::chrono::steady_clock::now() - start).count());
+    if (ctx.out.tty) {
+      std::cerr << "\r" << job_id << " " << status << " (" << waited << " s)\033[K" << std::flush;
+    } else {
+      std::cerr << status << " " << waited << " s\n";
+    }
+    if (status == "completed" || status == "failed") {
+      if (ctx.out.tty) std::cerr << "\n";
+      if (status == "failed") {
+        if (ctx.out.json) ctx.out.data(job);
+        return ctx.out.fail("video failed: " + str(job, "error_message"));
+      }
+      if (!out_path.empty()) return download_video(ctx, c, job, out_path);
+      if (ctx.out.json)
+        ctx.out.data(job);
+      else
+        std::cout << job_id << " is completed; video: " << str(job, "video_url") << "\n";
+      return 0;
+    }
+    std::this_thread::sleep_for(std::chrono::seconds(every));
+  }
+}
+
+int cmd_video(const Args& a, Context& ctx) {
+  if (a.words.size() != 3) return usage(ctx, "video");
+  const std::string& sub = a.words[1];
+  const std::string out_path = a.value("output");
+  if (sub == "create") {
+    if (a.has("text") == a.has("audio")) {
+      std::cerr << "imago: video create needs exactly one of --text and --audio\n";
+      return usage(ctx, "video");
+    }
+    json::object input;
+    if (a.has("text")) {
+      std::string text = a.value("text");
+      if (text == "-") {
+        std::stringstream ss;
+        ss << std::cin.rdbuf();
+        text = ss.str();
+      }
+      input = {{"type", "text"}, {"text", text}};
+      if (a.has("voice")) input["voice"] = a.value("voice");
+    } else if (a.has("voice")) {
+      return ctx.out.fail("--voice applies to --text only", 2);
+    }
+    std::string audio_file;  // a local file, uploaded first: the generate body is small (64 KB)
+    if (a.has("audio")) {
+      std::string error;
+      auto m = media_arg(a.value("audio"), &error);
+      if (!m) return ctx.out.fail(error, 2);
+      if (*m == a.value("audio")) {
+        input = {{"type", "audio"}, {"audio_url", *m}};
+      } else {
+        audio_file = *m;
+      }
+    }
+    int rc = 0;
+    auto c = authed(ctx, &rc);
+    if (!c) return rc;
+    if (!audio_file.empty()) {
+      const std::string name = std::filesystem::path(a.value("audio")).filename().string();
+      auto up = c->call("POST", "/v1/files/upload",
+                        json::serialize(json::object{{"file_data", audio_file}, {"file_name", name}}));
+      if (up.status != 200) return ctx.out.fail("uploading " + a.value("audio") + ": " + up.error_text());
+      input = {{"type", "audio"}, {"audio_url", str(up.json().at("data"), "id")}};
+    }
+    auto r = c->call("POST", "/v1/video/generate",
+                     json::serialize(json::object{{"agent_code", a.words[2]}, {"input", input}}));
+    if (r.status != 200) return ctx.out.fail(r.error_text());
+    const json::value job = r.json();
+    const std::string job_id = str(job, "job_id");
+    if (out_path.empty() && !a.switches.count("wait")) {
+      if (ctx.out.json)
+        ctx.out.data(job);
+      else
+        std::cout << job_id << "\t" << str(job, "status") << "\t" << str(job, "duration") << " s\t"
+                  << str(job, "credits") << " credits\n(wait with: imago video wait " << job_id
+                  << " -o OUT.mp4)\n";
+      return 0;
+    }
+    ctx.out.note("Rendering " + job_id + ": " + str(job, "duration") + " s of video, " + str(job, "credits") +
+                 " credits");
+    return wait_video(ctx, *c, job_id, out_path);
+  }
+  int rc = 0;
+  auto c = authed(ctx, &rc);
+  if (!c) return rc;
+  if (sub == "get") {
+    return answer(ctx, c->call("GET", "/v1/video/" + path_arg(a.words[2])), [](const json::value& v) {
+      std::string o = str(v, "job_id") + "\t" + str(v, "status") + "\t" + str(v, "agent_code") + "\t" +
+                      str(v, "duration") + " s\t" + str(v, "credits") + " credits\n";
+      if (!str(v, "video_url").empty()) o += "video: " + str(v, "video_url") + "\n";
+      if (!str(v, "error_message").empty()) o += "error: " + str(v, "error_message") + "\n";
+      return o;
+    });
+  }
+  if (sub == "wait") return wait_video(ctx, *c, a.words[2], out_path);
+  if (sub == "download") {
+    if (out_path.empty()) return usage(ctx, "video");
+    auto r = c->call("GET", "/v1/video/" + path_arg(a.words[2]));
+    if (r.status != 200) return ctx.out.fail(r.error_text());
+    return download_video(ctx, *c, r.json(), out_path);
+  }
+  return usage(ctx, "video");
+}
+
 }  // namespace
 
 std::string help_for(const std::string& group) {
@@ -533,6 +708,7 @@ int run_command(const Args& a, Context& ctx) {
   if (cmd == "keys") return cmd_keys(a, ctx);
   if (cmd == "tts") return cmd_tts(a, ctx);
   if (cmd == "render") return cmd_render(a, ctx);
+  if (cmd == "video") return cmd_video(a, ctx);
   int rc = 0;
   if (cmd == "whoami" || cmd == "validate" || cmd == "credits" || cmd == "voices") {
     if (a.words.size() != 1) return usage(ctx, cmd);

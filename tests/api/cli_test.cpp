@@ -14,6 +14,7 @@
 #include <thread>
 
 #include "support/test_server.h"
+#include "support/ws_client.h"
 
 namespace imago::testing {
 namespace {
@@ -260,7 +261,7 @@ TEST(Cli, EveryCommandHasHelp) {
   CliRun top = cli.run({"--help"});
   EXPECT_EQ(top.rc, 0);
   for (const char* cmd : {"login", "logout", "whoami", "validate", "credits", "keys", "agents", "dynamics",
-                          "live", "tts", "voices", "render"}) {
+                          "live", "tts", "voices", "render", "video"}) {
     CliRun r = cli.run({cmd, "--help"});
     EXPECT_EQ(r.rc, 0) << cmd;
     EXPECT_NE(r.out.find("Usage: imago " + std::string(cmd)), std::string::npos) << cmd << ": " << r.out;
@@ -341,8 +342,58 @@ TEST(Cli, CommandsHappyAndErrorPaths) {
   EXPECT_GT(fs::file_size(mp4), 1000u);
   fails({"render", "nope", "--text", "Hi.", "-o", mp4}, "NOT_FOUND");
 
+  // video: the server renders; create -o waits (plain progress lines) and downloads the MP4
+  const std::string video = cli.home() + "/talk.mp4";
+  CliRun made = ok({"video", "create", "cli-ada", "--text", "Hello from a video.", "-o", video});
+  EXPECT_NE(made.err.find("completed"), std::string::npos) << made.err;
+  EXPECT_NE(made.out.find("wrote " + video), std::string::npos) << made.out;
+  EXPECT_EQ(slurp(video).substr(4, 4), "ftyp") << "an MP4";
+  EXPECT_FALSE(fs::exists(video + ".part"));
+  // From the WAV made above, without waiting; then wait, get and download by job id.
+  auto job = json::parse(ok({"video", "create", "cli-ada", "--audio", wav, "--json"}).out);
+  const std::string job_id(job.at("job_id").as_string());
+  EXPECT_EQ(job.at("status").as_string(), "processing");
+  auto waited = json::parse(ok({"video", "wait", job_id, "--json"}).out);
+  EXPECT_EQ(waited.at("status").as_string(), "completed");
+  EXPECT_NE(ok({"video", "get", job_id}).out.find("completed"), std::string::npos);
+  const std::string video2 = cli.home() + "/from-audio.mp4";
+  auto dl = json::parse(ok({"video", "download", job_id, "-o", video2, "--json"}).out);
+  EXPECT_EQ(dl.at("bytes").as_int64(), static_cast<int64_t>(fs::file_size(video2)));
+  EXPECT_GT(fs::file_size(video2), 1000u);
+  fails({"video", "create", "nope", "--text", "Hi."}, "NOT_FOUND");
+  fails({"video", "create", "cli-ada", "--text", std::string(5001, 'a')}, "VALIDATION_ERROR");
+  fails({"video", "create", "cli-ada", "--audio", "/nonexistent.wav"}, "cannot read", 2);
+  fails({"video", "create", "cli-ada"}, "exactly one of --text and --audio", 2);
+  fails({"video", "get", "job_nope"}, "NOT_FOUND");
+  fails({"video", "wait", "job_nope"}, "NOT_FOUND");
+  fails({"video", "download", job_id}, "Usage: imago video", 2);
+
   // live: with no session running the server says so
   fails({"live", "speak", "cli-ada", "Hello"}, "NOT_FOUND");
+  // ... and with a session running in a room, speak, context, trigger and rooms reach it.
+  auto rt = s.post("/v1/runtime-tokens/request", R"({"agent_code": "cli-ada"})", acct.api_secret);
+  ASSERT_EQ(rt.status, 200) << rt.body;
+  WsClient::Options wo;
+  wo.bearer = std::string(rt.json().at("data").at("token").as_string());
+  auto ws = WsClient::connect(s.port(), "/v1/runtime/rooms/cli-room?agent_code=cli-ada", wo);
+  ASSERT_TRUE(ws);
+  ASSERT_TRUE(ws->read_event("session.started"));
+  EXPECT_EQ(ok({"live", "speak", "cli-ada", "Hello from the CLI.", "--room", "cli-room"}).out,
+            "delivered to 1 room(s)\n");
+  EXPECT_TRUE(ws->read_event("speech.started", 30000)) << "the session speaks";
+  ok({"live", "context", "cli-ada", "The visitor is called Ada.", "--room", "cli-room"});
+  auto trig =
+      json::parse(ok({"live", "trigger", "cli-ada", "mini_wave_hello", "--room", "cli-room", "--json"}).out);
+  EXPECT_EQ(trig.at("delivered_to_rooms").as_int64(), 1);
+  EXPECT_FALSE(trig.at("animation_triggered").as_bool()) << "dynamics are off";
+  fails({"live", "trigger", "cli-ada", "moonwalk", "--room", "cli-room"}, "VALIDATION_ERROR");
+  fails({"live", "speak", "cli-ada", "Hello", "--room", "other-room"}, "NOT_FOUND");
+  auto rooms = json::parse(ok({"live", "rooms", "--json"}).out).at("data").as_array();
+  ASSERT_EQ(rooms.size(), 1u);
+  EXPECT_EQ(rooms[0].at("room_id").as_string(), "cli-room");
+  EXPECT_EQ(rooms[0].at("context_items").as_int64(), 1);
+  EXPECT_EQ(s.del("/v1/rooms/cli-room", acct.api_secret).status, 200);
+  ws.reset();
 
   ok({"agents", "delete", "cli-ada"});
   fails({"agents", "delete", "cli-ada"}, "NOT_FOUND");

@@ -4,6 +4,8 @@
 #include <gtest/gtest.h>
 
 #include <cstdio>
+#include <fstream>
+#include <sstream>
 #include <thread>
 
 #include "support/test_server.h"
@@ -244,6 +246,75 @@ TEST(Dashboard, SignOutPasswordChangeAndSignOutEverywhere) {
   EXPECT_EQ(all.json().at("sessions_ended").as_int64(), 2);
   EXPECT_EQ(as(s, b, "GET", "/dashboard/api/session").status, 401);
   EXPECT_EQ(as(s, d, "GET", "/dashboard/api/session").status, 401);
+}
+
+TEST(Dashboard, WrongCurrentPasswordsOnChangeAreThrottledWithSignIns) {
+  TestServer s;
+  make_member(s, "ada@example.org");
+  auto a = sign_in(s, "ada@example.org");
+  ASSERT_EQ(a.response.status, 200);
+  const std::string guess =
+      R"({"current_password": "a guess a guess", "new_password": "a new long password"})";
+  const std::string right =
+      R"({"current_password": "correct horse battery", "new_password": "a new long password"})";
+  for (int i = 0; i < 5; ++i) {
+    auto w = as(s, a, "POST", "/dashboard/api/password", guess);
+    EXPECT_EQ(w.status, 403) << w.body;
+  }
+  // The account's failed-password budget (shared with sign-in) is spent: the right one waits too.
+  auto t = as(s, a, "POST", "/dashboard/api/password", right);
+  EXPECT_EQ(t.status, 429) << t.body;
+  EXPECT_EQ(code_of(t), "RATE_LIMITED");
+  EXPECT_GT(std::stoi(t.header("retry-after")), 0);
+  EXPECT_EQ(sign_in(s, "ada@example.org").response.status, 429) << "sign-in shares the throttle";
+  EXPECT_EQ(as(s, a, "GET", "/dashboard/api/session").status, 200) << "the session itself stays";
+}
+
+TEST(Dashboard, LiveTokensMintedThroughASessionWork) {
+  // The agent page's viewer asks for an embed token with the member's session (no api key).
+  TestServer s;
+  make_member(s, "ada@example.org");
+  auto a = sign_in(s, "ada@example.org");
+  ASSERT_EQ(a.response.status, 200);
+  auto rt = as(s, a, "POST", "/dashboard/api/v1/runtime-tokens/request", "{}");
+  ASSERT_EQ(rt.status, 200) << rt.body;
+  HttpRequestOptions bearer;
+  bearer.headers["Authorization"] = "Bearer " + std::string(rt.json().at("data").at("token").as_string());
+  auto hb = s.request("POST", "/v1/runtime/heartbeat", "{}", "", bearer);
+  EXPECT_EQ(hb.status, 200) << "a session-minted token verifies: " << hb.body;
+  auto unknown = as(s, a, "POST", "/dashboard/api/v1/embed-tokens/request",
+                    R"({"agent_id": "nope", "fingerprint": "dashboard"})");
+  EXPECT_EQ(unknown.status, 404) << unknown.body;
+}
+
+TEST(Dashboard, PasswordsNeverReachTheServerLog) {
+  TestServer s({"--allow-signup"});
+  make_member(s, "ada@example.org");
+  const std::string wrong = "Wrong-Pass-Marker-7431", fresh = "Fresh-Pass-Marker-9902",
+                    signup = "Signup-Pass-Marker-5517";
+  EXPECT_EQ(sign_in(s, "ada@example.org", wrong).response.status, 401);
+  auto a = sign_in(s, "ada@example.org");
+  ASSERT_EQ(a.response.status, 200);
+  EXPECT_EQ(as(s, a, "POST", "/dashboard/api/password",
+               json::serialize(json::object{{"current_password", wrong}, {"new_password", fresh}}))
+                .status,
+            403);
+  EXPECT_EQ(as(s, a, "POST", "/dashboard/api/password",
+               json::serialize(json::object{{"current_password", kPassword}, {"new_password", fresh}}))
+                .status,
+            200);
+  EXPECT_EQ(s.post("/dashboard/api/sign-up",
+                   json::serialize(json::object{{"email", "new@example.org"}, {"password", signup}}))
+                .status,
+            201);
+  s.stop();
+  std::ifstream in(s.data_dir() + "/imagod.log");
+  std::stringstream log;
+  log << in.rdbuf();
+  ASSERT_NE(log.str().find("sign"), std::string::npos) << "the requests were logged at all";
+  for (const std::string& p : {std::string(kPassword), wrong, fresh, signup}) {
+    EXPECT_EQ(log.str().find(p), std::string::npos) << "the log contains the password " << p;
+  }
 }
 
 TEST(Dashboard, SelfSignUpOnlyWhenTheOperatorAllowsIt) {

@@ -14,7 +14,8 @@ assert.ok(base && email && password && face, 'IMAGO_URL, IMAGO_EMAIL, IMAGO_PASS
 
 const browser = await chromium.launch({
   executablePath: process.env.CHROMIUM || '/usr/bin/chromium',
-  args: ['--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage'],
+  // Audio plays without a click (the viewer's AudioWorklet is the clock), muted.
+  args: ['--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage', '--autoplay-policy=no-user-gesture-required', '--mute-audio'],
 });
 const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
 const page = await context.newPage();
@@ -23,6 +24,16 @@ page.on('pageerror', (e) => errors.push(String(e)));
 page.on('dialog', (d) => d.accept());
 const shot = async (name) => { if (shots) await page.screenshot({ path: `${shots}/${name}.png`, fullPage: true }); };
 const step = (name) => console.log(`- ${name}`);
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+async function until(what, fn, ms = 30000) {
+  const end = Date.now() + ms;
+  for (;;) {
+    const v = await fn();
+    if (v) return v;
+    if (Date.now() > end) throw new Error('timed out waiting for ' + what);
+    await sleep(100);
+  }
+}
 
 try {
   step('a signed-out visitor is sent to the sign-in page');
@@ -104,6 +115,54 @@ try {
   await page.waitForSelector('#dynamics button');
   await page.waitForSelector('#live form');
   await shot('agent');
+
+  step('start the live viewer on the agent page and make it speak');
+  await page.focus('#start-viewer');
+  await page.keyboard.press('Enter');
+  await page.waitForSelector('#viewer-frame');
+  const viewer = await until('the viewer frame', async () => page.frame({ url: /\/embed\// }));
+  const stats = () => viewer.evaluate(() => (window.imagoViewer ? { ...window.imagoViewer, events: window.imagoViewer.events.slice() } : {}));
+  await until('the viewer to be live', async () => (await stats()).state === 'live');
+  await until('frames drawn', async () => (await stats()).framesDrawn > 20);
+  const canvasHash = () => viewer.evaluate(() => {
+    const c = document.getElementById('screen');
+    const d = c.getContext('2d').getImageData(0, 0, c.width, c.height).data;
+    let h = 0;
+    for (let i = 0; i < d.length; i += 7) h = (h * 31 + d[i]) >>> 0;
+    return h;
+  });
+  const idle = new Set();
+  for (let i = 0; i < 15; i++) { idle.add(await canvasHash()); await sleep(200); }
+  assert.ok(idle.size >= 3, `the picture should change while idle (saw ${idle.size} distinct pictures in 3 s)`);
+  const before = await stats();
+  await page.fill('#say', 'Hello from the dashboard.');
+  await page.press('#say', 'Enter');
+  await page.waitForSelector('#live-msg.ok:has-text("Delivered to 1 room")');
+  await until('speech.started', async () => (await stats()).events.includes('speech.started'));
+  const talking = new Set();
+  for (let i = 0; i < 10; i++) { talking.add(await canvasHash()); await sleep(150); }
+  await shot('agent-live-speaking');
+  await until('speaking audio chunks', async () => (await stats()).speakingChunks > before.speakingChunks + 10);
+  await until('playback_finished', async () => (await stats()).events.includes('playback_finished'), 60000);
+  const spoke = await stats();
+  assert.ok(talking.size >= 3, `the picture should change while speaking (saw ${talking.size})`);
+  assert.ok(spoke.audioPlayed > 24000, `the AudioWorklet should have played the speech (played ${spoke.audioPlayed} samples)`);
+  assert.ok(spoke.framesDrawn > before.framesDrawn + 20, 'frames kept coming while it spoke');
+  assert.equal(spoke.lastError, null, `viewer error: ${spoke.lastError}`);
+
+  step('add context and a gesture reach the same room; stopping the viewer ends the session');
+  await page.fill('#say', 'The visitor is called Ada.');
+  await page.click('#context');
+  await page.waitForSelector('#live-msg.ok:has-text("Delivered to 1 room")');
+  const roomsLive = await page.evaluate(() => fetch('/dashboard/api/v1/rooms').then((r) => r.json()));
+  assert.equal(roomsLive.data.length, 1, JSON.stringify(roomsLive));
+  assert.equal(roomsLive.data[0].context_items, 1, JSON.stringify(roomsLive));
+  await page.click('button:has-text("mini wave hello")');
+  await page.waitForSelector('#live-msg.ok:has-text("dynamics are not enabled")');
+  await page.click('#stop-viewer');
+  await page.waitForSelector('#live-msg.ok:has-text("Viewer stopped")');
+  const roomsAfter = await page.evaluate(() => fetch('/dashboard/api/v1/rooms').then((r) => r.json()));
+  assert.equal(roomsAfter.data.length, 0, JSON.stringify(roomsAfter));
 
   step('the other pages render without script errors');
   for (const [path, ready, name] of [

@@ -27,6 +27,7 @@ async function renderDetail() {
     done && d.model_url ? el('button', { type: 'button', onclick: () => download(d.model_url, `${code}.imx`).catch((e) => say('#msg', errorText(e), 'error')) }, 'Download .imx model') : null,
   ].filter(Boolean));
   if (!['success', 'ready', 'failed'].includes(d.status)) setTimeout(renderDetail, 5000);
+  else if (done && liveShown && !$('#viewer')) renderLive(d);  // became ready while we watched
   return d;
 }
 
@@ -61,27 +62,69 @@ async function act(fn, ok) {
 // SPEC 2.2's gesture names; trigger-dynamics plays one in the agent's running sessions.
 const GESTURES = ['mini_wave_hello', 'talk_head_nod_subtle', 'blow_kiss_heart', 'laugh_react', 'idle_subtle'];
 
-// The live viewer is the embed page served at /embed/{agent_code} when live sessions are present.
-async function renderLive() {
+// The live viewer is the embed page (/embed/{agent_code}) in a frame. It needs an embed token in
+// its URL fragment (never sent to the server), so "Start" asks for one through the member's
+// session and opens a room of its own; speak, add-context and gestures then go to that room (to
+// every running room of the agent before the viewer is started).
+let liveRoom = null;
+let liveShown = false;
+
+function startViewer() {
+  const box = $('#viewer');
+  return api('POST', '/v1/embed-tokens/request', { agent_id: code, fingerprint: 'dashboard' })
+    .then((r) => {
+      liveRoom = 'dashboard-' + Math.random().toString(36).slice(2, 10);
+      const src = `/embed/${enc}#token=${encodeURIComponent(r.data.token)}&room=${encodeURIComponent(liveRoom)}`;
+      box.replaceChildren(
+        el('iframe', { class: 'live', id: 'viewer-frame', src, title: `Live session with ${code}`, allow: 'autoplay; microphone' }),
+        el('div', { class: 'row' },
+          el('span', { class: 'muted' }, 'Room ', el('code', {}, liveRoom)),
+          el('button', { type: 'button', id: 'stop-viewer', onclick: stopViewer }, 'Stop the viewer')));
+      $('#stop-viewer').focus();
+      say('#live-msg', `Viewer started in room ${liveRoom}.`, 'ok');
+    })
+    .catch((e) => say('#live-msg', errorText(e), 'error'));
+}
+
+async function stopViewer() {
+  const room = liveRoom;
+  liveRoom = null;
+  renderViewerIdle();
+  $('#start-viewer').focus();
+  // Ends the session at once instead of waiting for the server to notice the closed socket.
+  try { await api('DELETE', `/v1/rooms/${encodeURIComponent(room)}`); } catch { /* already gone */ }
+  say('#live-msg', 'Viewer stopped.', 'ok');
+}
+
+function renderViewerIdle() {
+  $('#viewer').replaceChildren(
+    el('p', { class: 'muted' }, 'Starting the viewer opens a live session (billed per minute while it runs).'),
+    el('button', { type: 'button', class: 'primary', id: 'start-viewer', onclick: startViewer }, 'Start the live viewer'));
+}
+
+function renderLive(agent) {
   const box = $('#live');
-  const probe = await fetch(`/embed/${enc}`, { method: 'GET', credentials: 'same-origin' }).catch(() => null);
-  const speakForm = el('form', { class: 'row' },
-    el('div', { class: 'grow' }, el('label', { for: 'say' }, 'Message'), el('input', { id: 'say', type: 'text', required: true })),
+  liveShown = true;
+  if (!['success', 'ready'].includes(agent.status)) {
+    box.replaceChildren(el('p', { class: 'muted' }, 'The live viewer opens once the agent is ready.'));
+    return;
+  }
+  const speakForm = el('form', { class: 'row', id: 'speak-form' },
+    el('div', { class: 'grow' }, el('label', { for: 'say' }, 'Message'), el('input', { id: 'say', type: 'text', required: true, maxlength: 5000 })),
     el('button', { type: 'submit', class: 'primary' }, 'Speak'),
     el('button', { type: 'button', id: 'context', onclick: () => send('add-context', { context: $('#say').value, type: 'add_context' }) }, 'Add as context'));
   speakForm.addEventListener('submit', (ev) => { ev.preventDefault(); send('speak', { message: $('#say').value }); });
-  const viewer = probe && probe.ok
-    ? el('iframe', { class: 'live', src: `/embed/${enc}`, title: `Live session with ${code}`, allow: 'autoplay; microphone' })
-    : el('p', { class: 'muted' }, 'The live viewer is not available on this server yet; speak and add-context reach sessions that are already running.');
   const gestures = el('div', { class: 'row', role: 'group', 'aria-label': 'Gestures' },
     GESTURES.map((g) => el('button', { type: 'button', onclick: () => send('trigger-dynamics', { action: g }) }, g.replaceAll('_', ' '))));
-  box.replaceChildren(viewer, speakForm, gestures, el('p', { id: 'live-msg', class: 'msg', role: 'status', hidden: true }));
+  box.replaceChildren(el('div', { id: 'viewer' }), speakForm, gestures, el('p', { id: 'live-msg', class: 'msg', role: 'status', hidden: true }));
+  renderViewerIdle();
 }
 
 async function send(what, body) {
   try {
-    const r = await api('POST', `/v1/agent/${enc}/${what}`, body);
-    say('#live-msg', `Delivered to ${r.delivered_to_rooms ?? 'the'} room(s).`, 'ok');
+    const r = await api('POST', `/v1/agent/${enc}/${what}`, liveRoom ? { ...body, room_id: liveRoom } : body);
+    const rooms = `Delivered to ${r.delivered_to_rooms ?? 'the'} room(s).`;
+    say('#live-msg', r.animation_triggered === false ? `${rooms} No gesture played: dynamics are not enabled for this agent.` : rooms, 'ok');
   } catch (e) { say('#live-msg', errorText(e), 'error'); }
 }
 
@@ -98,7 +141,7 @@ $('#delete').addEventListener('click', async () => {
 
 await frame('/agents');
 try {
-  await renderDetail();
+  const agent = await renderDetail();
   await renderDynamics();
-  await renderLive();
+  renderLive(agent);
 } catch (e) { say('#msg', errorText(e), 'error'); }
