@@ -72,7 +72,9 @@ http::Response get(Services& s, http::Request& req) {
 void register_video_routes(http::Router& router, Services& s) {
   http::RouteOptions gen;
   gen.tier = Tier::kGenerate;
-  gen.body_limit = 64u << 10;  // 5000 characters of text (up to 4 bytes each) and a URL
+  // Text input is at most 5000 characters, but `input.audio_url` may carry the audio inline:
+  // 25 MB of audio as base64 (docs/api/video.md). Bodies are only read once authenticated.
+  gen.body_limit = 36u << 20;
   router.add(
       "POST", "/v1/video/generate", [&s](http::Request& req) { return generate(s, req); }, gen);
   router.add("GET", "/v1/video/{job_id}", [&s](http::Request& req) { return get(s, req); });

@@ -10,6 +10,7 @@
 
 #include "fixtures/fixture.h"
 #include "support/test_server.h"
+#include "util/base64.h"
 
 namespace imago::testing {
 namespace {
@@ -160,6 +161,16 @@ TEST(Video, AudioFromAUrlIsRenderedInTheBackground) {
   EXPECT_NEAR(v.at("duration").to_number<double>(), 3.4, 0.05);  // the audio plus the idle tail
   expect_mp4(s, acct.api_secret, str(v, "video_url"));
   EXPECT_EQ(balance_of(s, acct.api_secret), 748);
+
+  // The same audio inline as a data: URI (well over 64 KiB of body) is accepted too.
+  std::string inline_audio = "data:audio/wav;base64," + base64_encode(speech_like_wav(3.0));
+  ASSERT_GT(inline_audio.size(), 64u << 10);
+  auto in = s.post("/v1/video/generate",
+                   R"({"agent_code": ")" + code + R"(", "input": {"type": "audio", "audio_url": ")" +
+                       inline_audio + R"("}})",
+                   acct.api_secret);
+  ASSERT_EQ(in.status, 200) << in.body.substr(0, 300);
+  EXPECT_EQ(str(in.json(), "status"), "processing");
 }
 
 TEST(Video, BadInputIsRejectedAndNothingIsCharged) {

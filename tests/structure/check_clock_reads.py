@@ -25,6 +25,9 @@ ALLOWED = {
     "conversation/chat_client.cpp": "the chat stream deadline, which libcurl enforces in real time",
     "api/health.cpp": "the database ping's latency in /health (real elapsed time)",
     "cli/login.cpp": "the imago CLI (a separate client binary on util only) polling a login",
+    "cli/commands.cpp": "the imago CLI (a separate client binary) showing how long it has waited",
+    "store/postgres/pg_room_directory.cpp": "the cadence of its background renew/prune loop; lease "
+    "expiry itself is decided by the database's clock",
 }
 
 
