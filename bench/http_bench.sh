@@ -62,7 +62,9 @@ ADMIN_TOKEN=$(python3 -c 'import secrets; print(secrets.token_hex(32))')
 BASE="http://127.0.0.1:$IMAGO_PORT"
 EXTRA_ARGS=()
 # SPEC 8.3 caps /v1/me at 120 requests/min per client IP; a single-IP benchmark needs that cap lifted.
-if "$IMAGOD" serve --help 2>&1 | grep -q -- '--anon-ip-limit'; then
+# (The help is captured first: under pipefail, grep -q closing the pipe early fails the pipeline.)
+SERVE_HELP=$("$IMAGOD" serve --help 2>&1 || true)
+if grep -q -- '--anon-ip-limit' <<<"$SERVE_HELP"; then
   EXTRA_ARGS+=(--anon-ip-limit 100000000)
   ANON_NOTE=""
 else
