@@ -110,11 +110,8 @@ Result<std::shared_ptr<Room>> Rooms::join(const std::string& account_id, const s
   s.room_id = room_id;
   s.agent_code = agent.code;
   s.session_id = "ses_" + random_base62(20);
-  s.billing_type = agent.model == "expression" ? "expression_cloud" : "essence_cloud";
-  if (voice_chat) {
-    s.billing_type = "voice_chat";
-    s.video = false;
-  }
+  s.billing_type = std::string(cloud_billing_type(agent.model, voice_chat));
+  s.video = !voice_chat;  // a managed agent with no avatar: audio only
   s.timeouts = options_.timeouts;
   s.jpeg_quality = options_.jpeg_quality;
   // The agent's voice: its model's manifest carries the matched voice and axes.

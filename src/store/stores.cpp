@@ -81,22 +81,10 @@ void Stores::on_job_enqueued(std::function<void()> wake) {
 
 Result<std::optional<std::string>> Stores::shared_secret(const std::string& name,
                                                          const std::function<std::string()>& generate) {
-  if (!pg_db) return std::optional<std::string>();
-  const std::string candidate = generate();
-  return pg_db->write([&](pg::Conn& c) -> std::optional<std::string> {
-    // The first node's value wins; later ones read it back.
-    c.prepare(
-         "INSERT INTO cluster_secrets(name, value, created_at) VALUES(?, ?, EXTRACT(EPOCH FROM "
-         "now())::bigint)"
-         " ON CONFLICT (name) DO NOTHING")
-        .bind(1, name)
-        .bind(2, candidate)
-        .run();
-    auto q = c.prepare("SELECT value FROM cluster_secrets WHERE name = ?");
-    q.bind(1, name);
-    q.step();
-    return q.col_text(0);
-  });
+  if (!secrets) return std::optional<std::string>();
+  auto v = secrets->get_or_create(name, generate());  // the first node's value wins
+  if (!v.ok()) return v.status();
+  return std::optional<std::string>(std::move(v).value());
 }
 
 Result<Stores> open_stores(const std::string& database_url, Clock& clock) {
