@@ -161,6 +161,26 @@ const char* kSpeech =
     "should be able to plan a trip from the museum to the harbour, and back again, without problems. "
     "Before we begin, may I ask you a simple question?";
 
+// The eyes' outlines (landmarks 36..41 and 42..47) filled, as a mask of the frame.
+cv::Mat eye_mask(const Landmarks68& l, cv::Size size) {
+  cv::Mat mask(size, CV_8UC1, cv::Scalar(0));
+  for (int e : {36, 42}) {
+    std::vector<cv::Point> poly;
+    for (int i = 0; i < 6; ++i)
+      poly.emplace_back(cv::Point(int(std::lround(l[e + i].x)), int(std::lround(l[e + i].y))));
+    cv::fillConvexPoly(mask, poly, cv::Scalar(255));
+  }
+  return mask;
+}
+
+// The share of the eyes of `rest` (inside `mask`) that `img` still shows unchanged.
+double visible_eye(const cv::Mat& img, const cv::Mat& rest, const cv::Mat& mask) {
+  cv::Mat diff, gray;
+  cv::absdiff(img, rest, diff);
+  cv::cvtColor(diff, gray, cv::COLOR_BGR2GRAY);
+  return double(cv::countNonZero((gray < 20) & mask)) / std::max(1, cv::countNonZero(mask));
+}
+
 class FaceMetrics : public ::testing::TestWithParam<std::string> {
  protected:
   void SetUp() override {
@@ -232,6 +252,9 @@ TEST_P(FaceMetrics, SpeechKeepsTheFaceDetectableAndTheLipsFollowTheAudio) {
     // 10-13% of the maximum, so a few land just above it: every one must be under 20%, and at
     // least 90% under 10%.
     EXPECT_TRUE(nearly) << name << ": lips open at '" << p.phoneme << "' (" << p.start_s << " s):" << seen;
+    if (!ok)
+      std::printf("%s: not under 10%% at '%s' %.3f-%.3f s:%s\n", name.c_str(), p.phoneme.c_str(), p.start_s,
+                  p.end_s, seen.c_str());
   }
   std::printf("%s: lips closed for %d of %d bilabials\n", name.c_str(), closed, bilabials);
   EXPECT_GE(bilabials, 15);
@@ -260,16 +283,15 @@ TEST_P(FaceMetrics, RestMatchesThePhotoAndSpeechKeepsTheUpperFaceStill) {
   std::vector<double> scores;
   cv::Mat worst_img;
   int blinking = 0;
-  const double open_ear =
-      (internal::eye_aspect_ratio(*lr, false) + internal::eye_aspect_ratio(*lr, true)) / 2;
+  const cv::Mat eyes = eye_mask(*lr, rest.size());
   for (int i = 0; i < int(audio->duration_s() * kFps); ++i) {
     r->next_frame(f);
     cv::Mat img = bgr_of(f);
     auto l = detect(img);
     ASSERT_TRUE(l) << "frame " << i;
-    // Blinks change the eyes inside this region by design: those frames are left out.
-    if ((internal::eye_aspect_ratio(*l, false) + internal::eye_aspect_ratio(*l, true)) / 2 <
-        0.85 * open_ear) {
+    // Blinks change the eyes inside this region by design: those frames are left out (the head
+    // is still here, so changed eye pixels mean lids in motion; the predictor's EAR misses them).
+    if (visible_eye(img, rest, eyes) < 0.85) {
       ++blinking;
       continue;
     }
@@ -301,23 +323,15 @@ TEST_P(FaceMetrics, BlinksCloseTheRealLidsAndReopen) {
   cv::Mat rest = bgr_of(f);
   auto lr = detect(rest);
   ASSERT_TRUE(lr);
-  cv::Mat mask(rest.size(), CV_8UC1, cv::Scalar(0));
-  for (int e : {36, 42}) {
-    std::vector<cv::Point> poly;
-    for (int i = 0; i < 6; ++i)
-      poly.emplace_back(cv::Point(int(std::lround((*lr)[e + i].x)), int(std::lround((*lr)[e + i].y))));
-    cv::fillConvexPoly(mask, poly, cv::Scalar(255));
-  }
+  cv::Mat mask = eye_mask(*lr, rest.size());
   int eye_px = cv::countNonZero(mask);
   ASSERT_GT(eye_px, 50);
   std::vector<double> visible, ear;
   cv::Mat most_closed;
   for (int i = 1; i < 25 * 12; ++i) {
     r->next_frame(f);
-    cv::Mat img = bgr_of(f), diff, gray;
-    cv::absdiff(img, rest, diff);
-    cv::cvtColor(diff, gray, cv::COLOR_BGR2GRAY);
-    visible.push_back(double(cv::countNonZero((gray < 20) & mask)) / eye_px);
+    cv::Mat img = bgr_of(f);
+    visible.push_back(visible_eye(img, rest, mask));
     if (visible.back() <= *std::min_element(visible.begin(), visible.end())) most_closed = img;
     if (auto l = detect(img))
       ear.push_back((internal::eye_aspect_ratio(*l, false) + internal::eye_aspect_ratio(*l, true)) / 2);
