@@ -65,16 +65,6 @@ void mesh_points(const Landmarks68& lm, FaceMesh& m) {
       m.depth.push_back(0);
     }
   m.pivot = at(0.5, 2.6);
-  // The upper lids' creases, half way from the lid to the brow: a closing lid
-  // stretches the skin between crease and lid margin, not the brow above it.
-  m.crease = int(m.rest.size());
-  const int crease_of[4][3] = {{37, 18, 19}, {38, 20, 21}, {43, 22, 23}, {44, 24, 25}};
-  for (const auto& c : crease_of) {
-    cv::Point2f brow = (m.rest[c[1]] + m.rest[c[2]]) * 0.5f;
-    m.rest.push_back(m.rest[c[0]] + (brow - m.rest[c[0]]) * 0.5f);
-    m.head_weight.push_back(1);
-    m.depth.push_back(0.5f);
-  }
   // A row below the jaw line (jaw landmarks 3..13 pushed outward from the nose): an opening jaw
   // carries what lies under the chin (a beard, the neck's shadow) with it, so the skin between
   // the jaw line and the first ring stretches gradually instead of folding at the chin.
@@ -224,10 +214,8 @@ void deform_mesh(const FaceMesh& m, const Pose& p, std::vector<cv::Point2f>& ful
   // stretched); the eyeball under it does not move.
   float eye = float(std::clamp(p.eye_close, 0.0, 1.0));
   const int lids[4][2] = {{37, 41}, {38, 40}, {43, 47}, {44, 46}};
-  for (int k = 0; k < 4; ++k) {
-    const auto& l = lids[k];
+  for (const auto& l : lids) {
     cv::Point2f up = m.rest[l[0]], lo = m.rest[l[1]];
-    full[m.crease + k] += (lo - up) * (0.12f * eye);
     // The predictor's lower-lid points sit a little above the lid margin: closed lids meet a
     // bit below them, so no strip of iris stays visible.
     full[l[0]] += (lo - up) * (1.05f * eye);
@@ -241,7 +229,6 @@ void deform_mesh(const FaceMesh& m, const Pose& p, std::vector<cv::Point2f>& ful
   }
   for (int i = kFirstExtra; i < kFirstExtra + 6; ++i) move(i, 0, -0.3f * b);
   for (int i : {37, 38, 43, 44}) move(i, 0, -0.12f * b * (1 - eye));
-  for (int k = 0; k < 4; ++k) move(m.crease + k, 0, -0.4f * b);
 
   // Turning the head (yaw): near points (nose) shift more than far ones (jaw edge).
   float yaw = float(p.head_yaw) / 10.0f * 0.08f * m.fw;
@@ -442,7 +429,7 @@ void MeshWarper::draw(const cv::Mat& base, const std::vector<cv::Point2f>& full,
   src_ = m.rest;
   if (lid > 0.01f) {
     const int lids[4][2] = {{37, 41}, {38, 40}, {43, 47}, {44, 46}};
-    for (const auto& l : lids) src_[l[0]] -= (m.rest[l[1]] - m.rest[l[0]]) * (0.35f * lid);
+    for (const auto& l : lids) src_[l[0]] -= (m.rest[l[1]] - m.rest[l[0]]) * (0.7f * lid);
   }
   const bool restore_eyes = lash_last_;
   for (size_t t = 0; t < m.tris.size(); ++t) {

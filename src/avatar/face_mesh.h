@@ -31,7 +31,6 @@ struct FaceMesh {
   float rest_gap[3] = {0, 0, 0};    // inner-lip openings at rest (61-67, 62-66, 63-65)
   bool mouth_open_at_rest = false;  // the photo's own mouth is open: its interior is warped
   int under_jaw = 0;                // first of the points below jaw landmarks 3..13 (beard, neck)
-  int crease = 0;                   // first of the lid-crease points above 37, 38, 43, 44
 };
 
 // Builds the mesh for landmarks in a frame of `size` pixels.
