@@ -197,14 +197,15 @@ void deform_mesh(const FaceMesh& m, const Pose& p, std::vector<cv::Point2f>& ful
     for (int i = 49; i <= 53; ++i) move(i, 0, s * (i == 49 || i == 53 ? 0.03f : 0.06f) * mw);
     for (int i = 55; i <= 59; ++i) move(i, 0, -s * (i == 55 || i == 59 ? 0.04f : 0.07f) * mw);
   }
-  // Smile: corners up and out, the upper lip lifts off the teeth, the cheeks rise (nostril wings
+  // Smile: corners up and out, the upper lip lifts a little, the cheeks rise (nostril wings
   // and the cheek line along the jaw) and push the lower lids up.
   float sm = float(std::clamp(p.smile, 0.0, 1.0));
   for (int i : {48, 60}) move(i, -0.06f * sm * mw, -0.11f * sm * mw);
   for (int i : {54, 64}) move(i, 0.06f * sm * mw, -0.11f * sm * mw);
   for (int i : {49, 59}) move(i, -0.03f * sm * mw, -0.05f * sm * mw);
   for (int i : {53, 55}) move(i, 0.03f * sm * mw, -0.05f * sm * mw);
-  for (int i : {50, 51, 52, 61, 62, 63}) move(i, 0, -0.03f * sm * mw);
+  // (The outer edge only: lifting the inner lip would part a photo's own teeth.)
+  for (int i : {50, 51, 52}) move(i, 0, -0.025f * sm * mw);
   move(31, -0.02f * sm * mw, -0.02f * sm * mw);
   move(35, 0.02f * sm * mw, -0.02f * sm * mw);
   for (int i : {2, 3}) move(i, -0.01f * sm * mw, -0.035f * sm * mw);
