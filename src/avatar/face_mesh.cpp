@@ -167,10 +167,8 @@ void deform_mesh(const FaceMesh& m, const Pose& p, std::vector<cv::Point2f>& ful
     move(pairs[k][1], 0, 0.7f * c);
   }
   float c = G - press * (m.rest_gap[0] + m.rest_gap[1] + m.rest_gap[2]) / 3;
-  for (int i = 49; i <= 53; ++i)
-    move(i, 0, -0.25f * c * (i == 49 || i == 53 ? 0.6f : 1.0f));
-  for (int i = 55; i <= 59; ++i)
-    move(i, 0, 0.7f * c * (i == 55 || i == 59 ? 0.6f : 1.0f));
+  for (int i = 49; i <= 53; ++i) move(i, 0, -0.25f * c * (i == 49 || i == 53 ? 0.6f : 1.0f));
+  for (int i = 55; i <= 59; ++i) move(i, 0, 0.7f * c * (i == 55 || i == 59 ? 0.6f : 1.0f));
   for (int i : {48, 54, 60, 64}) move(i, 0, 0.3f * c);
   for (int i = 2; i <= 14; ++i) {
     float w = std::max(0.0f, 1 - std::abs(i - 8) / 6.0f);
@@ -522,7 +520,8 @@ void MeshWarper::draw(const cv::Mat& base, const std::vector<cv::Point2f>& full,
       if (len[3] < 2) continue;
       float bx0 = 1e9f, by0 = 1e9f, bx1 = -1e9f, by1 = -1e9f;
       for (const auto& q : poly)
-        bx0 = std::min(bx0, q.x), by0 = std::min(by0, q.y), bx1 = std::max(bx1, q.x), by1 = std::max(by1, q.y);
+        bx0 = std::min(bx0, q.x), by0 = std::min(by0, q.y), bx1 = std::max(bx1, q.x),
+        by1 = std::max(by1, q.y);
       cv::Rect box(int(std::floor(bx0 - th - 1)), int(std::floor(by0 - th - 1)), int(bx1 - bx0 + 2 * th + 3),
                    int(by1 - by0 + 2 * th + 3));
       box &= clip;

@@ -226,7 +226,7 @@ TEST_P(FaceMetrics, SpeechKeepsTheFaceDetectableAndTheLipsFollowTheAudio) {
     if (have[i]) o2.push_back(open[i]), e2.push_back(env[i]);
   double corr = pearson(o2, e2);
   std::printf("%s: inner-lip opening vs audio envelope r = %.3f\n", name.c_str(), corr);
-  // Bar: r >= 0.6. Measured 0.76 (neutral) and 0.60 (smiling: its rest pose is already open, and
+  // Bar: r >= 0.6. Measured 0.68 (neutral) and 0.61 (smiling: its rest pose is already open, and
   // the predictor measures that mouth less steadily); the tolerance is 0.05.
   EXPECT_GE(corr, 0.55);
   // Every p, b, m: the lips close (under 10% of the speech maximum) within one frame.
@@ -234,31 +234,28 @@ TEST_P(FaceMetrics, SpeechKeepsTheFaceDetectableAndTheLipsFollowTheAudio) {
   std::sort(sorted.begin(), sorted.end());
   double peak = sorted.back();  // the speech maximum
   int bilabials = 0, closed = 0;
+  double worst = 0;  // the largest of the per-bilabial lowest openings, share of the maximum
   for (const auto& p : audio->phonemes) {
     if (viseme_for_phoneme(p.phoneme) != Viseme::kMBP) continue;
     ++bilabials;
+    // Frame n shows audio [n/25, (n+1)/25): the frames the phoneme overlaps, and one either side.
     int first = int(std::floor(p.start_s * kFps)),
         last = int(std::floor(std::max(p.start_s, p.end_s - 1e-6) * kFps));
-    bool ok = false, nearly = false;
-    for (int i = std::max(0, first - 1); i <= std::min(frames - 1, last + 1); ++i) {
-      ok |= have[i] && open[i] < 0.1 * peak;
-      nearly |= have[i] && open[i] < 0.2 * peak;
-    }
-    closed += ok;
+    double lowest = 1e9;
     std::string seen;
-    for (int i = std::max(0, first - 1); i <= std::min(frames - 1, last + 1); ++i)
+    for (int i = std::max(0, first - 1); i <= std::min(frames - 1, last + 1); ++i) {
+      if (have[i]) lowest = std::min(lowest, open[i] / peak);
       seen += " " + std::to_string(int(100 * open[i] / peak)) + "%(f" + std::to_string(i) + ")";
-    // Bar: under 10% at every bilabial. The predictor's own floor on closed rendered lips is
-    // 10-13% of the maximum, so a few land just above it: every one must be under 20%, and at
-    // least 90% under 10%.
-    EXPECT_TRUE(nearly) << name << ": lips open at '" << p.phoneme << "' (" << p.start_s << " s):" << seen;
-    if (!ok)
-      std::printf("%s: not under 10%% at '%s' %.3f-%.3f s:%s\n", name.c_str(), p.phoneme.c_str(), p.start_s,
-                  p.end_s, seen.c_str());
+    }
+    worst = std::max(worst, lowest);
+    bool ok = lowest < 0.1;
+    closed += ok;
+    // Bar: every p, b, m under 10% of the speech maximum within one frame.
+    EXPECT_TRUE(ok) << name << ": lips open at '" << p.phoneme << "' (" << p.start_s << " s):" << seen;
   }
-  std::printf("%s: lips closed for %d of %d bilabials\n", name.c_str(), closed, bilabials);
+  std::printf("%s: lips closed for %d of %d bilabials (least closed: %.1f%% of the maximum)\n", name.c_str(),
+              closed, bilabials, 100 * worst);
   EXPECT_GE(bilabials, 15);
-  EXPECT_GE(closed, bilabials * 9 / 10);
 }
 
 TEST_P(FaceMetrics, RestMatchesThePhotoAndSpeechKeepsTheUpperFaceStill) {
@@ -338,7 +335,8 @@ TEST_P(FaceMetrics, BlinksCloseTheRealLidsAndReopen) {
     visible.push_back(visible_eye(img, rest, mask));
     if (visible.back() <= *std::min_element(visible.begin(), visible.end())) most_closed = img;
     auto l = detect(img);
-    ear.push_back(l ? (internal::eye_aspect_ratio(*l, false) + internal::eye_aspect_ratio(*l, true)) / 2 : -1);
+    ear.push_back(l ? (internal::eye_aspect_ratio(*l, false) + internal::eye_aspect_ratio(*l, true)) / 2
+                    : -1);
   }
   dump(most_closed, name + "_blink");
   std::vector<double> open_ears;
@@ -365,10 +363,12 @@ TEST_P(FaceMetrics, BlinksCloseTheRealLidsAndReopen) {
         if (ear[k] > 0 && k >= i + 5) back = ear[k];
       }
       lowest_ear = std::min(lowest_ear, low), highest_ear = std::max(highest_ear, high);
-      std::printf("%s: blink at frame %zu, re-detected EAR (eye visible):%s\n", name.c_str(), i + 1, seq.c_str());
+      std::printf("%s: blink at frame %zu, re-detected EAR (eye visible):%s\n", name.c_str(), i + 1,
+                  seq.c_str());
       EXPECT_TRUE(low < 0.85 * open_ear || high > 1.15 * open_ear)
           << name << ": the predictor saw nothing at the blink at frame " << i;
-      EXPECT_NEAR(back, open_ear, 0.1 * open_ear) << name << ": EAR did not return after the blink at frame " << i;
+      EXPECT_NEAR(back, open_ear, 0.1 * open_ear)
+          << name << ": EAR did not return after the blink at frame " << i;
     }
   }
   std::printf(
