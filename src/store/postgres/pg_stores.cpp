@@ -14,7 +14,21 @@ std::unique_ptr<FileStore> make_file_store(Db& db, Clock& clock) {
   return sql::make_file_store(sql::wrap(db), clock);
 }
 
-// In-transaction helpers for the PostgreSQL agent store, which is not on the shared stores yet.
+std::unique_ptr<LedgerStore> make_ledger_store(Db& db, Clock& clock) {
+  return sql::make_ledger_store(sql::wrap(db), clock);
+}
+
+// In-transaction helpers for the PostgreSQL stores not on the shared stores yet.
+
+Result<LedgerEntry> apply_ledger_op(Conn& c, const LedgerOp& op, int64_t now_s) {
+  sql::PgConnection conn(c);
+  return sql::apply_ledger_op(conn, op, now_s);
+}
+
+std::optional<LedgerEntry> load_ledger_entry(Conn& c, const std::string& account_id, const std::string& key) {
+  sql::PgConnection conn(c);
+  return sql::load_ledger_entry(conn, account_id, key);
+}
 
 void insert_file(Conn& c, const FileRecord& f) {
   sql::PgConnection conn(c);

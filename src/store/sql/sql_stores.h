@@ -4,10 +4,12 @@
 // Schemas stay with each backend's migrations.
 #pragma once
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "store/file_store.h"
+#include "store/ledger_store.h"
 #include "store/sql/connection.h"
 #include "store/voice_store.h"
 #include "util/clock.h"
@@ -16,8 +18,18 @@ namespace imago::sql {
 
 std::unique_ptr<VoiceStore> make_voice_store(std::unique_ptr<Database> db, Clock& clock);
 std::unique_ptr<FileStore> make_file_store(std::unique_ptr<Database> db, Clock& clock);
+std::unique_ptr<LedgerStore> make_ledger_store(std::unique_ptr<Database> db, Clock& clock);
 
 // --- inside a write transaction on `c` (a store's work that commits together with another's) ---
+
+// Applies a credit movement (billing/) so that it commits with the work it pays for (SPEC 8.6).
+// Locks the account row first on PostgreSQL, so operations on one account are serialized across
+// nodes; then claims the operation key (a known one replays) and applies the movement with a
+// conditional update. Idempotent by (account_id, operation_key).
+Result<LedgerEntry> apply_ledger_op(Connection& c, const LedgerOp& op, int64_t now_s);
+// The entry recorded under an operation key, if any.
+std::optional<LedgerEntry> load_ledger_entry(Connection& c, const std::string& account_id,
+                                             const std::string& key);
 
 // Agent artifacts are registered with the outcome that made them.
 void insert_file(Connection& c, const FileRecord& f);
