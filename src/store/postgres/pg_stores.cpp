@@ -18,6 +18,10 @@ std::unique_ptr<LedgerStore> make_ledger_store(Db& db, Clock& clock) {
   return sql::make_ledger_store(sql::wrap(db), clock);
 }
 
+std::unique_ptr<JobStore> make_job_store(Db& db, Clock& clock) {
+  return sql::make_job_store(sql::wrap(db), clock);
+}
+
 // In-transaction helpers for the PostgreSQL stores not on the shared stores yet.
 
 Result<LedgerEntry> apply_ledger_op(Conn& c, const LedgerOp& op, int64_t now_s) {
@@ -44,6 +48,32 @@ std::vector<std::string> delete_agent_files(Conn& c, const std::string& account_
 std::vector<std::string> delete_files(Conn& c, const std::vector<std::string>& ids) {
   sql::PgConnection conn(c);
   return sql::delete_files(conn, ids);
+}
+
+std::string insert_job(Conn& c, const NewJob& job, int64_t now_us) {
+  sql::PgConnection conn(c);
+  return sql::insert_job(conn, job, now_us);
+}
+
+bool job_lease_held(Conn& c, const std::string& id, const std::string& owner) {
+  sql::PgConnection conn(c);
+  return sql::job_lease_held(conn, id, owner);
+}
+
+bool finish_job(Conn& c, const std::string& id, const std::string& owner, std::string_view state,
+                const std::optional<std::string>& error, int64_t now_us) {
+  sql::PgConnection conn(c);
+  return sql::finish_job(conn, id, owner, state, error, now_us);
+}
+
+int cancel_jobs_for_subject(Conn& c, const std::string& subject, int64_t now_us) {
+  sql::PgConnection conn(c);
+  return sql::cancel_jobs_for_subject(conn, subject, now_us);
+}
+
+int cancel_agent_jobs(Conn& c, const std::string& account_id, const std::string& code, int64_t now_us) {
+  sql::PgConnection conn(c);
+  return sql::cancel_agent_jobs(conn, account_id, code, now_us);
 }
 
 }  // namespace imago::pg

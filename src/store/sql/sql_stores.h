@@ -6,9 +6,11 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "store/file_store.h"
+#include "store/job_store.h"
 #include "store/ledger_store.h"
 #include "store/sql/connection.h"
 #include "store/voice_store.h"
@@ -19,6 +21,7 @@ namespace imago::sql {
 std::unique_ptr<VoiceStore> make_voice_store(std::unique_ptr<Database> db, Clock& clock);
 std::unique_ptr<FileStore> make_file_store(std::unique_ptr<Database> db, Clock& clock);
 std::unique_ptr<LedgerStore> make_ledger_store(std::unique_ptr<Database> db, Clock& clock);
+std::unique_ptr<JobStore> make_job_store(std::unique_ptr<Database> db, Clock& clock);
 
 // --- inside a write transaction on `c` (a store's work that commits together with another's) ---
 
@@ -30,6 +33,18 @@ Result<LedgerEntry> apply_ledger_op(Connection& c, const LedgerOp& op, int64_t n
 // The entry recorded under an operation key, if any.
 std::optional<LedgerEntry> load_ledger_entry(Connection& c, const std::string& account_id,
                                              const std::string& key);
+
+// Inserts the job (PostgreSQL: and wakes idle workers on every node at COMMIT). Returns its id.
+std::string insert_job(Connection& c, const NewJob& job, int64_t now_us);
+// True while `owner` holds the running job's lease (PostgreSQL: the row stays locked).
+bool job_lease_held(Connection& c, const std::string& id, const std::string& owner);
+// Moves a running job held by `owner` to `state` ("succeeded", "failed"); false if not held.
+bool finish_job(Connection& c, const std::string& id, const std::string& owner, std::string_view state,
+                const std::optional<std::string>& error, int64_t now_us);
+int cancel_jobs_for_subject(Connection& c, const std::string& subject, int64_t now_us);
+// The queued or running jobs of one account's agent (codes are per account, so the subject alone
+// is not enough).
+int cancel_agent_jobs(Connection& c, const std::string& account_id, const std::string& code, int64_t now_us);
 
 // Agent artifacts are registered with the outcome that made them.
 void insert_file(Connection& c, const FileRecord& f);

@@ -1,308 +1,40 @@
+// The job queue on SQLite: the shared store (store/sql/), and its in-transaction helpers for the
+// SQLite stores not on the shared stores yet.
 #include "store/sqlite/sqlite_job_store.h"
 
-#include "util/random.h"
+#include "store/sql/backends.h"
+#include "store/sql/sql_stores.h"
 
-namespace imago {
+namespace imago::sqlite {
 
-std::string_view lane_of(std::string_view kind) {
-  if (kind == kJobAgentGenerate || kind == kJobDynamicsGenerate || kind == kJobDynamicsMovements ||
-      kind == kJobVideoRender)
-    return kLaneGenerate;
-  return kLaneLight;
+std::unique_ptr<JobStore> make_job_store(Db& db, Clock& clock) {
+  return sql::make_job_store(sql::wrap(db), clock);
 }
-
-namespace sqlite {
-
-namespace {
-
-Job read_job(const Stmt& s) {
-  Job j;
-  j.id = s.col_text(0);
-  j.kind = s.col_text(1);
-  j.lane = s.col_text(2);
-  j.account_id = s.col_text(3);
-  j.subject = s.col_text(4);
-  j.payload = s.col_text(5);
-  j.state = s.col_text(6);
-  j.attempts = static_cast<int>(s.col_int(7));
-  j.max_attempts = static_cast<int>(s.col_int(8));
-  j.run_at_us = s.col_int(9);
-  j.lease_owner = s.col_opt_text(10);
-  j.lease_until_us = s.col_opt_int(11).value_or(0);
-  j.last_error = s.col_opt_text(12);
-  j.created_at_us = s.col_int(13);
-  j.updated_at_us = s.col_int(14);
-  return j;
-}
-
-std::optional<Job> load_job(Conn& c, const std::string& id) {
-  auto q = c.prepare(
-      "SELECT id, kind, lane, account_id, subject, payload, state, attempts, max_attempts, run_at, "
-      "lease_owner, "
-      "lease_until, last_error, created_at, updated_at FROM jobs WHERE id = ?");
-  q.bind(1, id);
-  if (!q.step()) return std::nullopt;
-  return read_job(q);
-}
-
-// The claim's cost must not grow with the depth of the queue: candidates are bounded by
-// accounts, not jobs. A loose index scan (recursive CTE over jobs_fair_claim) finds the accounts
-// with queued work in the lane; each contributes its oldest due job whose kind has a free
-// per-account slot; accounts go by fewest running jobs in the lane, then least recently served
-// (claim_seq), so a flood of one account's jobs delays another account's job by at most the jobs
-// already running. The PostgreSQL store runs the same plan (docs/jobs.md).
-constexpr const char* kClaimFairSql = R"sql(
-WITH RECURSIVE accts(account_id) AS (
-  SELECT (SELECT account_id FROM jobs WHERE lane = ?1 AND state = 'queued' ORDER BY account_id LIMIT 1)
-  UNION ALL
-  SELECT (SELECT j.account_id FROM jobs AS j
-          WHERE j.lane = ?1 AND j.state = 'queued' AND j.account_id > a.account_id
-          ORDER BY j.account_id LIMIT 1)
-  FROM accts AS a WHERE a.account_id IS NOT NULL),
-stats AS (
-  SELECT a.account_id,
-    (SELECT COUNT(*) FROM jobs AS r WHERE r.account_id = a.account_id AND r.lane = ?1
-       AND r.state = 'running' AND r.lease_until >= ?2) AS running,
-    (SELECT COUNT(*) FROM jobs AS r WHERE r.account_id = a.account_id AND r.lane = ?1
-       AND r.kind = 'agent_generate' AND r.state = 'running' AND r.lease_until >= ?2) AS gen,
-    (SELECT COUNT(*) FROM jobs AS r WHERE r.account_id = a.account_id AND r.lane = ?1
-       AND r.kind = 'dynamics_generate' AND r.state = 'running' AND r.lease_until >= ?2) AS dyn,
-    (SELECT COUNT(*) FROM jobs AS r WHERE r.account_id = a.account_id AND r.lane = ?1
-       AND r.kind = 'dynamics_movements' AND r.state = 'running' AND r.lease_until >= ?2) AS mov,
-    COALESCE((SELECT MAX(r.claim_seq) FROM jobs AS r
-              WHERE r.account_id = a.account_id AND r.lane = ?1), 0) AS last_seq
-  FROM accts AS a WHERE a.account_id IS NOT NULL),
-cand AS (
-  SELECT s.running, s.last_seq,
-    (SELECT j.id FROM jobs AS j
-     WHERE j.lane = ?1 AND j.state = 'queued' AND j.account_id = s.account_id AND j.run_at <= ?2
-       AND NOT (j.kind = 'agent_generate' AND s.gen >= ?3)
-       AND NOT (j.kind = 'dynamics_generate' AND s.dyn >= ?4)
-       AND NOT (j.kind = 'dynamics_movements' AND s.mov >= ?4)
-     ORDER BY j.run_at, j.created_at LIMIT 1) AS id
-  FROM stats AS s)
-SELECT c.id FROM cand AS c JOIN jobs AS j ON j.id = c.id
-ORDER BY c.running, c.last_seq, j.run_at, j.created_at LIMIT 1)sql";
-
-// A running job whose lease expired (its worker died), if its kind still has a free slot: it
-// was admitted once already, so it goes before new work.
-constexpr const char* kClaimExpiredSql = R"sql(
-SELECT j.id FROM jobs AS j
-WHERE j.lane = ?1 AND j.state = 'running' AND j.lease_until < ?2
-  AND (SELECT COUNT(*) FROM jobs AS r WHERE r.account_id = j.account_id AND r.lane = ?1
-         AND r.kind = j.kind AND r.state = 'running' AND r.lease_until >= ?2)
-      < CASE j.kind WHEN 'agent_generate' THEN ?3 WHEN 'dynamics_generate' THEN ?4
-                    WHEN 'dynamics_movements' THEN ?4 ELSE 1000000000 END
-ORDER BY j.lease_until LIMIT 1)sql";
-
-std::optional<std::string> pick(Conn& c, const char* sql, std::string_view lane, int64_t now) {
-  auto q = c.prepare(sql);
-  q.bind(1, lane)
-      .bind(2, now)
-      .bind(3, kMaxRunningAgentJobsPerAccount)
-      .bind(4, kMaxRunningDynamicsJobsPerAccount);
-  if (!q.step()) return std::nullopt;
-  std::string id = q.col_text(0);
-  q.run();  // finish the statement before writing
-  return id;
-}
-
-class SqliteJobStore final : public JobStore {
- public:
-  SqliteJobStore(Db& db, Clock& clock) : db_(db), clock_(clock) {}
-
-  Result<std::string> enqueue(const NewJob& job) override {
-    int64_t now = clock_.now_us();
-    return db_.write([&](Conn& c) { return insert_job(c, job, now); });
-  }
-
-  Result<std::optional<Job>> claim(std::string_view lane, const std::string& owner,
-                                   int64_t lease_us) override {
-    int64_t now = clock_.now_us();
-    return db_.write([&](Conn& c) -> std::optional<Job> {
-      // Runnable: a running job whose lease expired (its worker died) first, then the fair pick
-      // among queued, due jobs (kClaimFairSql). The claim itself is conditional on the job still
-      // being runnable, so two claimers that picked the same job cannot both take it.
-      for (int attempt = 0; attempt < 8; ++attempt) {
-        auto picked = pick(c, kClaimExpiredSql, lane, now);
-        if (!picked) picked = pick(c, kClaimFairSql, lane, now);
-        if (!picked) return std::nullopt;
-        const std::string& id = *picked;
-        c.prepare(
-             "UPDATE jobs SET state = 'running', lease_owner = ?, lease_until = ?, attempts = attempts + 1,"
-             " updated_at = ?, claim_seq = (SELECT COALESCE(MAX(claim_seq), 0) + 1 FROM jobs) WHERE id = ?"
-             " AND ((state = 'queued' AND run_at <= ?) OR (state = 'running' AND lease_until < ?))")
-            .bind(1, owner)
-            .bind(2, now + lease_us)
-            .bind(3, now)
-            .bind(4, id)
-            .bind(5, now)
-            .bind(6, now)
-            .run();
-        if (c.changes() == 1) return load_job(c, id);
-      }
-      return std::nullopt;
-    });
-  }
-
-  Result<bool> heartbeat(const std::string& id, const std::string& owner, int64_t lease_us) override {
-    int64_t now = clock_.now_us();
-    return db_.write([&](Conn& c) -> bool {
-      c.prepare(
-           "UPDATE jobs SET lease_until = ?, updated_at = ? WHERE id = ? AND lease_owner = ? AND state = "
-           "'running'")
-          .bind(1, now + lease_us)
-          .bind(2, now)
-          .bind(3, id)
-          .bind(4, owner)
-          .run();
-      return c.changes() == 1;
-    });
-  }
-
-  Result<bool> complete(const std::string& id, const std::string& owner) override {
-    int64_t now = clock_.now_us();
-    return db_.write([&](Conn& c) { return finish_job(c, id, owner, "succeeded", std::nullopt, now); });
-  }
-
-  Result<bool> fail(const std::string& id, const std::string& owner, const std::string& error) override {
-    int64_t now = clock_.now_us();
-    return db_.write([&](Conn& c) { return finish_job(c, id, owner, "failed", error, now); });
-  }
-
-  Result<bool> retry(const std::string& id, const std::string& owner, const std::string& error,
-                     int64_t run_at_us) override {
-    int64_t now = clock_.now_us();
-    return db_.write([&](Conn& c) -> bool {
-      c.prepare(
-           "UPDATE jobs SET state = 'queued', run_at = ?, lease_owner = NULL, lease_until = NULL, last_error "
-           "= ?,"
-           " updated_at = ? WHERE id = ? AND lease_owner = ? AND state = 'running'")
-          .bind(1, run_at_us)
-          .bind(2, error)
-          .bind(3, now)
-          .bind(4, id)
-          .bind(5, owner)
-          .run();
-      return c.changes() == 1;
-    });
-  }
-
-  Result<bool> release(const std::string& id, const std::string& owner, int64_t run_at_us) override {
-    int64_t now = clock_.now_us();
-    return db_.write([&](Conn& c) -> bool {
-      c.prepare(
-           "UPDATE jobs SET state = 'queued', run_at = ?, lease_owner = NULL, lease_until = NULL,"
-           " attempts = MAX(attempts - 1, 0), updated_at = ? WHERE id = ? AND lease_owner = ? AND state = "
-           "'running'")
-          .bind(1, std::max(run_at_us, now))
-          .bind(2, now)
-          .bind(3, id)
-          .bind(4, owner)
-          .run();
-      return c.changes() == 1;
-    });
-  }
-
-  Result<Job> get(const std::string& id) override {
-    return db_.read([&](Conn& c) -> Result<Job> {
-      auto j = load_job(c, id);
-      if (!j) return Status::NotFound("job not found");
-      return *j;
-    });
-  }
-
-  Result<int> cancel_subject(const std::string& subject) override {
-    int64_t now = clock_.now_us();
-    return db_.write([&](Conn& c) { return cancel_jobs_for_subject(c, subject, now); });
-  }
-
-  Result<std::vector<Job>> list_by_subject(const std::string& subject) override {
-    return db_.read([&](Conn& c) {
-      std::vector<Job> out;
-      auto q = c.prepare(
-          "SELECT id, kind, lane, account_id, subject, payload, state, attempts, max_attempts, run_at, "
-          "lease_owner, "
-          "lease_until, last_error, created_at, updated_at FROM jobs WHERE subject = ? ORDER BY created_at");
-      q.bind(1, subject);
-      while (q.step()) out.push_back(read_job(q));
-      return out;
-    });
-  }
-
- private:
-  Db& db_;
-  Clock& clock_;
-};
-
-}  // namespace
 
 std::string insert_job(Conn& c, const NewJob& job, int64_t now_us) {
-  std::string id = job.id.empty() ? new_id("job") : job.id;
-  c.prepare(
-       "INSERT INTO jobs(id, kind, lane, account_id, subject, payload, state, attempts, max_attempts, run_at,"
-       " created_at, updated_at) VALUES(?, ?, ?, ?, ?, ?, 'queued', 0, ?, ?, ?, ?)")
-      .bind(1, id)
-      .bind(2, job.kind)
-      .bind(3, lane_of(job.kind))
-      .bind(4, job.account_id)
-      .bind(5, job.subject)
-      .bind(6, job.payload)
-      .bind(7, std::max(1, job.max_attempts))
-      .bind(8, job.run_at_us > 0 ? job.run_at_us : now_us)
-      .bind(9, now_us)
-      .bind(10, now_us)
-      .run();
-  return id;
+  sql::SqliteConnection conn(c);
+  return sql::insert_job(conn, job, now_us);
 }
 
 bool job_lease_held(Conn& c, const std::string& id, const std::string& owner) {
-  auto q = c.prepare("SELECT 1 FROM jobs WHERE id = ? AND lease_owner = ? AND state = 'running'");
-  q.bind(1, id).bind(2, owner);
-  return q.step();
+  sql::SqliteConnection conn(c);
+  return sql::job_lease_held(conn, id, owner);
 }
 
 bool finish_job(Conn& c, const std::string& id, const std::string& owner, std::string_view state,
                 const std::optional<std::string>& error, int64_t now_us) {
-  c.prepare(
-       "UPDATE jobs SET state = ?, last_error = COALESCE(?, last_error), lease_until = NULL, updated_at = ?,"
-       " finished_at = ? WHERE id = ? AND lease_owner = ? AND state = 'running'")
-      .bind(1, state)
-      .bind(2, error)
-      .bind(3, now_us)
-      .bind(4, now_us)
-      .bind(5, id)
-      .bind(6, owner)
-      .run();
-  return c.changes() == 1;
+  sql::SqliteConnection conn(c);
+  return sql::finish_job(conn, id, owner, state, error, now_us);
 }
 
 int cancel_jobs_for_subject(Conn& c, const std::string& subject, int64_t now_us) {
-  c.prepare(
-       "UPDATE jobs SET state = 'cancelled', lease_until = NULL, updated_at = ?, finished_at = ?"
-       " WHERE subject = ? AND state IN ('queued', 'running')")
-      .bind(1, now_us)
-      .bind(2, now_us)
-      .bind(3, subject)
-      .run();
-  return c.changes();
+  sql::SqliteConnection conn(c);
+  return sql::cancel_jobs_for_subject(conn, subject, now_us);
 }
 
 int cancel_agent_jobs(Conn& c, const std::string& account_id, const std::string& code, int64_t now_us) {
-  c.prepare(
-       "UPDATE jobs SET state = 'cancelled', lease_until = NULL, updated_at = ?, finished_at = ?"
-       " WHERE subject = ? AND account_id = ? AND state IN ('queued', 'running')")
-      .bind(1, now_us)
-      .bind(2, now_us)
-      .bind(3, code)
-      .bind(4, account_id)
-      .run();
-  return c.changes();
+  sql::SqliteConnection conn(c);
+  return sql::cancel_agent_jobs(conn, account_id, code, now_us);
 }
 
-std::unique_ptr<JobStore> make_job_store(Db& db, Clock& clock) {
-  return std::make_unique<SqliteJobStore>(db, clock);
-}
-
-}  // namespace sqlite
-}  // namespace imago
+}  // namespace imago::sqlite
