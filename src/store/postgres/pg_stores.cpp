@@ -22,6 +22,10 @@ std::unique_ptr<JobStore> make_job_store(Db& db, Clock& clock) {
   return sql::make_job_store(sql::wrap(db), clock);
 }
 
+std::unique_ptr<WebhookStore> make_webhook_store(Db& db, Clock& clock) {
+  return sql::make_webhook_store(sql::wrap(db), clock);
+}
+
 // In-transaction helpers for the PostgreSQL stores not on the shared stores yet.
 
 Result<LedgerEntry> apply_ledger_op(Conn& c, const LedgerOp& op, int64_t now_s) {
@@ -74,6 +78,13 @@ int cancel_jobs_for_subject(Conn& c, const std::string& subject, int64_t now_us)
 int cancel_agent_jobs(Conn& c, const std::string& account_id, const std::string& code, int64_t now_us) {
   sql::PgConnection conn(c);
   return sql::cancel_agent_jobs(conn, account_id, code, now_us);
+}
+
+std::vector<std::string> enqueue_webhook_event(Conn& c, const std::string& account_id,
+                                               const std::string& event, const std::string& data_json,
+                                               int64_t now_us) {
+  sql::PgConnection conn(c);
+  return sql::enqueue_webhook_event(conn, account_id, event, data_json, now_us);
 }
 
 }  // namespace imago::pg

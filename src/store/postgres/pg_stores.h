@@ -24,8 +24,6 @@
 
 namespace imago::pg {
 
-// Webhook deliveries are retried up to this many attempts (docs/webhooks.md), as on SQLite.
-inline constexpr int kWebhookMaxAttempts = 8;
 // NOTIFY channel that wakes idle job workers on every node (payload: the lane).
 inline constexpr const char* kJobsChannel = "imago_jobs";
 

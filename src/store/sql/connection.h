@@ -3,7 +3,8 @@
 // store/sqlite/ and store/postgres/ each implement them over their own connection pool
 // (sqlite_database.h, pg_database.h). Statements use `?` / `?N` placeholders (PostgreSQL's layer
 // rewrites them to `$N`); where the dialects really differ a statement names both texts
-// (Dialects, IMAGO_SQL_FOR_UPDATE) or the store asks dialect() and takes its own path.
+// (Dialects, IMAGO_SQL_FOR_UPDATE, IMAGO_SQL_INSERTION_ORDER) or the store asks dialect() and takes its own
+// path.
 //
 // Database errors are exceptions inside a transaction and become a Status when it ends: a unique
 // or check violation is kConflict, a busy or lost database is retried where that is safe, the
@@ -33,6 +34,10 @@ struct Dialects {
 // A read that the transaction goes on to write from: PostgreSQL at READ COMMITTED locks the row
 // (FOR UPDATE); SQLite needs no lock, its write transaction already holds the database's.
 #define IMAGO_SQL_FOR_UPDATE(text) (::imago::sql::Dialects{text, text " FOR UPDATE"})
+// Insertion order (a tie-break after created_at) in `before ROW after`: SQLite's rowid, the `seq`
+// column PostgreSQL's tables carry for it.
+#define IMAGO_SQL_INSERTION_ORDER(before, after) \
+  (::imago::sql::Dialects{before "rowid" after, before "seq" after})
 
 // One execution of a prepared statement, as each backend runs it. Parameters and columns are
 // counted as in SQL: parameters from 1, result columns from 0.

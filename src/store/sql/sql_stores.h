@@ -14,6 +14,7 @@
 #include "store/ledger_store.h"
 #include "store/sql/connection.h"
 #include "store/voice_store.h"
+#include "store/webhook_store.h"
 #include "util/clock.h"
 
 namespace imago::sql {
@@ -22,6 +23,10 @@ std::unique_ptr<VoiceStore> make_voice_store(std::unique_ptr<Database> db, Clock
 std::unique_ptr<FileStore> make_file_store(std::unique_ptr<Database> db, Clock& clock);
 std::unique_ptr<LedgerStore> make_ledger_store(std::unique_ptr<Database> db, Clock& clock);
 std::unique_ptr<JobStore> make_job_store(std::unique_ptr<Database> db, Clock& clock);
+std::unique_ptr<WebhookStore> make_webhook_store(std::unique_ptr<Database> db, Clock& clock);
+
+// Webhook deliveries are retried up to this many attempts (docs/webhooks.md).
+inline constexpr int kWebhookMaxAttempts = 8;
 
 // --- inside a write transaction on `c` (a store's work that commits together with another's) ---
 
@@ -45,6 +50,12 @@ int cancel_jobs_for_subject(Connection& c, const std::string& subject, int64_t n
 // The queued or running jobs of one account's agent (codes are per account, so the subject alone
 // is not enough).
 int cancel_agent_jobs(Connection& c, const std::string& account_id, const std::string& code, int64_t now_us);
+
+// One delivery (and delivery job) per active subscription of the account that wants `event`.
+// Returns the delivery ids.
+std::vector<std::string> enqueue_webhook_event(Connection& c, const std::string& account_id,
+                                               const std::string& event, const std::string& data_json,
+                                               int64_t now_us);
 
 // Agent artifacts are registered with the outcome that made them.
 void insert_file(Connection& c, const FileRecord& f);

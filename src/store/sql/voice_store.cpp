@@ -63,12 +63,10 @@ class SqlVoiceStore final : public VoiceStore {
   Result<std::vector<DesignedVoice>> list(const std::string& account_id) override {
     return db_->read([&](Connection& c) {
       std::vector<DesignedVoice> out;
-      // Ties in created_at go by insertion order: SQLite's rowid, PostgreSQL's seq column.
-      auto s = c.prepare(
-          Dialects{"SELECT " VOICE_COLUMNS
-                   " FROM voices WHERE account_id = ? AND revoked_at IS NULL ORDER BY created_at, rowid",
-                   "SELECT " VOICE_COLUMNS
-                   " FROM voices WHERE account_id = ? AND revoked_at IS NULL ORDER BY created_at, seq"});
+      auto s = c.prepare(IMAGO_SQL_INSERTION_ORDER(
+          "SELECT " VOICE_COLUMNS
+          " FROM voices WHERE account_id = ? AND revoked_at IS NULL ORDER BY created_at, ",
+          ""));
       s.bind(1, account_id);
       while (s.step()) out.push_back(read_voice(s));
       return out;

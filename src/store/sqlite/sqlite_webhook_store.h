@@ -7,9 +7,6 @@
 
 namespace imago::sqlite {
 
-// Webhook deliveries are retried up to this many attempts (docs/webhooks.md).
-inline constexpr int kWebhookMaxAttempts = 8;
-
 std::unique_ptr<WebhookStore> make_webhook_store(Db& db, Clock& clock);
 
 // Inside a write transaction: one delivery (and delivery job) per active subscription of the
