@@ -6,6 +6,10 @@
 
 namespace imago::pg {
 
+std::unique_ptr<AccountStore> make_account_store(Db& db, Clock& clock) {
+  return sql::make_account_store(sql::wrap(db), clock);
+}
+
 std::unique_ptr<VoiceStore> make_voice_store(Db& db, Clock& clock) {
   return sql::make_voice_store(sql::wrap(db), clock);
 }

@@ -9,6 +9,7 @@
 #include <string_view>
 #include <vector>
 
+#include "store/account_store.h"
 #include "store/file_store.h"
 #include "store/job_store.h"
 #include "store/ledger_store.h"
@@ -19,6 +20,7 @@
 
 namespace imago::sql {
 
+std::unique_ptr<AccountStore> make_account_store(std::unique_ptr<Database> db, Clock& clock);
 std::unique_ptr<VoiceStore> make_voice_store(std::unique_ptr<Database> db, Clock& clock);
 std::unique_ptr<FileStore> make_file_store(std::unique_ptr<Database> db, Clock& clock);
 std::unique_ptr<LedgerStore> make_ledger_store(std::unique_ptr<Database> db, Clock& clock);
