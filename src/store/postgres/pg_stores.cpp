@@ -30,6 +30,14 @@ std::unique_ptr<WebhookStore> make_webhook_store(Db& db, Clock& clock) {
   return sql::make_webhook_store(sql::wrap(db), clock);
 }
 
+std::unique_ptr<MemberStore> make_member_store(Db& db, Clock& clock) {
+  return sql::make_member_store(sql::wrap(db), clock);
+}
+
+std::unique_ptr<DeviceGrantStore> make_device_grant_store(Db& db) {
+  return sql::make_device_grant_store(sql::wrap(db));
+}
+
 // In-transaction helpers for the PostgreSQL stores not on the shared stores yet.
 
 Result<LedgerEntry> apply_ledger_op(Conn& c, const LedgerOp& op, int64_t now_s) {

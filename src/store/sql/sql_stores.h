@@ -10,9 +10,11 @@
 #include <vector>
 
 #include "store/account_store.h"
+#include "store/device_grant_store.h"
 #include "store/file_store.h"
 #include "store/job_store.h"
 #include "store/ledger_store.h"
+#include "store/member_store.h"
 #include "store/sql/connection.h"
 #include "store/voice_store.h"
 #include "store/webhook_store.h"
@@ -26,6 +28,8 @@ std::unique_ptr<FileStore> make_file_store(std::unique_ptr<Database> db, Clock& 
 std::unique_ptr<LedgerStore> make_ledger_store(std::unique_ptr<Database> db, Clock& clock);
 std::unique_ptr<JobStore> make_job_store(std::unique_ptr<Database> db, Clock& clock);
 std::unique_ptr<WebhookStore> make_webhook_store(std::unique_ptr<Database> db, Clock& clock);
+std::unique_ptr<MemberStore> make_member_store(std::unique_ptr<Database> db, Clock& clock);
+std::unique_ptr<DeviceGrantStore> make_device_grant_store(std::unique_ptr<Database> db);
 
 // Webhook deliveries are retried up to this many attempts (docs/webhooks.md).
 inline constexpr int kWebhookMaxAttempts = 8;
