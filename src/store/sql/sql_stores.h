@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "store/account_store.h"
+#include "store/agent_store.h"
 #include "store/device_grant_store.h"
 #include "store/file_store.h"
 #include "store/job_store.h"
@@ -23,6 +24,7 @@
 namespace imago::sql {
 
 std::unique_ptr<AccountStore> make_account_store(std::unique_ptr<Database> db, Clock& clock);
+std::unique_ptr<AgentStore> make_agent_store(std::unique_ptr<Database> db, Clock& clock);
 std::unique_ptr<VoiceStore> make_voice_store(std::unique_ptr<Database> db, Clock& clock);
 std::unique_ptr<FileStore> make_file_store(std::unique_ptr<Database> db, Clock& clock);
 std::unique_ptr<LedgerStore> make_ledger_store(std::unique_ptr<Database> db, Clock& clock);

@@ -1,5 +1,4 @@
-// Webhooks on SQLite: the schema (migrations 300-399) and the shared store (store/sql/), with its
-// in-transaction helper for the SQLite agent store, which is not on the shared stores yet.
+// Webhooks on SQLite: the schema (migrations 300-399) and the shared store (store/sql/).
 #include "store/sqlite/sqlite_webhook_store.h"
 
 #include "store/sql/backends.h"
@@ -51,13 +50,6 @@ std::vector<Migration> webhook_migrations() {
 
 std::unique_ptr<WebhookStore> make_webhook_store(Db& db, Clock& clock) {
   return sql::make_webhook_store(sql::wrap(db), clock);
-}
-
-std::vector<std::string> enqueue_webhook_event(Conn& c, const std::string& account_id,
-                                               const std::string& event, const std::string& data_json,
-                                               int64_t now_us) {
-  sql::SqliteConnection conn(c);
-  return sql::enqueue_webhook_event(conn, account_id, event, data_json, now_us);
 }
 
 }  // namespace sqlite
