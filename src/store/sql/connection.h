@@ -1,9 +1,9 @@
 // One SQL store implementation over both backends (docs/architecture.md, "One store, two
-// databases"): the table stores in this folder are written once against these interfaces, and
-// store/sqlite/ and store/postgres/ each implement them over their own connection pool
-// (sqlite_database.h, pg_database.h). Statements use `?` / `?N` placeholders (PostgreSQL's layer
-// rewrites them to `$N`); where the dialects really differ a statement names both texts
-// (Dialects, IMAGO_SQL_FOR_UPDATE, IMAGO_SQL_INSERTION_ORDER) or the store asks dialect() and takes its own
+// databases"): the table stores in this folder are written once against these interfaces, which
+// backends.h implements over SQLite's and PostgreSQL's own layers (store/sqlite/db.h,
+// store/postgres/db.h). Statements use `?` / `?N` placeholders (PostgreSQL's layer rewrites them
+// to `$N`); where the dialects really differ a statement names both texts (Dialects,
+// IMAGO_SQL_FOR_UPDATE, IMAGO_SQL_INSERTION_ORDER) or the store asks dialect() and takes its own
 // path.
 //
 // Database errors are exceptions inside a transaction and become a Status when it ends: a unique
