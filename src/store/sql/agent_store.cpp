@@ -79,6 +79,12 @@ std::optional<AgentRecord> begin_outcome(Connection& c, const std::string& accou
   return a;
 }
 
+// A failed outcome's refund (if the work was paid for), in the caller's transaction.
+Status refund_failure(Connection& c, const std::optional<LedgerOp>& refund, int64_t now_s) {
+  if (!refund) return Status::Ok();
+  return apply_ledger_op(c, *refund, now_s).status();
+}
+
 void queue_blob_deletes(Connection& c, const std::string& account_id, const std::string& subject,
                         const std::vector<std::string>& keys, int64_t now_us) {
   if (keys.empty()) return;
@@ -314,10 +320,7 @@ class SqlAgentStore final : public AgentStore {
             .bind(7, o.code)
             .bind(8, o.account_id)
             .run();
-        if (o.refund) {
-          auto r = apply_ledger_op(c, *o.refund, now);
-          if (!r.ok()) return r.status();
-        }
+        if (Status st = refund_failure(c, o.refund, now); !st.ok()) return st;
       }
       if (!o.event.empty()) enqueue_webhook_event(c, a->account_id, o.event, o.event_data, now_us);
       return true;
@@ -394,10 +397,7 @@ class SqlAgentStore final : public AgentStore {
             .bind(3, o.code)
             .bind(4, o.account_id)
             .run();
-        if (o.refund) {
-          auto r = apply_ledger_op(c, *o.refund, now);
-          if (!r.ok()) return r.status();
-        }
+        if (Status st = refund_failure(c, o.refund, now); !st.ok()) return st;
       }
       if (!o.event.empty()) enqueue_webhook_event(c, a->account_id, o.event, o.event_data, now_us);
       return true;

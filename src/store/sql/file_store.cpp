@@ -21,6 +21,16 @@ FileRecord read_file(const Stmt& s) {
   return f;
 }
 
+Result<FileRecord> find_file(Connection& c, const std::string& account_id, const std::string& id) {
+  auto q = c.prepare(
+      "SELECT id, account_id, agent_code, purpose, blob_key, kind, mime, ext, size, original_name, "
+      "source_url,"
+      " created_at FROM files WHERE id = ? AND account_id = ?");
+  q.bind(1, id).bind(2, account_id);
+  if (!q.step()) return Status::NotFound("File not found: " + id);
+  return read_file(q);
+}
+
 class SqlFileStore final : public FileStore {
  public:
   SqlFileStore(std::unique_ptr<Database> db, Clock& clock) : db_(std::move(db)), clock_(clock) {}
@@ -35,27 +45,13 @@ class SqlFileStore final : public FileStore {
   }
 
   Result<FileRecord> get(const std::string& account_id, const std::string& id) override {
-    return db_->read([&](Connection& c) -> Result<FileRecord> {
-      auto q = c.prepare(
-          "SELECT id, account_id, agent_code, purpose, blob_key, kind, mime, ext, size, original_name, "
-          "source_url,"
-          " created_at FROM files WHERE id = ? AND account_id = ?");
-      q.bind(1, id).bind(2, account_id);
-      if (!q.step()) return Status::NotFound("File not found: " + id);
-      return read_file(q);
-    });
+    return db_->read([&](Connection& c) -> Result<FileRecord> { return find_file(c, account_id, id); });
   }
 
   Result<FileRecord> remove(const std::string& account_id, const std::string& id) override {
     return db_->write([&](Connection& c) -> Result<FileRecord> {
-      auto q = c.prepare(
-          "SELECT id, account_id, agent_code, purpose, blob_key, kind, mime, ext, size, original_name, "
-          "source_url,"
-          " created_at FROM files WHERE id = ? AND account_id = ?");
-      q.bind(1, id).bind(2, account_id);
-      if (!q.step()) return Status::NotFound("File not found: " + id);
-      FileRecord f = read_file(q);
-      c.prepare("DELETE FROM files WHERE id = ?").bind(1, id).run();
+      auto f = find_file(c, account_id, id);
+      if (f.ok()) c.prepare("DELETE FROM files WHERE id = ?").bind(1, id).run();
       return f;
     });
   }
