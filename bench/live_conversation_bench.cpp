@@ -245,7 +245,8 @@ std::vector<double> spoken(Live& live, const std::vector<int16_t>& question, int
         15000);
     std::printf("  spoken round %d: %s, heard after %s: \"%s\"\n", i + 1,
                 first ? (std::to_string(static_cast<int>(*first)) + " ms").c_str() : "no answer",
-                heard_ms ? (std::to_string(static_cast<int>(*heard_ms)) + " ms").c_str() : "-", heard.c_str());
+                heard_ms ? (std::to_string(static_cast<int>(*heard_ms)) + " ms").c_str() : "-",
+                heard.c_str());
     if (first) ms.push_back(*first);
     if (heard_ms) heard_after->push_back(*heard_ms);
     live.until_quiet(sentences, finished);

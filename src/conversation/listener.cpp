@@ -9,11 +9,10 @@ bool looks_finished(std::string_view hypothesis) {
   // Words a spoken sentence (almost) never ends with: after them the viewer is pausing
   // mid-sentence. Prepositions can end an English question ("what is it for"); holding those
   // costs only the longer wait, ending early wrongly costs a stopped answer.
-  static const char* const kHold[] = {"a",    "an",    "the",  "and",     "or",      "but",    "nor",
-                                      "of",   "to",    "for",  "from",    "with",    "by",     "about",
-                                      "into", "onto",  "at",   "in",      "on",      "than",   "because",
-                                      "if",   "whether", "my", "your",    "our",     "their",  "its",
-                                      "very", "uh",    "um",   "er",      "erm",     "hmm"};
+  static const char* const kHold[] = {
+      "a",    "an",    "the",   "and",  "or",   "but", "nor", "of",   "to",      "for", "from",    "with",
+      "by",   "about", "into",  "onto", "at",   "in",  "on",  "than", "because", "if",  "whether", "my",
+      "your", "our",   "their", "its",  "very", "uh",  "um",  "er",   "erm",     "hmm"};
   auto end = hypothesis.find_last_not_of(' ');
   if (end == std::string_view::npos) return false;
   auto space = hypothesis.find_last_of(' ', end);
