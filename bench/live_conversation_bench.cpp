@@ -13,12 +13,14 @@
 //
 // Rounds are separated: a round ends when every sentence the agent queued (one `transcript`
 // with final false each) has finished playing and no speaking audio arrived for 400 ms.
-//   live_conversation_bench [rounds=10]
+//   live_conversation_bench [rounds=10] [spoken]   ("spoken": only the spoken-turn rounds)
 // Built with the tests (it uses the black-box harness): build/tests/live_conversation_bench
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <fstream>
+#include <string>
 #include <thread>
 
 #include "fixtures/fake_llm.h"
@@ -204,16 +206,21 @@ std::vector<double> typed(Live& live, int rounds) {
 }
 
 // Spoken turn: end of speech -> first speaking audio.
-std::vector<double> spoken(Live& live, const std::vector<int16_t>& question, int rounds) {
+// `heard_after`: end of speech -> the viewer's transcript event (the turn ended and was recognised).
+std::vector<double> spoken(Live& live, const std::vector<int16_t>& question, int rounds,
+                           std::vector<double>* heard_after) {
   std::vector<double> ms;
   live.until_quiet(0, 0, true);
+  // The first microphone audio of a session loads its recogniser (tens of MB of models): three
+  // seconds of the quiet room first, so round 1 measures a turn like the others.
+  live.run([](const WsMessage&) { return false; }, 3000);
   for (int i = 0; i < rounds; ++i) {
     size_t base = live.mic->queued();
     live.mic->say(std::vector<int16_t>(kMicRate / 2, 0));  // half a second of the quiet room
     base += kMicRate / 2;
     live.mic->say(question);
     const size_t end_index = base + last_audible(question);
-    std::optional<double> first;
+    std::optional<double> first, heard_ms;
     std::string heard;
     int sentences = 0, finished = 0;
     live.run(
@@ -221,8 +228,10 @@ std::vector<double> spoken(Live& live, const std::vector<int16_t>& question, int
           if (m.text) {
             json::object e = json::parse(m.data).as_object();
             const auto& type = e.at("type").as_string();
-            if (type == "transcript" && e.at("role").as_string() == "user")
+            if (type == "transcript" && e.at("role").as_string() == "user") {
               heard = e.at("text").as_string().c_str();
+              if (auto end = live.mic->sent_at(end_index)) heard_ms = ms_between(*end, m.at);
+            }
             if (type == "transcript" && e.at("role").as_string() == "agent" && !e.at("final").as_bool())
               ++sentences;
             finished += type == "playback_finished";
@@ -234,10 +243,12 @@ std::vector<double> spoken(Live& live, const std::vector<int16_t>& question, int
           return first.has_value();
         },
         15000);
-    std::printf("  spoken round %d: %s heard \"%s\"\n", i + 1,
+    std::printf("  spoken round %d: %s, heard after %s: \"%s\"\n", i + 1,
                 first ? (std::to_string(static_cast<int>(*first)) + " ms").c_str() : "no answer",
+                heard_ms ? (std::to_string(static_cast<int>(*heard_ms)) + " ms").c_str() : "-",
                 heard.c_str());
     if (first) ms.push_back(*first);
+    if (heard_ms) heard_after->push_back(*heard_ms);
     live.until_quiet(sentences, finished);
   }
   return ms;
@@ -308,8 +319,9 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "tts: %s\n", tts.status().message().c_str());
     return 1;
   }
+  const bool spoken_only = argc > 2 && std::string(argv[2]) == "spoken";
   const auto question = tts16k(**tts, "Do members get a discount?");
-  {
+  if (!spoken_only) {
     Live live({});
     if (!live.ws) return 1;
     report("typed, built-in responder", typed(live, rounds));
@@ -317,11 +329,20 @@ int main(int argc, char** argv) {
   FakeLlmServer llm;
   Live live({"--llm-base-url", llm.base_url(), "--llm-model", "fake", "--llm-allow-private"});
   if (!live.ws) return 1;
-  auto t = typed(live, rounds);
-  auto s = spoken(live, question, rounds);
-  auto b = barge_in(live, question, rounds);
-  report("typed, streaming model (fake)", t);
+  std::vector<double> t, b, heard;
+  if (!spoken_only) t = typed(live, rounds);
+  auto s = spoken(live, question, rounds, &heard);
+  if (!spoken_only) b = barge_in(live, question, rounds);
+  // The server's own account of each spoken turn: how far behind real time its ears were.
+  {
+    std::ifstream log(live.server->data_dir() + "/imagod.log");
+    for (std::string line; std::getline(log, line);)
+      if (line.find("live_turn_") != std::string::npos || line.find("live_ears") != std::string::npos)
+        std::printf("  server: %s\n", line.c_str());
+  }
+  if (!spoken_only) report("typed, streaming model (fake)", t);
   report("spoken end of speech, streaming model (fake)", s);
-  report("barge-in: speech onset -> agent audio stops", b);
+  report("  of which: end of speech -> transcript", heard);
+  if (!spoken_only) report("barge-in: speech onset -> agent audio stops", b);
   return 0;
 }

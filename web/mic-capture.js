@@ -1,6 +1,7 @@
 // AudioWorklet: the viewer's microphone as 16-bit mono PCM at 16 kHz in 20 ms chunks (640 bytes),
-// the binary framing of docs/live-protocol.md. The context runs at the device rate; samples are
-// resampled here by linear interpolation (speech sits well below 8 kHz, so aliasing is slight).
+// the binary framing of docs/live-protocol.md. The page asks for a 16 kHz context (the browser
+// resamples); where the context runs at the device rate instead, samples are resampled here by
+// linear interpolation (speech sits well below 8 kHz, so aliasing is slight).
 class MicCapture extends AudioWorkletProcessor {
   constructor() {
     super();

@@ -150,13 +150,25 @@
     try {
       const stream = await navigator.mediaDevices.getUserMedia({
         audio: { channelCount: 1, echoCancellation: true, noiseSuppression: true, autoGainControl: true } });
-      const ctx = new AudioContext();
+      // A context at 16 kHz lets the browser resample the microphone with its own filtered
+      // resampler; browsers that cannot connect a stream to a context of another rate (Firefox)
+      // get one at the device rate, and mic-capture.js resamples.
+      let ctx = new AudioContext({ sampleRate: 16000 });
+      let source;
+      try {
+        source = ctx.createMediaStreamSource(stream);
+      } catch (err) {
+        ctx.close();
+        ctx = new AudioContext();
+        source = ctx.createMediaStreamSource(stream);
+      }
+      stats.micRate = ctx.sampleRate;
       await ctx.audioWorklet.addModule('/embed-assets/mic-capture.js');
       const node = new AudioWorkletNode(ctx, 'mic-capture');
       node.port.onmessage = (e) => {
         if (ws && ws.readyState === 1) { ws.send(e.data); stats.micChunks++; }
       };
-      ctx.createMediaStreamSource(stream).connect(node);
+      source.connect(node);
       mic = { stream, ctx };
       micEl.classList.add('on');
       if (audio && audio.state !== 'running') audio.resume();

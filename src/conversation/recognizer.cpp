@@ -118,6 +118,13 @@ Result<std::string> Recognizer::finish() {
   return std::string(hyp ? hyp : "");
 }
 
+std::string Recognizer::partial() const {
+  if (!impl_->in_utterance) return "";
+  int32 score = 0;
+  const char* hyp = ps_get_hyp(impl_->decoder, &score);
+  return hyp ? hyp : "";
+}
+
 Result<std::string> Recognizer::recognize(const std::vector<int16_t>& pcm16k) {
   Status s = start();
   if (!s.ok()) return s;

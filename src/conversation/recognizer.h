@@ -38,6 +38,9 @@ class Recognizer {
   Status feed(const int16_t* samples, size_t n);
   // The recognised text, lower case ("" when nothing was understood).
   Result<std::string> finish();
+  // The best hypothesis so far in the running utterance (lower case, "" when none yet): cheap, a
+  // backtrace over what has been decoded, for deciding that a turn has ended.
+  std::string partial() const;
 
   // One whole utterance.
   Result<std::string> recognize(const std::vector<int16_t>& pcm16k);

@@ -198,5 +198,95 @@ TEST(Listener, HearsAQuestionAndBargesIn) {
   EXPECT_FALSE(ears.in_turn());
 }
 
+TEST(Listener, TurnsThatLookFinished) {
+  EXPECT_TRUE(looks_finished("do members get a discount"));
+  EXPECT_TRUE(looks_finished("thank you"));
+  EXPECT_TRUE(looks_finished("hello "));
+  EXPECT_FALSE(looks_finished(""));
+  EXPECT_FALSE(looks_finished("  "));
+  EXPECT_FALSE(looks_finished("do members get a"));
+  EXPECT_FALSE(looks_finished("when does the museum open and"));
+  EXPECT_FALSE(looks_finished("the"));
+}
+
+// Microphone-like audio of `parts` spoken one after another with `gap_ms` of quiet between them
+// and a second of quiet at the end.
+std::vector<int16_t> mic_with_gaps(const std::vector<std::string>& parts, int gap_ms) {
+  std::vector<int16_t> mic(kRecognizerSampleRate / 2, 0);
+  for (const auto& p : parts) {
+    auto q = spoken(p);
+    mic.insert(mic.end(), q.begin(), q.end());
+    mic.insert(mic.end(), static_cast<size_t>(kRecognizerSampleRate * gap_ms / 1000), 0);
+  }
+  mic.insert(mic.end(), kRecognizerSampleRate, 0);
+  for (size_t i = 0; i < mic.size(); ++i) mic[i] = static_cast<int16_t>(mic[i] + (i * 7919) % 21 - 10);
+  return mic;
+}
+
+// A complete question ends after the short silence, long before the turn detector's 600 ms.
+TEST(Listener, AFinishedQuestionEndsEarly) {
+  auto rec = Recognizer::create();
+  ASSERT_TRUE(rec.ok());
+  std::vector<std::string> heard;
+  std::vector<int64_t> heard_at_ms;
+  ListenerSink sink;
+  Listener* self = nullptr;
+  sink.heard = [&](const std::string& t) {
+    heard.push_back(t);
+    heard_at_ms.push_back(self->stream_ms());
+  };
+  Listener ears(std::move(rec.value()), sink);
+  self = &ears;
+  ears.set_domain(domain_sentences());
+  auto q = spoken("When does the museum open?");
+  size_t end = q.size();
+  while (end > 0 && std::abs(q[end - 1]) < 300) --end;
+  auto mic = mic_with_gaps({"When does the museum open?"}, 0);
+  const double end_ms = (kRecognizerSampleRate / 2 + end) * 1000.0 / kRecognizerSampleRate;
+  ears.push(mic.data(), mic.size());
+  ASSERT_EQ(heard.size(), 1u);
+  EXPECT_EQ(ears.early_ends(), 1);
+  std::printf("[endpoint] heard \"%s\" %.0f ms after the last audible sample\n", heard[0].c_str(),
+              heard_at_ms[0] - end_ms);
+  EXPECT_LT(heard_at_ms[0] - end_ms, 560);
+  auto a = builtin_answer(kSystemPrompt, knowledge(), heard[0]);
+  EXPECT_NE(a.text.find("opens at nine"), std::string::npos) << heard[0];
+}
+
+// A viewer who goes on after an early end continues that turn: the barge-in stops the early
+// answer and the whole sentence is heard; one who pauses after a word a sentence does not end
+// with ("the") is waited for.
+TEST(Listener, PausesAreJoinedOrWaitedFor) {
+  auto listen = [](const std::vector<std::string>& parts, std::vector<std::string>& heard, int& barge_ins) {
+    auto rec = Recognizer::create();
+    if (!rec.ok()) throw std::runtime_error(rec.status().message());
+    ListenerSink sink;
+    sink.heard = [&](const std::string& t) { heard.push_back(t); };
+    sink.barge_in = [&] { ++barge_ins; };
+    Listener ears(std::move(rec.value()), sink);
+    ears.set_domain(domain_sentences());
+    auto mic = mic_with_gaps(parts, 450);
+    ears.push(mic.data(), mic.size());
+    for (const auto& h : heard) std::printf("[endpoint] heard \"%s\"\n", h.c_str());
+    return ears.early_ends();
+  };
+  std::vector<std::string> heard;
+  int barge_ins = 0;
+  // "wireless" can end a sentence: the turn ends early, the continuation joins it.
+  EXPECT_EQ(listen({"Is there wireless", "internet?"}, heard, barge_ins), 2);
+  ASSERT_EQ(heard.size(), 2u);
+  EXPECT_EQ(barge_ins, 1);
+  EXPECT_EQ(heard[1].rfind(heard[0] + " ", 0), 0u) << heard[1];
+  auto a = builtin_answer(kSystemPrompt, knowledge(), heard.back());
+  EXPECT_NE(a.text.find("wireless internet"), std::string::npos) << heard.back();
+  // "the" cannot: the listener waits through the pause and hears one turn.
+  heard.clear();
+  barge_ins = 0;
+  listen({"Where is the", "dinosaur hall?"}, heard, barge_ins);
+  ASSERT_EQ(heard.size(), 1u);
+  EXPECT_EQ(barge_ins, 0);
+  EXPECT_NE(heard[0].find("dinosaur"), std::string::npos) << heard[0];
+}
+
 }  // namespace
 }  // namespace imago::conversation

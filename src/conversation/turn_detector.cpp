@@ -84,15 +84,18 @@ void TurnDetector::frame(const int16_t* f, std::vector<TurnEvent>& out) {
   silent_frames_ = voiced ? 0 : silent_frames_ + 1;
   const bool ended = silent_frames_ * o_.frame_ms >= o_.end_silence_ms;
   const bool too_long = (frames_ - turn_start_frame_) * o_.frame_ms >= o_.max_turn_ms;
-  if (ended || too_long) {
-    TurnEvent e;
-    e.kind = TurnEvent::kTurnEnded;
-    e.at_ms = frames_ * o_.frame_ms;
-    e.detected_at_ms = e.at_ms;
-    e.audio = std::move(turn_);
-    out.push_back(std::move(e));
-    reset_turn();
-  }
+  if (ended || too_long) out.push_back(*end_turn());
+}
+
+std::optional<TurnEvent> TurnDetector::end_turn() {
+  if (!in_speech_) return std::nullopt;
+  TurnEvent e;
+  e.kind = TurnEvent::kTurnEnded;
+  e.at_ms = frames_ * o_.frame_ms;
+  e.detected_at_ms = e.at_ms;
+  e.audio = std::move(turn_);
+  reset_turn();
+  return e;
 }
 
 }  // namespace imago::conversation

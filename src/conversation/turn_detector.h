@@ -4,6 +4,8 @@
 // quietest frame of the last 1.5 s) by a margin (10 dB). Speech starts after 3 voiced frames in a row (60 ms,
 // so clicks do not count); the turn ends after 600 ms without voiced frames, or at 15 s. The audio of a turn
 // starts 300 ms before the detected start (pre-roll) so the first syllable reaches the recogniser.
+// A caller that knows more (the Listener looks at what has been recognised so far) may end a turn
+// earlier with end_turn(): 600 ms is the longest wait, not the usual one.
 //
 // kSpeechStarted is also the barge-in signal: a viewer who starts speaking while the agent talks
 // interrupts it (the live session stops the agent's audio on this event). The browser's echo
@@ -11,6 +13,7 @@
 #pragma once
 #include <cstdint>
 #include <deque>
+#include <optional>
 #include <vector>
 
 namespace imago::conversation {
@@ -47,6 +50,11 @@ class TurnDetector {
   const std::vector<int16_t>& current_turn_audio() const { return turn_; }
   // Forgets the current turn (e.g. after an interrupt the caller decides to drop it).
   void reset_turn();
+  // Unvoiced time at the end of the current turn so far (0 outside a turn or while voiced).
+  int64_t silence_ms() const { return in_speech_ ? static_cast<int64_t>(silent_frames_) * o_.frame_ms : 0; }
+  // Ends the current turn now (the caller decided the viewer has finished): the kTurnEnded event
+  // with the turn's audio; nullopt outside a turn.
+  std::optional<TurnEvent> end_turn();
 
  private:
   void frame(const int16_t* f, std::vector<TurnEvent>& out);

@@ -99,5 +99,26 @@ TEST(TurnDetector, LongSpeechIsCutAtTheMaximum) {
   EXPECT_NEAR(ev[1].at_ms - ev[0].at_ms, 2000, 60);
 }
 
+// A caller that has decided the viewer finished ends the turn at once, with its audio so far;
+// the silence so far is what it decides on.
+TEST(TurnDetector, ACallerCanEndATurnEarly) {
+  TurnDetector d;
+  auto pcm = signal(3.0, 0.5, 1.5);
+  std::vector<TurnEvent> ev;
+  std::optional<TurnEvent> early;
+  for (size_t i = 0; i < pcm.size() && !early; i += 320) {
+    for (auto& e : d.push(pcm.data() + i, 320)) ev.push_back(std::move(e));
+    if (d.in_speech() && d.silence_ms() >= 300) early = d.end_turn();
+  }
+  ASSERT_EQ(ev.size(), 1u);
+  ASSERT_TRUE(early.has_value());
+  EXPECT_EQ(early->kind, TurnEvent::kTurnEnded);
+  EXPECT_NEAR(early->at_ms, 1500 + 300, 60);
+  EXPECT_NEAR(static_cast<double>(early->audio.size()) / kRate, 0.3 + 0.06 + 1.0 + 0.3, 0.1);
+  EXPECT_FALSE(d.in_speech());
+  EXPECT_EQ(d.silence_ms(), 0);
+  EXPECT_FALSE(d.end_turn().has_value());
+}
+
 }  // namespace
 }  // namespace imago::conversation

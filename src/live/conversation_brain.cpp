@@ -1,6 +1,7 @@
 #include "live/conversation_brain.h"
 
 #include "conversation/listener.h"
+#include "live/thread_priority.h"
 #include "util/log.h"
 
 namespace imago::live {
@@ -105,10 +106,16 @@ bool ConversationBrain::on_microphone(Room&, std::string_view pcm) {
     if (ears_stop_) return true;
     if (audio_bytes_ + pcm.size() > opts_.max_audio_backlog_bytes) {
       // The ears are behind by seconds: drop the oldest audio rather than grow without bound.
+      size_t dropped = 0;
       while (!audio_.empty() && audio_bytes_ + pcm.size() > opts_.max_audio_backlog_bytes) {
+        dropped += audio_.front().size();
         audio_bytes_ -= audio_.front().size();
         audio_.pop_front();
       }
+      if (dropped_bytes_ == 0)
+        log::warn("live_ears_behind", {{"session", room_.settings().session_id},
+                                       {"detail", "microphone audio over 10 s behind is dropped"}});
+      dropped_bytes_ += dropped;
     }
     audio_.emplace_back(pcm);
     audio_bytes_ += pcm.size();
@@ -118,9 +125,20 @@ bool ConversationBrain::on_microphone(Room&, std::string_view pcm) {
   return true;
 }
 
+int64_t ConversationBrain::dropped_audio_ms() {
+  std::lock_guard lock(ears_mu_);
+  return static_cast<int64_t>(dropped_bytes_ / 32);
+}
+
 void ConversationBrain::ears_loop() {
+  // Recognition needs ~0.45 s of CPU per second of audio and must keep up with the viewer:
+  // above the room's rendering (which lowers itself), and above the rest of the machine when the
+  // process may raise a thread's priority (live/thread_priority.h).
+  const bool raised = adjust_this_thread_nice(kEarsNiceOffset);
+  log::info("live_ears_started", {{"session", room_.settings().session_id}, {"priority_raised", raised}});
   std::unique_ptr<conversation::Listener> listener;
   bool unavailable = false;
+  size_t backlog_bytes = 0;  // audio still queued when the current batch was taken
   for (;;) {
     std::deque<std::string> chunks;
     std::vector<std::string> domain;
@@ -130,6 +148,7 @@ void ConversationBrain::ears_loop() {
       ears_cv_.wait(lock, [&] { return ears_stop_ || !audio_.empty(); });
       if (ears_stop_) return;
       chunks.swap(audio_);
+      backlog_bytes = audio_bytes_;
       audio_bytes_ = 0;
       if (domain_changed_) {
         domain = domain_;
@@ -149,9 +168,20 @@ void ConversationBrain::ears_loop() {
       }
       conversation::ListenerSink sink;
       sink.barge_in = [this] { room_.interrupt(); };
-      sink.heard = [this](const std::string& text) { (void)room_.user_text(text); };
-      sink.not_understood = [this](const std::string& why) {
-        log::debug("live_turn_not_understood", {{"session", room_.settings().session_id}, {"why", why}});
+      // How far behind real time the ears were when the batch holding the turn's end was taken
+      // (32 bytes per ms at 16 kHz s16): the first thing to look at when turns come late.
+      sink.heard = [this, &backlog_bytes](const std::string& text) {
+        log::info("live_turn_heard", {{"session", room_.settings().session_id},
+                                      {"chars", text.size()},
+                                      {"ears_behind_ms", backlog_bytes / 32},
+                                      {"dropped_audio_ms", dropped_audio_ms()}});
+        (void)room_.user_text(text);
+      };
+      sink.not_understood = [this, &backlog_bytes](const std::string& why) {
+        log::info("live_turn_not_understood", {{"session", room_.settings().session_id},
+                                               {"why", why},
+                                               {"ears_behind_ms", backlog_bytes / 32},
+                                               {"dropped_audio_ms", dropped_audio_ms()}});
       };
       listener = std::make_unique<conversation::Listener>(std::move(rec).value(), std::move(sink));
     }

@@ -50,6 +50,7 @@ class ConversationBrain : public SessionBrain {
  private:
   void speak_sentence(const std::string& sentence);
   void ears_loop();
+  int64_t dropped_audio_ms();
 
   Room& room_;
   const std::string system_prompt_;
@@ -69,6 +70,7 @@ class ConversationBrain : public SessionBrain {
   std::condition_variable ears_cv_;
   std::deque<std::string> audio_;
   size_t audio_bytes_ = 0;
+  size_t dropped_bytes_ = 0;  // microphone audio dropped because the ears were over 10 s behind
   bool ears_stop_ = false;
   std::vector<std::string> domain_;  // system prompt and knowledge, for the recogniser
   bool domain_changed_ = false;

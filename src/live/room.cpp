@@ -5,6 +5,7 @@
 #include "billing/spend_cap.h"
 #include "jobs/dynamics_config.h"
 #include "live/media_framing.h"
+#include "live/thread_priority.h"
 #include "speech/speech_service.h"
 #include "util/json.h"
 #include "util/log.h"
@@ -178,6 +179,7 @@ Status Room::microphone(std::string_view pcm) {
   if (!brain || !brain->on_microphone(*this, pcm)) {
     return Status(Code::kConflict, "This session does not listen to microphone audio");
   }
+  listening_.store(true, std::memory_order_relaxed);
   return Status::Ok();
 }
 
@@ -518,8 +520,16 @@ void Room::render_loop() {
   auto base = clock::now();
   int64_t produced = 0;  // frames since `base`
   bool was_paused = false;
+  bool lowered = false;
   avatar::Frame f;
   while (!stop_) {
+    if (!lowered && listening_.load(std::memory_order_relaxed)) {
+      // A viewer talks to this session: recognition must keep up with real time, and pictures
+      // are what this loop can skip when it falls behind (audio stays whole), so rendering
+      // yields to the ears (live/thread_priority.h).
+      lowered = true;
+      (void)adjust_this_thread_nice(kRenderNiceOffset);
+    }
     if (paused_) {
       // Frames stop while paused; the audio clock resumes where it stopped.
       was_paused = true;

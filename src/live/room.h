@@ -212,6 +212,7 @@ class Room : public std::enable_shared_from_this<Room> {
   int64_t utterance_counter_ = 0;
   std::atomic<bool> stop_{false};
   std::atomic<bool> paused_{false};
+  std::atomic<bool> listening_{false};  // microphone audio has arrived (render_loop yields to the ears)
   std::thread render_thread_, speech_thread_;
   std::mutex join_mu_;  // DELETE and the registry's reaper may both join
   bool started_ = false;

@@ -92,12 +92,12 @@ std::string wav_with_silence(const std::string& pcm, int rate, double before_s, 
 
 // The viewer's microphone for real: Chromium's fake audio capture plays a question spoken by this
 // server's TTS, the page's Mic button streams it, the server hears it (the caption shows its key
-// word) and the agent answers, in captions and audio.
-// Disabled in the suite: it passed alone (62 s), but on the shared 2-core machine saturated by the
-// full suite and other builds the server recognised no turn at all within 150 s (or one, garbled);
-// the cause under load is open (docs/conversation.md, "Known problems"). Run it with
-// --gtest_also_run_disabled_tests.
-TEST(LiveViewerBrowser, DISABLED_MicrophoneQuestionIsHeardAndAnswered) {
+// word) and the agent answers, in captions and audio. It once failed inside the full suite on the
+// shared 2-core machine: the session's ears thread (~0.45 s of CPU per second of speech) fell
+// behind real time next to the room's rendering and a dozen busy processes; the ears now raise
+// their priority and rendering lowers its own (docs/conversation.md, "Keeping up with the viewer").
+// On failure the server's account of every turn (how far behind its ears were) is printed.
+TEST(LiveViewerBrowser, MicrophoneQuestionIsHeardAndAnswered) {
   fs::path dir = fs::path(IMAGO_TESTS_DIR) / "node";
   ASSERT_EQ(run("command -v node >/dev/null 2>&1"), 0)
       << "node is not installed (scripts/setup.sh installs nodejs)";
@@ -137,7 +137,13 @@ TEST(LiveViewerBrowser, DISABLED_MicrophoneQuestionIsHeardAndAnswered) {
                     "' EMBED_TOKEN='" + token + "' MIC_WAV='" + wav.string() + "' EXPECT_HEARD='discount' " +
                     (shots ? "SCREENSHOT_DIR='" + std::string(shots) + "' " : "") +
                     "timeout 240 node live_mic_test.mjs";
-  EXPECT_EQ(run(cmd), 0) << "tests/node/live_mic_test.mjs failed (its output is above)";
+  const int rc = run(cmd);
+  EXPECT_EQ(rc, 0) << "tests/node/live_mic_test.mjs failed (its output is above)";
+  if (rc != 0) {
+    std::ifstream log(s.data_dir() + "/imagod.log");
+    for (std::string line; std::getline(log, line);)
+      if (line.find("\"live_") != std::string::npos) std::printf("imagod: %s\n", line.c_str());
+  }
   fs::remove_all(dir_wav);
 }
 
