@@ -44,13 +44,13 @@ print(v)' "$1"; }
 rss_kb() { awk '/^VmRSS/ {print $2}' "/proc/$1/status"; }
 hwm_kb() { awk '/^VmHWM/ {print $2}' "/proc/$1/status"; }
 
-# An MP4 signature and SIZE_MB of pseudo-random padding.
+# An MP4 signature and pseudo-random padding, SIZE_MB MiB in all (100 MiB is the video limit).
 python3 - "$WORK/clip.mp4" "$SIZE_MB" <<'PY'
 import os, sys
 with open(sys.argv[1], "wb") as f:
-    f.write(b"\0\0\0\x18ftypisom\0\0\0\0")
-    for _ in range(int(sys.argv[2])):
-        f.write(os.urandom(1 << 20))
+    f.write(b"\0\0\0\x18ftypisom\0\0\0\0")  # 16 bytes: the whole file is SIZE_MB MiB
+    for i in range(int(sys.argv[2])):
+        f.write(os.urandom((1 << 20) - (16 if i == 0 else 0)))
 PY
 
 bash "$ROOT/scripts/test_postgres.sh" start "$URLFILE"
@@ -80,8 +80,9 @@ run() {  # run LABEL DATABASE
     "$(echo "$t1 - $t0" | bc)" "$before" "$peak_up"
   for i in $(seq "$DOWNLOADS"); do
     dl_start=$(rss_kb "$pid")
+    echo "$dl_start" >"$WORK/peak"
     # Sample the node's RSS while the download runs; its growth is what one download holds.
-    ( peak=0; while kill -0 "$pid" 2>/dev/null; do r=$(rss_kb "$pid"); [ "$r" -gt "$peak" ] && peak=$r; echo "$peak" >"$WORK/peak"; sleep 0.02; done ) &
+    ( peak=$dl_start; while kill -0 "$pid" 2>/dev/null; do r=$(rss_kb "$pid"); [ "$r" -gt "$peak" ] && peak=$r; echo "$peak" >"$WORK/peak"; sleep 0.02; done ) &
     local sampler=$!
     t0=$(date +%s.%N)
     curl -fsS -H "api-secret: $secret" -o "$WORK/back.mp4" "$file_url"

@@ -384,8 +384,9 @@ TEST(Cluster, RoomListingShowsTheAccountsRoomsOnEveryNode) {
     auto r = node.get("/v1/rooms", secret);
     EXPECT_EQ(r.status, 200) << r.body;
     std::map<std::string, json::object> by_id;
-    if (r.status == 200)
-      for (const auto& v : r.json().at("data").as_array()) by_id[str(v, "room_id")] = v.as_object();
+    if (r.status != 200) return by_id;
+    const json::value j = r.json();
+    for (const auto& v : j.at("data").as_array()) by_id[str(v, "room_id")] = v.as_object();
     return by_id;
   };
   for (TestServer* node : {c.a.get(), c.b.get()}) {
