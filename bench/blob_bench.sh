@@ -82,7 +82,7 @@ run() {  # run LABEL DATABASE
     dl_start=$(rss_kb "$pid")
     echo "$dl_start" >"$WORK/peak"
     # Sample the node's RSS while the download runs; its growth is what one download holds.
-    ( peak=$dl_start; while kill -0 "$pid" 2>/dev/null; do r=$(rss_kb "$pid"); [ "$r" -gt "$peak" ] && peak=$r; echo "$peak" >"$WORK/peak"; sleep 0.02; done ) &
+    ( peak=$dl_start; while kill -0 "$pid" 2>/dev/null; do r=$(rss_kb "$pid"); [ "$r" -gt "$peak" ] && peak=$r; echo "$peak" >"$WORK/peak.tmp"; mv -f "$WORK/peak.tmp" "$WORK/peak"; sleep 0.02; done ) &
     local sampler=$!
     t0=$(date +%s.%N)
     curl -fsS -H "api-secret: $secret" -o "$WORK/back.mp4" "$file_url"
