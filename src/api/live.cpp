@@ -64,7 +64,8 @@ json::object remote_room_json(const RemoteRoom& r) {
   o["started_at"] = started.is_int64() ? time_json(started.as_int64()) : json::value(nullptr);
   for (const char* k : {"viewers", "billed_minutes", "billing_type", "context_items"}) o[k] = field(k);
   o["remote"] = true;
-  o["details_as_of"] = r.details_at_ms > 0 ? json::value(format_rfc3339(r.details_at_ms / 1000)) : json::value(nullptr);
+  o["details_as_of"] =
+      r.details_at_ms > 0 ? json::value(format_rfc3339(r.details_at_ms / 1000)) : json::value(nullptr);
   return o;
 }
 
@@ -359,7 +360,8 @@ void register_live_routes(http::Router& router, Services& s) {
     auto r = room_or_404(req);
     if (r.ok()) return http::Response::json(200, {{"data", room_json((*r)->info())}});
     auto remote = s.rooms->remote_list(req.principal->account_id, req.param("room_id"));
-    if (remote.ok() && !remote->empty()) return http::Response::json(200, {{"data", remote_room_json(remote->front())}});
+    if (remote.ok() && !remote->empty())
+      return http::Response::json(200, {{"data", remote_room_json(remote->front())}});
     return http::Response::from_status(r.status());
   });
 

@@ -2,9 +2,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
-#include <algorithm>
 #include <filesystem>
 
 #include "blobs/blob_store.h"
@@ -29,7 +29,8 @@ class FsBlobReader final : public BlobReader {
   Result<std::string> read(int64_t offset, size_t max) override {
     if (offset < 0) return Status::Invalid("negative blob offset");
     if (offset >= size_) return std::string();
-    std::string out(static_cast<size_t>(std::min<int64_t>(std::min(max, kBlobChunkBytes), size_ - offset)), '\0');
+    std::string out(static_cast<size_t>(std::min<int64_t>(std::min(max, kBlobChunkBytes), size_ - offset)),
+                    '\0');
     size_t got = 0;
     while (got < out.size()) {
       ssize_t n = ::pread(fd_, out.data() + got, out.size() - got, offset + static_cast<int64_t>(got));

@@ -115,14 +115,15 @@ struct Connection final : WebSocketClient::Impl, std::enable_shared_from_this<Co
     }
     auto msg = std::make_shared<std::string>(std::move(next.first));
     ws.binary(next.second);
-    ws.async_write(boost::asio::buffer(*msg), [self = this->shared_from_this(), msg](beast::error_code ec, size_t) {
-      if (ec) {
-        std::lock_guard lock(self->mu);
-        self->writing = false;
-        return;
-      }
-      self->write_next();
-    });
+    ws.async_write(boost::asio::buffer(*msg),
+                   [self = this->shared_from_this(), msg](beast::error_code ec, size_t) {
+                     if (ec) {
+                       std::lock_guard lock(self->mu);
+                       self->writing = false;
+                       return;
+                     }
+                     self->write_next();
+                   });
   }
 
   // No close handshake: the socket is shut, the read ends, and the peer sees its viewer go away
@@ -177,7 +178,8 @@ Result<Target> parse_node_url(const std::string& base_url) {
   t.hostport = rest;
   t.host = rest.substr(0, colon);
   t.port = rest.substr(colon + 1);
-  if (t.host.size() >= 2 && t.host.front() == '[' && t.host.back() == ']') t.host = t.host.substr(1, t.host.size() - 2);
+  if (t.host.size() >= 2 && t.host.front() == '[' && t.host.back() == ']')
+    t.host = t.host.substr(1, t.host.size() - 2);
   return t;
 }
 
@@ -256,12 +258,14 @@ Result<std::unique_ptr<WebSocketClient>> WebSocketClient::connect(const std::str
     auto c = std::make_shared<Connection<websocket::stream<tcp::socket>>>();
     c->ws.read_message_max(64 * 1024 * 1024);
     c->ws.set_option(websocket::stream_base::decorator(decorate));
-    result = connect_bounded(*c, *t, timeout_ms, [&](auto done) { c->ws.async_handshake(res, t->hostport, target, done); });
+    result = connect_bounded(*c, *t, timeout_ms,
+                             [&](auto done) { c->ws.async_handshake(res, t->hostport, target, done); });
     impl = c;
   } else {
     auto ctx = client_context(tls.ca_file);
     if (!ctx.ok()) return ctx.status();
-    auto c = std::make_shared<Connection<websocket::stream<ssl::stream<tcp::socket>>>>(std::move(ctx).value());
+    auto c =
+        std::make_shared<Connection<websocket::stream<ssl::stream<tcp::socket>>>>(std::move(ctx).value());
     c->ws.read_message_max(64 * 1024 * 1024);
     c->ws.set_option(websocket::stream_base::decorator(decorate));
     SSL* ssl = c->ws.next_layer().native_handle();
@@ -282,8 +286,8 @@ Result<std::unique_ptr<WebSocketClient>> WebSocketClient::connect(const std::str
     impl = c;
   }
   if (result == boost::asio::error::would_block)
-    return Status::Unavailable("the node at " + base_url + " did not answer within " + std::to_string(timeout_ms) +
-                               " ms");
+    return Status::Unavailable("the node at " + base_url + " did not answer within " +
+                               std::to_string(timeout_ms) + " ms");
   if (result) {
     if (refused && res.result_int() != 0 && result == websocket::error::upgrade_declined) {
       refused->status = static_cast<int>(res.result_int());

@@ -21,12 +21,13 @@ RoomLease lease_of(const Room& r) {
 }  // namespace
 
 std::string room_details_json(const RoomInfo& i) {
-  return boost::json::serialize(boost::json::object{{"state", phase_name(i.phase)},
-                                                    {"started_at", i.started_at_s},
-                                                    {"viewers", i.viewers},
-                                                    {"billed_minutes", i.billed_minutes},
-                                                    {"billing_type", i.billing_type},
-                                                    {"context_items", static_cast<int64_t>(i.context_items)}});
+  return boost::json::serialize(
+      boost::json::object{{"state", phase_name(i.phase)},
+                          {"started_at", i.started_at_s},
+                          {"viewers", i.viewers},
+                          {"billed_minutes", i.billed_minutes},
+                          {"billing_type", i.billing_type},
+                          {"context_items", static_cast<int64_t>(i.context_items)}});
 }
 
 Rooms::Rooms(RoomsDeps deps, RoomsOptions options) : d_(deps), options_(options) {

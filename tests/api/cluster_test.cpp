@@ -346,12 +346,14 @@ TEST(Cluster, ViewersAreRelayedToANodeServingTlsOnlyWhenItsCertificateVerifies) 
     // A room on A, a viewer through B: B cannot verify A's certificate with the system's CAs, so
     // it does not relay (503), and A's room keeps its one viewer.
     o.bearer = runtime_token(*c.a, acct.api_secret);
-    auto front = WsClient::connect(c.a->port(), "/v1/runtime/rooms/front?agent_code=" + code, o, &status, &body);
+    auto front =
+        WsClient::connect(c.a->port(), "/v1/runtime/rooms/front?agent_code=" + code, o, &status, &body);
     ASSERT_TRUE(front) << status << " " << body;
     ASSERT_TRUE(front->read_event("session.started"));
     o.bearer = runtime_token(*c.b, acct.api_secret);
     status = 0;
-    EXPECT_FALSE(WsClient::connect(c.b->port(), "/v1/runtime/rooms/front?agent_code=" + code, o, &status, &body));
+    EXPECT_FALSE(
+        WsClient::connect(c.b->port(), "/v1/runtime/rooms/front?agent_code=" + code, o, &status, &body));
     EXPECT_EQ(status, 503) << body;
     EXPECT_EQ(c.a->get("/v1/rooms/front", acct.api_secret).json().at("data").at("viewers").as_int64(), 1);
   }

@@ -155,7 +155,8 @@ TEST_P(BlobStoreContract, LargeBlobStreamsInBoundedChunks) {
     range += *piece;
   }
   EXPECT_EQ(range, src.data.substr(static_cast<size_t>(at), 100));
-  EXPECT_EQ(*(*reader)->read(static_cast<int64_t>(src.data.size()) - 5, 100), src.data.substr(src.data.size() - 5));
+  EXPECT_EQ(*(*reader)->read(static_cast<int64_t>(src.data.size()) - 5, 100),
+            src.data.substr(src.data.size() - 5));
   EXPECT_EQ((*reader)->read(static_cast<int64_t>(src.data.size()) + 5, 100)->size(), 0u);
   EXPECT_TRUE(*blobs().get("videos/acct/big.mp4") == src.data);
   // An overwrite with a small blob leaves nothing of the large one.

@@ -24,11 +24,13 @@ class PgBlobReader final : public BlobReader {
     if (offset >= size_ || max == 0) return std::string();
     const int64_t n = offset / static_cast<int64_t>(kPgBlobChunkBytes);
     const int64_t in_chunk = offset % static_cast<int64_t>(kPgBlobChunkBytes);
-    const int64_t want = std::min<int64_t>({static_cast<int64_t>(std::min(max, kBlobChunkBytes)),
-                                            static_cast<int64_t>(kPgBlobChunkBytes) - in_chunk, size_ - offset});
+    const int64_t want =
+        std::min<int64_t>({static_cast<int64_t>(std::min(max, kBlobChunkBytes)),
+                           static_cast<int64_t>(kPgBlobChunkBytes) - in_chunk, size_ - offset});
     // substring() of an uncompressed (EXTERNAL) bytea reads only the slices it needs.
     return db_.once([&](pg::Conn& c) -> Result<std::string> {
-      auto q = c.prepare("SELECT substring(data FROM ? FOR ?) FROM blob_chunks WHERE key = ? AND version = ? AND n = ?");
+      auto q = c.prepare(
+          "SELECT substring(data FROM ? FOR ?) FROM blob_chunks WHERE key = ? AND version = ? AND n = ?");
       q.bind(1, in_chunk + 1).bind(2, want).bind(3, key_).bind(4, version_).bind(5, n);
       // The version was replaced (or deleted) since open(): fail rather than mix two versions.
       if (!q.step()) return Status::Conflict("blob " + key_ + " changed while it was being read");
@@ -64,7 +66,8 @@ class PgBlobStore final : public BlobStore {
     if (!st.ok()) {
       // Nothing of a failed write stays; if even this fails, the sweep at a later start does it.
       Status d = discard(*version);
-      if (!d.ok()) log::warn("blob_write_cleanup_failed", {{"key", std::string(key)}, {"error", d.message()}});
+      if (!d.ok())
+        log::warn("blob_write_cleanup_failed", {{"key", std::string(key)}, {"error", d.message()}});
     }
     return st;
   }
@@ -188,7 +191,10 @@ class PgBlobStore final : public BlobStore {
           .bind(4, version)
           .run();
       if (previous)
-        c.prepare("DELETE FROM blob_chunks WHERE key = ? AND version = ?").bind(1, key).bind(2, *previous).run();
+        c.prepare("DELETE FROM blob_chunks WHERE key = ? AND version = ?")
+            .bind(1, key)
+            .bind(2, *previous)
+            .run();
       return Status::Ok();
     });
   }

@@ -100,8 +100,8 @@ class PgRoomDirectory final : public RoomDirectory {
       q.bind(1, account_id).bind(2, agent_code).bind(3, room_id).bind(4, node_);
       std::vector<RemoteRoom> out;
       while (q.step())
-        out.push_back({q.col_text(0), q.col_text(1), q.col_text(2), q.col_text(3), q.col_text(4), q.col_text(5),
-                       q.col_int(6)});
+        out.push_back({q.col_text(0), q.col_text(1), q.col_text(2), q.col_text(3), q.col_text(4),
+                       q.col_text(5), q.col_int(6)});
       return out;
     });
   }
@@ -215,7 +215,8 @@ class PgRoomDirectory final : public RoomDirectory {
     for (const auto& [session, details] : h_.details()) {
       if (!renewed.count(session)) continue;
       if (all.size() > 1) all += ',';
-      all += boost::json::serialize(boost::json::value(session)) + ":" + boost::json::serialize(boost::json::value(details));
+      all += boost::json::serialize(boost::json::value(session)) + ":" +
+             boost::json::serialize(boost::json::value(details));
     }
     all += '}';
     if (all == "{}") return;
