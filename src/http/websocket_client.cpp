@@ -118,8 +118,11 @@ struct Connection final : WebSocketClient::Impl, std::enable_shared_from_this<Co
     ws.async_write(boost::asio::buffer(*msg),
                    [self = this->shared_from_this(), msg](beast::error_code ec, size_t) {
                      if (ec) {
-                       std::lock_guard lock(self->mu);
-                       self->writing = false;
+                       {
+                         std::lock_guard lock(self->mu);
+                         self->writing = false;
+                       }
+                       self->shut();  // the connection is broken: end the read too
                        return;
                      }
                      self->write_next();
