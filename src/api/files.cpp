@@ -29,7 +29,8 @@ constexpr size_t kUploadBodyLimit = 140u << 20;
 constexpr int kUploadFetchTimeoutMs = 60000;
 
 struct Upload {
-  std::string bytes;
+  std::string owned;       // decoded or fetched bytes, when they are not a part of the request body
+  std::string_view bytes;  // the file: `owned`, or a multipart part inside the request body
   std::optional<std::string> name;
   std::optional<std::string> source_url;
   std::optional<std::string> wanted_type;  // file_type: image, video, audio (auto: none)
@@ -64,7 +65,7 @@ Result<Upload> read_json_upload(Services& s, const http::Request& req) {
   if (data->has_value()) {
     auto bytes = fetch::decode_inline_data("file_data", **data, fetch::kMaxMediaBytes);
     if (!bytes.ok()) return bytes.status();
-    up.bytes = std::move(bytes).value();
+    up.owned = std::move(bytes).value();
     return up;
   }
   auto parsed = fetch::parse_fetch_url(**url);
@@ -83,7 +84,7 @@ Result<Upload> read_json_upload(Services& s, const http::Request& req) {
   if (r->status < 200 || r->status >= 300) {
     return Status::Invalid("file_url: " + fr.url + " answered HTTP " + std::to_string(r->status));
   }
-  up.bytes = std::move(r->body);
+  up.owned = std::move(r->body);
   up.source_url = **url;
   return up;
 }
@@ -109,7 +110,7 @@ Result<Upload> read_multipart_upload(const http::Request& req) {
   }
   if (!file) return Status::Invalid("multipart upload needs a 'file' part");
   if (file->data.empty()) return Status::Invalid("the uploaded file is empty");
-  up.bytes = std::string(file->data);
+  up.bytes = file->data;  // no copy: the part stays in the request body until the blob is written
   if (!up.name && file->filename) up.name = file->filename->substr(0, 255);
   return up;
 }
@@ -131,6 +132,7 @@ http::Response upload(Services& s, http::Request& req) {
                                   "Send application/json ({file_url} or {file_data, file_name}) "
                                   "or multipart/form-data with a 'file' part"));
   if (!up.ok()) return http::Response::from_status(up.status());
+  if (!up->owned.empty()) up->bytes = up->owned;
   auto type = fetch::sniff(up->bytes);
   if (!type) {
     return http::Response::from_status(
@@ -167,7 +169,9 @@ http::Response upload(Services& s, http::Request& req) {
   f.original_name = up->name;
   f.source_url = up->source_url;
   f.created_at = s.clock->now_s();
-  if (Status st = s.blobs->put(f.blob_key, up->bytes); !st.ok()) return http::Response::from_status(st);
+  // Written chunk by chunk from the bytes already in memory (no further copy of a 100 MB video).
+  if (Status st = s.blobs->put_from(f.blob_key, blob_source_of(up->bytes)); !st.ok())
+    return http::Response::from_status(st);
   if (Status st = s.files->insert(f); !st.ok()) {
     (void)s.blobs->remove(f.blob_key);
     return http::Response::from_status(st);
@@ -186,6 +190,36 @@ http::Response upload(Services& s, http::Request& req) {
                                                       : f.original_name ? json::value(*f.original_name)
                                                                         : json::value(nullptr)},
                                   {"uploaded_at", format_rfc3339(f.created_at)}}}});
+}
+
+// A file of at most one chunk is sent as one body (with its Content-Length); a larger one (videos,
+// models) is streamed chunk by chunk from the blob store, so serving it holds one chunk per
+// download, never the whole file. A read that fails half way (the blob was deleted or replaced
+// meanwhile, the database went away) truncates the response: the connection closes before the
+// final chunk, which a client sees as an incomplete download, never as a whole file.
+http::Response download_response(std::unique_ptr<BlobReader> reader, const std::string& mime) {
+  if (reader->size() <= static_cast<int64_t>(kBlobChunkBytes)) {
+    auto body = reader->read(0, kBlobChunkBytes);
+    if (!body.ok()) return http::Response::from_status(body.status());
+    return http::Response::bytes(200, mime, std::move(body).value());
+  }
+  http::Response resp;
+  resp.status = 200;
+  resp.headers.set("Content-Type", mime);
+  std::shared_ptr<BlobReader> r(std::move(reader));
+  auto offset = std::make_shared<int64_t>(0);
+  resp.stream = [r, offset]() -> std::optional<std::string> {
+    if (*offset >= r->size()) return std::nullopt;
+    auto piece = r->read(*offset, kBlobChunkBytes);
+    if (!piece.ok()) {
+      log::warn("file_download_failed", {{"error", piece.status().message()}});
+      throw std::runtime_error(piece.status().message());
+    }
+    if (piece->empty()) throw std::runtime_error("blob ended early");
+    *offset += static_cast<int64_t>(piece->size());
+    return std::move(piece).value();
+  };
+  return resp;
 }
 
 // "/v1/files/file_abc.png" and "/v1/files/file_abc" name the same file.
@@ -207,13 +241,13 @@ void register_file_routes(http::Router& router, Services& s) {
     std::string id = file_id_of(req.param("file"));
     auto f = s.files->get(req.principal->account_id, id);
     if (!f.ok()) return http::Response::from_status(f.status());
-    auto bytes = s.blobs->get(f->blob_key);
-    if (!bytes.ok()) {
-      if (bytes.status().code() == Code::kNotFound)
+    auto reader = s.blobs->open(f->blob_key);
+    if (!reader.ok()) {
+      if (reader.status().code() == Code::kNotFound)
         return http::Response::from_status(Status::NotFound("File not found: " + id));
-      return http::Response::from_status(bytes.status());
+      return http::Response::from_status(reader.status());
     }
-    auto resp = http::Response::bytes(200, f->mime, std::move(bytes).value());
+    auto resp = download_response(std::move(reader).value(), f->mime);
     resp.headers.set("Cache-Control", "private, max-age=3600");
     resp.headers.set("Content-Disposition", "inline; filename=\"" + f->id + "." + f->ext + "\"");
     resp.headers.set("X-Content-Type-Options", "nosniff");

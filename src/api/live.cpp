@@ -14,6 +14,7 @@
 #include "live/rooms.h"
 #include "store/agent_store.h"
 #include "util/json.h"
+#include "util/strings.h"
 
 namespace imago::api {
 
@@ -45,6 +46,27 @@ json::object room_json(const live::RoomInfo& i) {
           {"billed_minutes", i.billed_minutes},
           {"billing_type", i.billing_type},
           {"context_items", static_cast<int64_t>(i.context_items)}};
+}
+
+// A room another node runs (cluster mode): the fields come from its owner's last snapshot, taken
+// at most one lease renewal (3 s) ago, which `details_as_of` tells; `remote: true` marks it.
+json::object remote_room_json(const RemoteRoom& r) {
+  json::object o{{"room_id", r.room_id}, {"session_id", r.session_id}, {"agent_code", r.agent_code}};
+  std::error_code ec;
+  json::value d = json::parse(r.details, ec);
+  const json::object* details = !ec && d.is_object() ? &d.as_object() : nullptr;
+  auto field = [&](const char* k) -> json::value {
+    const json::value* v = details ? details->if_contains(k) : nullptr;
+    return v ? *v : json::value(nullptr);
+  };
+  o["state"] = field("state");
+  const json::value started = field("started_at");
+  o["started_at"] = started.is_int64() ? time_json(started.as_int64()) : json::value(nullptr);
+  for (const char* k : {"viewers", "billed_minutes", "billing_type", "context_items"}) o[k] = field(k);
+  o["remote"] = true;
+  o["details_as_of"] =
+      r.details_at_ms > 0 ? json::value(format_rfc3339(r.details_at_ms / 1000)) : json::value(nullptr);
+  return o;
 }
 
 Result<std::optional<std::string>> optional_room_id(const json::object& body) {
@@ -166,7 +188,8 @@ std::optional<http::WebSocketAccept> relay_to_owner(Services& s, http::WebSocket
   h.set(kRelayedHeader, "1");
   http::WebSocketClient::Refused refused;
   auto client =
-      http::WebSocketClient::connect(*owner, up.request.target, h, kRelayConnectTimeoutMs, &refused);
+      http::WebSocketClient::connect(*owner, up.request.target, h, kRelayConnectTimeoutMs, &refused,
+                                     {.ca_file = s.config ? s.config->node_ca_file : std::string()});
   if (client.ok())
     return http::WebSocketAccept::upgrade(std::make_shared<RelaySocket>(std::move(client).value()));
   if (refused.status >= 400) {
@@ -316,9 +339,13 @@ void register_live_routes(http::Router& router, Services& s) {
                                       {"delivered_to_rooms", d.delivered_to_rooms}});
   });
 
+  // The account's rooms on this node, then those with a live lease on other nodes (cluster mode).
   router.add("GET", "/v1/rooms", [&s](http::Request& req) {
     json::array data;
     for (auto& r : s.rooms->list(req.principal->account_id)) data.push_back(room_json(r->info()));
+    auto remote = s.rooms->remote_list(req.principal->account_id);
+    if (!remote.ok()) return http::Response::from_status(remote.status());
+    for (const auto& r : *remote) data.push_back(remote_room_json(r));
     return http::Response::json(200, {{"data", std::move(data)}});
   });
 
@@ -329,10 +356,13 @@ void register_live_routes(http::Router& router, Services& s) {
     return r;
   };
 
-  router.add("GET", "/v1/rooms/{room_id}", [room_or_404](http::Request& req) {
+  router.add("GET", "/v1/rooms/{room_id}", [&s, room_or_404](http::Request& req) {
     auto r = room_or_404(req);
-    if (!r.ok()) return http::Response::from_status(r.status());
-    return http::Response::json(200, {{"data", room_json((*r)->info())}});
+    if (r.ok()) return http::Response::json(200, {{"data", room_json((*r)->info())}});
+    auto remote = s.rooms->remote_list(req.principal->account_id, req.param("room_id"));
+    if (remote.ok() && !remote->empty())
+      return http::Response::json(200, {{"data", remote_room_json(remote->front())}});
+    return http::Response::from_status(r.status());
   });
 
   router.add("DELETE", "/v1/rooms/{room_id}", [&s, room_or_404](http::Request& req) {

@@ -2,6 +2,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
@@ -11,24 +12,6 @@
 
 namespace imago {
 
-bool valid_blob_key(std::string_view key) {
-  if (key.empty() || key.size() > 200 || key.front() == '/' || key.back() == '/') return false;
-  size_t seg_start = 0;
-  for (size_t i = 0; i <= key.size(); ++i) {
-    if (i == key.size() || key[i] == '/') {
-      std::string_view seg = key.substr(seg_start, i - seg_start);
-      if (seg.empty() || seg == "." || seg == "..") return false;
-      seg_start = i + 1;
-      continue;
-    }
-    char c = key[i];
-    bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' ||
-              c == '_' || c == '-';
-    if (!ok) return false;
-  }
-  return true;
-}
-
 namespace {
 
 namespace fs = std::filesystem;
@@ -37,11 +20,42 @@ Status errno_status(const std::string& what) {
   return Status::Internal(what + ": " + std::strerror(errno));
 }
 
+// Reads from its own descriptor: a rename over the key later leaves this version readable.
+class FsBlobReader final : public BlobReader {
+ public:
+  FsBlobReader(int fd, int64_t size, std::string path) : fd_(fd), size_(size), path_(std::move(path)) {}
+  ~FsBlobReader() override { ::close(fd_); }
+  int64_t size() const override { return size_; }
+  Result<std::string> read(int64_t offset, size_t max) override {
+    if (offset < 0) return Status::Invalid("negative blob offset");
+    if (offset >= size_) return std::string();
+    std::string out(static_cast<size_t>(std::min<int64_t>(std::min(max, kBlobChunkBytes), size_ - offset)),
+                    '\0');
+    size_t got = 0;
+    while (got < out.size()) {
+      ssize_t n = ::pread(fd_, out.data() + got, out.size() - got, offset + static_cast<int64_t>(got));
+      if (n < 0) {
+        if (errno == EINTR) continue;
+        return errno_status("cannot read " + path_);
+      }
+      if (n == 0) break;
+      got += static_cast<size_t>(n);
+    }
+    out.resize(got);
+    return out;
+  }
+
+ private:
+  int fd_;
+  int64_t size_;
+  std::string path_;
+};
+
 class FsBlobStore final : public BlobStore {
  public:
   explicit FsBlobStore(std::string root) : root_(std::move(root)) {}
 
-  Status put(std::string_view key, std::string_view data) override {
+  Status put_from(std::string_view key, const BlobSource& source) override {
     if (!valid_blob_key(key)) return Status::Invalid("invalid blob key");
     fs::path dest = path(key);
     std::error_code ec;
@@ -50,20 +64,30 @@ class FsBlobStore final : public BlobStore {
     std::string tmp = dest.string() + ".tmp-" + random_hex(8);
     int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
     if (fd < 0) return errno_status("cannot create " + tmp);
-    size_t off = 0;
-    while (off < data.size()) {
-      ssize_t n = ::write(fd, data.data() + off, data.size() - off);
-      if (n < 0) {
-        if (errno == EINTR) continue;
-        Status s = errno_status("cannot write " + tmp);
-        ::close(fd);
-        ::unlink(tmp.c_str());
-        return s;
+    auto fail = [&](Status s) {
+      ::close(fd);
+      ::unlink(tmp.c_str());
+      return s;
+    };
+    std::string buf(kBlobChunkBytes, '\0');
+    while (true) {
+      auto got = source(buf.data(), buf.size());
+      if (!got.ok()) return fail(got.status());
+      if (*got == 0) break;
+      if (*got > buf.size()) return fail(Status::Internal("blob source overran its buffer"));
+      size_t off = 0;
+      while (off < *got) {
+        ssize_t n = ::write(fd, buf.data() + off, *got - off);
+        if (n < 0) {
+          if (errno == EINTR) continue;
+          return fail(errno_status("cannot write " + tmp));
+        }
+        off += static_cast<size_t>(n);
       }
-      off += static_cast<size_t>(n);
     }
     // fsync before rename so a crash never leaves a renamed but empty file.
-    if (::fsync(fd) != 0 || ::close(fd) != 0) {
+    if (::fsync(fd) != 0) return fail(errno_status("cannot flush " + tmp));
+    if (::close(fd) != 0) {
       Status s = errno_status("cannot flush " + tmp);
       ::unlink(tmp.c_str());
       return s;
@@ -76,7 +100,7 @@ class FsBlobStore final : public BlobStore {
     return Status::Ok();
   }
 
-  Result<std::string> get(std::string_view key) override {
+  Result<std::unique_ptr<BlobReader>> open(std::string_view key) override {
     if (!valid_blob_key(key)) return Status::Invalid("invalid blob key");
     std::string p = path(key).string();
     int fd = ::open(p.c_str(), O_RDONLY | O_CLOEXEC);
@@ -84,23 +108,13 @@ class FsBlobStore final : public BlobStore {
       if (errno == ENOENT) return Status::NotFound("blob not found");
       return errno_status("cannot open " + p);
     }
-    std::string out;
     struct stat st {};
-    if (::fstat(fd, &st) == 0 && st.st_size > 0) out.reserve(static_cast<size_t>(st.st_size));
-    char buf[1 << 16];
-    while (true) {
-      ssize_t n = ::read(fd, buf, sizeof buf);
-      if (n < 0) {
-        if (errno == EINTR) continue;
-        Status s = errno_status("cannot read " + p);
-        ::close(fd);
-        return s;
-      }
-      if (n == 0) break;
-      out.append(buf, static_cast<size_t>(n));
+    if (::fstat(fd, &st) != 0) {
+      Status s = errno_status("cannot stat " + p);
+      ::close(fd);
+      return s;
     }
-    ::close(fd);
-    return out;
+    return std::unique_ptr<BlobReader>(new FsBlobReader(fd, static_cast<int64_t>(st.st_size), std::move(p)));
   }
 
   Status remove(std::string_view key) override {

@@ -69,12 +69,21 @@ const std::vector<Option>& options() {
          return Status::Ok();
        }},
       {"node-url", "IMAGO_NODE_URL", "URL",
-       "cluster: http://HOST:PORT where other nodes reach this one to relay live viewers (default "
-       "http://LISTEN unless LISTEN is a wildcard address)",
+       "cluster: http(s)://HOST:PORT where other nodes reach this one to relay live viewers (default "
+       "http://LISTEN, https://LISTEN with TLS, unless LISTEN is a wildcard address)",
        [](Config& c, const std::string& v) -> Status {
-         if (v.rfind("http://", 0) != 0) return Status::Invalid("--node-url must be http://HOST:PORT");
+         if (v.rfind("http://", 0) != 0 && v.rfind("https://", 0) != 0)
+           return Status::Invalid("--node-url must be http://HOST:PORT or https://HOST:PORT");
          c.node_url = v;
          while (!c.node_url.empty() && c.node_url.back() == '/') c.node_url.pop_back();
+         return Status::Ok();
+       }},
+      {"node-ca", "IMAGO_NODE_CA", "FILE",
+       "cluster: PEM CA certificates that https:// node URLs are verified against when relaying "
+       "(default: the system's trusted CAs)",
+       [](Config& c, const std::string& v) -> Status {
+         if (v.empty()) return Status::Invalid("--node-ca needs a file");
+         c.node_ca_file = v;
          return Status::Ok();
        }},
       {"tls-cert", "IMAGO_TLS_CERT", "FILE",

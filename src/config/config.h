@@ -16,6 +16,7 @@ struct Config {
   std::string data_dir = "var";
   std::string public_url;     // default: http://<listen>; base of absolute URLs handed out
   std::string node_url;       // cluster: where other nodes reach this one (--node-url)
+  std::string node_ca_file;   // cluster: CAs for https:// node URLs (--node-ca); empty: system trust
   std::string tls_cert_file;  // PEM chain; with tls_key_file the port speaks HTTPS/WSS only
   std::string tls_key_file;
   int tls_handshake_timeout_s = 10;

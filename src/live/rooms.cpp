@@ -1,5 +1,7 @@
 #include "live/rooms.h"
 
+#include <boost/json.hpp>
+
 #include "blobs/blob_store.h"
 #include "jobs/dynamics_config.h"
 #include "live/minute_billing.h"
@@ -18,6 +20,16 @@ RoomLease lease_of(const Room& r) {
 
 }  // namespace
 
+std::string room_details_json(const RoomInfo& i) {
+  return boost::json::serialize(
+      boost::json::object{{"state", phase_name(i.phase)},
+                          {"started_at", i.started_at_s},
+                          {"viewers", i.viewers},
+                          {"billed_minutes", i.billed_minutes},
+                          {"billing_type", i.billing_type},
+                          {"context_items", static_cast<int64_t>(i.context_items)}});
+}
+
 Rooms::Rooms(RoomsDeps deps, RoomsOptions options) : d_(deps), options_(options) {
   if (d_.directory) {
     RoomDirectoryHandlers h;
@@ -25,6 +37,13 @@ Rooms::Rooms(RoomsDeps deps, RoomsOptions options) : d_(deps), options_(options)
     // Another node owns the room now: this session ends (its viewers reconnect to a new one).
     h.lease_lost = [this](const std::string& session_id) {
       if (auto r = find_session(session_id)) r->end(EndReason::kShutdown);
+    };
+    h.details = [this] {
+      std::map<std::string, std::string> out;
+      std::lock_guard lock(mu_);
+      for (auto& [k, r] : rooms_)
+        if (!r->ended()) out[r->settings().session_id] = room_details_json(r->info());
+      return out;
     };
     d_.directory->start(std::move(h));
   }
@@ -138,6 +157,7 @@ Result<std::shared_ptr<Room>> Rooms::join(const std::string& account_id, const s
     // Under the lock, so two joins here cannot both claim (the second would take over the lease).
     RoomLease lease = lease_of(**room);
     lease.node_url = options_.node_url;
+    lease.details = room_details_json((*room)->info());
     auto owned = d_.directory->claim(lease);
     if (!owned.ok()) return owned.status();
     if (!*owned) {
@@ -356,6 +376,12 @@ std::optional<std::string> Rooms::owner_url(const std::string& account_id, const
 void Rooms::set_node_url(std::string url) {
   std::lock_guard lock(mu_);
   options_.node_url = std::move(url);
+}
+
+Result<std::vector<RemoteRoom>> Rooms::remote_list(const std::string& account_id,
+                                                   const std::optional<std::string>& room_id) const {
+  if (!d_.directory) return std::vector<RemoteRoom>{};
+  return d_.directory->remote_rooms(account_id, std::nullopt, room_id);
 }
 
 Status Rooms::interrupt(const std::string& account_id, const std::string& room_id) {

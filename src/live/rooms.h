@@ -61,6 +61,10 @@ struct Delivery {
 // Plugs a conversation brain into every new room (the conversation subsystem sets it).
 using BrainFactory = std::function<std::shared_ptr<SessionBrain>(Room&, const AgentRecord&)>;
 
+// A room's state as the JSON object its lease carries to other nodes (RemoteRoom::details):
+// state, started_at (unix seconds), viewers, billed_minutes, billing_type, context_items.
+std::string room_details_json(const RoomInfo& info);
+
 class Rooms {
  public:
   Rooms(RoomsDeps deps, RoomsOptions options);
@@ -90,6 +94,10 @@ class Rooms {
   std::optional<std::string> owner_url(const std::string& account_id, const std::string& room_id) const;
   // This node's URL for other nodes (known once the server has bound its port).
   void set_node_url(std::string url);
+  // The account's rooms (or only `room_id`) with a live lease on another node, each with its
+  // owner's last snapshot of the room's state (cluster mode; empty on a single node).
+  Result<std::vector<RemoteRoom>> remote_list(const std::string& account_id,
+                                              const std::optional<std::string>& room_id = std::nullopt) const;
   // Interrupts the account's room `room_id` wherever it runs. kNotFound when it runs nowhere.
   Status interrupt(const std::string& account_id, const std::string& room_id);
   // Ends a room now (DELETE): tells viewers, stops its threads.

@@ -313,7 +313,8 @@ int App::run() {
     p.rooms->set_node_url(p.config.node_url);
   } else if (p.config.listen_host != "0.0.0.0" && p.config.listen_host != "::") {
     bool v6 = p.config.listen_host.find(':') != std::string::npos;
-    p.rooms->set_node_url("http://" + (v6 ? "[" + p.config.listen_host + "]" : p.config.listen_host) + ":" +
+    const char* scheme = p.config.tls_cert_file.empty() ? "http://" : "https://";
+    p.rooms->set_node_url(scheme + (v6 ? "[" + p.config.listen_host + "]" : p.config.listen_host) + ":" +
                           std::to_string(p.server->port()));
   }
   // Job workers start once public_url is final: it appears in webhook payloads.

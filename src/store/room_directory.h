@@ -8,6 +8,7 @@
 #pragma once
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -20,12 +21,18 @@ namespace imago {
 struct RoomLease {
   std::string account_id, room_id, agent_code, session_id;
   std::string node_url;  // where other nodes reach the owner (viewer relay); may be empty
+  std::string details;   // the room's state as a JSON object, for listings on other nodes
 };
 
 // A room with a live lease on another node.
 struct RemoteRoom {
   std::string node_id, session_id, room_id;
   std::string node_url;  // the owner's node URL, empty when it has none
+  std::string agent_code;
+  // The owner's last snapshot of the room's state (a JSON object, "{}" when it has none), written
+  // at the claim and at every lease renewal, and when it was written (database clock, unix ms).
+  std::string details;
+  int64_t details_at_ms = 0;
 };
 
 // A command addressed to one session (kind: speak, add_context, interrupt, trigger_dynamics).
@@ -42,6 +49,9 @@ struct RoomDirectoryHandlers {
   // This node no longer holds the lease of `session_id` (it expired and another node took the
   // room, or the row is gone): the session must end.
   std::function<void(const std::string& session_id)> lease_lost;
+  // The state of this node's running rooms (session id -> JSON object), published with each lease
+  // renewal so other nodes can list them (GET /v1/rooms). Called from the directory's thread.
+  std::function<std::map<std::string, std::string>()> details;
 };
 
 class RoomDirectory {

@@ -3,10 +3,13 @@
 // them as skipped with that reason, since SQLite cannot be shared by two nodes.
 #include <gtest/gtest.h>
 
+#include <filesystem>
+#include <map>
 #include <set>
 
 #include "fixtures/fixture.h"
 #include "store/postgres/test_postgres.h"
+#include "support/test_cert.h"
 #include "support/test_server.h"
 #include "support/ws_client.h"
 
@@ -257,7 +260,14 @@ TEST(Cluster, AViewerOnTheOtherNodeJoinsTheRunningSessionThroughARelay) {
   auto room = c.b->get("/v1/rooms/lobby", acct.api_secret);
   ASSERT_EQ(room.status, 200) << room.body;
   EXPECT_EQ(room.json().at("data").at("viewers").as_int64(), 2);
-  EXPECT_EQ(c.a->get("/v1/rooms/lobby", acct.api_secret).status, 404);
+  // A runs no room of its own: it shows B's, as B last published it.
+  EXPECT_TRUE(eventually(
+      [&] {
+        auto r = c.a->get("/v1/rooms/lobby", acct.api_secret);
+        return r.status == 200 && r.json().at("data").at("remote").as_bool() &&
+               r.json().at("data").at("viewers").as_int64() == 2;
+      },
+      10));
 
   // The relayed viewer's control messages reach the owner: a speak typed through A is heard by both.
   ASSERT_TRUE(on_a->send_text(R"({"type":"speak","text":"Relayed through the other node."})"));
@@ -283,6 +293,136 @@ TEST(Cluster, AViewerOnTheOtherNodeJoinsTheRunningSessionThroughARelay) {
   ASSERT_TRUE(ended);
   EXPECT_EQ(json::parse(ended->data).at("reason").as_string(), "terminated");
   EXPECT_TRUE(eventually([&] { return again->closed(); }, 10));
+}
+
+// Two nodes serving TLS (a certificate made at test time, its own CA, valid for 127.0.0.1): the
+// node URLs are https://, and a relay verifies the owner's certificate. A trusts the cluster's CA
+// (--node-ca) and relays; B only trusts the system's CAs, so it refuses to relay to A.
+TEST(Cluster, ViewersAreRelayedToANodeServingTlsOnlyWhenItsCertificateVerifies) {
+  REQUIRE_POSTGRES();
+  const std::string dir = make_temp_dir();
+  const TestCert cert = write_test_cert(dir);
+  std::vector<std::string> tls{"--tls-cert", cert.cert_file, "--tls-key", cert.key_file};
+  std::vector<std::string> a_args = tls;
+  a_args.insert(a_args.end(), {"--node-ca", cert.cert_file});
+  {
+    Cluster c(a_args, tls);
+    ASSERT_EQ(c.b->url().rfind("https://", 0), 0u);
+    auto acct = c.a->create_account("pro", 1000);
+    std::string code = ready_agent(*c.a, acct.api_secret);
+    WsClient::Options o;
+    o.ca_file = cert.cert_file;
+    o.bearer = runtime_token(*c.b, acct.api_secret);
+    int status = 0;
+    std::string body;
+    const std::string target = "/v1/runtime/rooms/lobby?agent_code=" + code;
+    auto on_b = WsClient::connect(c.b->port(), target, o, &status, &body);
+    ASSERT_TRUE(on_b) << status << " " << body;
+    auto started_b = on_b->read_event("session.started");
+    ASSERT_TRUE(started_b);
+
+    // Through A: relayed over wss:// to B, verified against --node-ca.
+    o.bearer = runtime_token(*c.a, acct.api_secret);
+    auto on_a = WsClient::connect(c.a->port(), target, o, &status, &body);
+    ASSERT_TRUE(on_a) << status << " " << body;
+    auto started_a = on_a->read_event("session.started");
+    ASSERT_TRUE(started_a);
+    EXPECT_EQ(json::parse(started_a->data).at("session_id"), json::parse(started_b->data).at("session_id"));
+    int frames = 0;
+    for (int i = 0; i < 200 && frames < 5; ++i) {
+      auto m = on_a->read(5000);
+      ASSERT_TRUE(m);
+      frames += m->text ? 0 : 1;
+    }
+    EXPECT_EQ(frames, 5);
+    ASSERT_TRUE(on_a->send_text(R"({"type":"speak","text":"Relayed over TLS."})"));
+    for (auto* ws : {on_a.get(), on_b.get()}) {
+      auto started = ws->read_event("speech.started");
+      ASSERT_TRUE(started);
+      EXPECT_EQ(json::parse(started->data).at("text").as_string(), "Relayed over TLS.");
+    }
+    EXPECT_EQ(c.b->get("/v1/rooms/lobby", acct.api_secret).json().at("data").at("viewers").as_int64(), 2);
+
+    // A room on A, a viewer through B: B cannot verify A's certificate with the system's CAs, so
+    // it does not relay (503), and A's room keeps its one viewer.
+    o.bearer = runtime_token(*c.a, acct.api_secret);
+    auto front =
+        WsClient::connect(c.a->port(), "/v1/runtime/rooms/front?agent_code=" + code, o, &status, &body);
+    ASSERT_TRUE(front) << status << " " << body;
+    ASSERT_TRUE(front->read_event("session.started"));
+    o.bearer = runtime_token(*c.b, acct.api_secret);
+    status = 0;
+    EXPECT_FALSE(
+        WsClient::connect(c.b->port(), "/v1/runtime/rooms/front?agent_code=" + code, o, &status, &body));
+    EXPECT_EQ(status, 503) << body;
+    EXPECT_EQ(c.a->get("/v1/rooms/front", acct.api_secret).json().at("data").at("viewers").as_int64(), 1);
+  }
+  std::filesystem::remove_all(dir);
+}
+
+// GET /v1/rooms on either node lists the account's rooms on both: its own with their live state,
+// the other's from the state the owner publishes with each lease renewal (marked remote).
+TEST(Cluster, RoomListingShowsTheAccountsRoomsOnEveryNode) {
+  REQUIRE_POSTGRES();
+  Cluster c;
+  auto acct = c.a->create_account("pro", 1000);
+  auto other = c.a->create_account("pro", 1000);
+  std::string code = ready_agent(*c.a, acct.api_secret);
+  WsClient::Options o;
+  o.bearer = runtime_token(*c.a, acct.api_secret);
+  int status = 0;
+  std::string body;
+  auto on_a = WsClient::connect(c.a->port(), "/v1/runtime/rooms/front?agent_code=" + code, o, &status, &body);
+  ASSERT_TRUE(on_a) << status << " " << body;
+  auto started_a = on_a->read_event("session.started");
+  ASSERT_TRUE(started_a);
+  o.bearer = runtime_token(*c.b, acct.api_secret);
+  auto on_b = WsClient::connect(c.b->port(), "/v1/runtime/rooms/back?agent_code=" + code, o, &status, &body);
+  ASSERT_TRUE(on_b) << status << " " << body;
+  auto started_b = on_b->read_event("session.started");
+  ASSERT_TRUE(started_b);
+
+  auto rooms_of = [&](TestServer& node, const std::string& secret) {
+    auto r = node.get("/v1/rooms", secret);
+    EXPECT_EQ(r.status, 200) << r.body;
+    std::map<std::string, json::object> by_id;
+    if (r.status != 200) return by_id;
+    const json::value j = r.json();
+    for (const auto& v : j.at("data").as_array()) by_id[str(v, "room_id")] = v.as_object();
+    return by_id;
+  };
+  for (TestServer* node : {c.a.get(), c.b.get()}) {
+    const bool is_a = node == c.a.get();
+    auto rooms = rooms_of(*node, acct.api_secret);
+    ASSERT_EQ(rooms.size(), 2u) << (is_a ? "node A" : "node B");
+    const json::object& local = rooms.at(is_a ? "front" : "back");
+    const json::object& remote = rooms.at(is_a ? "back" : "front");
+    EXPECT_FALSE(local.contains("remote"));
+    EXPECT_EQ(local.at("session_id"), json::parse((is_a ? started_a : started_b)->data).at("session_id"));
+    EXPECT_TRUE(remote.at("remote").as_bool());
+    EXPECT_EQ(remote.at("session_id"), json::parse((is_a ? started_b : started_a)->data).at("session_id"));
+    EXPECT_EQ(remote.at("agent_code").as_string(), code);
+    EXPECT_TRUE(remote.at("started_at").is_string()) << json::serialize(remote);
+    EXPECT_TRUE(remote.at("details_as_of").is_string()) << json::serialize(remote);
+    EXPECT_EQ(remote.at("billing_type").as_string(), local.at("billing_type").as_string());
+  }
+  // The owner's state reaches the other node with the next renewal: the viewer count of B's room
+  // (1 at the claim, published as 1 once the viewer is in) and its state.
+  EXPECT_TRUE(eventually(
+      [&] {
+        auto rooms = rooms_of(*c.a, acct.api_secret);
+        return rooms.count("back") && rooms.at("back").at("viewers").as_int64() == 1 &&
+               rooms.at("back").at("state").as_string() == "active";
+      },
+      10));
+  // Another account sees none of them, on either node.
+  EXPECT_TRUE(rooms_of(*c.a, other.api_secret).empty());
+  EXPECT_TRUE(rooms_of(*c.b, other.api_secret).empty());
+  // A room that ends on B leaves both listings.
+  ASSERT_EQ(c.b->del("/v1/rooms/back", acct.api_secret).status, 200);
+  EXPECT_TRUE(eventually([&] { return rooms_of(*c.a, acct.api_secret).size() == 1; }, 10));
+  EXPECT_EQ(rooms_of(*c.b, acct.api_secret).size(), 1u);
+  EXPECT_EQ(c.a->get("/v1/rooms/back", acct.api_secret).status, 404);
 }
 
 // kill -9 of the node running a job: another node re-claims it once the lease expires, and the job

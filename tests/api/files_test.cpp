@@ -124,9 +124,19 @@ TEST(Files, SizeAndTypeLimits) {
                         "ftypisom\0\0\0\0",
                         16) +
                     std::string(12 << 20, '\0');
+  for (size_t i = 16; i < mp4.size(); ++i) mp4[i] = static_cast<char>((i * 131) >> 5);  // order shows
   auto v = multipart(s, acct.api_secret, "clip.mp4", mp4);
-  EXPECT_EQ(v.status, 200) << v.body;
+  ASSERT_EQ(v.status, 200) << v.body;
   EXPECT_EQ(str(v.json().at("data"), "file_type"), "video");
+  // Downloaded back whole, streamed from the blob store chunk by chunk (chunked encoding).
+  std::string path = str(v.json().at("data"), "file_url").substr(s.url().size());
+  auto d = s.get(path, acct.api_secret);
+  ASSERT_EQ(d.status, 200);
+  EXPECT_EQ(d.header("content-type"), "video/mp4");
+  EXPECT_EQ(d.header("transfer-encoding"), "chunked");
+  EXPECT_EQ(d.body.size(), mp4.size());
+  EXPECT_TRUE(d.body == mp4);
+  EXPECT_EQ(s.get(path, "wrong").status, 401);
 }
 
 }  // namespace

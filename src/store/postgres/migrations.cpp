@@ -300,6 +300,23 @@ CREATE TABLE room_commands (
 );
 CREATE INDEX room_commands_by_node ON room_commands(node_id, id);
 )sql"},
+      {520, "cluster: blob writes in progress", R"sql(
+-- A streamed blob write commits its chunks one statement at a time under a fresh version, then
+-- swaps the version into `blobs`; until then this row names the chunks, so a write whose node
+-- died half way can be found and swept.
+CREATE TABLE blob_writes (
+  version    BIGINT PRIMARY KEY,
+  key        TEXT NOT NULL,
+  started_at BIGINT NOT NULL  -- database clock, seconds since the epoch
+);
+CREATE INDEX blob_writes_by_start ON blob_writes(started_at);
+)sql"},
+      {530, "cluster: room state in leases", R"sql(
+-- The owner's snapshot of each room (JSON), refreshed with the lease, so any node can list the
+-- account's rooms (GET /v1/rooms) with their state as of the last renewal.
+ALTER TABLE room_leases ADD COLUMN details TEXT NOT NULL DEFAULT '{}';
+ALTER TABLE room_leases ADD COLUMN details_at BIGINT NOT NULL DEFAULT 0;  -- database clock, microseconds
+)sql"},
   };
 }
 

@@ -1,6 +1,9 @@
 #include "store/postgres/pg_blob_store.h"
 
+#include <algorithm>
+
 #include "store/postgres/db.h"
+#include "util/log.h"
 
 namespace imago {
 
@@ -10,44 +13,79 @@ Status bad_key(std::string_view key) {
   return Status::Invalid("invalid blob key: " + std::string(key));
 }
 
-class PgBlobStore final : public BlobStore {
+class PgBlobReader final : public BlobReader {
  public:
-  explicit PgBlobStore(pg::Db& db) : db_(db) {}
+  PgBlobReader(pg::Db& db, std::string key, int64_t size, int64_t version)
+      : db_(db), key_(std::move(key)), size_(size), version_(version) {}
+  int64_t size() const override { return size_; }
 
-  Status put(std::string_view key, std::string_view data) override {
-    if (!valid_blob_key(key)) return bad_key(key);
-    return db_.write([&](pg::Conn& c) -> Status {
-      auto v = c.prepare("SELECT nextval('blob_versions')");
-      v.step();
-      const int64_t version = v.col_int(0);
-      int n = 0;  // an empty blob has no chunks
-      for (size_t off = 0; off < data.size(); off += kPgBlobChunkBytes, ++n) {
-        c.prepare("INSERT INTO blob_chunks(key, version, n, data) VALUES(?, ?, ?, ?)")
-            .bind(1, key)
-            .bind(2, version)
-            .bind(3, n)
-            .bind_bytes(4, data.substr(off, kPgBlobChunkBytes))
-            .run();
-      }
-      // Swap the new version in; the row lock orders concurrent puts of one key.
-      c.prepare(
-           "INSERT INTO blobs(key, size, chunks, version, created_at)"
-           " VALUES(?, ?, ?, ?, EXTRACT(EPOCH FROM now())::bigint)"
-           " ON CONFLICT (key) DO UPDATE SET size = EXCLUDED.size, chunks = EXCLUDED.chunks,"
-           "  version = EXCLUDED.version, created_at = EXCLUDED.created_at")
-          .bind(1, key)
-          .bind(2, static_cast<int64_t>(data.size()))
-          .bind(3, n)
-          .bind(4, version)
-          .run();
-      c.prepare("DELETE FROM blob_chunks WHERE key = ? AND version <> ?").bind(1, key).bind(2, version).run();
-      return Status::Ok();
+  Result<std::string> read(int64_t offset, size_t max) override {
+    if (offset < 0) return Status::Invalid("negative blob offset");
+    if (offset >= size_ || max == 0) return std::string();
+    const int64_t n = offset / static_cast<int64_t>(kPgBlobChunkBytes);
+    const int64_t in_chunk = offset % static_cast<int64_t>(kPgBlobChunkBytes);
+    const int64_t want =
+        std::min<int64_t>({static_cast<int64_t>(std::min(max, kBlobChunkBytes)),
+                           static_cast<int64_t>(kPgBlobChunkBytes) - in_chunk, size_ - offset});
+    // substring() of an uncompressed (EXTERNAL) bytea reads only the slices it needs.
+    return db_.once([&](pg::Conn& c) -> Result<std::string> {
+      auto q = c.prepare(
+          "SELECT substring(data FROM ? FOR ?) FROM blob_chunks WHERE key = ? AND version = ? AND n = ?");
+      q.bind(1, in_chunk + 1).bind(2, want).bind(3, key_).bind(4, version_).bind(5, n);
+      // The version was replaced (or deleted) since open(): fail rather than mix two versions.
+      if (!q.step()) return Status::Conflict("blob " + key_ + " changed while it was being read");
+      std::string out = q.col_bytes(0);
+      if (static_cast<int64_t>(out.size()) != want)
+        return Status::Internal("blob " + key_ + " chunk " + std::to_string(n) + " has the wrong size");
+      return out;
     });
   }
 
+ private:
+  pg::Db& db_;
+  std::string key_;
+  int64_t size_, version_;
+};
+
+class PgBlobStore final : public BlobStore {
+ public:
+  explicit PgBlobStore(pg::Db& db) : db_(db) { sweep_abandoned_writes(); }
+
+  Status put_from(std::string_view key, const BlobSource& source) override {
+    if (!valid_blob_key(key)) return bad_key(key);
+    auto version = db_.once([&](pg::Conn& c) -> Result<int64_t> {
+      auto v = c.prepare(
+          "INSERT INTO blob_writes(version, key, started_at)"
+          " VALUES(nextval('blob_versions'), ?, EXTRACT(EPOCH FROM now())::bigint) RETURNING version");
+      v.bind(1, key);
+      v.step();
+      return v.col_int(0);
+    });
+    if (!version.ok()) return version.status();
+    Status st = write_chunks(key, *version, source);
+    if (!st.ok()) {
+      // Nothing of a failed write stays; if even this fails, the sweep at a later start does it.
+      Status d = discard(*version);
+      if (!d.ok())
+        log::warn("blob_write_cleanup_failed", {{"key", std::string(key)}, {"error", d.message()}});
+    }
+    return st;
+  }
+
+  Result<std::unique_ptr<BlobReader>> open(std::string_view key) override {
+    if (!valid_blob_key(key)) return bad_key(key);
+    return db_.once([&](pg::Conn& c) -> Result<std::unique_ptr<BlobReader>> {
+      auto h = c.prepare("SELECT size, version FROM blobs WHERE key = ?");
+      h.bind(1, key);
+      if (!h.step()) return Status::NotFound("blob not found: " + std::string(key));
+      return std::unique_ptr<BlobReader>(new PgBlobReader(db_, std::string(key), h.col_int(0), h.col_int(1)));
+    });
+  }
+
+  // One REPEATABLE READ snapshot for the header and every chunk, so an overwrite that deletes this
+  // version's chunks meanwhile cannot fail the read (a BlobReader reads chunk by chunk instead).
   Result<std::string> get(std::string_view key) override {
     if (!valid_blob_key(key)) return bad_key(key);
-    // One snapshot for the header and every chunk; chunks are fetched one at a time.
     return db_.read([&](pg::Conn& c) -> Result<std::string> {
       auto h = c.prepare("SELECT size, chunks, version FROM blobs WHERE key = ?");
       h.bind(1, key);
@@ -71,8 +109,11 @@ class PgBlobStore final : public BlobStore {
   Status remove(std::string_view key) override {
     if (!valid_blob_key(key)) return bad_key(key);
     return db_.write([&](pg::Conn& c) -> Status {
-      c.prepare("DELETE FROM blobs WHERE key = ?").bind(1, key).run();
-      c.prepare("DELETE FROM blob_chunks WHERE key = ?").bind(1, key).run();
+      auto h = c.prepare("DELETE FROM blobs WHERE key = ? RETURNING version");
+      h.bind(1, key);
+      if (!h.step()) return Status::Ok();
+      const int64_t version = h.col_int(0);
+      c.prepare("DELETE FROM blob_chunks WHERE key = ? AND version = ?").bind(1, key).bind(2, version).run();
       return Status::Ok();
     });
   }
@@ -97,6 +138,89 @@ class PgBlobStore final : public BlobStore {
   }
 
  private:
+  Status write_chunks(std::string_view key, int64_t version, const BlobSource& source) {
+    std::string buf(kPgBlobChunkBytes, '\0');
+    int64_t size = 0;
+    int n = 0;  // an empty blob has no chunks
+    for (bool end = false; !end;) {
+      // Fill the chunk completely (only the last one is shorter): the reader finds an offset's
+      // chunk by division.
+      size_t filled = 0;
+      while (filled < buf.size()) {
+        auto got = source(buf.data() + filled, buf.size() - filled);
+        if (!got.ok()) return got.status();
+        if (*got > buf.size() - filled) return Status::Internal("blob source overran its buffer");
+        if (*got == 0) {
+          end = true;
+          break;
+        }
+        filled += *got;
+      }
+      if (filled == 0) break;
+      Status st = db_.once([&](pg::Conn& c) -> Status {
+        c.prepare("INSERT INTO blob_chunks(key, version, n, data) VALUES(?, ?, ?, ?)")
+            .bind(1, key)
+            .bind(2, version)
+            .bind(3, n)
+            .bind_bytes(4, std::string_view(buf.data(), filled))
+            .run();
+        return Status::Ok();
+      });
+      if (!st.ok()) return st;
+      size += static_cast<int64_t>(filled);
+      ++n;
+    }
+    // The swap: the row lock on `blobs` orders concurrent puts of one key (the last swap wins);
+    // only the version it replaces is deleted, never the chunks of a put still in progress.
+    return db_.write([&](pg::Conn& c) -> Status {
+      auto done = c.prepare("DELETE FROM blob_writes WHERE version = ?");
+      if (done.bind(1, version).run() != 1)
+        return Status::Unavailable("blob write of " + std::string(key) + " was swept as abandoned");
+      auto old = c.prepare("SELECT version FROM blobs WHERE key = ? FOR UPDATE");
+      old.bind(1, key);
+      std::optional<int64_t> previous;
+      if (old.step()) previous = old.col_int(0);
+      c.prepare(
+           "INSERT INTO blobs(key, size, chunks, version, created_at)"
+           " VALUES(?, ?, ?, ?, EXTRACT(EPOCH FROM now())::bigint)"
+           " ON CONFLICT (key) DO UPDATE SET size = EXCLUDED.size, chunks = EXCLUDED.chunks,"
+           "  version = EXCLUDED.version, created_at = EXCLUDED.created_at")
+          .bind(1, key)
+          .bind(2, size)
+          .bind(3, n)
+          .bind(4, version)
+          .run();
+      if (previous)
+        c.prepare("DELETE FROM blob_chunks WHERE key = ? AND version = ?")
+            .bind(1, key)
+            .bind(2, *previous)
+            .run();
+      return Status::Ok();
+    });
+  }
+
+  Status discard(int64_t version) {
+    return db_.write([&](pg::Conn& c) -> Status {
+      c.prepare("DELETE FROM blob_chunks WHERE version = ?").bind(1, version).run();
+      c.prepare("DELETE FROM blob_writes WHERE version = ?").bind(1, version).run();
+      return Status::Ok();
+    });
+  }
+
+  // Writes started long ago whose node never finished them (killed mid-upload).
+  void sweep_abandoned_writes() {
+    auto swept = db_.write([&](pg::Conn& c) -> Result<int64_t> {
+      auto q = c.prepare(
+          "WITH gone AS (DELETE FROM blob_writes WHERE started_at < EXTRACT(EPOCH FROM now())::bigint - ?"
+          " RETURNING version) DELETE FROM blob_chunks WHERE version IN (SELECT version FROM gone)");
+      return q.bind(1, kPgBlobWriteSweepAfterS).run();
+    });
+    if (!swept.ok())
+      log::warn("blob_sweep_failed", {{"error", swept.status().message()}});
+    else if (*swept > 0)
+      log::info("blob_writes_swept", {{"chunks", *swept}});
+  }
+
   pg::Db& db_;
 };
 

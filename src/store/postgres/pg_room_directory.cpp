@@ -1,6 +1,7 @@
 // The cluster's room directory (store/room_directory.h) on PostgreSQL: leases in `room_leases`,
 // commands in `room_commands` (migration 510), wake-ups on the `imago_rooms` channel.
 #include <atomic>
+#include <boost/json.hpp>
 #include <condition_variable>
 #include <mutex>
 #include <set>
@@ -45,17 +46,17 @@ class PgRoomDirectory final : public RoomDirectory {
       // A free room, an expired lease, or a lease of this node (a room it ended and restarts).
       auto q = c.prepare(
           "INSERT INTO room_leases(account_id, room_id, agent_code, session_id, node_id, node_url, "
-          "lease_until)"
-          " VALUES(?1, ?2, ?3, ?4, ?5, ?7, " NOW_US
-          " + ?6)"
+          "lease_until, details, details_at)"
+          " VALUES(?1, ?2, ?3, ?4, ?5, ?7, " NOW_US " + ?6, ?8, " NOW_US
+          ")"
           " ON CONFLICT (account_id, room_id) DO UPDATE SET agent_code = EXCLUDED.agent_code,"
           " session_id = EXCLUDED.session_id, node_id = EXCLUDED.node_id, node_url = EXCLUDED.node_url,"
-          " lease_until = EXCLUDED.lease_until"
+          " lease_until = EXCLUDED.lease_until, details = EXCLUDED.details, details_at = EXCLUDED.details_at"
           " WHERE room_leases.lease_until < " NOW_US
           " OR room_leases.node_id = EXCLUDED.node_id"
           " RETURNING session_id");
       q.bind(1, l.account_id).bind(2, l.room_id).bind(3, l.agent_code).bind(4, l.session_id).bind(5, node_);
-      q.bind(6, o_.lease_us).bind(7, l.node_url);
+      q.bind(6, o_.lease_us).bind(7, l.node_url).bind(8, l.details.empty() ? std::string("{}") : l.details);
       return q.step();
     });
     if (!owned.ok()) return owned.status();
@@ -91,13 +92,16 @@ class PgRoomDirectory final : public RoomDirectory {
                                                const std::optional<std::string>& room_id) override {
     return db_.once([&](Conn& c) -> std::vector<RemoteRoom> {
       auto q = c.prepare(
-          "SELECT node_id, session_id, room_id, node_url FROM room_leases WHERE account_id = ?1"
+          "SELECT node_id, session_id, room_id, node_url, agent_code, details, details_at / 1000"
+          " FROM room_leases WHERE account_id = ?1"
           " AND (?2::text IS NULL OR agent_code = ?2)"
           " AND (?3::text IS NULL OR room_id = ?3) AND node_id <> ?4 AND lease_until > " NOW_US
           " ORDER BY room_id");
       q.bind(1, account_id).bind(2, agent_code).bind(3, room_id).bind(4, node_);
       std::vector<RemoteRoom> out;
-      while (q.step()) out.push_back({q.col_text(0), q.col_text(1), q.col_text(2), q.col_text(3)});
+      while (q.step())
+        out.push_back({q.col_text(0), q.col_text(1), q.col_text(2), q.col_text(3), q.col_text(4),
+                       q.col_text(5), q.col_int(6)});
       return out;
     });
   }
@@ -185,6 +189,7 @@ class PgRoomDirectory final : public RoomDirectory {
       return out;
     });
     if (!renewed.ok()) return;  // the database is away: try again next time
+    publish_details(*renewed);
     std::vector<std::string> lost;
     {
       std::lock_guard lock(mu_);
@@ -201,6 +206,28 @@ class PgRoomDirectory final : public RoomDirectory {
       log::warn("room_lease_lost", {{"session", s}, {"node", node_}});
       if (h_.lease_lost) h_.lease_lost(s);
     }
+  }
+
+  // The state of the renewed rooms, in one statement: a JSON object of session id -> details.
+  void publish_details(const std::set<std::string>& renewed) {
+    if (!h_.details || renewed.empty()) return;
+    std::string all = "{";
+    for (const auto& [session, details] : h_.details()) {
+      if (!renewed.count(session)) continue;
+      if (all.size() > 1) all += ',';
+      all += boost::json::serialize(boost::json::value(session)) + ":" +
+             boost::json::serialize(boost::json::value(details));
+    }
+    all += '}';
+    if (all == "{}") return;
+    (void)db_.once([&](Conn& c) -> Status {
+      c.prepare("UPDATE room_leases l SET details = d.value, details_at = " NOW_US
+                " FROM jsonb_each_text(?::jsonb) d WHERE l.node_id = ? AND l.session_id = d.key")
+          .bind(1, all)
+          .bind(2, node_)
+          .run();
+      return Status::Ok();
+    });
   }
 
   // Commands are delivered within seconds; old rows are history nobody reads.

@@ -143,3 +143,56 @@ TEST(PgRoomDirectory, AnExpiredLeaseIsTakenOverAndItsOwnerToldSo) {
 
 }  // namespace
 }  // namespace imago
+
+namespace imago {
+namespace {
+
+// The owner's room state travels with its lease: written at the claim, refreshed at each renewal,
+// read by the other node with the room (GET /v1/rooms across nodes).
+TEST(PgRoomDirectory, OwnersPublishRoomStateWithTheirLeases) {
+  pg::TestDb t;
+  auto db_b = pg::Db::open(t.url(), 4);
+  ASSERT_TRUE(db_b.ok());
+  pg::RoomDirectoryOptions o;
+  o.renew_us = 100'000;
+  o.poll_us = 50'000;
+  auto a = pg::make_room_directory(t.db(), o);
+  auto b = pg::make_room_directory(**db_b, o);
+  Seen seen_a, seen_b;
+  std::mutex mu;
+  int viewers = 1;
+  RoomDirectoryHandlers hb = seen_b.handlers();
+  hb.details = [&] {
+    std::lock_guard lock(mu);
+    // A session the directory does not hold is ignored.
+    return std::map<std::string, std::string>{{"ses_b1", "{\"viewers\":" + std::to_string(viewers) + "}"},
+                                              {"ses_not_here", "{\"viewers\":9}"}};
+  };
+  a->start(seen_a.handlers());
+  RoomLease lobby{"acct_1", "lobby", "A12BCD3456", "ses_b1", "http://127.0.0.1:1", "{\"viewers\":0}"};
+  ASSERT_TRUE(*b->claim(lobby));
+  auto at_claim = a->remote_rooms("acct_1", std::nullopt, std::nullopt);
+  ASSERT_TRUE(at_claim.ok());
+  ASSERT_EQ(at_claim->size(), 1u);
+  EXPECT_EQ((*at_claim)[0].details, "{\"viewers\":0}");
+  EXPECT_EQ((*at_claim)[0].agent_code, "A12BCD3456");
+  EXPECT_GT((*at_claim)[0].details_at_ms, 1'700'000'000'000);
+  b->start(hb);
+  auto details_seen_by_a = [&] {
+    auto r = a->remote_rooms("acct_1", std::nullopt, std::nullopt);
+    return r.ok() && r->size() == 1 ? (*r)[0].details : std::string("?");
+  };
+  EXPECT_TRUE(wait_for([&] { return details_seen_by_a() == "{\"viewers\":1}"; })) << details_seen_by_a();
+  {
+    std::lock_guard lock(mu);
+    viewers = 3;
+  }
+  EXPECT_TRUE(wait_for([&] { return details_seen_by_a() == "{\"viewers\":3}"; })) << details_seen_by_a();
+  // The owner's own view lists no remote rooms; a lease only B holds shows nothing of ses_not_here.
+  EXPECT_TRUE(b->remote_rooms("acct_1", std::nullopt, std::nullopt)->empty());
+  a->stop();
+  b->stop();
+}
+
+}  // namespace
+}  // namespace imago
