@@ -1,5 +1,6 @@
 #include "http/pipeline.h"
 
+#include <charconv>
 #include <chrono>
 
 #include "util/crypto.h"
@@ -430,20 +431,22 @@ void Pipeline::finish(const Request& req, const std::string& route_name, const R
     log::append_json_string(line, value);
   };
   char num[32];
-  auto number = [&](std::string_view name, std::string_view digits) {
+  auto number = [&](std::string_view name, long long v) {
     line += ",\"";
     line += name;
     line += "\":";
-    line += digits;
+    line.append(num, static_cast<size_t>(std::to_chars(num, num + sizeof num, v).ptr - num));
   };
   field("request_id", req.request_id);
   field("method", req.method);
   field("route", route_name);
   field("path", req.path);
-  number("status", std::string_view(num, static_cast<size_t>(std::snprintf(num, sizeof num, "%d", resp.status))));
+  number("status", resp.status);
   const auto hundredths = static_cast<long long>(seconds * 1e5);
-  number("latency_ms", std::string_view(num, static_cast<size_t>(std::snprintf(num, sizeof num, "%lld.%02lld",
-                                                                                hundredths / 100, hundredths % 100))));
+  number("latency_ms", hundredths / 100);  // then ".hh": two decimals, like the former rounding
+  line += '.';
+  line += static_cast<char>('0' + hundredths / 10 % 10);
+  line += static_cast<char>('0' + hundredths % 10);
   field("ip", req.client_ip);
   if (req.principal) field("account", req.principal->account_id);
   if (!resp.error_code.empty()) field("error", resp.error_code);

@@ -12,7 +12,7 @@
 #include <boost/beast/http/read.hpp>
 #include <boost/beast/http/write.hpp>
 #include <boost/beast/websocket/rfc6455.hpp>
-#include <cstdio>
+#include <charconv>
 
 #include "http/session.h"
 #include "http/websocket_session.h"
@@ -650,13 +650,17 @@ void Session<Stream>::send_response(Response res) {
   out.clear();
   out += version_ >= 11 ? "HTTP/1.1 " : "HTTP/1.0 ";
   char num[24];
-  out.append(num, static_cast<std::size_t>(std::snprintf(num, sizeof num, "%d ", res.status)));
+  auto digits = [&num](auto v) {
+    return std::string_view(num, static_cast<std::size_t>(std::to_chars(num, num + sizeof num, v).ptr - num));
+  };
+  out += digits(res.status);
+  out += ' ';
   out += bhttp::obsolete_reason(bhttp::int_to_status(static_cast<unsigned>(res.status)));
   out += "\r\n";
   append_headers(res, out);
   if (!no_body) {
     out += "Content-Length: ";
-    out.append(num, static_cast<std::size_t>(std::snprintf(num, sizeof num, "%zu", res.body.size())));
+    out += digits(res.body.size());
     out += "\r\n";
   }
   if (version_ >= 11) {
