@@ -3,16 +3,10 @@
 #include "store/postgres/db.h"
 #include "store/postgres/migrations.h"
 #include "store/postgres/pg_stores.h"
+#include "store/sql/backends.h"
+#include "store/sql/sql_stores.h"
 #include "store/sqlite/db.h"
 #include "store/sqlite/migrations.h"
-#include "store/sqlite/sqlite_account_store.h"
-#include "store/sqlite/sqlite_agent_store.h"
-#include "store/sqlite/sqlite_file_store.h"
-#include "store/sqlite/sqlite_job_store.h"
-#include "store/sqlite/sqlite_ledger_store.h"
-#include "store/sqlite/sqlite_member_store.h"
-#include "store/sqlite/sqlite_voice_store.h"
-#include "store/sqlite/sqlite_webhook_store.h"
 
 namespace imago {
 
@@ -20,6 +14,21 @@ namespace {
 
 bool is_postgres_url(const std::string& url) {
   return url.rfind("postgres://", 0) == 0 || url.rfind("postgresql://", 0) == 0;
+}
+
+// The table stores, one implementation on either backend (store/sql/); `db()` gives each store its
+// handle on the backend's database.
+template <typename WrapDb>
+void add_table_stores(Stores& s, WrapDb db, Clock& clock) {
+  s.accounts = sql::make_account_store(db(), clock);
+  s.ledger = sql::make_ledger_store(db(), clock);
+  s.voices = sql::make_voice_store(db(), clock);
+  s.agents = sql::make_agent_store(db(), clock);
+  s.files = sql::make_file_store(db(), clock);
+  s.jobs = sql::make_job_store(db(), clock);
+  s.webhooks = sql::make_webhook_store(db(), clock);
+  s.members = sql::make_member_store(db(), clock);
+  s.device_grants = sql::make_device_grant_store(db());
 }
 
 // Connections per node: request handlers, job workers, the rate limiter and blob streams share them.
@@ -33,15 +42,8 @@ Result<Stores> open_postgres(const std::string& url, Clock& clock) {
   Stores s;
   s.pg_db = std::move(db).value();
   pg::Db& d = *s.pg_db;
-  s.accounts = pg::make_account_store(d, clock);
-  s.ledger = pg::make_ledger_store(d, clock);
-  s.voices = pg::make_voice_store(d, clock);
-  s.agents = pg::make_agent_store(d, clock);
-  s.files = pg::make_file_store(d, clock);
-  s.jobs = pg::make_job_store(d, clock);
-  s.webhooks = pg::make_webhook_store(d, clock);
-  s.members = pg::make_member_store(d, clock);
-  s.device_grants = pg::make_device_grant_store(d);
+  add_table_stores(
+      s, [&d] { return sql::wrap(d); }, clock);
   s.secrets = pg::make_secret_store(d);
   s.rooms = pg::make_room_directory(d);
   return s;
@@ -102,15 +104,8 @@ Result<Stores> open_stores(const std::string& database_url, Clock& clock) {
   Stores s;
   s.sqlite_db = std::move(db).value();
   sqlite::Db& d = *s.sqlite_db;
-  s.accounts = sqlite::make_account_store(d, clock);
-  s.ledger = sqlite::make_ledger_store(d, clock);
-  s.voices = sqlite::make_sqlite_voice_store(d, clock);
-  s.agents = sqlite::make_agent_store(d, clock);
-  s.files = sqlite::make_file_store(d, clock);
-  s.jobs = sqlite::make_job_store(d, clock);
-  s.webhooks = sqlite::make_webhook_store(d, clock);
-  s.members = sqlite::make_member_store(d, clock);
-  s.device_grants = sqlite::make_device_grant_store(d);
+  add_table_stores(
+      s, [&d] { return sql::wrap(d); }, clock);
   s.rooms = make_local_room_directory();
   return s;
 }

@@ -1,3 +1,4 @@
+// Webhooks on SQLite (the shared store of store/sql/).
 #pragma once
 #include <memory>
 
@@ -7,15 +8,6 @@
 
 namespace imago::sqlite {
 
-// Webhook deliveries are retried up to this many attempts (docs/webhooks.md).
-inline constexpr int kWebhookMaxAttempts = 8;
-
 std::unique_ptr<WebhookStore> make_webhook_store(Db& db, Clock& clock);
-
-// Inside a write transaction: one delivery (and delivery job) per active subscription of the
-// account that wants `event`. Returns the delivery ids.
-std::vector<std::string> enqueue_webhook_event(Conn& c, const std::string& account_id,
-                                               const std::string& event, const std::string& data_json,
-                                               int64_t now_us);
 
 }  // namespace imago::sqlite

@@ -1,6 +1,7 @@
-#include "store/postgres/pg_stores.h"
+// Designed voices (voice codes), on either backend.
+#include "store/sql/sql_stores.h"
 
-namespace imago::pg {
+namespace imago::sql {
 
 namespace {
 
@@ -23,7 +24,7 @@ DesignedVoice read_voice(const Stmt& s) {
   return v;
 }
 
-Result<DesignedVoice> select_live(Conn& c, const std::string& account_id, const std::string& code) {
+Result<DesignedVoice> select_live(Connection& c, const std::string& account_id, const std::string& code) {
   auto s = c.prepare("SELECT " VOICE_COLUMNS
                      " FROM voices WHERE code = ? AND account_id = ? AND revoked_at IS NULL");
   s.bind(1, code).bind(2, account_id);
@@ -31,13 +32,13 @@ Result<DesignedVoice> select_live(Conn& c, const std::string& account_id, const 
   return read_voice(s);
 }
 
-class PgVoiceStore final : public VoiceStore {
+class SqlVoiceStore final : public VoiceStore {
  public:
-  PgVoiceStore(Db& db, Clock& clock) : db_(db), clock_(clock) {}
+  SqlVoiceStore(std::unique_ptr<Database> db, Clock& clock) : db_(std::move(db)), clock_(clock) {}
 
   Result<DesignedVoice> create(const DesignedVoice& in) override {
     int64_t now = clock_.now_s();
-    return db_.write([&](Conn& c) -> Result<DesignedVoice> {
+    return db_->write([&](Connection& c) -> Result<DesignedVoice> {
       auto s = c.prepare("INSERT INTO voices (" VOICE_COLUMNS ") VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
       s.bind(1, in.code)
           .bind(2, in.account_id)
@@ -56,14 +57,16 @@ class PgVoiceStore final : public VoiceStore {
   }
 
   Result<DesignedVoice> get(const std::string& account_id, const std::string& code) override {
-    return db_.read([&](Conn& c) { return select_live(c, account_id, code); });
+    return db_->read([&](Connection& c) { return select_live(c, account_id, code); });
   }
 
   Result<std::vector<DesignedVoice>> list(const std::string& account_id) override {
-    return db_.read([&](Conn& c) {
+    return db_->read([&](Connection& c) {
       std::vector<DesignedVoice> out;
-      auto s = c.prepare("SELECT " VOICE_COLUMNS
-                         " FROM voices WHERE account_id = ? AND revoked_at IS NULL ORDER BY created_at, seq");
+      auto s = c.prepare(IMAGO_SQL_INSERTION_ORDER(
+          "SELECT " VOICE_COLUMNS
+          " FROM voices WHERE account_id = ? AND revoked_at IS NULL ORDER BY created_at, ",
+          ""));
       s.bind(1, account_id);
       while (s.step()) out.push_back(read_voice(s));
       return out;
@@ -72,7 +75,7 @@ class PgVoiceStore final : public VoiceStore {
 
   Result<DesignedVoice> update(const DesignedVoice& in) override {
     int64_t now = clock_.now_s();
-    return db_.write([&](Conn& c) -> Result<DesignedVoice> {
+    return db_->write([&](Connection& c) -> Result<DesignedVoice> {
       auto s = c.prepare(
           "UPDATE voices SET name = ?, base_voice = ?, description = ?, gender = ?, pitch = ?, rate = ?, "
           "brightness = ?, updated_at = ? WHERE code = ? AND account_id = ? AND revoked_at IS NULL");
@@ -86,7 +89,7 @@ class PgVoiceStore final : public VoiceStore {
 
   Status revoke(const std::string& account_id, const std::string& code) override {
     int64_t now = clock_.now_s();
-    return db_.write([&](Conn& c) -> Status {
+    return db_->write([&](Connection& c) -> Status {
       auto s = c.prepare(
           "UPDATE voices SET revoked_at = ? WHERE code = ? AND account_id = ? AND revoked_at IS NULL");
       s.bind(1, now).bind(2, code).bind(3, account_id);
@@ -97,14 +100,14 @@ class PgVoiceStore final : public VoiceStore {
   }
 
  private:
-  Db& db_;
+  std::unique_ptr<Database> db_;
   Clock& clock_;
 };
 
 }  // namespace
 
-std::unique_ptr<VoiceStore> make_voice_store(Db& db, Clock& clock) {
-  return std::make_unique<PgVoiceStore>(db, clock);
+std::unique_ptr<VoiceStore> make_voice_store(std::unique_ptr<Database> db, Clock& clock) {
+  return std::make_unique<SqlVoiceStore>(std::move(db), clock);
 }
 
-}  // namespace imago::pg
+}  // namespace imago::sql

@@ -1,8 +1,8 @@
 #include "billing/balance_rules.h"
-#include "store/postgres/pg_stores.h"
+#include "store/sql/sql_stores.h"
 #include "util/random.h"
 
-namespace imago::pg {
+namespace imago::sql {
 
 namespace {
 
@@ -22,7 +22,8 @@ LedgerEntry read_entry(const Stmt& s) {
 
 }  // namespace
 
-std::optional<LedgerEntry> load_ledger_entry(Conn& c, const std::string& account_id, const std::string& key) {
+std::optional<LedgerEntry> load_ledger_entry(Connection& c, const std::string& account_id,
+                                             const std::string& key) {
   auto q = c.prepare(
       "SELECT id, account_id, kind, amount, balance_after, reason, operation_key, reference, created_at "
       "FROM ledger WHERE account_id = ? AND operation_key = ?");
@@ -33,27 +34,30 @@ std::optional<LedgerEntry> load_ledger_entry(Conn& c, const std::string& account
 
 namespace {
 
-std::optional<Balance> load_balance(Conn& c, const std::string& account_id) {
-  // FOR UPDATE: credit movements of one account queue on its row (across every node), so the
-  // compare-and-set below succeeds first time instead of spinning under contention.
-  auto q = c.prepare("SELECT plan_credits, topup_credits FROM accounts WHERE id = ? FOR UPDATE");
+std::optional<Balance> load_balance(Connection& c, const std::string& account_id) {
+  // PostgreSQL: FOR UPDATE, so credit movements of one account queue on its row (across every
+  // node) and the compare-and-set below succeeds first time instead of spinning under contention.
+  auto q = c.prepare(IMAGO_SQL_FOR_UPDATE("SELECT plan_credits, topup_credits FROM accounts WHERE id = ?"));
   q.bind(1, account_id);
   if (!q.step()) return std::nullopt;
   return Balance{q.col_int(0), q.col_int(1)};
 }
 
 // Live usage charged since `since_s` (the month's live spend), leaving out entry `except_id`.
-int64_t live_spent_since(Conn& c, const std::string& account_id, int64_t since_s,
+int64_t live_spent_since(Connection& c, const std::string& account_id, int64_t since_s,
                          const std::string& except_id) {
-  auto q = c.prepare(
-      "SELECT COALESCE(SUM(-amount), 0)::BIGINT FROM ledger WHERE account_id = ? AND kind = 'charge' "
-      "AND reason LIKE ? ESCAPE '\\' AND created_at >= ? AND id <> ?");
+#define LIVE_SPENT_FROM                                                                                      \
+  " FROM ledger WHERE account_id = ? AND kind = 'charge' AND reason LIKE ? ESCAPE '\\' AND created_at >= ? " \
+  "AND id <> ?"
+  // PostgreSQL's SUM of BIGINT is NUMERIC: cast it back.
+  auto q = c.prepare(Dialects{"SELECT COALESCE(SUM(-amount), 0)" LIVE_SPENT_FROM,
+                              "SELECT COALESCE(SUM(-amount), 0)::BIGINT" LIVE_SPENT_FROM});
   q.bind(1, account_id).bind(2, billing::live_usage_like_pattern()).bind(3, since_s).bind(4, except_id);
   q.step();
   return q.col_int(0);
 }
 
-std::optional<billing::LiveSpendCap> load_live_spend_cap(Conn& c, const std::string& account_id) {
+std::optional<billing::LiveSpendCap> load_live_spend_cap(Connection& c, const std::string& account_id) {
   auto q = c.prepare("SELECT live_spend_cap, operator_live_spend_cap FROM accounts WHERE id = ?");
   q.bind(1, account_id);
   if (!q.step()) return std::nullopt;
@@ -66,7 +70,7 @@ std::optional<billing::LiveSpendCap> load_live_spend_cap(Conn& c, const std::str
 // same statements): the operation key is claimed first with INSERT ... ON CONFLICT DO NOTHING (a
 // concurrent twin waits on the unique index and then replays), and the balance changes only by a
 // compare-and-set UPDATE against the values billing::apply_to_balance was given.
-Result<LedgerEntry> apply_ledger_op(Conn& c, const LedgerOp& op, int64_t now_s) {
+Result<LedgerEntry> apply_ledger_op(Connection& c, const LedgerOp& op, int64_t now_s) {
   if (Status st = billing::validate(op); !st.ok()) return st;
   auto balance = load_balance(c, op.account_id);
   if (!balance) return Status::NotFound("Account not found: " + op.account_id);
@@ -134,17 +138,17 @@ Result<LedgerEntry> apply_ledger_op(Conn& c, const LedgerOp& op, int64_t now_s) 
 
 namespace {
 
-class PgLedgerStore final : public LedgerStore {
+class SqlLedgerStore final : public LedgerStore {
  public:
-  PgLedgerStore(Db& db, Clock& clock) : db_(db), clock_(clock) {}
+  SqlLedgerStore(std::unique_ptr<Database> db, Clock& clock) : db_(std::move(db)), clock_(clock) {}
 
   Result<LedgerEntry> apply(const LedgerOp& op) override {
     const int64_t now = clock_.now_s();
-    return db_.write([&](Conn& c) { return apply_ledger_op(c, op, now); });
+    return db_->write([&](Connection& c) { return apply_ledger_op(c, op, now); });
   }
 
   Result<Balance> balance(const std::string& account_id) override {
-    return db_.read([&](Conn& c) -> Result<Balance> {
+    return db_->read([&](Connection& c) -> Result<Balance> {
       auto s = c.prepare("SELECT plan_credits, topup_credits FROM accounts WHERE id = ?");
       s.bind(1, account_id);
       if (!s.step()) return Status::NotFound("Account not found: " + account_id);
@@ -153,7 +157,7 @@ class PgLedgerStore final : public LedgerStore {
   }
 
   Result<LedgerPage> list(const std::string& account_id, int limit, int offset) override {
-    return db_.read([&](Conn& c) -> LedgerPage {
+    return db_->read([&](Connection& c) -> LedgerPage {
       LedgerPage page;
       auto n = c.prepare("SELECT COUNT(*) FROM ledger WHERE account_id = ?");
       n.bind(1, account_id);
@@ -170,7 +174,7 @@ class PgLedgerStore final : public LedgerStore {
 
   Result<billing::LiveSpend> live_spend(const std::string& account_id) override {
     const billing::MonthWindow month = billing::utc_month(clock_.now_s());
-    return db_.read([&](Conn& c) -> Result<billing::LiveSpend> {
+    return db_->read([&](Connection& c) -> Result<billing::LiveSpend> {
       auto cap = load_live_spend_cap(c, account_id);
       if (!cap) return Status::NotFound("Account not found: " + account_id);
       billing::LiveSpend out;
@@ -186,7 +190,7 @@ class PgLedgerStore final : public LedgerStore {
     if (credits) {
       if (Status st = billing::validate_live_spend_cap(*credits); !st.ok()) return st;
     }
-    return db_.write([&](Conn& c) -> Status {
+    return db_->write([&](Connection& c) -> Status {
       auto s = c.prepare(who == billing::CapSetter::kOperator
                              ? "UPDATE accounts SET operator_live_spend_cap = ? WHERE id = ?"
                              : "UPDATE accounts SET live_spend_cap = ? WHERE id = ?");
@@ -202,14 +206,14 @@ class PgLedgerStore final : public LedgerStore {
   }
 
  private:
-  Db& db_;
+  std::unique_ptr<Database> db_;
   Clock& clock_;
 };
 
 }  // namespace
 
-std::unique_ptr<LedgerStore> make_ledger_store(Db& db, Clock& clock) {
-  return std::make_unique<PgLedgerStore>(db, clock);
+std::unique_ptr<LedgerStore> make_ledger_store(std::unique_ptr<Database> db, Clock& clock) {
+  return std::make_unique<SqlLedgerStore>(std::move(db), clock);
 }
 
-}  // namespace imago::pg
+}  // namespace imago::sql

@@ -1,12 +1,21 @@
+// Webhook subscriptions, their deliveries and attempts, on either backend.
 #include <boost/json.hpp>
 
-#include "store/postgres/pg_stores.h"
+#include "store/sql/sql_stores.h"
 #include "util/random.h"
 #include "util/strings.h"
 
 namespace imago {
 
-namespace pg {
+bool Webhook::subscribed(std::string_view event) const {
+  if (events.empty()) return true;
+  for (const auto& e : events) {
+    if (e == event) return true;
+  }
+  return false;
+}
+
+namespace sql {
 
 namespace {
 
@@ -63,7 +72,7 @@ WebhookDelivery read_delivery(const Stmt& s) {
   "created_at, updated_at, delivered_at"
 #define WEBHOOK_COLUMNS "id, account_id, url, events, description, secret, active, created_at, updated_at"
 
-void insert_delivery(Conn& c, const WebhookDelivery& d) {
+void insert_delivery(Connection& c, const WebhookDelivery& d) {
   auto st = c.prepare("INSERT INTO webhook_deliveries(" DELIVERY_COLUMNS
                       ") VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
   st.bind(1, d.id).bind(2, d.webhook_id).bind(3, d.account_id).bind(4, d.event_type).bind(5, d.payload);
@@ -80,13 +89,13 @@ void insert_delivery(Conn& c, const WebhookDelivery& d) {
   st.run();
 }
 
-class PgWebhookStore final : public WebhookStore {
+class SqlWebhookStore final : public WebhookStore {
  public:
-  PgWebhookStore(Db& db, Clock& clock) : db_(db), clock_(clock) {}
+  SqlWebhookStore(std::unique_ptr<Database> db, Clock& clock) : db_(std::move(db)), clock_(clock) {}
 
   Status create(const Webhook& w) override {
     int64_t now = clock_.now_s();
-    return db_.write([&](Conn& c) -> Status {
+    return db_->write([&](Connection& c) -> Status {
       c.prepare("INSERT INTO webhooks(" WEBHOOK_COLUMNS ") VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?)")
           .bind(1, w.id)
           .bind(2, w.account_id)
@@ -103,10 +112,10 @@ class PgWebhookStore final : public WebhookStore {
   }
 
   Result<std::vector<Webhook>> list(const std::string& account_id) override {
-    return db_.read([&](Conn& c) {
+    return db_->read([&](Connection& c) {
       std::vector<Webhook> out;
-      auto q =
-          c.prepare("SELECT " WEBHOOK_COLUMNS " FROM webhooks WHERE account_id = ? ORDER BY created_at, seq");
+      auto q = c.prepare(IMAGO_SQL_INSERTION_ORDER(
+          "SELECT " WEBHOOK_COLUMNS " FROM webhooks WHERE account_id = ? ORDER BY created_at, ", ""));
       q.bind(1, account_id);
       while (q.step()) out.push_back(read_webhook(q));
       return out;
@@ -121,7 +130,7 @@ class PgWebhookStore final : public WebhookStore {
   }
 
   Result<Webhook> get_by_id(const std::string& id) override {
-    return db_.read([&](Conn& c) -> Result<Webhook> {
+    return db_->read([&](Connection& c) -> Result<Webhook> {
       auto q = c.prepare("SELECT " WEBHOOK_COLUMNS " FROM webhooks WHERE id = ?");
       q.bind(1, id);
       if (!q.step()) return Status::NotFound("Webhook not found: " + id);
@@ -131,7 +140,7 @@ class PgWebhookStore final : public WebhookStore {
 
   Status remove(const std::string& account_id, const std::string& id) override {
     int64_t now = clock_.now_us();
-    return db_.write([&](Conn& c) -> Status {
+    return db_->write([&](Connection& c) -> Status {
       c.prepare("DELETE FROM webhooks WHERE id = ? AND account_id = ?").bind(1, id).bind(2, account_id).run();
       if (c.changes() == 0) return Status::NotFound("Webhook not found: " + id);
       // Pending deliveries of a deleted subscription are not sent.
@@ -151,14 +160,14 @@ class PgWebhookStore final : public WebhookStore {
   }
 
   Status create_delivery(const WebhookDelivery& d) override {
-    return db_.write([&](Conn& c) -> Status {
+    return db_->write([&](Connection& c) -> Status {
       insert_delivery(c, d);
       return Status::Ok();
     });
   }
 
   Result<WebhookDelivery> get_delivery(const std::string& id) override {
-    return db_.read([&](Conn& c) -> Result<WebhookDelivery> {
+    return db_->read([&](Connection& c) -> Result<WebhookDelivery> {
       auto q = c.prepare("SELECT " DELIVERY_COLUMNS " FROM webhook_deliveries WHERE id = ?");
       q.bind(1, id);
       if (!q.step()) return Status::NotFound("delivery not found");
@@ -167,11 +176,12 @@ class PgWebhookStore final : public WebhookStore {
   }
 
   Result<std::vector<WebhookDelivery>> list_deliveries(const std::string& webhook_id, int limit) override {
-    return db_.read([&](Conn& c) {
+    return db_->read([&](Connection& c) {
       std::vector<WebhookDelivery> out;
-      auto q = c.prepare(
+      auto q = c.prepare(IMAGO_SQL_INSERTION_ORDER(
           "SELECT " DELIVERY_COLUMNS
-          " FROM webhook_deliveries WHERE webhook_id = ? ORDER BY created_at DESC, seq DESC LIMIT ?");
+          " FROM webhook_deliveries WHERE webhook_id = ? ORDER BY created_at DESC, ",
+          " DESC LIMIT ?"));
       q.bind(1, webhook_id).bind(2, limit);
       while (q.step()) out.push_back(read_delivery(q));
       return out;
@@ -179,7 +189,7 @@ class PgWebhookStore final : public WebhookStore {
   }
 
   Result<std::vector<DeliveryAttempt>> list_attempts(const std::string& delivery_id) override {
-    return db_.read([&](Conn& c) {
+    return db_->read([&](Connection& c) {
       std::vector<DeliveryAttempt> out;
       auto q = c.prepare(
           "SELECT delivery_id, attempt, status_code, error, duration_ms, created_at FROM webhook_attempts"
@@ -203,8 +213,8 @@ class PgWebhookStore final : public WebhookStore {
                              std::optional<std::string> error, int64_t duration_ms,
                              const std::string& new_state) override {
     int64_t now = clock_.now_s();
-    return db_.write([&](Conn& c) -> Result<int> {
-      auto q = c.prepare("SELECT attempts FROM webhook_deliveries WHERE id = ? FOR UPDATE");
+    return db_->write([&](Connection& c) -> Result<int> {
+      auto q = c.prepare(IMAGO_SQL_FOR_UPDATE("SELECT attempts FROM webhook_deliveries WHERE id = ?"));
       q.bind(1, delivery_id);
       if (!q.step()) return Status::NotFound("delivery not found");
       int attempt = static_cast<int>(q.col_int(0)) + 1;
@@ -234,17 +244,18 @@ class PgWebhookStore final : public WebhookStore {
   Result<std::vector<std::string>> enqueue_event(const std::string& account_id, const std::string& event,
                                                  const std::string& data_json) override {
     int64_t now = clock_.now_us();
-    return db_.write([&](Conn& c) { return enqueue_webhook_event(c, account_id, event, data_json, now); });
+    return db_->write(
+        [&](Connection& c) { return enqueue_webhook_event(c, account_id, event, data_json, now); });
   }
 
  private:
-  Db& db_;
+  std::unique_ptr<Database> db_;
   Clock& clock_;
 };
 
 }  // namespace
 
-std::vector<std::string> enqueue_webhook_event(Conn& c, const std::string& account_id,
+std::vector<std::string> enqueue_webhook_event(Connection& c, const std::string& account_id,
                                                const std::string& event, const std::string& data_json,
                                                int64_t now_us) {
   std::vector<Webhook> hooks;
@@ -283,9 +294,9 @@ std::vector<std::string> enqueue_webhook_event(Conn& c, const std::string& accou
   return ids;
 }
 
-std::unique_ptr<WebhookStore> make_webhook_store(Db& db, Clock& clock) {
-  return std::make_unique<PgWebhookStore>(db, clock);
+std::unique_ptr<WebhookStore> make_webhook_store(std::unique_ptr<Database> db, Clock& clock) {
+  return std::make_unique<SqlWebhookStore>(std::move(db), clock);
 }
 
-}  // namespace pg
+}  // namespace sql
 }  // namespace imago

@@ -1,9 +1,12 @@
+// Agents (the registry, generation outcomes, dynamics) on either backend. Creating, finishing and
+// deleting an agent move credits, jobs, files and webhooks in the same transaction through the
+// helpers of sql_stores.h.
 #include <boost/json.hpp>
 
 #include "billing/operations.h"
-#include "store/postgres/pg_stores.h"
+#include "store/sql/sql_stores.h"
 
-namespace imago::pg {
+namespace imago::sql {
 
 namespace {
 
@@ -51,7 +54,7 @@ Status not_found(const std::string& code) {
   return Status::NotFound("Agent not found for code: " + code);
 }
 
-std::optional<AgentRecord> load(Conn& c, const std::string& account_id, const std::string& code) {
+std::optional<AgentRecord> load(Connection& c, const std::string& account_id, const std::string& code) {
   auto q = c.prepare("SELECT " AGENT_COLUMNS " FROM agents WHERE code = ? AND account_id = ?");
   q.bind(1, code).bind(2, account_id);
   if (!q.step()) return std::nullopt;
@@ -62,9 +65,10 @@ std::optional<AgentRecord> load(Conn& c, const std::string& account_id, const st
 // exist and the worker must still hold the job's lease (otherwise the outcome was recorded already,
 // or the job was cancelled); then the files the job produced are registered. Returns the agent when
 // the caller should go on.
-std::optional<AgentRecord> begin_outcome(Conn& c, const std::string& account_id, const std::string& code,
-                                         const JobLease& lease, bool success, const std::string& error,
-                                         const std::vector<FileRecord>& files, int64_t now_us) {
+std::optional<AgentRecord> begin_outcome(Connection& c, const std::string& account_id,
+                                         const std::string& code, const JobLease& lease, bool success,
+                                         const std::string& error, const std::vector<FileRecord>& files,
+                                         int64_t now_us) {
   auto a = load(c, account_id, code);
   if (!a) return std::nullopt;
   if (!finish_job(c, lease.job_id, lease.owner, success ? "succeeded" : "failed",
@@ -75,7 +79,13 @@ std::optional<AgentRecord> begin_outcome(Conn& c, const std::string& account_id,
   return a;
 }
 
-void queue_blob_deletes(Conn& c, const std::string& account_id, const std::string& subject,
+// A failed outcome's refund (if the work was paid for), in the caller's transaction.
+Status refund_failure(Connection& c, const std::optional<LedgerOp>& refund, int64_t now_s) {
+  if (!refund) return Status::Ok();
+  return apply_ledger_op(c, *refund, now_s).status();
+}
+
+void queue_blob_deletes(Connection& c, const std::string& account_id, const std::string& subject,
                         const std::vector<std::string>& keys, int64_t now_us) {
   if (keys.empty()) return;
   boost::json::array arr;
@@ -100,15 +110,15 @@ std::vector<std::string> gesture_file_ids(const std::string& gestures_json) {
   return out;
 }
 
-class PgAgentStore final : public AgentStore {
+class SqlAgentStore final : public AgentStore {
  public:
-  PgAgentStore(Db& db, Clock& clock) : db_(db), clock_(clock) {}
+  SqlAgentStore(std::unique_ptr<Database> db, Clock& clock) : db_(std::move(db)), clock_(clock) {}
 
   Result<Created> create(const AgentRecord& a, const std::vector<FileRecord>& files, const LedgerOp& charge,
                          const NewJob& job) override {
     int64_t now_us = clock_.now_us();
     int64_t now = now_us / 1000000;
-    return db_.write([&](Conn& c) -> Result<Created> {
+    return db_->write([&](Connection& c) -> Result<Created> {
       // The agent row is claimed first with ON CONFLICT DO NOTHING: a concurrent create of the same
       // code or idempotency key waits on the unique index and then sees the winner's row, so the
       // outcome is a replay or kConflict (never a constraint error), on any backend.
@@ -161,7 +171,7 @@ class PgAgentStore final : public AgentStore {
   }
 
   Result<AgentRecord> get(const std::string& account_id, const std::string& code) override {
-    return db_.read([&](Conn& c) -> Result<AgentRecord> {
+    return db_->read([&](Connection& c) -> Result<AgentRecord> {
       auto a = load(c, account_id, code);
       if (!a) return not_found(code);
       return *a;
@@ -169,29 +179,30 @@ class PgAgentStore final : public AgentStore {
   }
 
   Result<bool> code_taken(const std::string& account_id, const std::string& code) override {
-    return db_.read([&](Conn& c) { return load(c, account_id, code).has_value(); });
+    return db_->read([&](Connection& c) { return load(c, account_id, code).has_value(); });
   }
 
   Result<AgentPage> list(const std::string& account_id, const std::optional<std::string>& status, int limit,
                          int offset) override {
-    return db_.read([&](Conn& c) {
+    return db_->read([&](Connection& c) {
       AgentPage page;
       if (status) {
         auto n = c.prepare("SELECT COUNT(*) FROM agents WHERE account_id = ? AND status = ?");
         n.bind(1, account_id).bind(2, *status);
         if (n.step()) page.total = n.col_int(0);
-        auto q = c.prepare("SELECT " AGENT_COLUMNS
-                           " FROM agents WHERE account_id = ? AND status = ?"
-                           " ORDER BY created_at DESC, seq DESC LIMIT ? OFFSET ?");
+        auto q = c.prepare(IMAGO_SQL_INSERTION_ORDER("SELECT " AGENT_COLUMNS
+                                                     " FROM agents WHERE account_id = ? AND status = ?"
+                                                     " ORDER BY created_at DESC, ",
+                                                     " DESC LIMIT ? OFFSET ?"));
         q.bind(1, account_id).bind(2, *status).bind(3, limit).bind(4, offset);
         while (q.step()) page.agents.push_back(read_agent(q));
       } else {
         auto n = c.prepare("SELECT COUNT(*) FROM agents WHERE account_id = ?");
         n.bind(1, account_id);
         if (n.step()) page.total = n.col_int(0);
-        auto q = c.prepare(
-            "SELECT " AGENT_COLUMNS
-            " FROM agents WHERE account_id = ? ORDER BY created_at DESC, seq DESC LIMIT ? OFFSET ?");
+        auto q = c.prepare(IMAGO_SQL_INSERTION_ORDER(
+            "SELECT " AGENT_COLUMNS " FROM agents WHERE account_id = ? ORDER BY created_at DESC, ",
+            " DESC LIMIT ? OFFSET ?"));
         q.bind(1, account_id).bind(2, limit).bind(3, offset);
         while (q.step()) page.agents.push_back(read_agent(q));
       }
@@ -202,7 +213,7 @@ class PgAgentStore final : public AgentStore {
   Status update_prompt(const std::string& account_id, const std::string& code,
                        const std::string& prompt) override {
     int64_t now = clock_.now_s();
-    return db_.write([&](Conn& c) -> Status {
+    return db_->write([&](Connection& c) -> Status {
       c.prepare("UPDATE agents SET system_prompt = ?, updated_at = ? WHERE code = ? AND account_id = ?")
           .bind(1, prompt)
           .bind(2, now)
@@ -215,15 +226,15 @@ class PgAgentStore final : public AgentStore {
 
   Status remove(const std::string& account_id, const std::string& code) override {
     int64_t now_us = clock_.now_us();
-    return db_.write([&](Conn& c) -> Status {
+    return db_->write([&](Connection& c) -> Status {
       auto a = load(c, account_id, code);
       if (!a) return not_found(code);
       // Paid work that never started is refunded (docs/agents.md); started or finished work keeps
       // its charge. The charges are rebuilt from the jobs, so the refund keys match them.
-      auto unstarted = c.prepare(
+      auto unstarted = c.prepare(IMAGO_SQL_FOR_UPDATE(
           "SELECT id, kind FROM jobs WHERE subject = ? AND account_id = ? AND state = 'queued' AND attempts "
           "= 0"
-          " AND kind IN ('agent_generate', 'dynamics_generate') FOR UPDATE");
+          " AND kind IN ('agent_generate', 'dynamics_generate')"));
       unstarted.bind(1, code).bind(2, account_id);
       std::vector<std::pair<LedgerOp, const char*>> charges;
       while (unstarted.step()) {
@@ -255,7 +266,7 @@ class PgAgentStore final : public AgentStore {
   Result<bool> set_progress(const std::string& account_id, const std::string& code, const JobLease& lease,
                             const AgentProgress& p) override {
     int64_t now = clock_.now_s();
-    return db_.write([&](Conn& c) -> bool {
+    return db_->write([&](Connection& c) -> bool {
       if (!job_lease_held(c, lease.job_id, lease.owner)) return false;
       c.prepare(
            "UPDATE agents SET status = ?, progress = ?, progress_msg = ?, current_step = ?, updated_at = ?"
@@ -275,7 +286,7 @@ class PgAgentStore final : public AgentStore {
   Result<bool> finish_generation(const GenerationOutcome& o) override {
     int64_t now_us = clock_.now_us();
     int64_t now = now_us / 1000000;
-    return db_.write([&](Conn& c) -> Result<bool> {
+    return db_->write([&](Connection& c) -> Result<bool> {
       auto a = begin_outcome(c, o.account_id, o.code, o.lease, o.success, o.error, o.files, now_us);
       if (!a) return false;
       if (o.success) {
@@ -309,10 +320,7 @@ class PgAgentStore final : public AgentStore {
             .bind(7, o.code)
             .bind(8, o.account_id)
             .run();
-        if (o.refund) {
-          auto r = apply_ledger_op(c, *o.refund, now);
-          if (!r.ok()) return r.status();
-        }
+        if (Status st = refund_failure(c, o.refund, now); !st.ok()) return st;
       }
       if (!o.event.empty()) enqueue_webhook_event(c, a->account_id, o.event, o.event_data, now_us);
       return true;
@@ -323,7 +331,7 @@ class PgAgentStore final : public AgentStore {
                         const NewJob& job) override {
     int64_t now_us = clock_.now_us();
     int64_t now = now_us / 1000000;
-    return db_.write([&](Conn& c) -> Status {
+    return db_->write([&](Connection& c) -> Status {
       auto a = load(c, account_id, code);
       if (!a) return not_found(code);
       auto charged = apply_ledger_op(c, charge, now);
@@ -343,7 +351,7 @@ class PgAgentStore final : public AgentStore {
   Result<bool> finish_dynamics(const DynamicsOutcome& o) override {
     int64_t now_us = clock_.now_us();
     int64_t now = now_us / 1000000;
-    return db_.write([&](Conn& c) -> Result<bool> {
+    return db_->write([&](Connection& c) -> Result<bool> {
       auto a = begin_outcome(c, o.account_id, o.code, o.lease, o.success, o.error, o.files, now_us);
       if (!a) return false;
       if (o.success) {
@@ -389,10 +397,7 @@ class PgAgentStore final : public AgentStore {
             .bind(3, o.code)
             .bind(4, o.account_id)
             .run();
-        if (o.refund) {
-          auto r = apply_ledger_op(c, *o.refund, now);
-          if (!r.ok()) return r.status();
-        }
+        if (Status st = refund_failure(c, o.refund, now); !st.ok()) return st;
       }
       if (!o.event.empty()) enqueue_webhook_event(c, a->account_id, o.event, o.event_data, now_us);
       return true;
@@ -402,7 +407,7 @@ class PgAgentStore final : public AgentStore {
   Status update_dynamics_config(const std::string& account_id, const std::string& code,
                                 const std::string& config_json, const std::optional<NewJob>& job) override {
     int64_t now_us = clock_.now_us();
-    return db_.write([&](Conn& c) -> Status {
+    return db_->write([&](Connection& c) -> Status {
       c.prepare("UPDATE agents SET dynamics_config = ?, updated_at = ? WHERE code = ? AND account_id = ?")
           .bind(1, config_json)
           .bind(2, now_us / 1000000)
@@ -428,14 +433,14 @@ class PgAgentStore final : public AgentStore {
   }
 
  private:
-  Db& db_;
+  std::unique_ptr<Database> db_;
   Clock& clock_;
 };
 
 }  // namespace
 
-std::unique_ptr<AgentStore> make_agent_store(Db& db, Clock& clock) {
-  return std::make_unique<PgAgentStore>(db, clock);
+std::unique_ptr<AgentStore> make_agent_store(std::unique_ptr<Database> db, Clock& clock) {
+  return std::make_unique<SqlAgentStore>(std::move(db), clock);
 }
 
-}  // namespace imago::pg
+}  // namespace imago::sql

@@ -1,9 +1,18 @@
-#include "store/postgres/pg_stores.h"
+// The durable job queue, on either backend. Claiming is where the two differ most, so each
+// dialect has its own claim (kSqliteClaim*, kPgClaim*); everything else is one text.
+#include "store/sql/sql_stores.h"
 #include "util/random.h"
 
 namespace imago {
 
-namespace pg {
+std::string_view lane_of(std::string_view kind) {
+  if (kind == kJobAgentGenerate || kind == kJobDynamicsGenerate || kind == kJobDynamicsMovements ||
+      kind == kJobVideoRender)
+    return kLaneGenerate;
+  return kLaneLight;
+}
+
+namespace sql {
 
 namespace {
 
@@ -27,7 +36,7 @@ Job read_job(const Stmt& s) {
   return j;
 }
 
-std::optional<Job> load_job(Conn& c, const std::string& id) {
+std::optional<Job> load_job(Connection& c, const std::string& id) {
   auto q = c.prepare(
       "SELECT id, kind, lane, account_id, subject, payload, state, attempts, max_attempts, run_at, "
       "lease_owner, "
@@ -36,6 +45,99 @@ std::optional<Job> load_job(Conn& c, const std::string& id) {
   if (!q.step()) return std::nullopt;
   return read_job(q);
 }
+
+// --- SQLite's claim ---
+
+// The claim's cost must not grow with the depth of the queue: candidates are bounded by
+// accounts, not jobs. A loose index scan (recursive CTE over jobs_fair_claim) finds the accounts
+// with queued work in the lane; each contributes its oldest due job whose kind has a free
+// per-account slot; accounts go by fewest running jobs in the lane, then least recently served
+// (claim_seq), so a flood of one account's jobs delays another account's job by at most the jobs
+// already running. PostgreSQL runs the same plan in one locking statement (kPgClaimFairSql; docs/jobs.md).
+constexpr const char* kSqliteClaimFairSql = R"sql(
+WITH RECURSIVE accts(account_id) AS (
+  SELECT (SELECT account_id FROM jobs WHERE lane = ?1 AND state = 'queued' ORDER BY account_id LIMIT 1)
+  UNION ALL
+  SELECT (SELECT j.account_id FROM jobs AS j
+          WHERE j.lane = ?1 AND j.state = 'queued' AND j.account_id > a.account_id
+          ORDER BY j.account_id LIMIT 1)
+  FROM accts AS a WHERE a.account_id IS NOT NULL),
+stats AS (
+  SELECT a.account_id,
+    (SELECT COUNT(*) FROM jobs AS r WHERE r.account_id = a.account_id AND r.lane = ?1
+       AND r.state = 'running' AND r.lease_until >= ?2) AS running,
+    (SELECT COUNT(*) FROM jobs AS r WHERE r.account_id = a.account_id AND r.lane = ?1
+       AND r.kind = 'agent_generate' AND r.state = 'running' AND r.lease_until >= ?2) AS gen,
+    (SELECT COUNT(*) FROM jobs AS r WHERE r.account_id = a.account_id AND r.lane = ?1
+       AND r.kind = 'dynamics_generate' AND r.state = 'running' AND r.lease_until >= ?2) AS dyn,
+    (SELECT COUNT(*) FROM jobs AS r WHERE r.account_id = a.account_id AND r.lane = ?1
+       AND r.kind = 'dynamics_movements' AND r.state = 'running' AND r.lease_until >= ?2) AS mov,
+    COALESCE((SELECT MAX(r.claim_seq) FROM jobs AS r
+              WHERE r.account_id = a.account_id AND r.lane = ?1), 0) AS last_seq
+  FROM accts AS a WHERE a.account_id IS NOT NULL),
+cand AS (
+  SELECT s.running, s.last_seq,
+    (SELECT j.id FROM jobs AS j
+     WHERE j.lane = ?1 AND j.state = 'queued' AND j.account_id = s.account_id AND j.run_at <= ?2
+       AND NOT (j.kind = 'agent_generate' AND s.gen >= ?3)
+       AND NOT (j.kind = 'dynamics_generate' AND s.dyn >= ?4)
+       AND NOT (j.kind = 'dynamics_movements' AND s.mov >= ?4)
+     ORDER BY j.run_at, j.created_at LIMIT 1) AS id
+  FROM stats AS s)
+SELECT c.id FROM cand AS c JOIN jobs AS j ON j.id = c.id
+ORDER BY c.running, c.last_seq, j.run_at, j.created_at LIMIT 1)sql";
+
+// A running job whose lease expired (its worker died), if its kind still has a free slot: it
+// was admitted once already, so it goes before new work.
+constexpr const char* kSqliteClaimExpiredSql = R"sql(
+SELECT j.id FROM jobs AS j
+WHERE j.lane = ?1 AND j.state = 'running' AND j.lease_until < ?2
+  AND (SELECT COUNT(*) FROM jobs AS r WHERE r.account_id = j.account_id AND r.lane = ?1
+         AND r.kind = j.kind AND r.state = 'running' AND r.lease_until >= ?2)
+      < CASE j.kind WHEN 'agent_generate' THEN ?3 WHEN 'dynamics_generate' THEN ?4
+                    WHEN 'dynamics_movements' THEN ?4 ELSE 1000000000 END
+ORDER BY j.lease_until LIMIT 1)sql";
+
+std::optional<std::string> pick(Connection& c, const char* sql, std::string_view lane, int64_t now) {
+  auto q = c.prepare(sql);
+  q.bind(1, lane)
+      .bind(2, now)
+      .bind(3, kMaxRunningAgentJobsPerAccount)
+      .bind(4, kMaxRunningDynamicsJobsPerAccount);
+  if (!q.step()) return std::nullopt;
+  std::string id = q.col_text(0);
+  q.run();  // finish the statement before writing
+  return id;
+}
+
+// SQLite: one writer at a time, so pick then take. The take is conditional on the job still
+// being runnable, so two claimers that picked the same job cannot both take it.
+std::optional<Job> claim_on_sqlite(Connection& c, std::string_view lane, const std::string& owner,
+                                   int64_t now, int64_t lease_us) {
+  // Runnable: a running job whose lease expired (its worker died) first, then the fair pick
+  // among queued, due jobs (kSqliteClaimFairSql).
+  for (int attempt = 0; attempt < 8; ++attempt) {
+    auto picked = pick(c, kSqliteClaimExpiredSql, lane, now);
+    if (!picked) picked = pick(c, kSqliteClaimFairSql, lane, now);
+    if (!picked) return std::nullopt;
+    const std::string& id = *picked;
+    c.prepare(
+         "UPDATE jobs SET state = 'running', lease_owner = ?, lease_until = ?, attempts = attempts + 1,"
+         " updated_at = ?, claim_seq = (SELECT COALESCE(MAX(claim_seq), 0) + 1 FROM jobs) WHERE id = ?"
+         " AND ((state = 'queued' AND run_at <= ?) OR (state = 'running' AND lease_until < ?))")
+        .bind(1, owner)
+        .bind(2, now + lease_us)
+        .bind(3, now)
+        .bind(4, id)
+        .bind(5, now)
+        .bind(6, now)
+        .run();
+    if (c.changes() == 1) return load_job(c, id);
+  }
+  return std::nullopt;
+}
+
+// --- PostgreSQL's claim ---
 
 // The claim's cost must not grow with the depth of the queue (100k queued jobs of one account
 // must not slow every claim). So candidates are bounded by accounts, not jobs: a loose index scan
@@ -47,7 +149,7 @@ std::optional<Job> load_job(Conn& c, const std::string& id) {
 // jobs. Cost: O(accounts with queued work), whatever the depth of the queue. The per-account
 // caps are read from the statement's snapshot, so claimers racing on other nodes can exceed a
 // cap by the number of claims in flight at that instant (docs/jobs.md).
-constexpr const char* kClaimFairSql = R"sql(
+constexpr const char* kPgClaimFairSql = R"sql(
 WITH RECURSIVE accts(account_id) AS (
   (SELECT account_id FROM jobs WHERE lane = ?4 AND state = 'queued'
    ORDER BY lane, state, account_id LIMIT 1)
@@ -98,7 +200,7 @@ RETURNING id, kind, lane, account_id, subject, payload, state, attempts, max_att
   lease_owner, lease_until, last_error, created_at, updated_at)sql";
 
 // A running job whose lease expired, if its kind still has a free per-account slot.
-constexpr const char* kClaimExpiredSql = R"sql(
+constexpr const char* kPgClaimExpiredSql = R"sql(
 UPDATE jobs SET state = 'running', lease_owner = ?1, lease_until = ?2::bigint + ?3::bigint,
   attempts = attempts + 1, updated_at = ?2::bigint, claim_seq = nextval('job_claim_seq')
 WHERE id = (
@@ -113,7 +215,7 @@ WHERE id = (
 RETURNING id, kind, lane, account_id, subject, payload, state, attempts, max_attempts, run_at,
   lease_owner, lease_until, last_error, created_at, updated_at)sql";
 
-std::optional<Job> take(Conn& c, const char* sql, std::string_view lane, const std::string& owner,
+std::optional<Job> take(Connection& c, const char* sql, std::string_view lane, const std::string& owner,
                         int64_t now, int64_t lease_us) {
   auto q = c.prepare(sql);
   q.bind(1, owner).bind(2, now).bind(3, lease_us).bind(4, lane);
@@ -122,30 +224,35 @@ std::optional<Job> take(Conn& c, const char* sql, std::string_view lane, const s
   return read_job(q);
 }
 
-class PgJobStore final : public JobStore {
+// --- the store ---
+
+class SqlJobStore final : public JobStore {
  public:
-  PgJobStore(Db& db, Clock& clock) : db_(db), clock_(clock) {}
+  SqlJobStore(std::unique_ptr<Database> db, Clock& clock) : db_(std::move(db)), clock_(clock) {}
 
   Result<std::string> enqueue(const NewJob& job) override {
     int64_t now = clock_.now_us();
-    return db_.write([&](Conn& c) { return insert_job(c, job, now); });
+    return db_->write([&](Connection& c) { return insert_job(c, job, now); });
   }
 
   Result<std::optional<Job>> claim(std::string_view lane, const std::string& owner,
                                    int64_t lease_us) override {
     int64_t now = clock_.now_us();
-    return db_.once([&](Conn& c) -> std::optional<Job> {
-      // Two single statements, each taking its row with FOR UPDATE SKIP LOCKED so workers on every
-      // node claim side by side. First a running job whose lease expired (its worker died): it was
-      // admitted once already, so it goes before new work. Then the fair pick (docs/jobs.md).
-      if (auto j = take(c, kClaimExpiredSql, lane, owner, now, lease_us)) return j;
-      return take(c, kClaimFairSql, lane, owner, now, lease_us);
-    });
+    if (db_->dialect() == Dialect::kPostgres) {
+      return db_->once([&](Connection& c) -> std::optional<Job> {
+        // Two single statements, each taking its row with FOR UPDATE SKIP LOCKED so workers on
+        // every node claim side by side. First a running job whose lease expired (its worker
+        // died): it was admitted once already, so it goes before new work. Then the fair pick.
+        if (auto j = take(c, kPgClaimExpiredSql, lane, owner, now, lease_us)) return j;
+        return take(c, kPgClaimFairSql, lane, owner, now, lease_us);
+      });
+    }
+    return db_->write([&](Connection& c) { return claim_on_sqlite(c, lane, owner, now, lease_us); });
   }
 
   Result<bool> heartbeat(const std::string& id, const std::string& owner, int64_t lease_us) override {
     int64_t now = clock_.now_us();
-    return db_.write([&](Conn& c) -> bool {
+    return db_->write([&](Connection& c) -> bool {
       c.prepare(
            "UPDATE jobs SET lease_until = ?, updated_at = ? WHERE id = ? AND lease_owner = ? AND state = "
            "'running'")
@@ -160,18 +267,19 @@ class PgJobStore final : public JobStore {
 
   Result<bool> complete(const std::string& id, const std::string& owner) override {
     int64_t now = clock_.now_us();
-    return db_.write([&](Conn& c) { return finish_job(c, id, owner, "succeeded", std::nullopt, now); });
+    return db_->write(
+        [&](Connection& c) { return finish_job(c, id, owner, "succeeded", std::nullopt, now); });
   }
 
   Result<bool> fail(const std::string& id, const std::string& owner, const std::string& error) override {
     int64_t now = clock_.now_us();
-    return db_.write([&](Conn& c) { return finish_job(c, id, owner, "failed", error, now); });
+    return db_->write([&](Connection& c) { return finish_job(c, id, owner, "failed", error, now); });
   }
 
   Result<bool> retry(const std::string& id, const std::string& owner, const std::string& error,
                      int64_t run_at_us) override {
     int64_t now = clock_.now_us();
-    return db_.write([&](Conn& c) -> bool {
+    return db_->write([&](Connection& c) -> bool {
       c.prepare(
            "UPDATE jobs SET state = 'queued', run_at = ?, lease_owner = NULL, lease_until = NULL, last_error "
            "= ?,"
@@ -188,11 +296,16 @@ class PgJobStore final : public JobStore {
 
   Result<bool> release(const std::string& id, const std::string& owner, int64_t run_at_us) override {
     int64_t now = clock_.now_us();
-    return db_.write([&](Conn& c) -> bool {
-      c.prepare(
-           "UPDATE jobs SET state = 'queued', run_at = ?, lease_owner = NULL, lease_until = NULL,"
-           " attempts = GREATEST(attempts - 1, 0), updated_at = ? WHERE id = ? AND lease_owner = ? AND state "
-           "= 'running'")
+    return db_->write([&](Connection& c) -> bool {
+      c
+          .prepare(Dialects{
+              "UPDATE jobs SET state = 'queued', run_at = ?, lease_owner = NULL, lease_until = NULL,"
+              " attempts = MAX(attempts - 1, 0), updated_at = ? WHERE id = ? AND lease_owner = ? AND state = "
+              "'running'",
+              "UPDATE jobs SET state = 'queued', run_at = ?, lease_owner = NULL, lease_until = NULL,"
+              " attempts = GREATEST(attempts - 1, 0), updated_at = ? WHERE id = ? AND lease_owner = ? AND "
+              "state = "
+              "'running'"})
           .bind(1, std::max(run_at_us, now))
           .bind(2, now)
           .bind(3, id)
@@ -203,7 +316,7 @@ class PgJobStore final : public JobStore {
   }
 
   Result<Job> get(const std::string& id) override {
-    return db_.read([&](Conn& c) -> Result<Job> {
+    return db_->read([&](Connection& c) -> Result<Job> {
       auto j = load_job(c, id);
       if (!j) return Status::NotFound("job not found");
       return *j;
@@ -212,11 +325,11 @@ class PgJobStore final : public JobStore {
 
   Result<int> cancel_subject(const std::string& subject) override {
     int64_t now = clock_.now_us();
-    return db_.write([&](Conn& c) { return cancel_jobs_for_subject(c, subject, now); });
+    return db_->write([&](Connection& c) { return cancel_jobs_for_subject(c, subject, now); });
   }
 
   Result<std::vector<Job>> list_by_subject(const std::string& subject) override {
-    return db_.read([&](Conn& c) {
+    return db_->read([&](Connection& c) {
       std::vector<Job> out;
       auto q = c.prepare(
           "SELECT id, kind, lane, account_id, subject, payload, state, attempts, max_attempts, run_at, "
@@ -229,13 +342,13 @@ class PgJobStore final : public JobStore {
   }
 
  private:
-  Db& db_;
+  std::unique_ptr<Database> db_;
   Clock& clock_;
 };
 
 }  // namespace
 
-std::string insert_job(Conn& c, const NewJob& job, int64_t now_us) {
+std::string insert_job(Connection& c, const NewJob& job, int64_t now_us) {
   std::string id = job.id.empty() ? new_id("job") : job.id;
   c.prepare(
        "INSERT INTO jobs(id, kind, lane, account_id, subject, payload, state, attempts, max_attempts, run_at,"
@@ -251,18 +364,21 @@ std::string insert_job(Conn& c, const NewJob& job, int64_t now_us) {
       .bind(9, now_us)
       .bind(10, now_us)
       .run();
-  // Wakes idle workers on every node when this transaction commits (dropped if it rolls back).
-  c.prepare("SELECT pg_notify('imago_jobs', ?)").bind(1, lane_of(job.kind)).run();
+  // PostgreSQL: wakes idle workers on every node when this transaction commits (dropped if it
+  // rolls back; channel pg::kJobsChannel). SQLite's workers share one process and poll.
+  if (c.dialect() == Dialect::kPostgres)
+    c.prepare("SELECT pg_notify('imago_jobs', ?)").bind(1, lane_of(job.kind)).run();
   return id;
 }
 
-bool job_lease_held(Conn& c, const std::string& id, const std::string& owner) {
-  auto q = c.prepare("SELECT 1 FROM jobs WHERE id = ? AND lease_owner = ? AND state = 'running' FOR UPDATE");
+bool job_lease_held(Connection& c, const std::string& id, const std::string& owner) {
+  auto q = c.prepare(
+      IMAGO_SQL_FOR_UPDATE("SELECT 1 FROM jobs WHERE id = ? AND lease_owner = ? AND state = 'running'"));
   q.bind(1, id).bind(2, owner);
   return q.step();
 }
 
-bool finish_job(Conn& c, const std::string& id, const std::string& owner, std::string_view state,
+bool finish_job(Connection& c, const std::string& id, const std::string& owner, std::string_view state,
                 const std::optional<std::string>& error, int64_t now_us) {
   c.prepare(
        "UPDATE jobs SET state = ?, last_error = COALESCE(?, last_error), lease_until = NULL, updated_at = ?,"
@@ -277,7 +393,7 @@ bool finish_job(Conn& c, const std::string& id, const std::string& owner, std::s
   return c.changes() == 1;
 }
 
-int cancel_jobs_for_subject(Conn& c, const std::string& subject, int64_t now_us) {
+int cancel_jobs_for_subject(Connection& c, const std::string& subject, int64_t now_us) {
   c.prepare(
        "UPDATE jobs SET state = 'cancelled', lease_until = NULL, updated_at = ?, finished_at = ?"
        " WHERE subject = ? AND state IN ('queued', 'running')")
@@ -288,7 +404,7 @@ int cancel_jobs_for_subject(Conn& c, const std::string& subject, int64_t now_us)
   return static_cast<int>(c.changes());
 }
 
-int cancel_agent_jobs(Conn& c, const std::string& account_id, const std::string& code, int64_t now_us) {
+int cancel_agent_jobs(Connection& c, const std::string& account_id, const std::string& code, int64_t now_us) {
   c.prepare(
        "UPDATE jobs SET state = 'cancelled', lease_until = NULL, updated_at = ?, finished_at = ?"
        " WHERE subject = ? AND account_id = ? AND state IN ('queued', 'running')")
@@ -300,9 +416,9 @@ int cancel_agent_jobs(Conn& c, const std::string& account_id, const std::string&
   return static_cast<int>(c.changes());
 }
 
-std::unique_ptr<JobStore> make_job_store(Db& db, Clock& clock) {
-  return std::make_unique<PgJobStore>(db, clock);
+std::unique_ptr<JobStore> make_job_store(std::unique_ptr<Database> db, Clock& clock) {
+  return std::make_unique<SqlJobStore>(std::move(db), clock);
 }
 
-}  // namespace pg
+}  // namespace sql
 }  // namespace imago

@@ -1,6 +1,6 @@
-#include "store/postgres/pg_stores.h"
+#include "store/sql/sql_stores.h"
 
-namespace imago::pg {
+namespace imago::sql {
 
 namespace {
 
@@ -21,47 +21,43 @@ FileRecord read_file(const Stmt& s) {
   return f;
 }
 
-class PgFileStore final : public FileStore {
+Result<FileRecord> find_file(Connection& c, const std::string& account_id, const std::string& id) {
+  auto q = c.prepare(
+      "SELECT id, account_id, agent_code, purpose, blob_key, kind, mime, ext, size, original_name, "
+      "source_url,"
+      " created_at FROM files WHERE id = ? AND account_id = ?");
+  q.bind(1, id).bind(2, account_id);
+  if (!q.step()) return Status::NotFound("File not found: " + id);
+  return read_file(q);
+}
+
+class SqlFileStore final : public FileStore {
  public:
-  PgFileStore(Db& db, Clock& clock) : db_(db), clock_(clock) {}
+  SqlFileStore(std::unique_ptr<Database> db, Clock& clock) : db_(std::move(db)), clock_(clock) {}
 
   Status insert(const FileRecord& f) override {
     FileRecord copy = f;
     if (copy.created_at == 0) copy.created_at = clock_.now_s();
-    return db_.write([&](Conn& c) -> Status {
+    return db_->write([&](Connection& c) -> Status {
       insert_file(c, copy);
       return Status::Ok();
     });
   }
 
   Result<FileRecord> get(const std::string& account_id, const std::string& id) override {
-    return db_.read([&](Conn& c) -> Result<FileRecord> {
-      auto q = c.prepare(
-          "SELECT id, account_id, agent_code, purpose, blob_key, kind, mime, ext, size, original_name, "
-          "source_url,"
-          " created_at FROM files WHERE id = ? AND account_id = ?");
-      q.bind(1, id).bind(2, account_id);
-      if (!q.step()) return Status::NotFound("File not found: " + id);
-      return read_file(q);
-    });
+    return db_->read([&](Connection& c) -> Result<FileRecord> { return find_file(c, account_id, id); });
   }
 
   Result<FileRecord> remove(const std::string& account_id, const std::string& id) override {
-    return db_.write([&](Conn& c) -> Result<FileRecord> {
-      auto q = c.prepare(
-          "SELECT id, account_id, agent_code, purpose, blob_key, kind, mime, ext, size, original_name, "
-          "source_url,"
-          " created_at FROM files WHERE id = ? AND account_id = ?");
-      q.bind(1, id).bind(2, account_id);
-      if (!q.step()) return Status::NotFound("File not found: " + id);
-      FileRecord f = read_file(q);
-      c.prepare("DELETE FROM files WHERE id = ?").bind(1, id).run();
+    return db_->write([&](Connection& c) -> Result<FileRecord> {
+      auto f = find_file(c, account_id, id);
+      if (f.ok()) c.prepare("DELETE FROM files WHERE id = ?").bind(1, id).run();
       return f;
     });
   }
 
   Result<int64_t> usage_bytes(const std::string& account_id) override {
-    return db_.read([&](Conn& c) -> int64_t {
+    return db_->read([&](Connection& c) -> int64_t {
       auto q = c.prepare("SELECT COALESCE(SUM(size), 0) FROM files WHERE account_id = ?");
       q.bind(1, account_id);
       return q.step() ? q.col_int(0) : 0;
@@ -69,13 +65,13 @@ class PgFileStore final : public FileStore {
   }
 
  private:
-  Db& db_;
+  std::unique_ptr<Database> db_;
   Clock& clock_;
 };
 
 }  // namespace
 
-void insert_file(Conn& c, const FileRecord& f) {
+void insert_file(Connection& c, const FileRecord& f) {
   c.prepare(
        "INSERT INTO files(id, account_id, agent_code, purpose, blob_key, kind, mime, ext, size, "
        "original_name,"
@@ -95,7 +91,7 @@ void insert_file(Conn& c, const FileRecord& f) {
       .run();
 }
 
-std::vector<std::string> delete_agent_files(Conn& c, const std::string& account_id,
+std::vector<std::string> delete_agent_files(Connection& c, const std::string& account_id,
                                             const std::string& agent_code) {
   std::vector<std::string> keys;
   auto q = c.prepare("SELECT blob_key FROM files WHERE agent_code = ? AND account_id = ?");
@@ -108,7 +104,7 @@ std::vector<std::string> delete_agent_files(Conn& c, const std::string& account_
   return keys;
 }
 
-std::vector<std::string> delete_files(Conn& c, const std::vector<std::string>& ids) {
+std::vector<std::string> delete_files(Connection& c, const std::vector<std::string>& ids) {
   std::vector<std::string> keys;
   for (const auto& id : ids) {
     auto q = c.prepare("SELECT blob_key FROM files WHERE id = ?");
@@ -119,8 +115,8 @@ std::vector<std::string> delete_files(Conn& c, const std::vector<std::string>& i
   return keys;
 }
 
-std::unique_ptr<FileStore> make_file_store(Db& db, Clock& clock) {
-  return std::make_unique<PgFileStore>(db, clock);
+std::unique_ptr<FileStore> make_file_store(std::unique_ptr<Database> db, Clock& clock) {
+  return std::make_unique<SqlFileStore>(std::move(db), clock);
 }
 
-}  // namespace imago::pg
+}  // namespace imago::sql

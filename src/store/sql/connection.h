@@ -1,0 +1,196 @@
+// One SQL store implementation over both backends (docs/architecture.md, "One store, two
+// databases"): the table stores in this folder are written once against these interfaces, which
+// backends.h implements over SQLite's and PostgreSQL's own layers (store/sqlite/db.h,
+// store/postgres/db.h). Statements use `?` / `?N` placeholders (PostgreSQL's layer rewrites them
+// to `$N`); where the dialects really differ a statement names both texts (Dialects,
+// IMAGO_SQL_FOR_UPDATE, IMAGO_SQL_INSERTION_ORDER) or the store asks dialect() and takes its own
+// path.
+//
+// Database errors are exceptions inside a transaction and become a Status when it ends: a unique
+// or check violation is kConflict, a busy or lost database is retried where that is safe, the
+// rest is kInternal/kUnavailable (each backend's db.h says which).
+#pragma once
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <type_traits>
+#include <utility>
+
+#include "util/status.h"
+
+namespace imago::sql {
+
+enum class Dialect { kSqlite, kPostgres };
+
+// The same statement in each dialect, for the few that differ. Literals only: both backends
+// prepare a statement once per connection, keyed by the literal's address.
+struct Dialects {
+  const char* sqlite;
+  const char* postgres;
+};
+
+// A read that the transaction goes on to write from: PostgreSQL at READ COMMITTED locks the row
+// (FOR UPDATE); SQLite needs no lock, its write transaction already holds the database's.
+#define IMAGO_SQL_FOR_UPDATE(text) (::imago::sql::Dialects{text, text " FOR UPDATE"})
+// Insertion order (a tie-break after created_at) in `before ROW after`: SQLite's rowid, the `seq`
+// column PostgreSQL's tables carry for it.
+#define IMAGO_SQL_INSERTION_ORDER(before, after) \
+  (::imago::sql::Dialects{before "rowid" after, before "seq" after})
+
+// One execution of a prepared statement, as each backend runs it. Parameters and columns are
+// counted as in SQL: parameters from 1, result columns from 0.
+class Statement {
+ public:
+  virtual ~Statement() = default;
+  virtual void bind_int(int i, int64_t v) = 0;
+  virtual void bind_double(int i, double v) = 0;
+  virtual void bind_text(int i, std::string_view v) = 0;
+  virtual void bind_null(int i) = 0;
+  // True when a(nother) row is available; the first call runs the statement.
+  virtual bool step() = 0;
+  virtual int64_t col_int(int i) const = 0;
+  virtual double col_double(int i) const = 0;
+  virtual std::string col_text(int i) const = 0;
+  virtual bool col_null(int i) const = 0;
+};
+
+// What store code holds: a Statement with typed, chainable binds, read like the backends' own.
+class Stmt {
+ public:
+  explicit Stmt(std::unique_ptr<Statement> s) : s_(std::move(s)) {}
+
+  Stmt& bind(int i, int64_t v) { return s_->bind_int(i, v), *this; }
+  Stmt& bind(int i, int v) { return bind(i, static_cast<int64_t>(v)); }
+  Stmt& bind(int i, double v) { return s_->bind_double(i, v), *this; }
+  Stmt& bind(int i, std::string_view v) { return s_->bind_text(i, v), *this; }
+  Stmt& bind(int i, const char* v) { return bind(i, std::string_view(v)); }
+  Stmt& bind(int i, const std::string& v) { return bind(i, std::string_view(v)); }
+  Stmt& bind(int i, const std::optional<std::string>& v) { return v ? bind(i, *v) : bind_null(i); }
+  Stmt& bind(int i, bool v) = delete;  // say what you mean: an int or a string
+  Stmt& bind_null(int i) { return s_->bind_null(i), *this; }
+
+  bool step() { return s_->step(); }
+  // Runs it to the end (INSERT/UPDATE/DELETE); Connection::changes() then counts the rows.
+  void run() {
+    while (step()) {
+    }
+  }
+
+  int64_t col_int(int i) const { return s_->col_int(i); }
+  double col_double(int i) const { return s_->col_double(i); }
+  std::string col_text(int i) const { return s_->col_text(i); }
+  bool col_null(int i) const { return s_->col_null(i); }
+  std::optional<std::string> col_opt_text(int i) const {
+    return col_null(i) ? std::nullopt : std::optional<std::string>(col_text(i));
+  }
+  std::optional<int64_t> col_opt_int(int i) const {
+    return col_null(i) ? std::nullopt : std::optional<int64_t>(col_int(i));
+  }
+
+ private:
+  std::unique_ptr<Statement> s_;
+};
+
+// A connection inside a transaction (see Database).
+class Connection {
+ public:
+  virtual ~Connection() = default;
+  virtual Dialect dialect() const = 0;
+  // Prepared once per connection and reused; `sql` must be a literal (see Dialects).
+  virtual Stmt prepare(const char* sql) = 0;
+  Stmt prepare(const Dialects& sql) {
+    return prepare(dialect() == Dialect::kPostgres ? sql.postgres : sql.sqlite);
+  }
+  // Rows changed by the last INSERT/UPDATE/DELETE run on this connection.
+  virtual int64_t changes() const = 0;
+};
+
+namespace detail {
+// What a transaction returns: a Status stays a Status, a Result<T> stays a Result<T>, and a plain
+// T becomes Result<T>; failed() says when the work asks for a rollback.
+template <typename T>
+struct Outcome {
+  using type = Result<T>;
+  static bool failed(const T&) { return false; }
+};
+template <>
+struct Outcome<Status> {
+  using type = Status;
+  static bool failed(const Status& s) { return !s.ok(); }
+};
+template <typename T>
+struct Outcome<Result<T>> {
+  using type = Result<T>;
+  static bool failed(const Result<T>& r) { return !r.ok(); }
+};
+}  // namespace detail
+
+// A pool of connections and the transactions on them. `fn(Connection&)` runs in a transaction that
+// commits when it returns, and rolls back when it returns a failed Status/Result or throws. It may
+// run more than once when the backend retries (busy, serialization failure), so it must not have
+// effects outside the database.
+class Database {
+ public:
+  virtual ~Database() = default;
+  virtual Dialect dialect() const = 0;
+
+  // A consistent snapshot to read from.
+  template <typename F>
+  auto read(F&& fn) {
+    return run(Tx::kRead, std::forward<F>(fn));
+  }
+  // A write transaction (SQLite: BEGIN IMMEDIATE; PostgreSQL: READ COMMITTED).
+  template <typename F>
+  auto write(F&& fn) {
+    return run(Tx::kWrite, std::forward<F>(fn));
+  }
+  // PostgreSQL: each statement commits by itself (one round trip each); SQLite: a write
+  // transaction, its layer has no autocommit mode.
+  template <typename F>
+  auto once(F&& fn) {
+    return run(Tx::kOnce, std::forward<F>(fn));
+  }
+
+ protected:
+  enum class Tx { kRead, kWrite, kOnce };
+  // Runs `work` in a transaction of `kind`; `work` returns true to roll back. Returns Ok once the
+  // work committed, else why not (database errors; ignored when the work asked to roll back).
+  class Work {
+   public:
+    virtual bool operator()(Connection& c) = 0;
+
+   protected:
+    ~Work() = default;
+  };
+  virtual Status transact(Tx kind, Work& work) = 0;
+
+ private:
+  template <typename F>
+  auto run(Tx kind, F&& fn) {
+    using R = std::invoke_result_t<F&, Connection&>;
+    using O = detail::Outcome<R>;
+    struct Body final : Work {
+      F& fn;
+      std::optional<R> out;
+      bool failed = false;
+      explicit Body(F& f) : fn(f) {}
+      bool operator()(Connection& c) override {
+        out.reset();
+        failed = false;
+        out.emplace(fn(c));
+        return failed = O::failed(*out);
+      }
+    } body(fn);
+    Status st = transact(kind, body);
+    using Ret = typename O::type;
+    // The work's own failure (rolled back) wins; then the transaction's (the commit failed, or the
+    // database did).
+    if (body.failed || (st.ok() && body.out)) return Ret(std::move(*body.out));
+    if (st.ok()) st = Status::Internal("transaction ended without running its work");
+    return Ret(std::move(st));
+  }
+};
+
+}  // namespace imago::sql
