@@ -6,11 +6,12 @@ namespace imago::api {
 
 void register_account_routes(http::Router& router, Services&) {
   // SPEC 4.1: costs no credits; a present but invalid key is 200 {"valid": false}.
-  router.add("POST", "/v1/validate",
-             [](http::Request& req) {
-               return http::Response::json(200, {{"valid", req.principal.has_value()}});
-             },
-             {.body_limit = 64 * 1024, .pool = http::HandlerPool::kInline, .invalid_key_reaches_handler = true});
+  router.add(
+      "POST", "/v1/validate",
+      [](http::Request& req) {
+        return http::Response::json(200, {{"valid", req.principal.has_value()}});
+      },
+      {.body_limit = 64 * 1024, .pool = http::HandlerPool::kInline, .invalid_key_reaches_handler = true});
 
   // SPEC 8.3 names /v1/me among the anonymous self-authenticating endpoints: per-IP cap too.
   router.add("GET", "/v1/me",

@@ -277,7 +277,8 @@ Response Pipeline::run(Request& req, const RouteMatch& m, bool via_session, std:
     return Response::error(404, "NOT_FOUND", "No route for " + req.method + " " + req.path);
   }
   const Route& route = *m.route;
-  *route_name = via_session ? route.method + " " + std::string(kDashboardApiPrefix) + route.pattern : route.name;
+  *route_name =
+      via_session ? route.method + " " + std::string(kDashboardApiPrefix) + route.pattern : route.name;
   req.params = m.params;
 
   if (route.options.anon_ip_limited) {

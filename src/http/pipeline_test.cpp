@@ -19,7 +19,8 @@ class PipelinePlacement : public ::testing::Test {
     router.add("GET", "/healthz", ok,
                {.auth = AuthMode::kNone, .tier = Tier::kExempt, .pool = HandlerPool::kInline});
     router.add("GET", "/v1/me", ok, {.pool = HandlerPool::kInline, .anon_ip_limited = true});
-    router.add("POST", "/v1/validate", ok, {.pool = HandlerPool::kInline, .invalid_key_reaches_handler = true});
+    router.add("POST", "/v1/validate", ok,
+               {.pool = HandlerPool::kInline, .invalid_key_reaches_handler = true});
     router.add("GET", "/v1/open-but-ip-capped", ok,
                {.auth = AuthMode::kNone, .pool = HandlerPool::kInline, .anon_ip_limited = true});
     router.add("GET", "/v1/agents", ok);

@@ -26,7 +26,7 @@ struct RouteOptions {
   bool accept_bearer = false;  // OpenAI-compatible routes accept Authorization: Bearer <api-secret>
   // Rate-limit tier; when unset it follows SPEC 8.1: GET -> Read, other methods -> Write.
   std::optional<Tier> tier;
-  size_t body_limit = 1 << 20;               // bytes; larger bodies get 413
+  size_t body_limit = 1 << 20;  // bytes; larger bodies get 413
   // kCpu / kOutbound: handlers that wait on other work. kInline: answered on the I/O thread, for
   // handlers that never block (docs/http.md, "Where handlers run"); the pipeline falls back to
   // kRequest where authentication or limits would wait on a database server.
