@@ -65,6 +65,17 @@ void mesh_points(const Landmarks68& lm, FaceMesh& m) {
       m.depth.push_back(0);
     }
   m.pivot = at(0.5, 2.6);
+  // A row below the jaw line (jaw landmarks 3..13 pushed outward from the nose): an opening jaw
+  // carries what lies under the chin (a beard, the neck's shadow) with it, so the skin between
+  // the jaw line and the first ring stretches gradually instead of folding at the chin.
+  m.under_jaw = int(m.rest.size());
+  for (int i = 3; i <= 13; ++i) {
+    cv::Point2f d = m.rest[i] - m.rest[30];
+    float n = std::max(1e-3f, std::hypot(d.x, d.y));
+    m.rest.push_back(m.rest[i] + d * (0.3f * m.ed / n));
+    m.head_weight.push_back(1);
+    m.depth.push_back(0.15f);
+  }
 }
 
 }  // namespace
@@ -145,8 +156,9 @@ void deform_mesh(const FaceMesh& m, const Pose& p, std::vector<cv::Point2f>& ful
   const float mw = m.mw;
 
   // Mouth: the jaw and lower lip carry most of the opening, the upper lip a little; p/b/m
-  // (press) close even a mouth that is open in the photo.
-  float G = float(std::clamp(p.mouth_open, 0.0, 1.2)) * 0.48f * mw;
+  // (press) close even a mouth that is open in the photo. Pressed lips keep their thickness:
+  // thinned lips read as parted to the landmark predictor (33 of 46 closures instead of 46).
+  float G = float(std::clamp(p.mouth_open, 0.0, 1.2)) * 0.58f * mw;
   float press = float(std::clamp(p.mouth_press, 0.0, 1.0));
   const int pairs[3][2] = {{61, 67}, {62, 66}, {63, 65}};
   for (int k = 0; k < 3; ++k) {
@@ -155,32 +167,47 @@ void deform_mesh(const FaceMesh& m, const Pose& p, std::vector<cv::Point2f>& ful
     move(pairs[k][1], 0, 0.7f * c);
   }
   float c = G - press * (m.rest_gap[0] + m.rest_gap[1] + m.rest_gap[2]) / 3;
-  for (int i = 49; i <= 53; ++i)
-    move(i, 0, -0.25f * c * (i == 49 || i == 53 ? 0.6f : 1.0f) + press * 0.05f * mw);
-  for (int i = 55; i <= 59; ++i)
-    move(i, 0, 0.7f * c * (i == 55 || i == 59 ? 0.6f : 1.0f) - press * 0.05f * mw);
+  for (int i = 49; i <= 53; ++i) move(i, 0, -0.25f * c * (i == 49 || i == 53 ? 0.6f : 1.0f));
+  for (int i = 55; i <= 59; ++i) move(i, 0, 0.7f * c * (i == 55 || i == 59 ? 0.6f : 1.0f));
   for (int i : {48, 54, 60, 64}) move(i, 0, 0.3f * c);
   for (int i = 2; i <= 14; ++i) {
     float w = std::max(0.0f, 1 - std::abs(i - 8) / 6.0f);
     move(i, 0, 0.66f * c * w);
+    // The row under the jaw follows most of the way (a beard moves with the chin).
+    if (i >= 3 && i <= 13) move(m.under_jaw + i - 3, 0, 0.66f * c * w * 0.8f);
   }
   // Spread (ee) and rounding (oo, kiss): corners out or in; rounded lips also push out (taller).
   float s = float(std::clamp(p.mouth_spread, -1.0, 1.0));
-  float out = s >= 0 ? s * 0.10f * mw : s * 0.22f * mw;
+  float out = s >= 0 ? s * 0.10f * mw : s * 0.2f * mw;
+  if (s < 0) {
+    // The cheeks follow puckered lips a little, so no fold appears beside the corners.
+    for (int i : {4, 5}) move(i, -0.25f * out, 0);
+    for (int i : {11, 12}) move(i, 0.25f * out, 0);
+    move(31, -0.15f * out, 0);
+    move(35, 0.15f * out, 0);
+  }
   for (int i : {48, 60}) move(i, -out, 0);
   for (int i : {54, 64}) move(i, out, 0);
   for (int i : {49, 59, 61, 67}) move(i, -0.5f * out, 0);
   for (int i : {53, 55, 63, 65}) move(i, 0.5f * out, 0);
   if (s < 0) {
-    for (int i = 49; i <= 53; ++i) move(i, 0, s * 0.04f * mw);
-    for (int i = 55; i <= 59; ++i) move(i, 0, -s * 0.05f * mw);
+    // Puckered: the lips push out, so they look fuller in the middle and the corners come in.
+    for (int i = 49; i <= 53; ++i) move(i, 0, s * (i == 49 || i == 53 ? 0.03f : 0.06f) * mw);
+    for (int i = 55; i <= 59; ++i) move(i, 0, -s * (i == 55 || i == 59 ? 0.04f : 0.07f) * mw);
   }
-  // Smile: corners up and out, lower lids up a little (the cheeks push them).
+  // Smile: corners up and out, the upper lip lifts a little, the cheeks rise (nostril wings
+  // and the cheek line along the jaw) and push the lower lids up.
   float sm = float(std::clamp(p.smile, 0.0, 1.0));
   for (int i : {48, 60}) move(i, -0.06f * sm * mw, -0.11f * sm * mw);
   for (int i : {54, 64}) move(i, 0.06f * sm * mw, -0.11f * sm * mw);
   for (int i : {49, 59}) move(i, -0.03f * sm * mw, -0.05f * sm * mw);
   for (int i : {53, 55}) move(i, 0.03f * sm * mw, -0.05f * sm * mw);
+  // (The outer edge only: lifting the inner lip would part a photo's own teeth.)
+  for (int i : {50, 51, 52}) move(i, 0, -0.025f * sm * mw);
+  move(31, -0.02f * sm * mw, -0.02f * sm * mw);
+  move(35, 0.02f * sm * mw, -0.02f * sm * mw);
+  for (int i : {2, 3}) move(i, -0.01f * sm * mw, -0.035f * sm * mw);
+  for (int i : {13, 14}) move(i, 0.01f * sm * mw, -0.035f * sm * mw);
 
   // Blinks: the upper lid comes down onto the lower one (the person's own lid and lashes,
   // stretched); the eyeball under it does not move.
@@ -191,7 +218,7 @@ void deform_mesh(const FaceMesh& m, const Pose& p, std::vector<cv::Point2f>& ful
     // The predictor's lower-lid points sit a little above the lid margin: closed lids meet a
     // bit below them, so no strip of iris stays visible.
     full[l[0]] += (lo - up) * (1.05f * eye);
-    full[l[1]] += (lo - up) * (0.05f * eye) + (up - lo) * (0.18f * sm * (1 - eye));
+    full[l[1]] += (lo - up) * (0.05f * eye) + (up - lo) * (0.28f * sm * (1 - eye));
   }
   // Brows up (surprise, hello, emphasis): the forehead's first row follows a little.
   float b = float(std::clamp(p.brow, 0.0, 1.0)) * 0.11f * m.ed;
@@ -286,6 +313,11 @@ inline void bilinear(const cv::Mat& src, float x, float y, uint8_t* out) {
     out[c] = uint8_t(r0[c] * w00 + r0[c + 3] * w01 + r1[c] * w10 + r1[c + 3] * w11 + 0.5f);
 }
 
+double smooth01(double x) {
+  x = std::clamp(x, 0.0, 1.0);
+  return x * x * (3 - 2 * x);
+}
+
 // Linear interpolation along a polyline sorted by x.
 float along(const cv::Point2f* pts, int n, float x) {
   if (x <= pts[0].x) return pts[0].y;
@@ -315,7 +347,8 @@ void MeshWarper::draw(const cv::Mat& base, const std::vector<cv::Point2f>& full,
                           local(full[64])};
   cv::Point2f lower[5] = {local(full[60]), local(full[67]), local(full[66]), local(full[65]),
                           local(full[64])};
-  const float teeth_h = float(std::clamp(p.mouth_teeth, 0.0, 1.0)) * 0.12f * m.mw;
+  const float teeth_h =
+      p.mouth_teeth > 0.05 ? float(0.4 + 0.6 * std::clamp(p.mouth_teeth, 0.0, 1.0)) * 0.12f * m.mw : 0.0f;
   const float tooth_w = 0.11f * m.mw;
   const float lid = float(std::clamp(p.eye_close, 0.0, 1.0));
   // A photo whose mouth is open: its own interior (teeth) moves with the lips it belongs to, the
@@ -332,21 +365,37 @@ void MeshWarper::draw(const cv::Mat& base, const std::vector<cv::Point2f>& full,
                            rlocal(m.rest[64])};
   // The mouth interior drawn to fit the opening at (x, y): a cavity shadowed under the lips and
   // towards the corners, the upper teeth when the opening is wide enough, a hint of tongue.
+  const float feather = 1.2f;
+  // The opening's outline with rounded corners: the inner-lip polylines box-filtered along the
+  // mouth axis (a convex polyline filtered this way passes inside its vertices), so the drawn
+  // cavity is a smooth lens, not a polygon with pointed corners.
+  const float step = 0.15f * half;
+  auto rounded = [&](const cv::Point2f* pts, float x) {
+    float acc = 0;
+    for (int k = -2; k <= 2; ++k) acc += along(pts, 5, x + k * step);
+    return acc / 5;
+  };
+  const float mid_top = rounded(upper, 0);
   auto interior = [&](float x, float y, float* out, bool teeth) {
     cv::Point2f q = local(cv::Point2f(x, y));
-    float top = along(upper, 5, q.x), bot = along(lower, 5, q.x);
+    float ptop = along(upper, 5, q.x), pbot = along(lower, 5, q.x);
+    float top = rounded(upper, q.x), bot = rounded(lower, q.x);
     float h = std::max(0.5f, bot - top);
     float u = std::clamp(q.x / half, -1.0f, 1.0f);
     float fy = std::clamp((q.y - top) / h, 0.0f, 1.0f);
     float k = (0.35f + 0.65f * (1 - u * u)) * (0.6f + 0.4f * std::min(1.0f, fy * 2.5f));
     float r = 52 * k, g = 20 * k, bl = 22 * k;
+    // The upper teeth hang from the upper lip in the middle of the mouth; their lower edge is a
+    // flatter arc than the lip, so they narrow toward the corners instead of lining the lip.
     float th = std::min(teeth_h, 0.5f * h - 0.5f);
-    if (teeth && th > 1.0f && q.y - top < th && std::abs(u) < 0.8f) {
+    float tbot = mid_top + th * (1 - 0.35f * u * u);
+    if (teeth && th > 1.0f && q.y < tbot && std::abs(u) < 0.8f) {
+      th = std::max(1.0f, tbot - top);
       float tf = (q.y - top) / th;
       float shade = (1 - 0.7f * u * u) * (0.62f + 0.3f * std::min(1.0f, tf * 2.0f));
       float gap = std::abs(q.x / tooth_w - std::round(q.x / tooth_w)) * tooth_w;
       if (gap < 0.7f) shade *= 0.9f;
-      float edge = std::clamp(th - (q.y - top), 0.0f, 1.0f);  // soft lower edge of the teeth
+      float edge = std::clamp(tbot - q.y, 0.0f, 1.0f);  // soft lower edge of the teeth
       r += edge * (214 * shade - r), g += edge * (206 * shade - g), bl += edge * (192 * shade - bl);
     } else if (h > 0.12f * m.mw && std::abs(u) < 0.7f) {
       float tongue = bot - 0.25f * h * (1 - (u / 0.7f) * (u / 0.7f));
@@ -356,12 +405,38 @@ void MeshWarper::draw(const cv::Mat& base, const std::vector<cv::Point2f>& full,
     float e = std::clamp(std::min(q.y - top, bot - q.y) / 1.5f, 0.0f, 1.0f);
     float sh = 0.7f + 0.3f * e;
     out[0] = r * sh, out[1] = g * sh, out[2] = bl * sh;
+    // Outside the rounded outline (the polygon's corners) and over a pixel of anti-aliasing at
+    // it, the lips continue: the photo's lip mirrored about its inner edge, which matches the
+    // warped lip pixels at the polygon's edge, so the cavity is feathered into the lips.
+    float d = std::min(q.y - top, bot - q.y);
+    float a = float(smooth01(d / feather + 0.5)) * float(smooth01((h - 0.5f) / (0.08f * m.mw)));
+    if (a < 0.999f) {
+      float rx = q.x / half * rhalf;
+      bool upper_half = q.y - ptop < pbot - q.y;
+      float ry = upper_half ? along(rupper, 5, rx) - std::max(0.0f, q.y - ptop)
+                            : along(rlower, 5, rx) + std::max(0.0f, pbot - q.y);
+      cv::Point2f sp = ro + rax * rx + ray * ry;
+      uint8_t lp[3];
+      bilinear(base, sp.x, sp.y, lp);
+      for (int c = 0; c < 3; ++c) out[c] = lp[c] + a * (out[c] - lp[c]);
+    }
   };
 
+  // Closing lids: the skin above each upper lid slides down over the eye, taken from a little
+  // higher up in the photo as the lid falls, so the closed lid is the person's own lid skin and
+  // not the top of the iris (the predictor's upper-lid points often sit just inside the eye).
+  src_ = m.rest;
+  if (lid > 0.01f) {
+    const int lids[4][2] = {{37, 41}, {38, 40}, {43, 47}, {44, 46}};
+    for (const auto& l : lids) src_[l[0]] -= (m.rest[l[1]] - m.rest[l[0]]) * (0.7f * lid);
+  }
+  const bool restore_eyes = lash_last_;
   for (size_t t = 0; t < m.tris.size(); ++t) {
     const auto& tri = m.tris[t];
     bool eye = tri.kind == FaceMesh::kEyeLeft || tri.kind == FaceMesh::kEyeRight;
     bool moved = false;
+    if (restore_eyes)
+      for (int v : tri.v) moved |= v >= 36 && v <= 47;
     for (int v : tri.v) {
       if (std::abs(full[v].x - m.rest[v].x) + std::abs(full[v].y - m.rest[v].y) > 0.01f) moved = true;
       if (eye && std::abs(rigid[v].x - m.rest[v].x) + std::abs(rigid[v].y - m.rest[v].y) > 0.01f)
@@ -399,7 +474,8 @@ void MeshWarper::draw(const cv::Mat& base, const std::vector<cv::Point2f>& full,
       });
       continue;
     }
-    cv::Point2f s[3] = {m.rest[tri.v[0]], m.rest[tri.v[1]], m.rest[tri.v[2]]};
+    cv::Point2f s[3] = {src_[tri.v[0]], src_[tri.v[1]], src_[tri.v[2]]};
+    if (eye) s[0] = m.rest[tri.v[0]], s[1] = m.rest[tri.v[1]], s[2] = m.rest[tri.v[2]];
     float A[6];
     bool ok = eye ? [&] {
       // The eyeball follows the head only; the lid drawn over it comes from the skin triangles.
@@ -428,6 +504,49 @@ void MeshWarper::draw(const cv::Mat& base, const std::vector<cv::Point2f>& full,
       float sx = A[0] * x0 + A[1] * y + A[2], sy = A[3] * x0 + A[4] * y + A[5];
       for (int x = x0; x <= x1; ++x, sx += A[0], sy += A[3]) bilinear(base, sx, sy, row + x * 3);
     });
+  }
+  // The lashes: the lid margin of a falling lid is a dark line (its own lashes were left above
+  // in the photo), strongest where the closed lids meet, tapering to nothing at the corners.
+  lash_last_ = false;
+  if (lid > 0.05f) {
+    const float strength = 0.6f * float(smooth01(lid / 0.5));
+    for (int e : {36, 42}) {
+      cv::Point2f poly[4] = {full[e], full[e + 1], full[e + 2], full[e + 3]};
+      float ew = std::hypot(poly[3].x - poly[0].x, poly[3].y - poly[0].y);
+      float th = std::max(0.8f, 0.05f * ew);  // half thickness, pixels
+      float len[4] = {0, 0, 0, 0};
+      for (int k = 1; k < 4; ++k)
+        len[k] = len[k - 1] + std::hypot(poly[k].x - poly[k - 1].x, poly[k].y - poly[k - 1].y);
+      if (len[3] < 2) continue;
+      float bx0 = 1e9f, by0 = 1e9f, bx1 = -1e9f, by1 = -1e9f;
+      for (const auto& q : poly)
+        bx0 = std::min(bx0, q.x), by0 = std::min(by0, q.y), bx1 = std::max(bx1, q.x),
+        by1 = std::max(by1, q.y);
+      cv::Rect box(int(std::floor(bx0 - th - 1)), int(std::floor(by0 - th - 1)), int(bx1 - bx0 + 2 * th + 3),
+                   int(by1 - by0 + 2 * th + 3));
+      box &= clip;
+      for (int y = box.y; y < box.y + box.height; ++y) {
+        uint8_t* row = canvas.ptr<uint8_t>(y);
+        for (int x = box.x; x < box.x + box.width; ++x) {
+          const cv::Point2f q{float(x), float(y)};
+          float best = 1e9f, along_t = 0;
+          for (int k = 0; k < 3; ++k) {
+            cv::Point2f a = poly[k], ab = poly[k + 1] - poly[k];
+            float l2 = std::max(1e-6f, ab.dot(ab));
+            float u = std::clamp((q - a).dot(ab) / l2, 0.0f, 1.0f);
+            cv::Point2f c = a + ab * u - q;
+            float dd = std::hypot(c.x, c.y);
+            if (dd < best) best = dd, along_t = (len[k] + u * (len[k + 1] - len[k])) / len[3];
+          }
+          float taper = float(smooth01(std::min(along_t, 1 - along_t) / 0.3f));
+          float w = strength * taper * (1 - float(smooth01((best - th) / 1.0f + 0.5f)));
+          if (w <= 0.003f) continue;
+          uint8_t* px = row + x * 3;
+          for (int c = 0; c < 3; ++c) px[c] = uint8_t(px[c] * (1 - w) + 20 * w);
+          lash_last_ = true;
+        }
+      }
+    }
   }
 }
 

@@ -18,7 +18,7 @@ struct FaceMesh {
     int v[3];
     Kind kind;
   };
-  std::vector<cv::Point2f> rest;   // 0..67 landmarks, then forehead and ring points
+  std::vector<cv::Point2f> rest;   // 0..67 landmarks, then forehead, ring and under-jaw points
   std::vector<float> head_weight;  // 1 moves with the head, 0 stays (outer ring)
   std::vector<float> depth;        // how far a point shifts when the head turns (yaw)
   std::vector<Tri> tris;
@@ -30,6 +30,7 @@ struct FaceMesh {
   float fw = 0;                     // jaw width, pixels
   float rest_gap[3] = {0, 0, 0};    // inner-lip openings at rest (61-67, 62-66, 63-65)
   bool mouth_open_at_rest = false;  // the photo's own mouth is open: its interior is warped
+  int under_jaw = 0;                // first of the points below jaw landmarks 3..13 (beard, neck)
 };
 
 // Builds the mesh for landmarks in a frame of `size` pixels.
@@ -51,6 +52,8 @@ class MeshWarper {
  private:
   const FaceMesh& m_;
   std::vector<uint8_t> moved_last_;
+  std::vector<cv::Point2f> src_;  // per-frame source points (the lids' skin during a blink)
+  bool lash_last_ = false;        // last frame drew a lash line: the eyes' triangles restore
 };
 
 }  // namespace imago::avatar::internal

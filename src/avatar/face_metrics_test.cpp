@@ -145,8 +145,8 @@ double pearson(const std::vector<double>& a, const std::vector<double>& b) {
   return sab / std::sqrt(saa * sbb);
 }
 
-std::unique_ptr<Renderer> renderer(const std::string& imx, bool idle, uint64_t seed = 5) {
-  auto m = load_model(imx, 512, 512);
+std::unique_ptr<Renderer> renderer(const std::string& imx, bool idle, uint64_t seed = 5, int size = 512) {
+  auto m = load_model(imx, size, size);
   EXPECT_TRUE(m.ok()) << m.status().message();
   RendererOptions o;
   o.idle_motion = idle;
@@ -160,6 +160,26 @@ const char* kSpeech =
     "with me, because maps are big and the paths between places may be complicated. By the end, you "
     "should be able to plan a trip from the museum to the harbour, and back again, without problems. "
     "Before we begin, may I ask you a simple question?";
+
+// The eyes' outlines (landmarks 36..41 and 42..47) filled, as a mask of the frame.
+cv::Mat eye_mask(const Landmarks68& l, cv::Size size) {
+  cv::Mat mask(size, CV_8UC1, cv::Scalar(0));
+  for (int e : {36, 42}) {
+    std::vector<cv::Point> poly;
+    for (int i = 0; i < 6; ++i)
+      poly.emplace_back(cv::Point(int(std::lround(l[e + i].x)), int(std::lround(l[e + i].y))));
+    cv::fillConvexPoly(mask, poly, cv::Scalar(255));
+  }
+  return mask;
+}
+
+// The share of the eyes of `rest` (inside `mask`) that `img` still shows unchanged.
+double visible_eye(const cv::Mat& img, const cv::Mat& rest, const cv::Mat& mask) {
+  cv::Mat diff, gray;
+  cv::absdiff(img, rest, diff);
+  cv::cvtColor(diff, gray, cv::COLOR_BGR2GRAY);
+  return double(cv::countNonZero((gray < 20) & mask)) / std::max(1, cv::countNonZero(mask));
+}
 
 class FaceMetrics : public ::testing::TestWithParam<std::string> {
  protected:
@@ -206,7 +226,7 @@ TEST_P(FaceMetrics, SpeechKeepsTheFaceDetectableAndTheLipsFollowTheAudio) {
     if (have[i]) o2.push_back(open[i]), e2.push_back(env[i]);
   double corr = pearson(o2, e2);
   std::printf("%s: inner-lip opening vs audio envelope r = %.3f\n", name.c_str(), corr);
-  // Bar: r >= 0.6. Measured 0.76 (neutral) and 0.60 (smiling: its rest pose is already open, and
+  // Bar: r >= 0.6. Measured 0.68 (neutral) and 0.61 (smiling: its rest pose is already open, and
   // the predictor measures that mouth less steadily); the tolerance is 0.05.
   EXPECT_GE(corr, 0.55);
   // Every p, b, m: the lips close (under 10% of the speech maximum) within one frame.
@@ -214,28 +234,28 @@ TEST_P(FaceMetrics, SpeechKeepsTheFaceDetectableAndTheLipsFollowTheAudio) {
   std::sort(sorted.begin(), sorted.end());
   double peak = sorted.back();  // the speech maximum
   int bilabials = 0, closed = 0;
+  double worst = 0;  // the largest of the per-bilabial lowest openings, share of the maximum
   for (const auto& p : audio->phonemes) {
     if (viseme_for_phoneme(p.phoneme) != Viseme::kMBP) continue;
     ++bilabials;
+    // Frame n shows audio [n/25, (n+1)/25): the frames the phoneme overlaps, and one either side.
     int first = int(std::floor(p.start_s * kFps)),
         last = int(std::floor(std::max(p.start_s, p.end_s - 1e-6) * kFps));
-    bool ok = false, nearly = false;
-    for (int i = std::max(0, first - 1); i <= std::min(frames - 1, last + 1); ++i) {
-      ok |= have[i] && open[i] < 0.1 * peak;
-      nearly |= have[i] && open[i] < 0.2 * peak;
-    }
-    closed += ok;
+    double lowest = 1e9;
     std::string seen;
-    for (int i = std::max(0, first - 1); i <= std::min(frames - 1, last + 1); ++i)
+    for (int i = std::max(0, first - 1); i <= std::min(frames - 1, last + 1); ++i) {
+      if (have[i]) lowest = std::min(lowest, open[i] / peak);
       seen += " " + std::to_string(int(100 * open[i] / peak)) + "%(f" + std::to_string(i) + ")";
-    // Bar: under 10% at every bilabial. The predictor's own floor on closed rendered lips is
-    // 10-13% of the maximum, so a few land just above it: every one must be under 20%, and at
-    // least 90% under 10%.
-    EXPECT_TRUE(nearly) << name << ": lips open at '" << p.phoneme << "' (" << p.start_s << " s):" << seen;
+    }
+    worst = std::max(worst, lowest);
+    bool ok = lowest < 0.1;
+    closed += ok;
+    // Bar: every p, b, m under 10% of the speech maximum within one frame.
+    EXPECT_TRUE(ok) << name << ": lips open at '" << p.phoneme << "' (" << p.start_s << " s):" << seen;
   }
-  std::printf("%s: lips closed for %d of %d bilabials\n", name.c_str(), closed, bilabials);
+  std::printf("%s: lips closed for %d of %d bilabials (least closed: %.1f%% of the maximum)\n", name.c_str(),
+              closed, bilabials, 100 * worst);
   EXPECT_GE(bilabials, 15);
-  EXPECT_GE(closed, bilabials * 9 / 10);
 }
 
 TEST_P(FaceMetrics, RestMatchesThePhotoAndSpeechKeepsTheUpperFaceStill) {
@@ -260,16 +280,15 @@ TEST_P(FaceMetrics, RestMatchesThePhotoAndSpeechKeepsTheUpperFaceStill) {
   std::vector<double> scores;
   cv::Mat worst_img;
   int blinking = 0;
-  const double open_ear =
-      (internal::eye_aspect_ratio(*lr, false) + internal::eye_aspect_ratio(*lr, true)) / 2;
+  const cv::Mat eyes = eye_mask(*lr, rest.size());
   for (int i = 0; i < int(audio->duration_s() * kFps); ++i) {
     r->next_frame(f);
     cv::Mat img = bgr_of(f);
     auto l = detect(img);
     ASSERT_TRUE(l) << "frame " << i;
-    // Blinks change the eyes inside this region by design: those frames are left out.
-    if ((internal::eye_aspect_ratio(*l, false) + internal::eye_aspect_ratio(*l, true)) / 2 <
-        0.85 * open_ear) {
+    // Blinks change the eyes inside this region by design: those frames are left out (the head
+    // is still here, so changed eye pixels mean lids in motion; the predictor's EAR misses them).
+    if (visible_eye(img, rest, eyes) < 0.85) {
       ++blinking;
       continue;
     }
@@ -288,11 +307,16 @@ TEST_P(FaceMetrics, RestMatchesThePhotoAndSpeechKeepsTheUpperFaceStill) {
   EXPECT_GE(worst, 0.88);
 }
 
-// Blinks. The bar asks for the re-detected eye aspect ratio to fall below half; on these 512 px
-// renders (eyes about 22 px wide) the predictor does not register closed lids (it measured EAR
-// 0.29 on a fully closed frame against 0.25 open), so EAR is printed, and the assertion is on
-// pixels: the share of the rest frame's eye (inside the landmarks' eye outline) still visible
-// must fall below half during each blink and come back.
+// Blinks. The bar asks for the re-detected eye aspect ratio (EAR) to fall below half its open
+// value. The rendered lids do close (the upper lid points land on the lower ones, the lid skin
+// slides down over the eye and a lash line is drawn where the lids meet), but the predictor does
+// not register closed lids on these portraits. Frame by frame (printed for every blink) its EAR
+// falls to about 70% of open while the lid passes over the iris, then rises to about 140% on the
+// shut frames: it reads the lid skin above the lash line as a wide-open eye. The same at 512, 720
+// and 1024 px. So the assertion that the eyes close is on pixels: the share of the rest frame's
+// eye (inside the landmarks' eye outline) still visible must fall below half during each blink
+// and come back; and the EAR must move by more than 15% at each blink and return to the open
+// value afterwards.
 TEST_P(FaceMetrics, BlinksCloseTheRealLidsAndReopen) {
   const std::string name = GetParam() == kNeutral ? "neutral" : "smiling";
   auto r = renderer(model_of(GetParam()), false, 11);
@@ -301,41 +325,57 @@ TEST_P(FaceMetrics, BlinksCloseTheRealLidsAndReopen) {
   cv::Mat rest = bgr_of(f);
   auto lr = detect(rest);
   ASSERT_TRUE(lr);
-  cv::Mat mask(rest.size(), CV_8UC1, cv::Scalar(0));
-  for (int e : {36, 42}) {
-    std::vector<cv::Point> poly;
-    for (int i = 0; i < 6; ++i)
-      poly.emplace_back(cv::Point(int(std::lround((*lr)[e + i].x)), int(std::lround((*lr)[e + i].y))));
-    cv::fillConvexPoly(mask, poly, cv::Scalar(255));
-  }
-  int eye_px = cv::countNonZero(mask);
-  ASSERT_GT(eye_px, 50);
-  std::vector<double> visible, ear;
+  cv::Mat mask = eye_mask(*lr, rest.size());
+  ASSERT_GT(cv::countNonZero(mask), 50);
+  std::vector<double> visible, ear;  // per frame; ear < 0 where no face was found
   cv::Mat most_closed;
   for (int i = 1; i < 25 * 12; ++i) {
     r->next_frame(f);
-    cv::Mat img = bgr_of(f), diff, gray;
-    cv::absdiff(img, rest, diff);
-    cv::cvtColor(diff, gray, cv::COLOR_BGR2GRAY);
-    visible.push_back(double(cv::countNonZero((gray < 20) & mask)) / eye_px);
+    cv::Mat img = bgr_of(f);
+    visible.push_back(visible_eye(img, rest, mask));
     if (visible.back() <= *std::min_element(visible.begin(), visible.end())) most_closed = img;
-    if (auto l = detect(img))
-      ear.push_back((internal::eye_aspect_ratio(*l, false) + internal::eye_aspect_ratio(*l, true)) / 2);
+    auto l = detect(img);
+    ear.push_back(l ? (internal::eye_aspect_ratio(*l, false) + internal::eye_aspect_ratio(*l, true)) / 2
+                    : -1);
   }
   dump(most_closed, name + "_blink");
+  std::vector<double> open_ears;
+  for (size_t i = 0; i < ear.size(); ++i)
+    if (ear[i] > 0 && visible[i] > 0.95) open_ears.push_back(ear[i]);
+  ASSERT_GT(open_ears.size(), ear.size() / 2);
+  std::sort(open_ears.begin(), open_ears.end());
+  const double open_ear = open_ears[open_ears.size() / 2];
   int blinks = 0;
-  for (size_t i = 1; i + 8 < visible.size(); ++i) {
+  double lowest_ear = 1, highest_ear = 0;
+  for (size_t i = 3; i + 8 < visible.size(); ++i) {
     if (visible[i] < 0.5 && visible[i - 1] >= 0.5) {
       ++blinks;
       // A blink lasts 0.22 s: open again within 0.3 s.
       double after = *std::max_element(visible.begin() + i + 3, visible.begin() + i + 9);
       EXPECT_GT(after, 0.85) << name << ": eyes stay shut after the blink at frame " << i;
+      std::string seq;
+      double low = 1, high = 0, back = 0;
+      for (size_t k = i - 2; k <= i + 6; ++k) {
+        char buf[48];
+        std::snprintf(buf, sizeof buf, " %.3f(%.0f%%)", ear[k], 100 * visible[k]);
+        seq += buf;
+        if (ear[k] > 0 && k <= i + 4) low = std::min(low, ear[k]), high = std::max(high, ear[k]);
+        if (ear[k] > 0 && k >= i + 5) back = ear[k];
+      }
+      lowest_ear = std::min(lowest_ear, low), highest_ear = std::max(highest_ear, high);
+      std::printf("%s: blink at frame %zu, re-detected EAR (eye visible):%s\n", name.c_str(), i + 1,
+                  seq.c_str());
+      EXPECT_TRUE(low < 0.85 * open_ear || high > 1.15 * open_ear)
+          << name << ": the predictor saw nothing at the blink at frame " << i;
+      EXPECT_NEAR(back, open_ear, 0.1 * open_ear)
+          << name << ": EAR did not return after the blink at frame " << i;
     }
   }
-  std::sort(ear.begin(), ear.end());
-  std::printf("%s: %d blinks in 12 s, least visible eye %.0f%%; re-detected EAR open %.3f, lowest %.3f\n",
-              name.c_str(), blinks, 100 * *std::min_element(visible.begin(), visible.end()),
-              ear[ear.size() / 2], ear.front());
+  std::printf(
+      "%s: %d blinks in 12 s, least visible eye %.0f%%; re-detected EAR open %.3f, lowest %.3f (%.0f%%), "
+      "highest %.3f (%.0f%%)\n",
+      name.c_str(), blinks, 100 * *std::min_element(visible.begin(), visible.end()), open_ear, lowest_ear,
+      100 * lowest_ear / open_ear, highest_ear, 100 * highest_ear / open_ear);
   EXPECT_GE(blinks, 2);
   EXPECT_LE(blinks, 8);
 }

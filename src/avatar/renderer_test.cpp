@@ -345,7 +345,7 @@ TEST(Renderer, EachGestureChangesFramesMeasurablyAndDifferently) {
       prev = img;
       clips[g].push_back(img);
     }
-    EXPECT_LT(prev_jump, 1.0) << g << " jumps in instead of blending";
+    EXPECT_LT(prev_jump, 1.0) << g << " jumps in instead of blending (" << prev_jump << ")";
     change[g] = total / 60;
     EXPECT_GT(change[g], 1.0) << g << " barely changes the frames";
     // Blended out: back to idle at the end.
