@@ -41,7 +41,10 @@ TEST(WorkerPool, BlockedTasksDoNotStarveLaterOnes) {
 TEST(WorkerPool, OnlyTheTargetIsWokenForShortTasks) {
   // Starvation detection is effectively off here, so anything beyond the target was woken by post().
   WorkerPool pool(16, 2, 10s);
-  // Every thread asleep first (bounded wait): a thread still starting up would count as awake.
+  // Every thread asleep first. A thread that has not started yet is neither awake nor asleep and
+  // would take a task on its own when it starts, so give them time to start (the pool exposes no
+  // count of started threads), then wait until none is awake (bounded).
+  std::this_thread::sleep_for(100ms);
   const auto deadline = std::chrono::steady_clock::now() + 10s;
   while (pool.awake() > 0 && std::chrono::steady_clock::now() < deadline) std::this_thread::sleep_for(1ms);
   ASSERT_EQ(pool.awake(), 0u);
