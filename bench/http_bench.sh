@@ -146,6 +146,8 @@ field() { sed -E "s/.* $1=([0-9.]+).*/\1/" <<<"$2"; }
 
 echo "imagod (log level $LOG_LEVEL) vs nginx; wrk -t$THREADS -c$CONNECTIONS -d$DURATION, keep-alive; body $ME_SIZE B (nginx file $NGINX_SIZE B)"
 [ -n "$ANON_NOTE" ] && echo "$ANON_NOTE"
+loadavg() { cut -d' ' -f1-3 /proc/loadavg; }
+echo "load average before: $(loadavg) (other processes share these cores; compare ratios, not absolutes)"
 echo "warming up ($WARMUP each)..."
 run_wrk "$WARMUP" GET "$SECRET" "$BASE/v1/me" >/dev/null
 run_wrk "$WARMUP" POST "$SECRET" "$BASE/v1/validate" >/dev/null
@@ -173,7 +175,7 @@ print(f"{name:<22} {float(rps):12.0f} {int(p50)/1000:10.2f} {int(p99)/1000:10.2f
 EOF
 done
 echo
-echo "imagod RSS: peak (VmHWM) $((HWM / 1024)) MB, now (VmRSS) $((RSS / 1024)) MB"
+echo "imagod RSS: peak (VmHWM) $((HWM / 1024)) MB, now (VmRSS) $((RSS / 1024)) MB; load average after: $(loadavg)"
 python3 - "$(field rps "$ME")" "$(field rps "$VALIDATE")" "$NGX_RPS" "$(field p99_us "$ME")" \
   "$(field p99_us "$VALIDATE")" "$HWM" "$(field non2xx "$ME")" "$(field non2xx "$VALIDATE")" <<'EOF'
 import sys

@@ -11,12 +11,12 @@ namespace imago::api {
 void register_health_routes(http::Router& router, Services& s) {
   const http::RouteOptions open{.auth = http::AuthMode::kNone, .tier = Tier::kExempt};
 
-  router.add(
-      "GET", "/healthz",
-      [](http::Request&) {
-        return http::Response::json(200, {{"status", "ok"}});
-      },
-      open);
+  // Answered on the I/O thread: a liveness probe must not wait behind busy handler threads.
+  router.add("GET", "/healthz",
+             [](http::Request&) {
+               return http::Response::json(200, {{"status", "ok"}});
+             },
+             {.auth = http::AuthMode::kNone, .tier = Tier::kExempt, .pool = http::HandlerPool::kInline});
 
   router.add(
       "GET", "/readyz",

@@ -20,6 +20,7 @@ class Headers {
  public:
   void set(std::string name, std::string value);  // replaces any existing value
   void add(std::string name, std::string value);  // appends
+  void reserve(std::size_t n) { items_.reserve(n); }
   std::optional<std::string_view> get(std::string_view name) const;
   bool has(std::string_view name) const { return get(name).has_value(); }
   const std::vector<std::pair<std::string, std::string>>& all() const { return items_; }
@@ -38,7 +39,6 @@ struct Request {
   std::string body;
   std::string client_ip;
   std::string request_id;
-  int64_t received_us = 0;
 
   // Set by the middleware for authenticated routes.
   std::optional<Principal> principal;

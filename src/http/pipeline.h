@@ -31,6 +31,10 @@ struct PipelineOptions {
   // Requests of one account that may run at once on the outbound pool (HandlerPool::kOutbound);
   // more get 503 SERVICE_UNAVAILABLE with Retry-After while other accounts are served.
   int outbound_per_account = 2;
+  // The authenticator, rate limiter and throttles wait on a database server (PostgreSQL): a
+  // HandlerPool::kInline route then runs inline only when it needs none of them (GET /healthz);
+  // the others go to the request pool. See docs/http.md, "Where handlers run".
+  bool network_backend = false;
 };
 
 inline constexpr std::string_view kDashboardApiPrefix = "/dashboard/api";

@@ -54,6 +54,7 @@ void Router::add(std::string method, std::string pattern, Handler handler, Route
     if (!c.is_param.back() && i < 64) c.literal_key |= uint64_t{1} << (63 - i);
   }
   auto r = std::make_unique<Route>();
+  r->name = method + " " + pattern;
   r->method = std::move(method);
   r->pattern = std::move(pattern);
   r->handler = std::move(handler);

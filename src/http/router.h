@@ -26,8 +26,11 @@ struct RouteOptions {
   bool accept_bearer = false;  // OpenAI-compatible routes accept Authorization: Bearer <api-secret>
   // Rate-limit tier; when unset it follows SPEC 8.1: GET -> Read, other methods -> Write.
   std::optional<Tier> tier;
-  size_t body_limit = 1 << 20;               // bytes; larger bodies get 413
-  HandlerPool pool = HandlerPool::kRequest;  // kCpu / kOutbound: handlers that wait on other work
+  size_t body_limit = 1 << 20;  // bytes; larger bodies get 413
+  // kCpu / kOutbound: handlers that wait on other work. kInline: answered on the I/O thread, for
+  // handlers that never block (docs/http.md, "Where handlers run"); the pipeline falls back to
+  // kRequest where authentication or limits would wait on a database server.
+  HandlerPool pool = HandlerPool::kRequest;
   // SPEC 8.3: anonymous self-authenticating endpoints get a per-IP limit on every request.
   bool anon_ip_limited = false;
   // A present but invalid key still reaches the handler (with no principal) instead of a 401:
@@ -40,6 +43,7 @@ using Handler = std::function<Response(Request&)>;
 struct Route {
   std::string method;
   std::string pattern;
+  std::string name;  // "GET /v1/me": metrics and access-log label
   Handler handler;
   RouteOptions options;
   // WebSocket routes (method GET): set for routes added with add_websocket(). A plain GET without

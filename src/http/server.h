@@ -29,7 +29,11 @@ struct UpgradeDecision {
 // Which thread pool runs a route's handler. Handlers that wait for CPU work done elsewhere
 // (synthesis) or for other hosts (URL fetches, webhook pings) get their own bounded pools, so they
 // never occupy the threads that serve everything else; a full pool answers 503 with Retry-After.
-enum class HandlerPool { kRequest, kCpu, kOutbound };
+// kInline runs the whole dispatch on the connection's I/O thread, with no hand-off to a pool and
+// back (two thread switches per request): only for dispatches that never wait on anything slow
+// (the rule is in docs/http.md, "Where handlers run"). A blocked I/O thread stalls every connection
+// it serves.
+enum class HandlerPool { kRequest, kCpu, kOutbound, kInline };
 
 struct RouteInfo {
   size_t body_limit = 1 << 20;  // larger bodies are answered 413 without dispatching
@@ -42,7 +46,8 @@ class Dispatcher {
   virtual ~Dispatcher() = default;
   // Called on the I/O thread as soon as the request header has arrived (from the route table).
   virtual RouteInfo route_info(std::string_view method, std::string_view path) const = 0;
-  // Called on a worker thread with the complete request; must not throw.
+  // Called on a worker thread with the complete request (on the I/O thread itself when
+  // route_info said HandlerPool::kInline); must not throw.
   virtual Response dispatch(Request& req) = 0;
   // Called on a worker thread with the header of a request whose (large) body has not been read:
   // a response to send instead (401, 429...), or nullopt to go on reading it. Must not throw.

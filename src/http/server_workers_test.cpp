@@ -37,10 +37,17 @@ TEST(WorkerPool, BlockedTasksDoNotStarveLaterOnes) {
   pool.join();
 }
 
+// Structural only: how much this saves in time is measured by server_workers_benchmark.
 TEST(WorkerPool, OnlyTheTargetIsWokenForShortTasks) {
   // Starvation detection is effectively off here, so anything beyond the target was woken by post().
   WorkerPool pool(16, 2, 10s);
-  std::this_thread::sleep_for(50ms);  // let all threads go to sleep
+  // Every thread asleep first. A thread that has not started yet is neither awake nor asleep and
+  // would take a task on its own when it starts, so give them time to start (the pool exposes no
+  // count of started threads), then wait until none is awake (bounded).
+  std::this_thread::sleep_for(100ms);
+  const auto deadline = std::chrono::steady_clock::now() + 10s;
+  while (pool.awake() > 0 && std::chrono::steady_clock::now() < deadline) std::this_thread::sleep_for(1ms);
+  ASSERT_EQ(pool.awake(), 0u);
   std::promise<void> release;
   std::shared_future<void> gate = release.get_future().share();
   std::atomic<int> started{0};
@@ -50,8 +57,12 @@ TEST(WorkerPool, OnlyTheTargetIsWokenForShortTasks) {
       gate.wait();
     });
   }
-  std::this_thread::sleep_for(200ms);
-  EXPECT_EQ(started.load(), 2);  // two awake threads took two tasks; four wait in the queue
+  // Two threads take two tasks; the other four wait in the queue while those two block. A slow
+  // machine only makes the wait longer: nothing else can wake a third thread.
+  while (started.load() < 2 && std::chrono::steady_clock::now() < deadline) std::this_thread::sleep_for(1ms);
+  ASSERT_EQ(started.load(), 2);
+  std::this_thread::sleep_for(50ms);  // room for a wrongly woken third thread to show up
+  EXPECT_EQ(started.load(), 2);
   EXPECT_EQ(pool.awake(), 2u);
   release.set_value();
   pool.shutdown(true);

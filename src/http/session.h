@@ -96,10 +96,10 @@ class Session final : public Connection, public std::enable_shared_from_this<Ses
   std::string method_;
   std::string path_;
   std::map<std::string, std::string> query_;
-  int64_t received_us_ = 0;
 
-  // The response being written.
-  bhttp::response<bhttp::string_body> res_;
+  // The response being written: serialized header (and a small body), or a large body apart.
+  std::string out_;
+  std::string out_body_;
   bhttp::response<bhttp::empty_body> stream_res_;
   std::optional<bhttp::response_serializer<bhttp::empty_body>> stream_sr_;
   bool stream_close_ = false;

@@ -12,10 +12,10 @@
 #include <boost/beast/http/read.hpp>
 #include <boost/beast/http/write.hpp>
 #include <boost/beast/websocket/rfc6455.hpp>
+#include <charconv>
 
 #include "http/session.h"
 #include "http/websocket_session.h"
-#include "util/clock.h"
 #include "util/log.h"
 #include "util/random.h"
 #include "util/strings.h"
@@ -53,6 +53,24 @@ inline bool is_safe_header(std::string_view name, std::string_view value) {
     if (c == '\r' || c == '\n' || c == '\0') return false;
   }
   return true;
+}
+
+// Response bodies up to this size are written from the same buffer as the header.
+inline constexpr std::size_t kInlineBodyBytes = 16 * 1024;
+
+// The handler's headers as "Name: value\r\n" lines, with the same filtering as copy_headers.
+inline void append_headers(const Response& from, std::string& out) {
+  for (const auto& [name, value] : from.headers.all()) {
+    if (is_managed_header(name)) continue;
+    if (!is_safe_header(name, value)) {
+      log::warn("response_header_dropped", {{"header", name}});
+      continue;
+    }
+    out += name;
+    out += ": ";
+    out += value;
+    out += "\r\n";
+  }
 }
 
 template <class Body>
@@ -217,7 +235,6 @@ void Session<Stream>::on_first_bytes(beast::error_code ec, std::size_t n) {
 
 template <class Stream>
 void Session<Stream>::start_request() {
-  received_us_ = SystemClock::instance().now_us();
   version_ = 11;  // until the header says otherwise (error responses before that use 1.1)
   keep_alive_ = false;
   head_ = false;
@@ -365,7 +382,6 @@ void Session<Stream>::precheck(bool expect_continue) {
   req.query = query_;
   for (const auto& f : h) req.headers.add(std::string(f.name_string()), std::string(f.value()));
   req.client_ip = client_ip_;
-  req.received_us = received_us_;
   ctx_.workers.post([self = shared_from_this(), req = std::move(req), expect_continue,
                      work = net::make_work_guard(ctx_.ioc)]() mutable {
     std::optional<Response> refusal;
@@ -475,38 +491,50 @@ const char* Session<Stream>::check_framing(const bhttp::request_parser<bhttp::em
 
 // ---- dispatching ------------------------------------------------------------------------------
 
+// Dispatcher::dispatch with the server's guarantees: never throws, always an X-Request-Id.
+inline Response run_dispatch(Dispatcher& dispatcher, Request& req) {
+  Response res;
+  try {
+    res = dispatcher.dispatch(req);
+  } catch (const std::exception& e) {
+    log::error("dispatch_threw", {{"error", e.what()}, {"path", req.path}});
+    res = Response::error(500, "INTERNAL_ERROR", "Internal server error");
+  } catch (...) {
+    log::error("dispatch_threw", {{"error", "unknown exception"}, {"path", req.path}});
+    res = Response::error(500, "INTERNAL_ERROR", "Internal server error");
+  }
+  if (!res.headers.has("X-Request-Id")) {
+    res.headers.set("X-Request-Id", req.request_id.empty() ? new_id("req") : req.request_id);
+  }
+  return res;
+}
+
 template <class Stream>
 void Session<Stream>::dispatch_request() {
   auto msg = body_parser_->release();
   body_parser_.reset();
   Request req;
-  req.method = method_;
+  req.method = std::move(method_);
   req.target = std::string(msg.target());
   req.path = std::move(path_);
   req.query = std::move(query_);
+  req.headers.reserve(static_cast<std::size_t>(std::distance(msg.begin(), msg.end())));
   for (const auto& f : msg) req.headers.add(std::string(f.name_string()), std::string(f.value()));
   req.body = std::move(msg.body());
   req.client_ip = client_ip_;
-  req.received_us = received_us_;
+
+  if (pool_ == HandlerPool::kInline) {
+    // Cheap, non-blocking dispatch (see HandlerPool): answered right here, on the strand.
+    send_response(run_dispatch(ctx_.dispatcher, req));
+    return;
+  }
   const std::string path_for_log = pool_ == HandlerPool::kRequest ? std::string() : req.path;
 
   // The handler may block (database): it runs on a worker pool. The work guard keeps
   // io_context::run() from returning while a request is out there.
   auto task = [self = shared_from_this(), req = std::move(req),
                work = net::make_work_guard(ctx_.ioc)]() mutable {
-    Response res;
-    try {
-      res = self->ctx_.dispatcher.dispatch(req);
-    } catch (const std::exception& e) {
-      log::error("dispatch_threw", {{"error", e.what()}, {"path", req.path}});
-      res = Response::error(500, "INTERNAL_ERROR", "Internal server error");
-    } catch (...) {
-      log::error("dispatch_threw", {{"error", "unknown exception"}, {"path", req.path}});
-      res = Response::error(500, "INTERNAL_ERROR", "Internal server error");
-    }
-    if (!res.headers.has("X-Request-Id")) {
-      res.headers.set("X-Request-Id", req.request_id.empty() ? new_id("req") : req.request_id);
-    }
+    Response res = run_dispatch(self->ctx_.dispatcher, req);
     auto ex = self->stream_.get_executor();
     net::post(ex, [self = std::move(self), res = std::move(res)]() mutable {
       self->send_response(std::move(res));
@@ -515,6 +543,7 @@ void Session<Stream>::dispatch_request() {
   bool queued = true;
   switch (pool_) {
     case HandlerPool::kRequest:
+    case HandlerPool::kInline:  // handled above
       ctx_.workers.post(std::move(task));
       break;
     case HandlerPool::kCpu:
@@ -553,7 +582,6 @@ void Session<Stream>::start_upgrade() {
   for (const auto& f : *upgrade_request_)
     req.headers.add(std::string(f.name_string()), std::string(f.value()));
   req.client_ip = client_ip_;
-  req.received_us = received_us_;
   // Authentication may read the database: on the worker pool, like any request.
   ctx_.workers.post(
       [self = shared_from_this(), req = std::move(req), work = net::make_work_guard(ctx_.ioc)]() mutable {
@@ -616,25 +644,51 @@ void Session<Stream>::send_response(Response res) {
     return;
   }
 
-  res_ = {};
-  res_.version(version_ >= 11 ? 11 : 10);
-  res_.result(static_cast<unsigned>(res.status));
-  copy_headers(res, res_);
-  if (no_body) {
-    res_.content_length(boost::none);
-  } else {
-    res_.content_length(res.body.size());
-    if (!head_) res_.body() = std::move(res.body);  // HEAD: the length of what GET would send
+  // Serialized here into a reused buffer rather than through a beast::http::response: Beast's
+  // header fields are one allocation each, and this is every plain response's path.
+  std::string& out = out_;
+  out.clear();
+  out += version_ >= 11 ? "HTTP/1.1 " : "HTTP/1.0 ";
+  char num[24];
+  auto digits = [&num](auto v) {
+    return std::string_view(num, static_cast<std::size_t>(std::to_chars(num, num + sizeof num, v).ptr - num));
+  };
+  out += digits(res.status);
+  out += ' ';
+  out += bhttp::obsolete_reason(bhttp::int_to_status(static_cast<unsigned>(res.status)));
+  out += "\r\n";
+  append_headers(res, out);
+  if (!no_body) {
+    out += "Content-Length: ";
+    out += digits(res.body.size());
+    out += "\r\n";
   }
-  res_.keep_alive(!close);
+  if (version_ >= 11) {
+    if (close) out += "Connection: close\r\n";
+  } else if (!close) {
+    out += "Connection: keep-alive\r\n";
+  }
+  out += "\r\n";
+  out_body_.clear();
+  if (!no_body && !head_) {  // HEAD: the length of what GET would send, no body
+    // Small bodies go in the same buffer (one write, one TLS record); large ones are not copied.
+    if (res.body.size() <= kInlineBodyBytes) {
+      out += res.body;
+    } else {
+      out_body_ = std::move(res.body);
+    }
+  }
   tcp().expires_after(std::chrono::seconds(ctx_.options.write_timeout_s));
-  bhttp::async_write(stream_, res_,
-                     beast::bind_front_handler(&Session<Stream>::on_write, shared_from_this(), close));
+  std::array<net::const_buffer, 2> bufs{net::buffer(out_), net::buffer(out_body_)};
+  net::async_write(stream_, bufs,
+                   beast::bind_front_handler(&Session<Stream>::on_write, shared_from_this(), close));
 }
 
 template <class Stream>
 void Session<Stream>::on_write(bool close, beast::error_code ec, std::size_t) {
-  res_ = {};  // release the body now, not at the next response
+  // Release a large body now, not at the next response; keep a small buffer for reuse.
+  if (out_body_.capacity() > 0) std::string().swap(out_body_);
+  if (out_.capacity() > 4 * kInlineBodyBytes) std::string().swap(out_);
   if (ec) {
     close_now();
     return;

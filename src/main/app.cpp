@@ -220,6 +220,7 @@ Result<std::unique_ptr<App>> App::create(Config config) {
   po.failed_auth_per_minute = p.config.failed_auth_limit;
   po.anon_per_minute = p.config.anon_ip_limit;
   po.members = p.member_auth.get();
+  po.network_backend = p.stores.pg_db != nullptr;  // keys and limits on a database server
   po.outbound_per_account = p.config.outbound_per_account > 0 ? p.config.outbound_per_account
                                                               : std::max(1, p.config.outbound_threads / 4);
   p.pipeline =

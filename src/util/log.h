@@ -3,6 +3,7 @@
 // Never pass a secret in `fields`.
 #pragma once
 #include <boost/json/object.hpp>
+#include <string>
 #include <string_view>
 
 namespace imago::log {
@@ -13,6 +14,14 @@ void set_level(Level l);
 bool parse_level(std::string_view s, Level* out);
 bool enabled(Level l);
 void write(Level l, std::string_view event, boost::json::object fields = {});
+
+// For a hot path that formats its own line (the HTTP access log, one per request): appends the
+// line's start `{"ts":"...","level":"...","event":"<event>"` to `out` (the fields follow as
+// `,"name":value`), and writes a finished line (`}` included, no newline) like write() does.
+void begin_line(std::string& out, Level l, std::string_view event);
+void write_line(std::string_view line);
+// Appends `s` to `out` as a JSON string literal (quotes included), escaped as write() would.
+void append_json_string(std::string& out, std::string_view s);
 
 inline void debug(std::string_view e, boost::json::object f = {}) {
   write(Level::kDebug, e, std::move(f));

@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <boost/json.hpp>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <string>
@@ -70,9 +71,13 @@ int read_status(int fd, std::string* head = nullptr) {
   return std::atoi(raw.substr(9, 3).c_str());
 }
 
+// Nearest-rank 99th percentile: the smallest sample with at least 99% of all samples at or below
+// it (of 300 samples, the 297th smallest: the three worst are outliers, not the percentile).
 double p99_ms(std::vector<double> v) {
+  if (v.empty()) return 0;
   std::sort(v.begin(), v.end());
-  return v[std::min(v.size() - 1, static_cast<size_t>(static_cast<double>(v.size()) * 0.99))];
+  const auto rank = static_cast<size_t>(std::ceil(0.99 * static_cast<double>(v.size())));
+  return v[std::max<size_t>(rank, 1) - 1];
 }
 
 class HttpCore : public ::testing::Test {
@@ -104,10 +109,14 @@ TEST_F(HttpCore, NeverReadingStreamClientsDoNotSlowOtherRequests) {
       "POST /v1/tts HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\napi-secret: " +
       account_.api_secret + "\r\nContent-Length: " + std::to_string(body.size()) + "\r\n\r\n" + body;
   // The same calls on the idle server first: this machine's own scheduling noise (the suite runs
-  // tests in parallel on few cores) is allowed on top of the 50 ms bound, nothing more.
+  // tests in parallel on few cores) is allowed on top of the 50 ms bound, nothing more. Each
+  // figure is the p99 of kSamples requests (one connection each, as a probe would make), so a
+  // few descheduled moments of this test process cannot decide it; only a server that really
+  // delays requests behind the stalled streams can.
+  constexpr size_t kSamples = 300;
   auto sample = [&](std::vector<double>& health, std::vector<double>& me) {
-    const auto deadline = Clock::now() + std::chrono::seconds(60);
-    for (int i = 0; i < 100 && Clock::now() < deadline; ++i) {
+    const auto deadline = Clock::now() + std::chrono::seconds(90);
+    for (size_t i = 0; i < kSamples && Clock::now() < deadline; ++i) {
       auto t0 = Clock::now();
       auto h = server_->get("/healthz");
       health.push_back(std::chrono::duration<double, std::milli>(Clock::now() - t0).count());
@@ -120,7 +129,7 @@ TEST_F(HttpCore, NeverReadingStreamClientsDoNotSlowOtherRequests) {
   };
   std::vector<double> base_health, base_me;
   sample(base_health, base_me);
-  ASSERT_EQ(base_health.size(), 100u);
+  ASSERT_EQ(base_health.size(), kSamples);
   const double noise = std::max(p99_ms(base_health), p99_ms(base_me));
 
   std::vector<int> stalled;
@@ -132,7 +141,7 @@ TEST_F(HttpCore, NeverReadingStreamClientsDoNotSlowOtherRequests) {
   }
   std::vector<double> health, me;
   sample(health, me);
-  ASSERT_EQ(health.size(), 100u);
+  ASSERT_EQ(health.size(), kSamples);
   EXPECT_LT(p99_ms(health), 50.0 + noise)
       << "/healthz p99 with 64 stalled streams (idle p99 " << noise << " ms)";
   EXPECT_LT(p99_ms(me), 50.0 + noise) << "/v1/me p99 with 64 stalled streams (idle p99 " << noise << " ms)";

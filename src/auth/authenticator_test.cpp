@@ -1,0 +1,70 @@
+#include "auth/authenticator.h"
+
+#include <gtest/gtest.h>
+
+#include "auth/provisioning.h"
+#include "store/sqlite/sqlite_account_store.h"
+#include "store/sqlite/test_db.h"
+
+namespace imago {
+namespace {
+
+class AuthenticatorTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    auto a = create_account_with_key(*accounts, "acme", Plan::kPro, 0);
+    ASSERT_TRUE(a.ok()) << a.status().message();
+    secret = a->first_key.secret;
+    key_id = a->first_key.key.id;
+  }
+  sqlite::TestDb db;
+  ManualClock clock;
+  std::unique_ptr<AccountStore> accounts = sqlite::make_account_store(db.db(), clock);
+  std::string secret, key_id;
+};
+
+TEST_F(AuthenticatorTest, RevocationIsRefusedOnTheVeryNextCall) {
+  Authenticator auth(*accounts, clock);
+  auto p = auth.authenticate(secret);
+  ASSERT_TRUE(p.ok()) << p.status().message();
+  EXPECT_EQ(p->key_id, key_id);
+  ASSERT_TRUE(accounts->revoke_key(std::nullopt, key_id).ok());
+  auto again = auth.authenticate(secret);
+  ASSERT_FALSE(again.ok());
+  EXPECT_EQ(again.status().code(), Code::kUnauthenticated);
+}
+
+TEST_F(AuthenticatorTest, LastUsedIsStampedInTheBackgroundOncePerMinute) {
+  Authenticator auth(*accounts, clock);
+  ASSERT_TRUE(auth.authenticate(secret).ok());
+  auth.flush_touches();
+  const int64_t first = clock.now_s();
+  EXPECT_EQ(accounts->get_key(key_id)->last_used_at.value_or(0), first);
+  clock.advance_seconds(30);  // within the minute: no new stamp
+  ASSERT_TRUE(auth.authenticate(secret).ok());
+  auth.flush_touches();
+  EXPECT_EQ(accounts->get_key(key_id)->last_used_at.value_or(0), first);
+  clock.advance_seconds(31);
+  ASSERT_TRUE(auth.authenticate(secret).ok());
+  auth.flush_touches();
+  EXPECT_EQ(accounts->get_key(key_id)->last_used_at.value_or(0), first + 61);
+}
+
+TEST_F(AuthenticatorTest, PendingStampIsWrittenOnDestruction) {
+  {
+    Authenticator auth(*accounts, clock);
+    ASSERT_TRUE(auth.authenticate(secret).ok());
+  }
+  EXPECT_EQ(accounts->get_key(key_id)->last_used_at.value_or(0), clock.now_s());
+}
+
+TEST_F(AuthenticatorTest, MalformedAndUnknownKeysAreUnauthenticated) {
+  Authenticator auth(*accounts, clock);
+  EXPECT_EQ(auth.authenticate("nope").status().code(), Code::kUnauthenticated);
+  std::string other = secret;
+  other[12] = other[12] == 'a' ? 'b' : 'a';  // checksum no longer matches
+  EXPECT_EQ(auth.authenticate(other).status().code(), Code::kUnauthenticated);
+}
+
+}  // namespace
+}  // namespace imago
