@@ -123,7 +123,7 @@ void register_runtime_token_routes(http::Router& router, Services& s) {
           if (!live::is_live_billing_type(**billing_type)) {
             return http::Response::from_status(Status::Invalid(
                 "Field 'billing_type' must be one of essence_cloud, expression_cloud, essence_self_hosted, "
-                "expression_self_hosted, voice_chat"));
+                "expression_self_hosted, voice_chat, camera_chat"));
           }
           needed = live::live_rate(**billing_type);
         }

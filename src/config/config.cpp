@@ -311,6 +311,9 @@ const std::vector<Option>& options() {
       {"llm-allow-private", "IMAGO_LLM_ALLOW_PRIVATE", nullptr,
        "let the chat endpoint be on a private or loopback address (local models)",
        [](Config& c, const std::string& v) { return set_bool(c.llm_allow_private, v, "llm-allow-private"); }},
+      {"llm-vision", "IMAGO_LLM_VISION", nullptr,
+       "the chat model accepts images: offer camera_chat sessions (viewer camera frames go to the model)",
+       [](Config& c, const std::string& v) { return set_bool(c.llm_vision, v, "llm-vision"); }},
   };
   return opts;
 }

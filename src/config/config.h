@@ -79,6 +79,7 @@ struct Config {
   std::string llm_model;           // the model name sent with each request
   std::string llm_api_key;         // IMAGO_LLM_API_KEY only (never a flag: argv is visible in ps)
   bool llm_allow_private = false;  // the endpoint may be on a private or loopback address
+  bool llm_vision = false;         // the model accepts images: camera_chat sessions are offered
 };
 
 // Concurrent 25 fps sessions per core at 512x512 with JPEG encoding and WebSocket sending, from

@@ -53,6 +53,11 @@ void Conversation::agent_said(const std::string& text) {
   history_.add_agent(text);
 }
 
+void Conversation::camera_frame(std::string data_url) {
+  std::lock_guard lock(mu_);
+  camera_frame_ = std::move(data_url);
+}
+
 void Conversation::interrupt() {
   std::lock_guard lock(mu_);
   ++generation_;
@@ -109,7 +114,12 @@ void Conversation::answer(const std::string& text, uint64_t generation) {
   Knowledge knowledge_copy;
   {
     std::lock_guard lock(mu_);
-    messages = build_messages(opts_.system_prompt, knowledge_, history_, text, {}, opts_.limits);
+    // A frame goes with one turn only: the model sees what the viewer showed when they spoke, and
+    // the history stays text (frames would blow the context and the upstream's body limits).
+    std::vector<std::string> images;
+    if (client_ && opts_.attach_images && !camera_frame_.empty()) images.push_back(std::move(camera_frame_));
+    camera_frame_.clear();
+    messages = build_messages(opts_.system_prompt, knowledge_, history_, text, images, opts_.limits);
     knowledge_copy = knowledge_;
     history_.add_user(text);
   }

@@ -30,6 +30,9 @@ struct ConversationOptions {
   std::string system_prompt;
   std::optional<ChatClientOptions> llm;  // nullopt: the built-in responder answers
   PromptLimits limits;
+  // camera_chat with a model that accepts images: the latest camera frame goes with the next turn
+  // to the model (an OpenAI image_url part). The built-in responder never looks at images.
+  bool attach_images = false;
 };
 
 // Where a conversation's output goes (the live session). Called on the worker thread.
@@ -63,6 +66,9 @@ class Conversation {
   void add_context(const std::string& text);
   // The agent was made to say `text` verbatim (speak): it joins the history as the agent's turn.
   void agent_said(const std::string& text);
+  // The viewer's latest camera frame (a data: URL): replaces any earlier one not yet sent, and goes
+  // with the next turn to the model when attach_images is set (ignored otherwise).
+  void camera_frame(std::string data_url);
   // Stops the running answer now (the model request is aborted; nothing more is spoken). The
   // part already handed to speech stays in the history as what the agent said.
   void interrupt();
@@ -92,6 +98,7 @@ class Conversation {
   std::shared_ptr<CancelFlag> cancel_;
   Knowledge knowledge_;
   History history_;
+  std::string camera_frame_;  // latest frame not yet sent to the model (camera_chat)
   ConversationStats stats_;
   std::thread thread_;
 };

@@ -130,6 +130,39 @@ TEST(Conversation, ModelAnswerIsSpokenSentenceBySentenceWhileItStreams) {
             "The museum opens at nine. Tickets cost twelve dollars. Enjoy your visit today.");
 }
 
+TEST(Conversation, TheLatestCameraFrameGoesWithTheNextTurnOnlyWhenImagesAreAttached) {
+  testing::FakeLlmServer llm;
+  Recorder rec;
+  ConversationOptions o{"", llm_options(llm), {}};
+  o.attach_images = true;
+  Conversation c(o, rec.sink());
+  c.camera_frame("data:image/jpeg;base64,b2xk");
+  c.camera_frame("data:image/jpeg;base64,bmV3");  // replaces the first
+  c.user_text("What do you see?");
+  c.wait_idle();
+  c.user_text("And now?");  // no new frame: text only
+  c.wait_idle();
+  auto reqs = llm.requests();
+  ASSERT_EQ(reqs.size(), 2u);
+  auto first = reqs[0].at("body").at("messages").as_array();
+  ASSERT_TRUE(first.back().at("content").is_array());
+  auto parts = first.back().at("content").as_array();
+  ASSERT_EQ(parts.size(), 2u);
+  EXPECT_EQ(parts[0].at("text"), "What do you see?");
+  EXPECT_EQ(parts[1].at("image_url").at("url"), "data:image/jpeg;base64,bmV3");
+  for (auto& m : reqs[1].at("body").at("messages").as_array()) EXPECT_TRUE(m.at("content").is_string());
+
+  // A conversation that does not attach images never sends one.
+  testing::FakeLlmServer llm2;
+  Conversation plain({"", llm_options(llm2), {}}, rec.sink());
+  plain.camera_frame("data:image/jpeg;base64,bmV3");
+  plain.user_text("What do you see?");
+  plain.wait_idle();
+  ASSERT_EQ(llm2.requests().size(), 1u);
+  for (auto& m : llm2.requests()[0].at("body").at("messages").as_array())
+    EXPECT_TRUE(m.at("content").is_string());
+}
+
 TEST(Conversation, InterruptStopsAStreamingAnswerMidSentence) {
   testing::FakeLlmServer llm;
   llm.control({{"reply",

@@ -14,6 +14,7 @@ ConversationBrain::ConversationBrain(Room& room, const std::string& system_promp
   conversation::ConversationOptions co;
   co.system_prompt = system_prompt_;
   co.llm = opts_.llm;
+  co.attach_images = opts_.llm && opts_.vision && room.settings().camera;
   conversation::ConversationSink sink;
   sink.speak = [this](const std::string& s) { speak_sentence(s); };
   sink.transcript = [this](const std::string& role, const std::string& text, bool final) {
@@ -97,6 +98,11 @@ void ConversationBrain::on_interrupt(Room&) {
 void ConversationBrain::on_agent_said(Room&, const std::string& text) {
   std::lock_guard lock(mu_);
   if (conversation_) conversation_->agent_said(text);
+}
+
+void ConversationBrain::on_camera_frame(Room&, std::string data_url) {
+  std::lock_guard lock(mu_);
+  if (conversation_) conversation_->camera_frame(std::move(data_url));
 }
 
 bool ConversationBrain::on_microphone(Room&, std::string_view pcm) {

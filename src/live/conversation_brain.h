@@ -26,6 +26,7 @@ namespace imago::live {
 struct ConversationBrainOptions {
   std::optional<conversation::ChatClientOptions> llm;  // nullopt: the built-in responder answers
   bool listen = true;                                  // accept microphone audio
+  bool vision = false;  // the model accepts images: camera_chat frames go with the viewer's turns
   conversation::RecognizerOptions recognizer;
   // Microphone audio waiting for the ears beyond this is dropped (10 s at 16 kHz s16).
   size_t max_audio_backlog_bytes = 320'000;
@@ -45,6 +46,7 @@ class ConversationBrain : public SessionBrain {
   void on_interrupt(Room& room) override;
   void on_agent_said(Room& room, const std::string& text) override;
   bool on_microphone(Room& room, std::string_view pcm) override;
+  void on_camera_frame(Room& room, std::string data_url) override;
   void stop() override;
 
  private:

@@ -7,17 +7,18 @@
 namespace imago::live {
 
 namespace {
-// camera_chat (30/min, the viewer's camera to the model) is not offered until it is built.
-constexpr std::string_view kLiveTypes[] = {"essence_cloud", "expression_cloud", "essence_self_hosted",
-                                           "expression_self_hosted", "voice_chat"};
+constexpr std::string_view kLiveTypes[] = {"essence_cloud",       "expression_cloud",
+                                           "essence_self_hosted", "expression_self_hosted",
+                                           "voice_chat",          "camera_chat"};
 }  // namespace
 
 bool is_live_billing_type(std::string_view t) {
   return std::find(std::begin(kLiveTypes), std::end(kLiveTypes), t) != std::end(kLiveTypes);
 }
 
-std::string_view cloud_billing_type(std::string_view model, bool voice_chat) {
-  if (voice_chat) return "voice_chat";
+std::string_view cloud_billing_type(std::string_view model, ChatMode mode) {
+  if (mode == ChatMode::kVoiceChat) return "voice_chat";
+  if (mode == ChatMode::kCameraChat) return "camera_chat";
   return model == "expression" ? "expression_cloud" : "essence_cloud";
 }
 

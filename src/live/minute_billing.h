@@ -11,14 +11,19 @@
 namespace imago::live {
 
 // Credits per minute for a billing type: essence_cloud 2, expression_cloud 4,
-// essence_self_hosted 1, expression_self_hosted 2 (billing/prices.h). 0 for anything else.
+// essence_self_hosted 1, expression_self_hosted 2, voice_chat 10, camera_chat 30
+// (billing/prices.h). 0 for anything else.
 int64_t live_rate(std::string_view billing_type);
 // The cheapest per-minute avatar rate (what a runtime token requires as a balance).
 int64_t cheapest_live_rate();
 bool is_live_billing_type(std::string_view billing_type);
-// The billing type of a cloud session of an agent with `model` ("essence", "expression"), or of a
-// voice_chat session (audio only).
-std::string_view cloud_billing_type(std::string_view model, bool voice_chat);
+// What a viewer asked for when joining: the agent's avatar session, an audio-only voice_chat, or a
+// camera_chat (the viewer's camera frames go to the model with their turns).
+enum class ChatMode { kAvatar, kVoiceChat, kCameraChat };
+
+// The billing type of a cloud session of an agent with `model` ("essence", "expression") in
+// `mode`: voice_chat and camera_chat have their own rates whatever the model.
+std::string_view cloud_billing_type(std::string_view model, ChatMode mode = ChatMode::kAvatar);
 
 // "live_minute:<session_id>:<minute>" (billing/operations.h): a retried or duplicated tick never
 // charges twice.

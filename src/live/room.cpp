@@ -4,6 +4,7 @@
 
 #include "billing/spend_cap.h"
 #include "jobs/dynamics_config.h"
+#include "live/camera_frame.h"
 #include "live/media_framing.h"
 #include "live/thread_priority.h"
 #include "speech/speech_service.h"
@@ -208,6 +209,24 @@ Status Room::user_text(const std::string& text) {
   return speak(text).status();
 }
 
+Status Room::camera_frame(std::string_view data_url) {
+  if (!s_.camera) {
+    return Status::Invalid(
+        "Camera frames are only taken in camera_chat sessions (join with billing_type=camera_chat)");
+  }
+  auto frame = canonical_camera_frame(data_url);
+  if (!frame.ok()) return frame.status();
+  std::shared_ptr<SessionBrain> brain;
+  {
+    std::lock_guard lock(mu_);
+    if (state_.phase() == SessionPhase::kEnded) return Status::NotFound("the session has ended");
+    brain = brain_;
+    state_.activity(clock_.now_us());
+  }
+  if (brain) brain->on_camera_frame(*this, std::move(*frame));
+  return Status::Ok();
+}
+
 void Room::add_context(const std::string& text) {
   std::shared_ptr<SessionBrain> brain;
   {
@@ -345,6 +364,11 @@ void Room::on_control(const std::shared_ptr<http::WebSocketConnection>& from, Vi
     auto s = text_field("text");
     if (!s) return;
     if (Status st = user_text(*s); !st.ok()) from->send_text(error_event("VALIDATION_ERROR", st.message()));
+  } else if (t == "camera_frame") {
+    auto s = text_field("image");
+    if (!s) return;
+    if (Status st = camera_frame(*s); !st.ok())
+      from->send_text(error_event("VALIDATION_ERROR", st.message()));
   } else if (t == "add_context") {
     if (role == ViewerRole::kEmbed) {
       from->send_text(error_event("FORBIDDEN", "Embed tokens cannot add context"));

@@ -60,6 +60,9 @@ class SessionBrain {
     (void)room, (void)pcm;
     return false;
   }
+  // A viewer's camera frame in a camera_chat session (a checked data: URL, see
+  // live/camera_frame.h): kept for the next turn the brain sends to its model. Must return at once.
+  virtual void on_camera_frame(Room& room, std::string data_url) { (void)room, (void)data_url; }
   // The room is stopping: finish and join the brain's own threads (no more calls into the room).
   virtual void stop() {}
 };
@@ -74,6 +77,7 @@ struct RoomSettings {
   SessionTimeouts timeouts;
   int jpeg_quality = 75;
   bool video = true;               // false for voice_chat: audio only, no frames are drawn or sent
+  bool camera = false;             // camera_chat: viewers' camera frames go to the model
   int64_t lookahead_us = 120'000;  // frames are produced this far ahead of real time
   // A viewer with more than this many bytes queued gets no new video frames (audio continues).
   size_t max_viewer_queue_bytes = 512 * 1024;
@@ -150,6 +154,9 @@ class Room : public std::enable_shared_from_this<Room> {
   void broadcast_event(std::string_view type, boost::json::object fields = {});
   // The viewer side said something: the brain answers, or (no brain) the agent speaks it.
   Status user_text(const std::string& text);
+  // A viewer's camera frame (camera_frame {image}): checked and handed to the brain for its next
+  // model turn. kInvalidArgument for a bad frame or outside a camera_chat session.
+  Status camera_frame(std::string_view data_url);
   void add_context(const std::string& text);
   // Drops all queued and playing speech at once; playback_finished {interrupted: true} for each.
   void interrupt();

@@ -103,7 +103,7 @@ std::optional<DynamicsSettings> Rooms::dynamics_for(const Room& room) {
 }
 
 Result<std::shared_ptr<Room>> Rooms::join(const std::string& account_id, const std::string& room_id,
-                                          const AgentRecord& agent, bool voice_chat) {
+                                          const AgentRecord& agent, ChatMode mode) {
   {
     std::lock_guard lock(mu_);
     if (stopping_) return Status::Unavailable("The server is shutting down");
@@ -129,8 +129,9 @@ Result<std::shared_ptr<Room>> Rooms::join(const std::string& account_id, const s
   s.room_id = room_id;
   s.agent_code = agent.code;
   s.session_id = "ses_" + random_base62(20);
-  s.billing_type = std::string(cloud_billing_type(agent.model, voice_chat));
-  s.video = !voice_chat;  // a managed agent with no avatar: audio only
+  s.billing_type = std::string(cloud_billing_type(agent.model, mode));
+  s.video = mode != ChatMode::kVoiceChat;  // a managed agent with no avatar: audio only
+  s.camera = mode == ChatMode::kCameraChat;
   s.timeouts = options_.timeouts;
   s.jpeg_quality = options_.jpeg_quality;
   // The agent's voice: its model's manifest carries the matched voice and axes.

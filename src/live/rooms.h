@@ -74,10 +74,10 @@ class Rooms {
 
   // The running room `room_id` of the account, started for `agent` when there is none.
   // kConflict when the room runs another agent; kUnavailable at capacity; kInvalidArgument when
-  // the agent has no model yet. `voice_chat` starts an audio-only session billed at that rate
-  // (a running room keeps the mode it started with).
+  // the agent has no model yet. `mode` voice_chat starts an audio-only session, camera_chat one that takes
+  // the viewer's camera, each billed at its rate (a running room keeps the mode it started with).
   Result<std::shared_ptr<Room>> join(const std::string& account_id, const std::string& room_id,
-                                     const AgentRecord& agent, bool voice_chat = false);
+                                     const AgentRecord& agent, ChatMode mode = ChatMode::kAvatar);
   std::shared_ptr<Room> find(const std::string& account_id, const std::string& room_id) const;
   std::shared_ptr<Room> find_session(const std::string& session_id) const;
   // Running rooms of the account (optionally of one agent, optionally one room).

@@ -203,6 +203,7 @@ Result<std::unique_ptr<App>> App::create(Config config) {
     co.api_key = p.config.llm_api_key;
     co.allow_private = p.config.llm_allow_private;
     bo.llm = std::move(co);
+    bo.vision = p.config.llm_vision;
   }
   p.rooms->set_brain_factory([bo](live::Room& room, const AgentRecord& agent) {
     return std::make_shared<live::ConversationBrain>(room, agent.system_prompt, bo);

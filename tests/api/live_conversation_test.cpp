@@ -9,6 +9,7 @@
 #include "fixtures/fixture.h"
 #include "support/test_server.h"
 #include "support/ws_client.h"
+#include "util/base64.h"
 
 namespace imago::testing {
 namespace {
@@ -243,9 +244,89 @@ TEST(LiveConversation, VoiceChatSendsAudioWithoutFramesAndBillsTenCreditsAMinute
   WsClient::Options o;
   o.bearer = str(S.s.post("/v1/runtime-tokens/request", "", S.acct.api_secret).json().at("data"), "token");
   EXPECT_FALSE(WsClient::connect(S.s.port(),
-                                 "/v1/runtime/rooms/x?agent_code=" + S.code + "&billing_type=camera_chat", o,
+                                 "/v1/runtime/rooms/x?agent_code=" + S.code + "&billing_type=video_chat", o,
                                  &status, &body));
   EXPECT_EQ(status, 400) << body;
+}
+
+std::string jpeg_url(const std::string& file) {
+  return "data:image/jpeg;base64," +
+         base64_encode(read_file("/usr/share/doc/opencv-doc/examples/data/" + file));
+}
+
+TEST(LiveConversation, CameraChatSendsTheLatestFrameWithTheNextTurnAndBillsThirtyCreditsAMinute) {
+  FakeLlmServer llm;
+  Session S({"--llm-base-url", llm.base_url(), "--llm-model", "fake-model", "--llm-allow-private",
+             "--llm-vision", "--live-billing-period-s", "1"},
+            "&billing_type=camera_chat");
+  ASSERT_TRUE(S.ws);
+  auto is_error = [](const json::object& e) { return e.at("type").as_string() == "error"; };
+
+  // A frame that is not what it declares is an error event; the session goes on.
+  std::string fish = read_file("/usr/share/doc/opencv-doc/examples/data/HappyFish.jpg");
+  S.send({{"type", "camera_frame"}, {"image", "data:image/png;base64," + base64_encode(fish)}});
+  auto ev = S.events_until(is_error);
+  ASSERT_TRUE(find(ev, "error"));
+  EXPECT_EQ(find(ev, "error")->at("code").as_string(), "VALIDATION_ERROR");
+
+  // Only the latest frame goes, with the next turn.
+  S.send({{"type", "camera_frame"}, {"image", jpeg_url("blox.jpg")}});
+  S.send({{"type", "camera_frame"}, {"image", jpeg_url("HappyFish.jpg")}});
+  S.send({{"type", "user_text"}, {"text", "What am I holding?"}});
+  ev = S.events_until(is_final_agent);
+  ASSERT_FALSE(ev.empty());
+  EXPECT_TRUE(is_final_agent(ev.back()));
+  EXPECT_FALSE(find(ev, "error"));
+  auto reqs = llm.requests();
+  ASSERT_EQ(reqs.size(), 1u);
+  auto& msgs = reqs[0].at("body").at("messages").as_array();
+  ASSERT_TRUE(msgs.back().at("content").is_array()) << json::serialize(msgs.back());
+  auto& parts = msgs.back().at("content").as_array();
+  ASSERT_EQ(parts.size(), 2u) << json::serialize(parts);
+  EXPECT_EQ(parts[0].at("type").as_string(), "text");
+  EXPECT_EQ(parts[0].at("text").as_string(), "What am I holding?");
+  EXPECT_EQ(parts[1].at("type").as_string(), "image_url");
+  EXPECT_EQ(parts[1].at("image_url").at("url").as_string(), jpeg_url("HappyFish.jpg"));
+
+  // A frame goes once: the next turn without a new one is text only, and the history stays text.
+  S.send({{"type", "user_text"}, {"text", "Thanks."}});
+  ev = S.events_until(is_final_agent);
+  reqs = llm.requests();
+  ASSERT_EQ(reqs.size(), 2u);
+  for (auto& m : reqs[1].at("body").at("messages").as_array())
+    EXPECT_TRUE(m.at("content").is_string()) << json::serialize(m);
+
+  EXPECT_TRUE(eventually(
+      [&] {
+        json::value usage = S.s.get("/v1/usage?limit=100", S.acct.api_secret).json();
+        for (auto& e : usage.at("data").as_array())
+          if (str(e, "reason") == "live_minute:camera_chat") return e.at("amount").as_int64() == -30;
+        return false;
+      },
+      10));
+  EXPECT_EQ(str(S.s.get("/v1/rooms/lobby", S.acct.api_secret).json().at("data"), "billing_type"),
+            "camera_chat");
+}
+
+TEST(LiveConversation, CameraChatNeedsAModelThatSeesAndFramesNeedACameraChatSession) {
+  Session S;  // built-in responder, an avatar session
+  ASSERT_TRUE(S.ws);
+  S.send({{"type", "camera_frame"}, {"image", jpeg_url("HappyFish.jpg")}});
+  auto ev = S.events_until([](const json::object& e) { return e.at("type").as_string() == "error"; });
+  ASSERT_TRUE(find(ev, "error"));
+  EXPECT_EQ(find(ev, "error")->at("code").as_string(), "VALIDATION_ERROR");
+  EXPECT_NE(std::string(find(ev, "error")->at("message").as_string()).find("camera_chat"), std::string::npos);
+
+  // Without a model that accepts images, camera_chat is refused before upgrading (nothing billed).
+  int status = 0;
+  std::string body;
+  WsClient::Options o;
+  o.bearer = str(S.s.post("/v1/runtime-tokens/request", "", S.acct.api_secret).json().at("data"), "token");
+  EXPECT_FALSE(WsClient::connect(S.s.port(),
+                                 "/v1/runtime/rooms/cam?agent_code=" + S.code + "&billing_type=camera_chat",
+                                 o, &status, &body));
+  EXPECT_EQ(status, 400);
+  EXPECT_NE(body.find("--llm-vision"), std::string::npos) << body;
 }
 
 }  // namespace
