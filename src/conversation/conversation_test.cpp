@@ -158,9 +158,9 @@ TEST(Conversation, TheLatestCameraFrameGoesWithTheNextTurnOnlyWhenImagesAreAttac
   plain.camera_frame("data:image/jpeg;base64,bmV3");
   plain.user_text("What do you see?");
   plain.wait_idle();
-  ASSERT_EQ(llm2.requests().size(), 1u);
-  for (auto& m : llm2.requests()[0].at("body").at("messages").as_array())
-    EXPECT_TRUE(m.at("content").is_string());
+  auto plain_reqs = llm2.requests();
+  ASSERT_EQ(plain_reqs.size(), 1u);
+  for (auto& m : plain_reqs[0].at("body").at("messages").as_array()) EXPECT_TRUE(m.at("content").is_string());
 }
 
 TEST(Conversation, InterruptStopsAStreamingAnswerMidSentence) {

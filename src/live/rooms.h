@@ -17,6 +17,7 @@
 #include <thread>
 #include <vector>
 
+#include "live/minute_billing.h"
 #include "live/room.h"
 #include "store/agent_store.h"
 #include "store/room_directory.h"
