@@ -237,23 +237,9 @@ http::WebSocketFactory make_room_socket_factory(Services& s) {
     }
     // billing_type=voice_chat: audio only, no frames; camera_chat: the viewer's camera frames go to
     // the model with their turns (SPEC 8.6, docs/live-protocol.md).
-    auto billing = up.request.query_param("billing_type");
-    live::ChatMode mode = live::ChatMode::kAvatar;
-    if (billing && *billing == "voice_chat") {
-      mode = live::ChatMode::kVoiceChat;
-    } else if (billing && *billing == "camera_chat") {
-      // Billed at 30 a minute only where the frames can be seen: the operator's model must accept
-      // images. The built-in responder cannot look at them.
-      if (s.config->llm_base_url.empty() || !s.config->llm_vision) {
-        return A::reject(http::Response::from_status(Status::Invalid(
-            "billing_type 'camera_chat' needs a language model that accepts images; this server has none "
-            "(the operator sets --llm-base-url and --llm-vision)")));
-      }
-      mode = live::ChatMode::kCameraChat;
-    } else if (billing) {
-      return A::reject(http::Response::from_status(
-          Status::Invalid("Query parameter 'billing_type' must be 'voice_chat' or 'camera_chat'")));
-    }
+    auto mode = live::chat_mode_for_join(up.request.query_param("billing_type"),
+                                         !s.config->llm_base_url.empty() && s.config->llm_vision);
+    if (!mode.ok()) return A::reject(http::Response::from_status(mode.status()));
     auto agent = s.agent_service->get(c->subject, std::string(*code));
     if (!agent.ok()) return A::reject(http::Response::from_status(agent.status()));
     // Cluster mode: a room another node runs is joined there, through this node.
@@ -262,12 +248,12 @@ http::WebSocketFactory make_room_socket_factory(Services& s) {
     // 402 SPEND_CAP_REACHED now instead of a session that ends at once. A running room is joined
     // (its current minute is paid); it ends when the cap refuses its next minute.
     if (!s.rooms->find(c->subject, room_id)) {
-      const int64_t rate = live::live_rate(live::cloud_billing_type(agent->model, mode));
+      const int64_t rate = live::live_rate(live::cloud_billing_type(agent->model, *mode));
       if (Status st = live::live_cap_allows_minute(*s.ledger, c->subject, rate); !st.ok()) {
         return A::reject(billing_refusal_response(st));
       }
     }
-    auto room = s.rooms->join(c->subject, room_id, *agent, mode);
+    auto room = s.rooms->join(c->subject, room_id, *agent, *mode);
     if (!room.ok() && room.status().code() == Code::kConflict) {
       // Another node started it a moment ago.
       if (auto relayed = relay_to_owner(s, up, c->subject, room_id)) return std::move(*relayed);

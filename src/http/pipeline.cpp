@@ -60,29 +60,6 @@ Subprotocols parse_subprotocols(const Request& req) {
   return out;
 }
 
-// Request ids must be unique, not secret: a per-thread splitmix64 sequence seeded once from the
-// system's CSPRNG, instead of a RAND_bytes call (and its locks) per request. Same shape as
-// new_id("req"): "req_" + 20 base62 characters.
-std::string fast_request_id() {
-  static constexpr char kBase62[] = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
-  thread_local uint64_t state = random_u64();
-  auto next = [] {
-    uint64_t z = (state += 0x9E3779B97F4A7C15ull);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    return z ^ (z >> 31);
-  };
-  std::string id(24, '\0');
-  id[0] = 'r', id[1] = 'e', id[2] = 'q', id[3] = '_';
-  uint64_t bits = next();
-  for (size_t i = 4; i < id.size(); ++i) {
-    if (i == 14) bits = next();  // 10 characters per 64 bits (62^10 < 2^64)
-    id[i] = kBase62[bits % 62];
-    bits /= 62;
-  }
-  return id;
-}
-
 Response too_many(std::string message, int retry_after_s) {
   Response r = Response::error(429, "RATE_LIMITED", std::move(message));
   r.headers.set("Retry-After", std::to_string(retry_after_s));
@@ -410,7 +387,7 @@ void Pipeline::assign_ids(Request& req) const {
   if (auto incoming = req.headers.get("X-Request-Id"); incoming && sane_request_id(*incoming)) {
     req.request_id = std::string(*incoming);
   } else {
-    req.request_id = fast_request_id();
+    req.request_id = new_unique_id("req");
   }
   req.client_ip = client_ip(req);
 }

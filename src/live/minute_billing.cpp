@@ -22,6 +22,21 @@ std::string_view cloud_billing_type(std::string_view model, ChatMode mode) {
   return model == "expression" ? "expression_cloud" : "essence_cloud";
 }
 
+Result<ChatMode> chat_mode_for_join(const std::optional<std::string_view>& billing_type,
+                                    bool model_sees_images) {
+  if (!billing_type) return ChatMode::kAvatar;
+  if (*billing_type == "voice_chat") return ChatMode::kVoiceChat;
+  if (*billing_type != "camera_chat") {
+    return Status::Invalid("Query parameter 'billing_type' must be 'voice_chat' or 'camera_chat'");
+  }
+  if (!model_sees_images) {
+    return Status::Invalid(
+        "billing_type 'camera_chat' needs a language model that accepts images; this server has none "
+        "(the operator sets --llm-base-url and --llm-vision)");
+  }
+  return ChatMode::kCameraChat;
+}
+
 int64_t live_rate(std::string_view t) {
   if (!is_live_billing_type(t)) return 0;
   auto rate = billing::parse_minute_rate(t);

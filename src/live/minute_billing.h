@@ -2,6 +2,7 @@
 // so it can move onto src/billing's named live-session-minute operation without touching rooms.
 #pragma once
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -24,6 +25,12 @@ enum class ChatMode { kAvatar, kVoiceChat, kCameraChat };
 // The billing type of a cloud session of an agent with `model` ("essence", "expression") in
 // `mode`: voice_chat and camera_chat have their own rates whatever the model.
 std::string_view cloud_billing_type(std::string_view model, ChatMode mode = ChatMode::kAvatar);
+// The mode a join asks for with its `billing_type` query parameter (absent: the avatar session).
+// kInvalidArgument for any other value, and for camera_chat where no model can see the frames
+// (`model_sees_images`: the operator configured a chat model with --llm-vision): it is billed at
+// 30 a minute only where the frames are used.
+Result<ChatMode> chat_mode_for_join(const std::optional<std::string_view>& billing_type,
+                                    bool model_sees_images);
 
 // "live_minute:<session_id>:<minute>" (billing/operations.h): a retried or duplicated tick never
 // charges twice.

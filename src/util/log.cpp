@@ -153,11 +153,7 @@ void write(Level l, std::string_view event, boost::json::object fields) {
       line[kv.key()] = std::move(kv.value());
     }
   }
-  std::string s = boost::json::serialize(line);
-  s.push_back('\n');
-  std::lock_guard lock(g_mu);
-  std::fwrite(s.data(), 1, s.size(), stdout);
-  std::fflush(stdout);
+  write_line(boost::json::serialize(line));
 }
 
 }  // namespace imago::log

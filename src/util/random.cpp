@@ -83,6 +83,25 @@ std::string new_id(std::string_view prefix) {
   return out;
 }
 
+std::string new_unique_id(std::string_view prefix) {
+  thread_local uint64_t state = random_u64();
+  auto next = [] {
+    uint64_t z = (state += 0x9E3779B97F4A7C15ull);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+  };
+  std::string out(prefix);
+  out.push_back('_');
+  uint64_t bits = next();
+  for (int i = 0; i < 20; ++i) {
+    if (i == 10) bits = next();  // 10 characters per 64 bits (62^10 < 2^64)
+    out.push_back(kBase62[bits % 62]);
+    bits /= 62;
+  }
+  return out;
+}
+
 bool is_uuid(std::string_view s) {
   if (s.size() != 36) return false;
   for (size_t i = 0; i < s.size(); ++i) {

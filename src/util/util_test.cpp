@@ -1,5 +1,8 @@
 #include <gtest/gtest.h>
 
+#include <cctype>
+#include <set>
+
 #include "util/base64.h"
 #include "util/clock.h"
 #include "util/crypto.h"
@@ -53,6 +56,17 @@ TEST(Random, IdsAreDistinctAndWellFormed) {
   EXPECT_FALSE(is_uuid("not-a-uuid"));
   EXPECT_EQ(random_base62(30).size(), 30u);
   EXPECT_EQ(new_id("key").substr(0, 4), "key_");
+}
+
+TEST(Random, UniqueIdsHaveTheShapeOfNewIdAndDoNotRepeat) {
+  std::set<std::string> seen;
+  for (int i = 0; i < 10000; ++i) {
+    std::string id = new_unique_id("req");
+    ASSERT_EQ(id.size(), 24u);
+    ASSERT_EQ(id.substr(0, 4), "req_");
+    for (char c : id.substr(4)) ASSERT_TRUE(std::isalnum(static_cast<unsigned char>(c))) << id;
+    ASSERT_TRUE(seen.insert(id).second) << id;
+  }
 }
 
 TEST(Strings, UrlDecode) {
