@@ -25,10 +25,7 @@ TEST(DashboardBrowser, SignInKeysDeviceApprovalAgentFromAPhotoAndEveryPage) {
       << "node is not installed (scripts/setup.sh installs nodejs)";
   ASSERT_EQ(run("test -x /usr/bin/chromium"), 0)
       << "chromium is not installed (scripts/setup.sh installs it)";
-  if (!fs::exists(dir / "node_modules" / "playwright-core")) {
-    ASSERT_EQ(run("cd '" + dir.string() + "' && npm ci --no-audit --no-fund --loglevel=error"), 0)
-        << "npm ci failed in " << dir;
-  }
+  ASSERT_TRUE(ensure_node_packages(dir.string())) << "npm ci failed in " << dir;
   const std::string face = "/usr/share/doc/opencv-doc/opencv4/html/face_swapped.jpg";
   ASSERT_TRUE(fs::exists(face)) << "opencv-doc provides the test photo";
 

@@ -22,15 +22,11 @@ int run(const std::string& cmd) {
 }
 
 TEST(LiveViewerBrowser, PageShowsFramesPlaysSpeechAndReconnects) {
-  fs::path dir = fs::path(IMAGO_TESTS_DIR) / "node";
+  fs::path dir = fs::path(tests_dir()) / "node";
   ASSERT_EQ(run("command -v node >/dev/null 2>&1"), 0)
       << "node is not installed (scripts/setup.sh installs nodejs)";
   ASSERT_TRUE(fs::exists("/usr/bin/chromium")) << "chromium is not installed (scripts/setup.sh installs it)";
-  if (!fs::exists(dir / "node_modules" / "playwright-core")) {
-    ASSERT_EQ(run("cd '" + dir.string() +
-                  "' && PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1 npm ci --no-audit --no-fund --loglevel=error"),
-              0);
-  }
+  ASSERT_TRUE(ensure_node_packages(dir.string())) << "npm ci failed in " << dir;
   auto s = std::make_unique<TestServer>();
   auto acct = s->create_account("enterprise", 2000);
   auto g = s->post("/v1/agent/generate", R"({"prompt":"A friendly guide.","aspect_ratio":"1:1"})",
@@ -98,15 +94,11 @@ std::string wav_with_silence(const std::string& pcm, int rate, double before_s, 
 // their priority and rendering lowers its own (docs/conversation.md, "Keeping up with the viewer").
 // On failure the server's account of every turn (how far behind its ears were) is printed.
 TEST(LiveViewerBrowser, MicrophoneQuestionIsHeardAndAnswered) {
-  fs::path dir = fs::path(IMAGO_TESTS_DIR) / "node";
+  fs::path dir = fs::path(tests_dir()) / "node";
   ASSERT_EQ(run("command -v node >/dev/null 2>&1"), 0)
       << "node is not installed (scripts/setup.sh installs nodejs)";
   ASSERT_TRUE(fs::exists("/usr/bin/chromium")) << "chromium is not installed (scripts/setup.sh installs it)";
-  if (!fs::exists(dir / "node_modules" / "playwright-core")) {
-    ASSERT_EQ(run("cd '" + dir.string() +
-                  "' && PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1 npm ci --no-audit --no-fund --loglevel=error"),
-              0);
-  }
+  ASSERT_TRUE(ensure_node_packages(dir.string())) << "npm ci failed in " << dir;
   TestServer s;
   auto acct = s.create_account("enterprise", 2000);
   auto g =

@@ -23,10 +23,7 @@ TEST(SpeechOpenAIClient, OfficialNodeClientWorksForEveryFormat) {
       << "node is not installed (scripts/setup.sh installs nodejs)";
   ASSERT_EQ(run("command -v npm >/dev/null 2>&1"), 0)
       << "npm is not installed (scripts/setup.sh installs npm)";
-  if (!fs::exists(dir / "node_modules" / "openai")) {
-    ASSERT_EQ(run("cd '" + dir.string() + "' && npm ci --no-audit --no-fund --loglevel=error"), 0)
-        << "npm ci failed in " << dir;
-  }
+  ASSERT_TRUE(ensure_node_packages(dir.string())) << "npm ci failed in " << dir;
   TestServer srv;
   auto acct = srv.create_account("enterprise", 0, "openai-client");
   std::string cmd = "cd '" + dir.string() + "' && IMAGO_URL='" + srv.url() + "' IMAGO_API_SECRET='" +
