@@ -9,6 +9,25 @@ namespace imago::avatar::internal {
 namespace {
 
 constexpr int kFirstExtra = 68;
+// Blinks (MeshWarper::draw_lids; docs/avatar.md "How the face moves"). Tuned by looking at the
+// shut eyes of the FaceMetrics portraits and at the re-detected eye aspect ratio.
+// The crease points sit this share of the way from the upper lid up to the brow: the band below
+// them is what a closing lid stretches.
+constexpr float kCreaseShare = 0.4f;
+// How far the stretched band is blended toward the smooth lid; its brightness at the top
+// (kShadeA, reached over kTopRamp of the band) and how much darker it gets toward the margin.
+constexpr float kLidSmoothing = 0.8f, kShadeA = 1.1f, kShadeB = 0.05f, kTopRamp = 0.2f;
+// The lash line: thickness kept 1:1 (share of the eye's opening), how much it darkens, its
+// half width (pixels, plus a pixel of falloff) and the share of the eye over which it tapers
+// to the corners.
+constexpr float kLashShare = 0.22f, kLashDarkening = 0.75f, kLashHalf = 0.5f, kTaper = 0.15f;
+// The lower lid rises this share of the opening to meet the upper one; its band (share of the
+// opening) is moved up from kLowerPad below the photo's lid margin, its rim fading into the
+// skin below by kLowSmooth.
+constexpr float kLowerRise = 0.45f, kLowerBand = 0.6f, kLowerPad = 0.5f, kLowSmooth = 0.6f;
+// Beside the corners: how far out (share of the eye's width), how high (share of the opening)
+// and how strongly the open eye's lash line and crease fade toward the lid's tone.
+constexpr float kSideExt = 0.2f, kSideUp = 0.8f, kSideSmoothing = 0.6f;
 
 float dist(cv::Point2f a, cv::Point2f b) {
   return std::hypot(a.x - b.x, a.y - b.y);
@@ -75,6 +94,27 @@ void mesh_points(const Landmarks68& lm, FaceMesh& m) {
     m.rest.push_back(m.rest[i] + d * (0.3f * m.ed / n));
     m.head_weight.push_back(1);
     m.depth.push_back(0.15f);
+  }
+  // A point above each upper-lid point, a third of the way up to the brow (above the lid
+  // crease, on the brow bone): a blink stretches only the band between it and the lash line
+  // down over the eye, so the brow and the skin under it stay where they are.
+  m.crease = int(m.rest.size());
+  for (int i : {37, 38, 43, 44}) {
+    const int b0 = i < 42 ? 17 : 22;
+    auto x_of = [&](cv::Point2f q) { return (q - le).dot(m.ux); };
+    auto y_of = [&](cv::Point2f q) { return (q - le).dot(m.uy); };
+    float x = x_of(m.rest[i]), by = y_of(m.rest[b0]);
+    for (int k = b0; k < b0 + 4; ++k) {
+      float xa = x_of(m.rest[k]), xb = x_of(m.rest[k + 1]);
+      if (x >= xb && k + 1 < b0 + 4) continue;
+      float t = std::clamp((x - xa) / std::max(1e-3f, xb - xa), 0.0f, 1.0f);
+      by = y_of(m.rest[k]) + t * (y_of(m.rest[k + 1]) - y_of(m.rest[k]));
+      break;
+    }
+    float up = std::max(0.0f, y_of(m.rest[i]) - by);
+    m.rest.push_back(m.rest[i] - m.uy * (kCreaseShare * up));
+    m.head_weight.push_back(1);
+    m.depth.push_back(0.5f);
   }
 }
 
@@ -209,16 +249,14 @@ void deform_mesh(const FaceMesh& m, const Pose& p, std::vector<cv::Point2f>& ful
   for (int i : {2, 3}) move(i, -0.01f * sm * mw, -0.035f * sm * mw);
   for (int i : {13, 14}) move(i, 0.01f * sm * mw, -0.035f * sm * mw);
 
-  // Blinks: the upper lid comes down onto the lower one (the person's own lid and lashes,
-  // stretched); the eyeball under it does not move.
+  // Blinks: the lower lid gives a little (5% of the eye's height) and smiles raise it; the upper
+  // lid's fall onto it is drawn by MeshWarper (draw_lids), not by moving mesh points, so that
+  // only the lid's own band stretches (the triangles from the corners reach up to the brow).
   float eye = float(std::clamp(p.eye_close, 0.0, 1.0));
   const int lids[4][2] = {{37, 41}, {38, 40}, {43, 47}, {44, 46}};
   for (const auto& l : lids) {
     cv::Point2f up = m.rest[l[0]], lo = m.rest[l[1]];
-    // The predictor's lower-lid points sit a little above the lid margin: closed lids meet a
-    // bit below them, so no strip of iris stays visible.
-    full[l[0]] += (lo - up) * (1.05f * eye);
-    full[l[1]] += (lo - up) * (0.05f * eye) + (up - lo) * (0.28f * sm * (1 - eye));
+    full[l[1]] += (up - lo) * (0.28f * sm * (1 - eye));
   }
   // Brows up (surprise, hello, emphasis): the forehead's first row follows a little.
   float b = float(std::clamp(p.brow, 0.0, 1.0)) * 0.11f * m.ed;
@@ -227,6 +265,7 @@ void deform_mesh(const FaceMesh& m, const Pose& p, std::vector<cv::Point2f>& ful
     move(i, 0, -b * w);
   }
   for (int i = kFirstExtra; i < kFirstExtra + 6; ++i) move(i, 0, -0.3f * b);
+  for (int i = m.crease; i < m.crease + 4; ++i) move(i, 0, -0.35f * b);
   for (int i : {37, 38, 43, 44}) move(i, 0, -0.12f * b * (1 - eye));
 
   // Turning the head (yaw): near points (nose) shift more than far ones (jaw edge).
@@ -331,7 +370,8 @@ float along(const cv::Point2f* pts, int n, float x) {
 
 }  // namespace
 
-MeshWarper::MeshWarper(const FaceMesh& m) : m_(m), moved_last_(m.tris.size(), 0) {}
+MeshWarper::MeshWarper(const FaceMesh& m, const cv::Mat& base)
+    : m_(m), base_(base), moved_last_(m.tris.size(), 0), lids_{lid_of(0), lid_of(1)} {}
 
 void MeshWarper::draw(const cv::Mat& base, const std::vector<cv::Point2f>& full,
                       const std::vector<cv::Point2f>& rigid, const Pose& p, cv::Mat& canvas) {
@@ -422,21 +462,20 @@ void MeshWarper::draw(const cv::Mat& base, const std::vector<cv::Point2f>& full,
     }
   };
 
-  // Closing lids: the skin above each upper lid slides down over the eye, taken from a little
-  // higher up in the photo as the lid falls, so the closed lid is the person's own lid skin and
-  // not the top of the iris (the predictor's upper-lid points often sit just inside the eye).
-  src_ = m.rest;
-  if (lid > 0.01f) {
-    const int lids[4][2] = {{37, 41}, {38, 40}, {43, 47}, {44, 46}};
-    for (const auto& l : lids) src_[l[0]] -= (m.rest[l[1]] - m.rest[l[0]]) * (0.7f * lid);
-  }
-  const bool restore_eyes = lash_last_;
+  const bool restore_eyes = lid_box_[0].area() > 0 || lid_box_[1].area() > 0;
   for (size_t t = 0; t < m.tris.size(); ++t) {
     const auto& tri = m.tris[t];
     bool eye = tri.kind == FaceMesh::kEyeLeft || tri.kind == FaceMesh::kEyeRight;
     bool moved = false;
-    if (restore_eyes)
-      for (int v : tri.v) moved |= v >= 36 && v <= 47;
+    if (restore_eyes) {
+      // Triangles under last frame's lids are redrawn (their pixels were drawn over).
+      float x0 = 1e9f, y0 = 1e9f, x1 = -1e9f, y1 = -1e9f;
+      for (int v : tri.v)
+        x0 = std::min(x0, full[v].x), y0 = std::min(y0, full[v].y), x1 = std::max(x1, full[v].x),
+        y1 = std::max(y1, full[v].y);
+      cv::Rect tb(int(std::floor(x0)) - 1, int(std::floor(y0)) - 1, int(x1 - x0) + 3, int(y1 - y0) + 3);
+      for (const auto& b : lid_box_) moved |= (tb & b).area() > 0;
+    }
     for (int v : tri.v) {
       if (std::abs(full[v].x - m.rest[v].x) + std::abs(full[v].y - m.rest[v].y) > 0.01f) moved = true;
       if (eye && std::abs(rigid[v].x - m.rest[v].x) + std::abs(rigid[v].y - m.rest[v].y) > 0.01f)
@@ -474,8 +513,7 @@ void MeshWarper::draw(const cv::Mat& base, const std::vector<cv::Point2f>& full,
       });
       continue;
     }
-    cv::Point2f s[3] = {src_[tri.v[0]], src_[tri.v[1]], src_[tri.v[2]]};
-    if (eye) s[0] = m.rest[tri.v[0]], s[1] = m.rest[tri.v[1]], s[2] = m.rest[tri.v[2]];
+    cv::Point2f s[3] = {m.rest[tri.v[0]], m.rest[tri.v[1]], m.rest[tri.v[2]]};
     float A[6];
     bool ok = eye ? [&] {
       // The eyeball follows the head only; the lid drawn over it comes from the skin triangles.
@@ -484,66 +522,236 @@ void MeshWarper::draw(const cv::Mat& base, const std::vector<cv::Point2f>& full,
     }()
                   : affine(d, s, A);
     if (!ok) continue;
-    if (eye && lid > 0.02f) {
-      // What is left of the eye while the lid passes over it darkens towards the lid's shade
-      // (lashes and the lid's shadow), so a closing eye never shows a bright sliver.
-      float k = 1 - 0.55f * lid;
-      raster(d, clip, [&](int y, int x0, int x1) {
-        uint8_t* row = canvas.ptr<uint8_t>(y);
-        float sx = A[0] * x0 + A[1] * y + A[2], sy = A[3] * x0 + A[4] * y + A[5];
-        for (int x = x0; x <= x1; ++x, sx += A[0], sy += A[3]) {
-          uint8_t* px = row + x * 3;
-          bilinear(base, sx, sy, px);
-          for (int c = 0; c < 3; ++c) px[c] = uint8_t(px[c] * k);
-        }
-      });
-      continue;
-    }
     raster(d, clip, [&](int y, int x0, int x1) {
       uint8_t* row = canvas.ptr<uint8_t>(y);
       float sx = A[0] * x0 + A[1] * y + A[2], sy = A[3] * x0 + A[4] * y + A[5];
       for (int x = x0; x <= x1; ++x, sx += A[0], sy += A[3]) bilinear(base, sx, sy, row + x * 3);
     });
   }
-  // The lashes: the lid margin of a falling lid is a dark line (its own lashes were left above
-  // in the photo), strongest where the closed lids meet, tapering to nothing at the corners.
-  lash_last_ = false;
-  if (lid > 0.05f) {
-    const float strength = 0.6f * float(smooth01(lid / 0.5));
-    for (int e : {36, 42}) {
-      cv::Point2f poly[4] = {full[e], full[e + 1], full[e + 2], full[e + 3]};
-      float ew = std::hypot(poly[3].x - poly[0].x, poly[3].y - poly[0].y);
-      float th = std::max(0.8f, 0.05f * ew);  // half thickness, pixels
-      float len[4] = {0, 0, 0, 0};
-      for (int k = 1; k < 4; ++k)
-        len[k] = len[k - 1] + std::hypot(poly[k].x - poly[k - 1].x, poly[k].y - poly[k - 1].y);
-      if (len[3] < 2) continue;
-      float bx0 = 1e9f, by0 = 1e9f, bx1 = -1e9f, by1 = -1e9f;
-      for (const auto& q : poly)
-        bx0 = std::min(bx0, q.x), by0 = std::min(by0, q.y), bx1 = std::max(bx1, q.x),
-        by1 = std::max(by1, q.y);
-      cv::Rect box(int(std::floor(bx0 - th - 1)), int(std::floor(by0 - th - 1)), int(bx1 - bx0 + 2 * th + 3),
-                   int(by1 - by0 + 2 * th + 3));
-      box &= clip;
-      for (int y = box.y; y < box.y + box.height; ++y) {
-        uint8_t* row = canvas.ptr<uint8_t>(y);
-        for (int x = box.x; x < box.x + box.width; ++x) {
-          const cv::Point2f q{float(x), float(y)};
-          float best = 1e9f, along_t = 0;
-          for (int k = 0; k < 3; ++k) {
-            cv::Point2f a = poly[k], ab = poly[k + 1] - poly[k];
-            float l2 = std::max(1e-6f, ab.dot(ab));
-            float u = std::clamp((q - a).dot(ab) / l2, 0.0f, 1.0f);
-            cv::Point2f c = a + ab * u - q;
-            float dd = std::hypot(c.x, c.y);
-            if (dd < best) best = dd, along_t = (len[k] + u * (len[k + 1] - len[k])) / len[3];
-          }
-          float taper = float(smooth01(std::min(along_t, 1 - along_t) / 0.3f));
-          float w = strength * taper * (1 - float(smooth01((best - th) / 1.0f + 0.5f)));
-          if (w <= 0.003f) continue;
+  draw_lids(lid, full, rigid, canvas);
+}
+
+namespace {
+
+// Cubic Hermite interpolation of y(x) through points sorted by x (finite-difference tangents):
+// a smooth lid margin through the landmarks instead of the mesh's polyline.
+float smooth_along(const cv::Point2f* p, int n, float x) {
+  if (x <= p[0].x) return p[0].y;
+  if (x >= p[n - 1].x) return p[n - 1].y;
+  int i = 0;
+  while (i + 2 < n && x > p[i + 1].x) ++i;
+  auto slope = [&](int k) {
+    int lo = std::max(0, k - 1), hi = std::min(n - 1, k + 1);
+    return (p[hi].y - p[lo].y) / std::max(1e-3f, p[hi].x - p[lo].x);
+  };
+  float h = std::max(1e-3f, p[i + 1].x - p[i].x), t = (x - p[i].x) / h;
+  float t2 = t * t, t3 = t2 * t;
+  return (2 * t3 - 3 * t2 + 1) * p[i].y + (t3 - 2 * t2 + t) * h * slope(i) + (-2 * t3 + 3 * t2) * p[i + 1].y +
+         (t3 - t2) * h * slope(i + 1);
+}
+
+}  // namespace
+
+MeshWarper::Lid MeshWarper::lid_of(int e) const {
+  const FaceMesh& m = m_;
+  Lid L;
+  L.c0 = e ? 42 : 36;
+  L.cr = m.crease + 2 * e;
+  L.o = m.rest[L.c0];
+  cv::Point2f d = m.rest[L.c0 + 3] - L.o;
+  L.w = std::max(1.0f, std::hypot(d.x, d.y));
+  L.ex = d / L.w;
+  L.ey = {-L.ex.y, L.ex.x};
+  auto loc = [&](cv::Point2f q) { return cv::Point2f((q - L.o).dot(L.ex), (q - L.o).dot(L.ey)); };
+  const cv::Point2f top[4] = {loc(m.rest[L.c0]), loc(m.rest[L.cr]), loc(m.rest[L.cr + 1]),
+                              loc(m.rest[L.c0 + 3])};
+  const cv::Point2f mar[4] = {loc(m.rest[L.c0]), loc(m.rest[L.c0 + 1]), loc(m.rest[L.c0 + 2]),
+                              loc(m.rest[L.c0 + 3])};
+  const cv::Point2f low[4] = {loc(m.rest[L.c0]), loc(m.rest[L.c0 + 5]), loc(m.rest[L.c0 + 4]),
+                              loc(m.rest[L.c0 + 3])};
+  L.h = std::max(1.0f, along(low, 4, L.w / 2) - smooth_along(mar, 4, L.w / 2));
+  L.lash = std::max(1.2f, kLashShare * L.h);
+  // The lid's skin tone along the eye: the brightest third of the photo's band between crease
+  // point and lashes (the lit lid and brow-bone skin, not the crease's shadow), box-filtered.
+  const int n = int(L.w) + 1;
+  std::vector<float> raw(size_t(n) * 3, 0.0f);
+  std::vector<std::pair<float, cv::Vec3f>> col;
+  for (int i = 0; i < n; ++i) {
+    float a = float(i), t = smooth_along(top, 4, a), u = smooth_along(mar, 4, a) - L.lash;
+    col.clear();
+    for (float b = t; b <= u || col.empty(); b += 1.0f) {
+      cv::Point2f q = L.o + L.ex * a + L.ey * std::min(b, std::max(t, u));
+      uint8_t px[3];
+      bilinear(base_, q.x, q.y, px);
+      col.push_back({px[0] * 2.0f + px[1] * 5.0f + px[2], cv::Vec3f(px[0], px[1], px[2])});
+      if (b > u) break;
+    }
+    size_t k = std::max<size_t>(1, col.size() / 3);
+    std::nth_element(col.begin(), col.begin() + (k - 1), col.end(),
+                     [](const auto& x, const auto& y) { return x.first > y.first; });
+    for (size_t j = 0; j < k; ++j)
+      for (int c = 0; c < 3; ++c) raw[i * 3 + c] += col[j].second[c] / float(k);
+  }
+  // The skin colour at the top of the band (where the closing lid leaves the photo as it is).
+  std::vector<float> topc(size_t(n) * 3, 0.0f);
+  for (int i = 0; i < n; ++i) {
+    cv::Point2f q = L.o + L.ex * float(i) + L.ey * smooth_along(top, 4, float(i));
+    uint8_t px[3];
+    bilinear(base_, q.x, q.y, px);
+    for (int c = 0; c < 3; ++c) topc[i * 3 + c] = px[c];
+  }
+  std::vector<float> botc(size_t(n) * 3, 0.0f);
+  for (int i = 0; i < n; ++i) {
+    cv::Point2f q = L.o + L.ex * float(i) + L.ey * (along(low, 4, float(i)) + kLowerBand * L.h);
+    uint8_t px[3];
+    bilinear(base_, q.x, q.y, px);
+    for (int c = 0; c < 3; ++c) botc[i * 3 + c] = px[c];
+  }
+  L.bottom.assign(size_t(n) * 3, 0.0f);
+  L.top.assign(size_t(n) * 3, 0.0f);
+  L.tone.assign(size_t(n) * 3, 0.0f);
+  for (int i = 0; i < n; ++i) {
+    int cnt = 0;
+    for (int j = std::max(0, i - 3); j <= std::min(n - 1, i + 3); ++j, ++cnt)
+      for (int c = 0; c < 3; ++c)
+        L.tone[i * 3 + c] += raw[j * 3 + c], L.top[i * 3 + c] += topc[j * 3 + c],
+            L.bottom[i * 3 + c] += botc[j * 3 + c];
+    for (int c = 0; c < 3; ++c)
+      L.tone[i * 3 + c] /= float(cnt), L.top[i * 3 + c] /= float(cnt), L.bottom[i * 3 + c] /= float(cnt);
+  }
+  return L;
+}
+
+void MeshWarper::draw_lids(float lid, const std::vector<cv::Point2f>& full,
+                           const std::vector<cv::Point2f>& rigid, cv::Mat& canvas) {
+  // A closing eye, drawn over what the mesh warped there, per pixel in the eye's own axes (from
+  // the rest photo's corners, carried by the head motion):
+  // - the upper lid: the photo's band between the crease point and the lash line stretched down
+  //   to the falling margin (a smooth curve through the lid points), the lashes kept 1:1 at the
+  //   margin. Stretched, the thin lid and the crease's shadow would read as streaks and as an
+  //   open eye's upper outline; a real closed lid is smooth and convex with its crease unfolded,
+  //   so the band is blended toward the lid's skin tone as it closes, shaded darker toward the
+  //   margin like a convex lid lit from above;
+  // - the lower lid rises a little to meet it (as real lower lids do), its skin and lashes moved
+  //   up from just below the photo's lid margin, so no strip of eyeball stays under the line;
+  // - where they meet, the lashes darken into the closed eye's lash line, tapering at the
+  //   corners; what is left of the eye between them stays where it is and darkens.
+  const FaceMesh& m = m_;
+  const cv::Rect clip = m.region;
+  for (auto& b : lid_box_) b = cv::Rect();
+  if (lid <= 0.02f) return;
+  const float smoothing = kLidSmoothing * float(smooth01(lid / 0.8));
+  const float lash = kLashDarkening * float(smooth01((lid - 0.2) / 0.6));
+  const float eyeball = 1 - 0.55f * lid;
+  for (int e = 0; e < 2; ++e) {
+    const Lid& L = lids_[e];
+    // Frame -> the eye's rest axes: the similarity taking the corners' head-only positions onto
+    // their rest positions.
+    cv::Point2f fo = rigid[L.c0], fd = rigid[L.c0 + 3] - fo;
+    float fl = std::max(1e-3f, std::hypot(fd.x, fd.y));
+    cv::Point2f fx = fd / fl, fy(-fx.y, fx.x);
+    const float k = L.w / fl;
+    auto loc = [&](cv::Point2f q) { return cv::Point2f((q - fo).dot(fx) * k, (q - fo).dot(fy) * k); };
+    auto rloc = [&](cv::Point2f q) { return cv::Point2f((q - L.o).dot(L.ex), (q - L.o).dot(L.ey)); };
+    const int c0 = L.c0, c3 = L.c0 + 3;
+    const cv::Point2f top[4] = {loc(full[c0]), loc(full[L.cr]), loc(full[L.cr + 1]), loc(full[c3])};
+    const cv::Point2f rtop[4] = {rloc(m.rest[c0]), rloc(m.rest[L.cr]), rloc(m.rest[L.cr + 1]),
+                                 rloc(m.rest[c3])};
+    // Where the lids meet: the lower lid risen by kLowerRise of the opening.
+    cv::Point2f meet1 = full[c0 + 5] + (full[c0 + 1] - full[c0 + 5]) * kLowerRise,
+                meet2 = full[c0 + 4] + (full[c0 + 2] - full[c0 + 4]) * kLowerRise;
+    const cv::Point2f mar[4] = {loc(full[c0]), loc(full[c0 + 1] + (meet1 - full[c0 + 1]) * lid),
+                                loc(full[c0 + 2] + (meet2 - full[c0 + 2]) * lid), loc(full[c3])};
+    const cv::Point2f rmar[4] = {rloc(m.rest[c0]), rloc(m.rest[c0 + 1]), rloc(m.rest[c0 + 2]),
+                                 rloc(m.rest[c3])};
+    const cv::Point2f low[4] = {loc(full[c0]), loc(full[c0 + 5] + (meet1 - full[c0 + 5]) * lid),
+                                loc(full[c0 + 4] + (meet2 - full[c0 + 4]) * lid), loc(full[c3])};
+    const cv::Point2f flow[4] = {loc(full[c0]), loc(full[c0 + 5]), loc(full[c0 + 4]), loc(full[c3])};
+    const cv::Point2f rlow[4] = {rloc(m.rest[c0]), rloc(m.rest[c0 + 5]), rloc(m.rest[c0 + 4]),
+                                 rloc(m.rest[c3])};
+    const float band = kLowerBand * L.h, pad = kLowerPad * L.h * lid;
+    float bx0 = 1e9f, by0 = 1e9f, bx1 = -1e9f, by1 = -1e9f;
+    for (int i : {c0, c0 + 1, c0 + 2, c3, c0 + 4, c0 + 5, L.cr, L.cr + 1})
+      bx0 = std::min(bx0, full[i].x), by0 = std::min(by0, full[i].y), bx1 = std::max(bx1, full[i].x),
+      by1 = std::max(by1, full[i].y);
+    const int reach = int(std::ceil(band / k)) + 3;
+    const int side = int(std::ceil(kSideExt * L.w / k)) + 1;
+    bx0 -= side, bx1 += side;
+    cv::Rect box(int(std::floor(bx0)) - 1, int(std::floor(by0)) - 1, int(bx1 - bx0) + 4,
+                 int(by1 - by0) + 2 + reach);
+    box &= clip;
+    lid_box_[e] = box;
+    const int n = int(L.tone.size() / 3);
+    for (int y = box.y; y < box.y + box.height; ++y) {
+      uint8_t* row = canvas.ptr<uint8_t>(y);
+      for (int x = box.x; x < box.x + box.width; ++x) {
+        const cv::Point2f q = loc({float(x), float(y)});
+        if (q.x <= 0 || q.x >= L.w) {
+          // Beside the corners the open eye's lash line and crease run on: they fade toward the
+          // lid's tone as it closes, so no outline of the open eye is left around the shut one.
+          const float d = q.x < 0 ? -q.x : q.x - L.w, ext = kSideExt * L.w;
+          if (d >= ext || smoothing <= 0) continue;
+          const float f = 1 - d / ext;
+          const float cy = q.x < 0 ? mar[0].y : mar[3].y;
+          const float up = kSideUp * L.h * f, down = 0.25f * L.h * f;
+          if (q.y < cy - up || q.y > cy + down) continue;
+          const float vy = q.y < cy ? (cy - q.y) / std::max(1e-3f, up) : (q.y - cy) / std::max(1e-3f, down);
+          const float wv = kSideSmoothing * smoothing * float(smooth01(f / 0.7)) * (1 - float(smooth01(vy)));
+          const size_t ci = size_t(std::clamp(int(q.x < 0 ? 0.2f * L.w : 0.8f * L.w), 0, n - 1)) * 3;
           uint8_t* px = row + x * 3;
-          for (int c = 0; c < 3; ++c) px[c] = uint8_t(px[c] * (1 - w) + 20 * w);
-          lash_last_ = true;
+          for (int c = 0; c < 3; ++c)
+            px[c] = uint8_t(std::clamp(px[c] + wv * (L.tone[ci + c] - px[c]), 0.0f, 255.0f));
+          continue;
+        }
+        const float T = smooth_along(top, 4, q.x), M = smooth_along(mar, 4, q.x);
+        const float Bf = along(flow, 4, q.x), D = Bf + band;
+        if (q.y < T || q.y > D) continue;
+        const float B = std::max(M, smooth_along(low, 4, q.x));
+        const float u = q.x / L.w;
+        const float taper = float(smooth01(std::min(u, 1 - u) / kTaper));
+        uint8_t* px = row + x * 3;
+        const float dark = lash * taper * (1 - float(smooth01((std::abs(q.y - M) - kLashHalf) / 1.0f)));
+        cv::Point2f sp;
+        float w = 0, shade = 1, tv = 0, low_w = 0;
+        if (q.y <= M) {
+          // The upper lid: the lashes 1:1 at the margin, the band above them stretched.
+          const float Tr = smooth_along(rtop, 4, q.x), Ur = smooth_along(rmar, 4, q.x);
+          const float lw = std::min(L.lash, 0.5f * (M - T));
+          float v = 1, bs;
+          if (q.y >= M - lw)
+            bs = Ur - (M - q.y);
+          else
+            v = (q.y - T) / std::max(1e-3f, M - lw - T), bs = Tr + v * (Ur - lw - Tr);
+          sp = L.o + L.ex * q.x + L.ey * bs;
+          w = smoothing * (1 - float(smooth01((v - 0.85f) / 0.15f)));
+          shade = 1 + (kShadeA - 1) * float(smooth01(v / kTopRamp)) - kShadeB * v * v;
+          tv = v;
+        } else if (q.y <= B) {
+          // What is left of the eye: the eyeball, where it is, darkening as the lid passes.
+          sp = L.o + L.ex * q.x + L.ey * q.y;
+          shade = eyeball;
+        } else {
+          // The lower lid, moved up from just below the photo's margin.
+          const float B0 = along(rlow, 4, q.x) + pad * 4 * u * (1 - u);
+          const float v = (q.y - B) / std::max(1e-3f, D - B);
+          sp = L.o + L.ex * q.x + L.ey * (B0 + v * (along(rlow, 4, q.x) + band - B0));
+          // Its wet rim, which shows only while the eye is open, fades into the skin below.
+          low_w = kLowSmooth * smoothing * (1 - float(smooth01(v / 0.6))) * taper;
+        }
+        bilinear(base_, sp.x, sp.y, px);
+        if (low_w > 0) {
+          const float* bc = &L.bottom[size_t(std::clamp(int(q.x + 0.5f), 0, n - 1)) * 3];
+          for (int c = 0; c < 3; ++c) px[c] = uint8_t(px[c] + low_w * (bc[c] - px[c]));
+        }
+        const size_t ci = size_t(std::clamp(int(q.x + 0.5f), 0, n - 1)) * 3;
+        const float* tone = &L.tone[ci];
+        const float* topc = &L.top[ci];
+        // The smooth lid: from the skin at the band's top to the lid's tone, shaded.
+        const float g = float(smooth01(tv / kTopRamp));
+        for (int c = 0; c < 3; ++c) {
+          float sm = (topc[c] + g * (tone[c] - topc[c])) * shade;
+          float val = px[c] * (w > 0 ? 1 : shade) + w * (sm - px[c]);
+          px[c] = uint8_t(std::clamp(val * (1 - dark), 0.0f, 255.0f));
         }
       }
     }

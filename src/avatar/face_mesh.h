@@ -31,6 +31,7 @@ struct FaceMesh {
   float rest_gap[3] = {0, 0, 0};    // inner-lip openings at rest (61-67, 62-66, 63-65)
   bool mouth_open_at_rest = false;  // the photo's own mouth is open: its interior is warped
   int under_jaw = 0;                // first of the points below jaw landmarks 3..13 (beard, neck)
+  int crease = 0;                   // four points above the upper lids (over 37, 38, 43, 44)
 };
 
 // Builds the mesh for landmarks in a frame of `size` pixels.
@@ -45,15 +46,31 @@ void deform_mesh(const FaceMesh& m, const Pose& p, std::vector<cv::Point2f>& ful
 // from `base`. Pixels outside m.region are never written.
 class MeshWarper {
  public:
-  explicit MeshWarper(const FaceMesh& m);
+  // `base` is the photo (RGB) that draw() warps.
+  MeshWarper(const FaceMesh& m, const cv::Mat& base);
   void draw(const cv::Mat& base, const std::vector<cv::Point2f>& full, const std::vector<cv::Point2f>& rigid,
             const Pose& p, cv::Mat& canvas);
 
  private:
+  // One eye's lid in its rest axes (origin the outer-left corner, x toward the other corner).
+  struct Lid {
+    int c0 = 0, cr = 0;  // first eye landmark, first crease point
+    cv::Point2f o, ex, ey;
+    float w = 1;                // corner to corner, pixels
+    float h = 1;                // the eye's opening in the middle, pixels
+    float lash = 1;             // thickness of the lash line kept 1:1 at the falling margin
+    std::vector<float> tone;    // the lid's skin colour per pixel along x (RGB)
+    std::vector<float> bottom;  // the skin colour below the lower lid, per pixel along x
+    std::vector<float> top;     // the skin colour at the top of the lid's band, per pixel along x
+  };
+  Lid lid_of(int e) const;
+  void draw_lids(float lid, const std::vector<cv::Point2f>& full, const std::vector<cv::Point2f>& rigid,
+                 cv::Mat& canvas);
   const FaceMesh& m_;
+  cv::Mat base_;  // shares the photo's pixels
   std::vector<uint8_t> moved_last_;
-  std::vector<cv::Point2f> src_;  // per-frame source points (the lids' skin during a blink)
-  bool lash_last_ = false;        // last frame drew a lash line: the eyes' triangles restore
+  Lid lids_[2];
+  cv::Rect lid_box_[2];  // where last frame drew closing lids: the triangles there are redrawn
 };
 
 }  // namespace imago::avatar::internal

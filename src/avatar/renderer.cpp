@@ -302,7 +302,7 @@ Result<std::unique_ptr<Renderer>> Renderer::create(std::shared_ptr<const AvatarM
   const Manifest& m = impl->d->manifest;
   impl->next_blink = impl->uniform(0.8, m.blink_min_s + 0.5);
   impl->canvas = impl->d->base.clone();
-  impl->warper = std::make_unique<MeshWarper>(impl->d->mesh);
+  impl->warper = std::make_unique<MeshWarper>(impl->d->mesh, impl->d->base);
   return std::unique_ptr<Renderer>(new Renderer(std::move(impl)));
 }
 
