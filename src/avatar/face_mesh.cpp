@@ -14,17 +14,24 @@ constexpr int kFirstExtra = 68;
 // The crease points sit this share of the way from the upper lid up to the brow: the band below
 // them is what a closing lid stretches.
 constexpr float kCreaseShare = 0.4f;
-// How far the stretched band is blended toward the smooth lid; its brightness at the top
-// (kShadeA, reached over kTopRamp of the band) and how much darker it gets toward the margin.
-constexpr float kLidSmoothing = 0.8f, kShadeA = 1.1f, kShadeB = 0.05f, kTopRamp = 0.2f;
+// How far the stretched band is blended toward the smooth lid; the lid's brightness (kShadeA,
+// reached over kTopRamp of the band from its top) and how much darker it gets toward the margin;
+// the share of the band, from its top, whose brightest third gives the lid's tone (below it the
+// predictor's lid points often sit on the iris).
+constexpr float kLidSmoothing = 0.8f, kShadeA = 1.18f, kShadeB = 0.05f, kTopRamp = 0.2f, kToneShare = 0.6f;
+// Above the band the open eye's crease and socket shadow fade toward the lid's tone, over this
+// share of the band's height and this strongly.
+constexpr float kAboveShare = 0.5f, kAboveSmoothing = 0.4f;
 // The lash line: thickness kept 1:1 (share of the eye's opening), how much it darkens, its
 // half width (pixels, plus a pixel of falloff) and the share of the eye over which it tapers
 // to the corners.
 constexpr float kLashShare = 0.22f, kLashDarkening = 0.75f, kLashHalf = 0.5f, kTaper = 0.15f;
-// The lower lid rises this share of the opening to meet the upper one; its band (share of the
-// opening) is moved up from kLowerPad below the photo's lid margin, its rim fading into the
-// skin below by kLowSmooth.
-constexpr float kLowerRise = 0.45f, kLowerBand = 0.6f, kLowerPad = 0.5f, kLowSmooth = 0.6f;
+// The lower lid rises this share of the opening to meet the upper one; its band (kLowerBand of
+// the opening) is moved up from kLowerPad below the photo's lid margin (the predictor's lower
+// points sit on the wet rim), and the rim fades into the skin below (kLowSmooth, over
+// kLowSmoothShare of the band).
+constexpr float kLowerRise = 0.45f, kLowerBand = 1.0f, kLowerPad = 0.3f, kLowSmooth = 0.6f,
+                kLowSmoothShare = 0.6f;
 // Beside the corners: how far out (share of the eye's width), how high (share of the opening)
 // and how strongly the open eye's lash line and crease fade toward the lid's tone.
 constexpr float kSideExt = 0.2f, kSideUp = 0.8f, kSideSmoothing = 0.6f;
@@ -571,13 +578,15 @@ MeshWarper::Lid MeshWarper::lid_of(int e) const {
                               loc(m.rest[L.c0 + 3])};
   L.h = std::max(1.0f, along(low, 4, L.w / 2) - smooth_along(mar, 4, L.w / 2));
   L.lash = std::max(1.2f, kLashShare * L.h);
-  // The lid's skin tone along the eye: the brightest third of the photo's band between crease
-  // point and lashes (the lit lid and brow-bone skin, not the crease's shadow), box-filtered.
+  // The lid's skin tone along the eye: the brightest third of the upper kToneShare of the
+  // photo's band between crease point and lashes (the lit lid and brow-bone skin, not the
+  // crease's shadow nor the iris), box-filtered.
   const int n = int(L.w) + 1;
   std::vector<float> raw(size_t(n) * 3, 0.0f);
   std::vector<std::pair<float, cv::Vec3f>> col;
   for (int i = 0; i < n; ++i) {
-    float a = float(i), t = smooth_along(top, 4, a), u = smooth_along(mar, 4, a) - L.lash;
+    float a = float(i), t = smooth_along(top, 4, a), u0 = smooth_along(mar, 4, a) - L.lash,
+          u = t + kToneShare * (u0 - t);
     col.clear();
     for (float b = t; b <= u || col.empty(); b += 1.0f) {
       cv::Point2f q = L.o + L.ex * a + L.ey * std::min(b, std::max(t, u));
@@ -677,6 +686,7 @@ void MeshWarper::draw_lids(float lid, const std::vector<cv::Point2f>& full,
     const int reach = int(std::ceil(band / k)) + 3;
     const int side = int(std::ceil(kSideExt * L.w / k)) + 1;
     bx0 -= side, bx1 += side;
+    by0 -= 1.5f * L.h / k;
     cv::Rect box(int(std::floor(bx0)) - 1, int(std::floor(by0)) - 1, int(bx1 - bx0) + 4,
                  int(by1 - by0) + 2 + reach);
     box &= clip;
@@ -705,14 +715,28 @@ void MeshWarper::draw_lids(float lid, const std::vector<cv::Point2f>& full,
         }
         const float T = smooth_along(top, 4, q.x), M = smooth_along(mar, 4, q.x);
         const float Bf = along(flow, 4, q.x), D = Bf + band;
-        if (q.y < T || q.y > D) continue;
+        if (q.y < T) {
+          // Above the lid: the open eye's crease and socket shadow flatten as the lid fills it.
+          const float zone = kAboveShare * std::max(0.0f, M - T) + 0.5f;
+          const float dz = (T - q.y) / zone;
+          if (dz >= 1) continue;
+          const float uu = q.x / L.w;
+          const float wa = kAboveSmoothing * smoothing * (1 - float(smooth01(dz))) *
+                           float(smooth01(std::min(uu, 1 - uu) / 0.25));
+          const float* tone = &L.tone[size_t(std::clamp(int(q.x + 0.5f), 0, n - 1)) * 3];
+          uint8_t* px = row + x * 3;
+          for (int c = 0; c < 3; ++c)
+            px[c] = uint8_t(std::clamp(px[c] + wa * (tone[c] - px[c]), 0.0f, 255.0f));
+          continue;
+        }
+        if (q.y > D) continue;
         const float B = std::max(M, smooth_along(low, 4, q.x));
         const float u = q.x / L.w;
         const float taper = float(smooth01(std::min(u, 1 - u) / kTaper));
         uint8_t* px = row + x * 3;
         const float dark = lash * taper * (1 - float(smooth01((std::abs(q.y - M) - kLashHalf) / 1.0f)));
         cv::Point2f sp;
-        float w = 0, shade = 1, tv = 0, low_w = 0;
+        float w = 0, shade = 1, mul = 1, tv = 0, low_w = 0;
         if (q.y <= M) {
           // The upper lid: the lashes 1:1 at the margin, the band above them stretched.
           const float Tr = smooth_along(rtop, 4, q.x), Ur = smooth_along(rmar, 4, q.x);
@@ -729,14 +753,14 @@ void MeshWarper::draw_lids(float lid, const std::vector<cv::Point2f>& full,
         } else if (q.y <= B) {
           // What is left of the eye: the eyeball, where it is, darkening as the lid passes.
           sp = L.o + L.ex * q.x + L.ey * q.y;
-          shade = eyeball;
+          mul = eyeball;
         } else {
           // The lower lid, moved up from just below the photo's margin.
           const float B0 = along(rlow, 4, q.x) + pad * 4 * u * (1 - u);
           const float v = (q.y - B) / std::max(1e-3f, D - B);
           sp = L.o + L.ex * q.x + L.ey * (B0 + v * (along(rlow, 4, q.x) + band - B0));
           // Its wet rim, which shows only while the eye is open, fades into the skin below.
-          low_w = kLowSmooth * smoothing * (1 - float(smooth01(v / 0.6))) * taper;
+          low_w = kLowSmooth * smoothing * (1 - float(smooth01(v / kLowSmoothShare))) * taper;
         }
         bilinear(base_, sp.x, sp.y, px);
         if (low_w > 0) {
@@ -750,7 +774,7 @@ void MeshWarper::draw_lids(float lid, const std::vector<cv::Point2f>& full,
         const float g = float(smooth01(tv / kTopRamp));
         for (int c = 0; c < 3; ++c) {
           float sm = (topc[c] + g * (tone[c] - topc[c])) * shade;
-          float val = px[c] * (w > 0 ? 1 : shade) + w * (sm - px[c]);
+          float val = px[c] * mul + w * (sm - px[c] * mul);
           px[c] = uint8_t(std::clamp(val * (1 - dark), 0.0f, 255.0f));
         }
       }
