@@ -1,12 +1,15 @@
 // The Imago viewer (docs/live-protocol.md): joins /v1/runtime/rooms/{room}?agent_code=CODE with the
-// embed token from the URL fragment (#token=...&room=...), draws JPEG frames on the canvas on the
-// audio clock, plays PCM through an AudioWorklet, and reconnects to the same room after a drop.
+// embed token from the URL fragment (#token=...&room=...&billing=...), draws JPEG frames on the
+// canvas on the audio clock, plays PCM through an AudioWorklet, and reconnects to the same room
+// after a drop.
 (() => {
   'use strict';
   const agent = decodeURIComponent(location.pathname.split('/').filter(Boolean).pop() || '');
   const frag = new URLSearchParams(location.hash.slice(1));
   let token = frag.get('token') || '';
   const room = frag.get('room') || 'lobby';
+  // voice_chat or camera_chat sessions (docs/live-protocol.md, "Billing"); empty: an avatar session.
+  const billing = frag.get('billing') || '';
   const canvas = document.getElementById('screen');
   const ctx2d = canvas.getContext('2d');
   const stateEl = document.getElementById('state');
@@ -185,10 +188,58 @@
   }
   micEl.onclick = () => (mic ? stopMic() : startMic());
 
+  // The camera, in camera_chat sessions: a 320x240 JPEG still every 2 s (and one just before a
+  // typed message) as a camera_frame message; the server keeps the latest for the viewer's next
+  // turn, so a higher rate would buy nothing.
+  const camEl = document.getElementById('camera');
+  const selfie = document.getElementById('selfie');
+  camEl.hidden = billing !== 'camera_chat';
+  let cam = null;  // {stream, timer}
+  stats.cameraFrames = 0;
+  const still = document.createElement('canvas');
+  still.width = 320; still.height = 240;
+  function grabFrame() {
+    if (!cam || !selfie.videoWidth) return;
+    // Cover the still, keeping the camera's aspect ratio.
+    const k = Math.max(still.width / selfie.videoWidth, still.height / selfie.videoHeight);
+    const w = selfie.videoWidth * k, h = selfie.videoHeight * k;
+    still.getContext('2d').drawImage(selfie, (still.width - w) / 2, (still.height - h) / 2, w, h);
+    // The server takes at most 48 KiB of JPEG (64,000 data-URL characters leave room for the message).
+    let image = still.toDataURL('image/jpeg', 0.7);
+    if (image.length > 64000) image = still.toDataURL('image/jpeg', 0.4);
+    if (image.length > 64000) return;
+    send({ type: 'camera_frame', image });
+    stats.cameraFrames++;
+  }
+  async function startCamera() {
+    try {
+      const stream = await navigator.mediaDevices.getUserMedia({ video: { width: 320, height: 240 } });
+      selfie.srcObject = stream;
+      selfie.hidden = false;
+      await selfie.play();
+      cam = { stream, timer: setInterval(grabFrame, 2000) };
+      camEl.classList.add('on');
+      grabFrame();
+    } catch (err) {
+      stats.lastError = 'camera: ' + err;
+    }
+  }
+  function stopCamera() {
+    if (!cam) return;
+    clearInterval(cam.timer);
+    cam.stream.getTracks().forEach((t) => t.stop());
+    selfie.srcObject = null;
+    selfie.hidden = true;
+    cam = null;
+    camEl.classList.remove('on');
+  }
+  camEl.onclick = () => (cam ? stopCamera() : startCamera());
+
   function connect() {
     if (!token || !agent) { setState('error', 'the page needs #token=<embed token>'); return; }
     const proto = location.protocol === 'https:' ? 'wss:' : 'ws:';
-    const url = `${proto}//${location.host}/v1/runtime/rooms/${encodeURIComponent(room)}?agent_code=${encodeURIComponent(agent)}`;
+    const url = `${proto}//${location.host}/v1/runtime/rooms/${encodeURIComponent(room)}?agent_code=${encodeURIComponent(agent)}` +
+        (billing ? '&billing_type=' + encodeURIComponent(billing) : '');
     stats.connects++;
     ws = new WebSocket(url, ['imago.v1', 'bearer.' + token]);
     ws.binaryType = 'arraybuffer';
@@ -213,6 +264,7 @@
     const t = textEl.value.trim();
     if (!t) return;
     if (audio && audio.state !== 'running') audio.resume();
+    grabFrame();  // the model sees what the camera shows as the question is asked
     send({ type: 'user_text', text: t });
     textEl.value = '';
   }

@@ -364,16 +364,15 @@ void register_live_routes(http::Router& router, Services& s) {
     return http::Response::from_status(r.status());
   });
 
-  router.add("DELETE", "/v1/rooms/{room_id}", [&s, room_or_404](http::Request& req) {
-    auto r = room_or_404(req);
-    if (!r.ok()) return http::Response::from_status(r.status());
-    s.rooms->end(*r, live::EndReason::kTerminated);
-    auto info = (*r)->info();
-    return http::Response::json(200, {{"room_id", info.room_id},
-                                      {"session_id", info.session_id},
+  // Wherever the room runs (cluster mode: the owner node ends it, and this waits for that).
+  router.add("DELETE", "/v1/rooms/{room_id}", [&s](http::Request& req) {
+    auto ended = s.rooms->terminate(req.principal->account_id, req.param("room_id"));
+    if (!ended.ok()) return http::Response::from_status(ended.status());
+    return http::Response::json(200, {{"room_id", ended->room_id},
+                                      {"session_id", ended->session_id},
                                       {"ended", true},
                                       {"reason", "terminated"},
-                                      {"billed_minutes", info.billed_minutes}});
+                                      {"billed_minutes", ended->billed_minutes}});
   });
 
   // The room may run on another node (cluster mode): the directory carries the interrupt there.

@@ -68,12 +68,13 @@ MintedToken mint_embed_token(Services& s, const std::string& account_id, const s
 Result<TokenClaims> verify_live_token(Services& s, std::string_view token, std::string_view audience) {
   auto c = verify_token(*s.token_keys, token, audience, s.clock->now_s());
   if (!c.ok()) return c.status();
-  if (c->api_key_id.rfind("mem_", 0) == 0 && s.members) {
-    // Minted through a dashboard session (no api key): valid while its member belongs to the account.
-    auto m = s.members->get_member(c->api_key_id);
-    if (!m.ok() && m.status().code() != Code::kNotFound) return m.status();
-    if (!m.ok() || m->member.account_id != c->subject) {
-      return Status(Code::kUnauthenticated, "the member who minted this token no longer exists");
+  if (c->api_key_id.rfind("ses_", 0) == 0 && s.members) {
+    // Minted through a dashboard session (no api key): valid while that session is (not signed
+    // out, not expired, not ended by a password change or "sign out everywhere").
+    auto session = s.members->get_session(c->api_key_id, s.clock->now_s());
+    if (!session.ok() && session.status().code() != Code::kNotFound) return session.status();
+    if (!session.ok() || session->account_id != c->subject) {
+      return Status(Code::kUnauthenticated, "the dashboard session that minted this token has ended");
     }
     return c;
   }
@@ -94,10 +95,11 @@ Result<TokenClaims> verify_any_live_token(Services& s, std::string_view token) {
   return verify_live_token(s, token, kEmbedAudience);
 }
 
-// Who a token is minted for: the caller's api key, or the member when the dashboard asks with a
-// session (the `akid` claim then holds the member id; see verify_live_token).
+// Who a token is minted for: the caller's api key, or the dashboard session when the dashboard
+// asks with one (the `akid` claim then holds the session id; see verify_live_token), so signing
+// out ends what the session started at its next heartbeat.
 static std::string minter_of(const Principal& p) {
-  return p.key_id.empty() ? p.member_id : p.key_id;
+  return p.key_id.empty() ? p.session_id : p.key_id;
 }
 
 void register_runtime_token_routes(http::Router& router, Services& s) {

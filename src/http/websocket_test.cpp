@@ -309,7 +309,9 @@ TEST_F(WebSocketTest, OversizedMessageClosesWith1009) {
   if (!wec) {  // the server may drop the socket while the payload is still being sent (EPIPE)
     beast::flat_buffer b;
     ws->read(b, ec);
-    if (ec == websocket::error::closed) EXPECT_EQ(ws->reason().code, 1009);
+    if (ec == websocket::error::closed) {
+      EXPECT_EQ(ws->reason().code, 1009);
+    }
   }
   EXPECT_EQ(wait_close_code(), 1009);
 }

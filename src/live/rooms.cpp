@@ -283,6 +283,8 @@ void Rooms::on_command(const RoomCommand& cmd) {
     (void)room->trigger_dynamics(cmd.text);
   } else if (cmd.kind == "interrupt") {
     room->interrupt();
+  } else if (cmd.kind == "end") {
+    end(room, EndReason::kTerminated);
   } else {
     log::warn("room_command_unknown", {{"kind", cmd.kind}, {"session", cmd.session_id}});
   }
@@ -383,6 +385,45 @@ Result<std::vector<RemoteRoom>> Rooms::remote_list(const std::string& account_id
                                                    const std::optional<std::string>& room_id) const {
   if (!d_.directory) return std::vector<RemoteRoom>{};
   return d_.directory->remote_rooms(account_id, std::nullopt, room_id);
+}
+
+Result<Rooms::Ended> Rooms::terminate(const std::string& account_id, const std::string& room_id) {
+  if (auto r = find(account_id, room_id)) {
+    end(r, EndReason::kTerminated);
+    auto info = r->info();
+    return Ended{info.room_id, info.session_id, info.billed_minutes};
+  }
+  if (!d_.directory) return Status::NotFound("No active room " + room_id);
+  auto remote = d_.directory->remote_rooms(account_id, std::nullopt, room_id);
+  if (!remote.ok()) return remote.status();
+  if (remote->empty()) return Status::NotFound("No active room " + room_id);
+  const RemoteRoom owner = remote->front();
+  if (Status st = d_.directory->send(*remote, "end", ""); !st.ok()) return st;
+  // The owner ends the room when the command reaches it and lets the lease go at its next tick.
+  Interrupt never;
+  RemoteRoom last = owner;
+  for (int64_t waited = 0; waited < kRemoteEndWaitMs; waited += 50) {
+    d_.clock->wait_for(50'000, never);
+    auto now = d_.directory->remote_rooms(account_id, std::nullopt, room_id);
+    if (!now.ok()) return now.status();
+    bool running = false;
+    for (const auto& r : *now) {
+      if (r.session_id == owner.session_id) running = true, last = r;
+    }
+    if (!running) {
+      std::error_code ec;
+      auto details = boost::json::parse(last.details, ec);
+      int64_t billed = 0;
+      if (!ec && details.is_object()) {
+        if (auto* b = details.as_object().if_contains("billed_minutes"); b && b->is_int64())
+          billed = b->as_int64();
+      }
+      return Ended{owner.room_id, owner.session_id, billed};
+    }
+  }
+  return Status::Unavailable("The node running room " + room_id + " did not confirm the end within " +
+                             std::to_string(kRemoteEndWaitMs / 1000) +
+                             " s; it ends the room when it catches up");
 }
 
 Status Rooms::interrupt(const std::string& account_id, const std::string& room_id) {

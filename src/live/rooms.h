@@ -103,6 +103,16 @@ class Rooms {
   Status interrupt(const std::string& account_id, const std::string& room_id);
   // Ends a room now (DELETE): tells viewers, stops its threads.
   void end(const std::shared_ptr<Room>& room, EndReason reason);
+  // Ends the account's room `room_id` wherever it runs (DELETE /v1/rooms/{id}): here at once, on
+  // another node through the directory, waiting up to kRemoteEndWaitMs for that node to let the
+  // room's lease go. kNotFound when it runs nowhere; kUnavailable when the owner did not confirm
+  // in time (the command stays queued for it).
+  struct Ended {
+    std::string room_id, session_id;
+    int64_t billed_minutes = 0;
+  };
+  static constexpr int64_t kRemoteEndWaitMs = 5000;
+  Result<Ended> terminate(const std::string& account_id, const std::string& room_id);
   int running() const;
   int capacity() const { return options_.max_sessions; }
 

@@ -51,6 +51,8 @@ class MemberStore {
   virtual Status create_session(const DashboardSession& session, const std::string& token_hash) = 0;
   // The session with this token hash if it is neither revoked nor expired at `now`, else kNotFound.
   virtual Result<DashboardSession> find_session(const std::string& token_hash, int64_t now) = 0;
+  // The same by session id ("ses_..."): what a live token minted through the session checks.
+  virtual Result<DashboardSession> get_session(const std::string& session_id, int64_t now) = 0;
   // Records use and slides the expiry (callers coalesce: at most about once a minute).
   virtual Status touch_session(const std::string& session_id, int64_t now, int64_t expires_at) = 0;
   virtual Status revoke_session(const std::string& session_id) = 0;

@@ -1,5 +1,6 @@
 #include "store/stores.h"
 
+#include "store/cached_account_store.h"
 #include "store/postgres/db.h"
 #include "store/postgres/migrations.h"
 #include "store/postgres/pg_stores.h"
@@ -7,6 +8,7 @@
 #include "store/sql/sql_stores.h"
 #include "store/sqlite/db.h"
 #include "store/sqlite/migrations.h"
+#include "util/log.h"
 
 namespace imago {
 
@@ -106,6 +108,18 @@ Result<Stores> open_stores(const std::string& database_url, Clock& clock) {
   sqlite::Db& d = *s.sqlite_db;
   add_table_stores(
       s, [&d] { return sql::wrap(d); }, clock);
+  // Every process on this file (server, workers, the admin CLI) shares the change counter beside
+  // it, so authentication can skip the database read without making revocation late. On
+  // PostgreSQL each request still reads the key (docs/architecture.md, "Authentication cache").
+  if (path != ":memory:") {
+    auto changes = SharedCounter::open(path + "-auth-changes");
+    if (changes.ok()) {
+      s.accounts =
+          std::make_unique<CachedAccountStore>(std::move(s.accounts), std::move(changes).value(), clock);
+    } else {
+      log::warn("auth_cache_disabled", {{"reason", changes.status().message()}});
+    }
+  }
   s.rooms = make_local_room_directory();
   return s;
 }

@@ -3,16 +3,93 @@
 #include <atomic>
 #include <boost/json/serialize.hpp>
 #include <chrono>
+#include <condition_variable>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <ctime>
 #include <mutex>
+#include <thread>
 
 namespace imago::log {
 
 namespace {
 std::atomic<int> g_level{static_cast<int>(Level::kInfo)};
-std::mutex g_mu;
+
+// The buffered mode's writer (set_buffered). Never destroyed: a line logged from another static
+// object's destructor must still find it; exit stops it through atexit instead.
+struct Writer {
+  std::mutex mu;      // pending, idle, stop
+  std::mutex out_mu;  // held while a batch goes to stdout, taken under mu: batches keep their order
+  std::condition_variable cv;
+  std::string pending;
+  bool idle = false;
+  bool stop = false;
+  std::thread thread;
+};
+std::atomic<bool> g_buffered{false};
+Writer* g_writer = nullptr;
+std::mutex g_start_mu;
+
+// Beyond this many bytes waiting (stdout slower than the lines come), callers write themselves.
+constexpr std::size_t kMaxPending = 1 << 20;
+
+void put(std::string_view bytes) {
+  std::fwrite(bytes.data(), 1, bytes.size(), stdout);
+  std::fflush(stdout);
+}
+
+// Writes what is pending, then `line` (when given), before returning: warnings and errors, a
+// backlog, and every line once the writer has stopped.
+void write_through(Writer& w, const std::string_view* line) {
+  std::unique_lock lock(w.mu);
+  std::string batch;
+  batch.swap(w.pending);
+  if (line) {
+    batch.append(*line);
+    batch.push_back('\n');
+  }
+  if (batch.empty()) return;
+  std::lock_guard out(w.out_mu);
+  lock.unlock();
+  put(batch);
+}
+
+void writer_loop(Writer& w) {
+  std::string batch;
+  std::unique_lock lock(w.mu);
+  for (;;) {
+    while (w.pending.empty() && !w.stop) {
+      w.idle = true;
+      w.cv.wait(lock);
+    }
+    w.idle = false;
+    if (w.pending.empty()) return;  // stopping, everything written
+    batch.swap(w.pending);
+    std::unique_lock out(w.out_mu);
+    const bool stopping = w.stop;
+    lock.unlock();
+    put(batch);
+    batch.clear();
+    out.unlock();
+    // A busy server's lines gather for a moment and go out in one write; a quiet one's first
+    // line wakes the writer at once (write_line notifies an idle writer).
+    if (!stopping) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    lock.lock();
+  }
+}
+
+void stop_writer() {
+  Writer& w = *g_writer;
+  {
+    std::lock_guard lock(w.mu);
+    w.stop = true;
+  }
+  w.cv.notify_one();
+  if (w.thread.joinable()) w.thread.join();
+  g_buffered.store(false);
+  write_through(w, nullptr);  // anything logged while it stopped
+}
 
 const char* name(Level l) {
   switch (l) {
@@ -127,11 +204,39 @@ void begin_line(std::string& out, Level l, std::string_view event) {
   append_json_string(out, event);
 }
 
+void set_buffered() {
+  std::lock_guard lock(g_start_mu);
+  if (g_writer) return;
+  g_writer = new Writer;
+  g_writer->thread = std::thread([] { writer_loop(*g_writer); });
+  g_buffered.store(true);
+  std::atexit(stop_writer);
+}
+
+void flush() {
+  if (g_writer) write_through(*g_writer, nullptr);
+}
+
 void write_line(std::string_view line) {
-  std::lock_guard lock(g_mu);
-  std::fwrite(line.data(), 1, line.size(), stdout);
-  std::fputc('\n', stdout);
-  std::fflush(stdout);
+  static Writer* unbuffered = new Writer;  // its mutexes order direct writes; no thread
+  if (!g_buffered.load(std::memory_order_acquire)) {
+    write_through(g_writer ? *g_writer : *unbuffered, &line);
+    return;
+  }
+  Writer& w = *g_writer;
+  std::unique_lock lock(w.mu);
+  if (w.pending.size() > kMaxPending) {
+    lock.unlock();
+    write_through(w, &line);
+    return;
+  }
+  w.pending.append(line);
+  w.pending.push_back('\n');
+  if (w.idle) {
+    w.idle = false;
+    lock.unlock();
+    w.cv.notify_one();
+  }
 }
 
 void write(Level l, std::string_view event, boost::json::object fields) {
@@ -153,7 +258,13 @@ void write(Level l, std::string_view event, boost::json::object fields) {
       line[kv.key()] = std::move(kv.value());
     }
   }
-  write_line(boost::json::serialize(line));
+  const std::string text = boost::json::serialize(line);
+  if (l >= Level::kWarn && g_buffered.load(std::memory_order_acquire)) {
+    const std::string_view view = text;
+    write_through(*g_writer, &view);  // never left waiting in a buffer when the process dies next
+    return;
+  }
+  write_line(text);
 }
 
 }  // namespace imago::log

@@ -11,6 +11,15 @@ namespace imago::log {
 enum class Level { kDebug = 0, kInfo, kWarn, kError };
 
 void set_level(Level l);
+// Lines are written to stdout as they are logged (and flushed), one write per line, unless the
+// process calls set_buffered() (the server does): from then on info and debug lines gather in a
+// buffer that one writer thread writes out, within about a millisecond, in batches, so a busy
+// server makes one write per batch instead of one per request. Warnings and errors are still
+// written at once (after what is pending, in order), and exit writes whatever is left; a crash
+// can lose the last millisecond of info lines.
+void set_buffered();
+// Writes what is pending now.
+void flush();
 bool parse_level(std::string_view s, Level* out);
 bool enabled(Level l);
 void write(Level l, std::string_view event, boost::json::object fields = {});

@@ -213,14 +213,18 @@ TEST(Cluster, RestCommandsOnOneNodeReachARoomRunningOnTheOther) {
   // A room that runs nowhere is still a 404.
   r = c.a->post("/v1/agent/" + code + "/speak", R"({"message":"x","room_id":"elsewhere"})", acct.api_secret);
   EXPECT_EQ(r.status, 404);
-  // The room ends on B (DELETE through B): its lease goes, and A no longer finds it.
-  ws.reset();
-  ASSERT_EQ(c.b->del("/v1/rooms/lobby", acct.api_secret).status, 200);
-  EXPECT_TRUE(eventually(
-      [&] {
-        return c.a->post("/v1/agent/" + code + "/speak", R"({"message":"x"})", acct.api_secret).status == 404;
-      },
-      10));
+  // DELETE through A ends the room on B: the viewer is told, the lease goes, and A answers once B
+  // has let go (so a 200 means the room has ended).
+  r = c.a->del("/v1/rooms/lobby", acct.api_secret);
+  ASSERT_EQ(r.status, 200) << r.body;
+  EXPECT_TRUE(r.json().at("ended").as_bool());
+  EXPECT_EQ(r.json().at("room_id").as_string(), "lobby");
+  auto ended = ws->read_event("session.ended");
+  ASSERT_TRUE(ended);
+  EXPECT_EQ(json::parse(ended->data).at("reason").as_string(), "terminated");
+  EXPECT_EQ(c.a->post("/v1/agent/" + code + "/speak", R"({"message":"x"})", acct.api_secret).status, 404);
+  EXPECT_EQ(c.b->get("/v1/rooms/lobby", acct.api_secret).status, 404);
+  EXPECT_EQ(c.a->del("/v1/rooms/lobby", acct.api_secret).status, 404);
 }
 
 TEST(Cluster, AViewerOnTheOtherNodeJoinsTheRunningSessionThroughARelay) {

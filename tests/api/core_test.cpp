@@ -328,5 +328,30 @@ TEST(AdminCli, CreatesAccountsTheServerAccepts) {
   (void)std::system(("rm -rf '" + dir + "'").c_str());
 }
 
+// The server answers a known key from memory (docs/http.md, "Authentication cache"); a revocation
+// or plan change made by `imagod admin`, another process on the same database, still applies to
+// the very next request.
+TEST(AdminCli, RevocationAndPlanChangeFromTheCliApplyToTheNextRequest) {
+  std::string dir = make_temp_dir();
+  TestServer s(dir, {}, {});
+  auto acct = s.create_account("pro", 0);
+  auto me = s.get("/v1/me", acct.api_secret);
+  ASSERT_EQ(me.status, 200) << me.body;
+  const std::string key_id = std::string(me.json().at("data").at("key_id").as_string());
+  for (int i = 0; i < 5; ++i) ASSERT_EQ(s.get("/v1/me", acct.api_secret).status, 200);
+
+  const std::string admin = imagod_path() + " admin --data-dir '" + dir + "' ";
+  ASSERT_EQ(std::system((admin + "account plan " + acct.account_id + " business >/dev/null").c_str()), 0);
+  me = s.get("/v1/me", acct.api_secret);
+  ASSERT_EQ(me.status, 200);
+  EXPECT_EQ(me.json().at("data").at("plan").as_string(), "business");
+
+  ASSERT_EQ(std::system((admin + "key revoke " + key_id + " >/dev/null").c_str()), 0);
+  EXPECT_EQ(s.get("/v1/me", acct.api_secret).status, 401);
+  auto v = s.post("/v1/validate", "", acct.api_secret);  // SPEC: 200 with {valid: false}
+  ASSERT_EQ(v.status, 200) << v.body;
+  EXPECT_FALSE(v.json().at("valid").as_bool()) << v.body;
+}
+
 }  // namespace
 }  // namespace imago::testing

@@ -285,6 +285,18 @@ TEST(Dashboard, LiveTokensMintedThroughASessionWork) {
   auto unknown = as(s, a, "POST", "/dashboard/api/v1/embed-tokens/request",
                     R"({"agent_id": "nope", "fingerprint": "dashboard"})");
   EXPECT_EQ(unknown.status, 404) << unknown.body;
+
+  // The token lives as long as the session that minted it: after sign-out the next heartbeat
+  // fails (a live session would pause), while a token of another session goes on.
+  auto other = sign_in(s, "ada@example.org");
+  auto rt2 = as(s, other, "POST", "/dashboard/api/v1/runtime-tokens/request", "{}");
+  ASSERT_EQ(rt2.status, 200) << rt2.body;
+  HttpRequestOptions bearer2;
+  bearer2.headers["Authorization"] = "Bearer " + std::string(rt2.json().at("data").at("token").as_string());
+  ASSERT_EQ(as(s, a, "POST", "/dashboard/api/sign-out", "").status, 200);
+  hb = s.request("POST", "/v1/runtime/heartbeat", "{}", "", bearer);
+  EXPECT_EQ(hb.status, 401) << "a token of a signed-out session: " << hb.body;
+  EXPECT_EQ(s.request("POST", "/v1/runtime/heartbeat", "{}", "", bearer2).status, 200);
 }
 
 TEST(Dashboard, PasswordsNeverReachTheServerLog) {

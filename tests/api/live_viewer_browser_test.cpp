@@ -8,6 +8,7 @@
 #include <fstream>
 #include <future>
 
+#include "fixtures/fake_llm.h"
 #include "fixtures/fixture.h"
 #include "support/test_server.h"
 
@@ -21,27 +22,49 @@ int run(const std::string& cmd) {
   return WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;
 }
 
+// tests/node with its packages installed, after checking node and chromium are there. Missing
+// tools are a failure, not a skip.
+::testing::AssertionResult browser_tools_ready(fs::path* dir) {
+  *dir = fs::path(tests_dir()) / "node";
+  if (run("command -v node >/dev/null 2>&1") != 0)
+    return ::testing::AssertionFailure() << "node is not installed (scripts/setup.sh installs nodejs)";
+  if (!fs::exists("/usr/bin/chromium"))
+    return ::testing::AssertionFailure() << "chromium is not installed (scripts/setup.sh installs it)";
+  if (!ensure_node_packages(dir->string()))
+    return ::testing::AssertionFailure() << "npm ci failed in " << *dir;
+  return ::testing::AssertionSuccess();
+}
+
+// A ready agent made from a prompt (a 1:1 procedural avatar) and an embed token for its viewer
+// page; empty strings (after a failed expectation) when either fails.
+struct ViewerAgent {
+  std::string code, token;
+};
+ViewerAgent ready_agent_with_embed_token(TestServer& s, const TestAccount& acct) {
+  auto g =
+      s.post("/v1/agent/generate", R"({"prompt":"A friendly guide.","aspect_ratio":"1:1"})", acct.api_secret);
+  EXPECT_EQ(g.status, 200) << g.body;
+  if (g.status != 200) return {};
+  std::string code = str(g.json(), "agent_id");
+  bool ready = eventually(
+      [&] { return str(s.get("/v1/agent/" + code, acct.api_secret).json().at("data"), "status") == "ready"; },
+      120);
+  EXPECT_TRUE(ready) << "agent " << code << " never became ready";
+  if (!ready) return {};
+  auto e = s.post("/v1/embed-tokens/request", R"({"agent_id":")" + code + R"(","fingerprint":"browser"})",
+                  acct.api_secret);
+  EXPECT_EQ(e.status, 200) << e.body;
+  if (e.status != 200) return {};
+  return {code, str(e.json().at("data"), "token")};
+}
+
 TEST(LiveViewerBrowser, PageShowsFramesPlaysSpeechAndReconnects) {
-  fs::path dir = fs::path(tests_dir()) / "node";
-  ASSERT_EQ(run("command -v node >/dev/null 2>&1"), 0)
-      << "node is not installed (scripts/setup.sh installs nodejs)";
-  ASSERT_TRUE(fs::exists("/usr/bin/chromium")) << "chromium is not installed (scripts/setup.sh installs it)";
-  ASSERT_TRUE(ensure_node_packages(dir.string())) << "npm ci failed in " << dir;
+  fs::path dir;
+  ASSERT_TRUE(browser_tools_ready(&dir));
   auto s = std::make_unique<TestServer>();
   auto acct = s->create_account("enterprise", 2000);
-  auto g = s->post("/v1/agent/generate", R"({"prompt":"A friendly guide.","aspect_ratio":"1:1"})",
-                   acct.api_secret);
-  ASSERT_EQ(g.status, 200);
-  std::string code = str(g.json(), "agent_id");
-  ASSERT_TRUE(eventually(
-      [&] {
-        return str(s->get("/v1/agent/" + code, acct.api_secret).json().at("data"), "status") == "ready";
-      },
-      120));
-  auto e = s->post("/v1/embed-tokens/request", R"({"agent_id":")" + code + R"(","fingerprint":"browser"})",
-                   acct.api_secret);
-  ASSERT_EQ(e.status, 200);
-  std::string token = str(e.json().at("data"), "token");
+  auto [code, token] = ready_agent_with_embed_token(*s, acct);
+  ASSERT_FALSE(token.empty());
 
   std::string sync = make_temp_dir();
   const char* shots = std::getenv("IMAGO_SCREENSHOT_DIR");
@@ -94,20 +117,12 @@ std::string wav_with_silence(const std::string& pcm, int rate, double before_s, 
 // their priority and rendering lowers its own (docs/conversation.md, "Keeping up with the viewer").
 // On failure the server's account of every turn (how far behind its ears were) is printed.
 TEST(LiveViewerBrowser, MicrophoneQuestionIsHeardAndAnswered) {
-  fs::path dir = fs::path(tests_dir()) / "node";
-  ASSERT_EQ(run("command -v node >/dev/null 2>&1"), 0)
-      << "node is not installed (scripts/setup.sh installs nodejs)";
-  ASSERT_TRUE(fs::exists("/usr/bin/chromium")) << "chromium is not installed (scripts/setup.sh installs it)";
-  ASSERT_TRUE(ensure_node_packages(dir.string())) << "npm ci failed in " << dir;
+  fs::path dir;
+  ASSERT_TRUE(browser_tools_ready(&dir));
   TestServer s;
   auto acct = s.create_account("enterprise", 2000);
-  auto g =
-      s.post("/v1/agent/generate", R"({"prompt":"A friendly guide.","aspect_ratio":"1:1"})", acct.api_secret);
-  ASSERT_EQ(g.status, 200);
-  std::string code = str(g.json(), "agent_id");
-  ASSERT_TRUE(eventually(
-      [&] { return str(s.get("/v1/agent/" + code, acct.api_secret).json().at("data"), "status") == "ready"; },
-      120));
+  auto [code, token] = ready_agent_with_embed_token(s, acct);
+  ASSERT_FALSE(token.empty());
   auto p = s.post(
       "/v1/agent/" + code,
       R"({"system_prompt":"You are Nora, a guide at the city museum. Members get a discount of twenty percent on tickets."})",
@@ -120,10 +135,6 @@ TEST(LiveViewerBrowser, MicrophoneQuestionIsHeardAndAnswered) {
   std::string dir_wav = make_temp_dir();
   fs::path wav = fs::path(dir_wav) / "question.wav";
   std::ofstream(wav, std::ios::binary) << wav_with_silence(t.body, 22050, 1.0, 4.0);
-  auto e = s.post("/v1/embed-tokens/request", R"({"agent_id":")" + code + R"(","fingerprint":"browser"})",
-                  acct.api_secret);
-  ASSERT_EQ(e.status, 200);
-  std::string token = str(e.json().at("data"), "token");
   const char* shots = std::getenv("IMAGO_SCREENSHOT_DIR");
   std::string cmd = "cd '" + dir.string() + "' && IMAGO_URL='" + s.url() + "' AGENT_CODE='" + code +
                     "' EMBED_TOKEN='" + token + "' MIC_WAV='" + wav.string() + "' EXPECT_HEARD='discount' " +
@@ -137,6 +148,37 @@ TEST(LiveViewerBrowser, MicrophoneQuestionIsHeardAndAnswered) {
       if (line.find("\"live_") != std::string::npos) std::printf("imagod: %s\n", line.c_str());
   }
   fs::remove_all(dir_wav);
+}
+
+// camera_chat from the viewer page: Chromium's fake camera, the Camera button, a typed question;
+// the operator's model (a fake that accepts images) must get the question with a JPEG still.
+TEST(LiveViewerBrowser, CameraChatSendsCameraStillsWithTheQuestion) {
+  fs::path dir;
+  ASSERT_TRUE(browser_tools_ready(&dir));
+  FakeLlmServer llm;
+  llm.control({{"reply", "I see a colourful test pattern."}});
+  TestServer s({"--llm-base-url", llm.base_url(), "--llm-model", "fake-vision", "--llm-allow-private",
+                "--llm-vision"});
+  auto acct = s.create_account("enterprise", 2000);
+  auto [code, token] = ready_agent_with_embed_token(s, acct);
+  ASSERT_FALSE(token.empty());
+  const char* shots = std::getenv("IMAGO_SCREENSHOT_DIR");
+  std::string cmd = "cd '" + dir.string() + "' && IMAGO_URL='" + s.url() + "' AGENT_CODE='" + code +
+                    "' EMBED_TOKEN='" + token + "' " +
+                    (shots ? "SCREENSHOT_DIR='" + std::string(shots) + "' " : "") +
+                    "timeout 180 node live_camera_test.mjs";
+  ASSERT_EQ(run(cmd), 0) << "tests/node/live_camera_test.mjs failed (its output is above)";
+
+  auto reqs = llm.requests();
+  ASSERT_FALSE(reqs.empty());
+  auto msgs = reqs.back().at("body").at("messages").as_array();
+  ASSERT_TRUE(msgs.back().at("content").is_array()) << boost::json::serialize(msgs.back());
+  auto parts = msgs.back().at("content").as_array();
+  ASSERT_EQ(parts.size(), 2u) << boost::json::serialize(parts);
+  EXPECT_EQ(parts[0].at("text").as_string(), "What do you see?");
+  const std::string image(parts[1].at("image_url").at("url").as_string());
+  EXPECT_EQ(image.rfind("data:image/jpeg;base64,", 0), 0u) << image.substr(0, 40);
+  EXPECT_GT(image.size(), 1000u) << "a real still, not an empty canvas";
 }
 
 }  // namespace

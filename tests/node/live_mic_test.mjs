@@ -8,39 +8,21 @@
 // deterministically by Recognizer.TwentySpokenQuestionsFindTheirAnswers.
 // Env: IMAGO_URL, AGENT_CODE, EMBED_TOKEN, MIC_WAV, EXPECT_HEARD (a word the caption must contain),
 // CHROMIUM (default /usr/bin/chromium), SCREENSHOT_DIR (optional).
-import { chromium } from 'playwright-core';
 import path from 'node:path';
 import assert from 'node:assert/strict';
+import { launchBrowser, until, viewerStats } from './viewer_harness.mjs';
 
 const url = process.env.IMAGO_URL;
 const code = process.env.AGENT_CODE;
 const shots = process.env.SCREENSHOT_DIR;
-const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
-
-async function until(what, fn, ms = 20000) {
-  const end = Date.now() + ms;
-  for (;;) {
-    const v = await fn();
-    if (v) return v;
-    if (Date.now() > end) throw new Error('timed out waiting for ' + what);
-    await sleep(100);
-  }
-}
-
-const browser = await chromium.launch({
-  executablePath: process.env.CHROMIUM || '/usr/bin/chromium',
-  headless: true,
-  args: ['--autoplay-policy=no-user-gesture-required', '--no-sandbox', '--mute-audio',
-         '--use-fake-ui-for-media-stream', '--use-fake-device-for-media-stream',
-         `--use-file-for-fake-audio-capture=${process.env.MIC_WAV}`],
-});
+const browser = await launchBrowser([`--use-file-for-fake-audio-capture=${process.env.MIC_WAV}`]);
 let failed = false;
 let last = null;
 try {
   const page = await browser.newPage();
   page.on('console', (m) => { if (m.type() === 'error') console.log('page:', m.text()); });
   await page.goto(`${url}/embed/${code}#token=${process.env.EMBED_TOKEN}&room=mic`);
-  const stats = () => page.evaluate(() => ({ ...window.imagoViewer, events: window.imagoViewer.events.slice(-20) }));
+  const stats = () => viewerStats(page);
   await until('live', async () => (await stats()).state === 'live');
 
   await page.click('#mic');

@@ -4,40 +4,24 @@
 // server drops the socket (the C++ side restarts imagod on the same port when told to).
 // Env: IMAGO_URL, AGENT_CODE, EMBED_TOKEN, API_SECRET, SYNC_DIR, CHROMIUM (default /usr/bin/chromium),
 // SCREENSHOT_DIR (optional).
-import { chromium } from 'playwright-core';
 import fs from 'node:fs';
 import path from 'node:path';
 import assert from 'node:assert/strict';
+import { launchBrowser, sleep, until, viewerStats } from './viewer_harness.mjs';
 
 const url = process.env.IMAGO_URL;
 const code = process.env.AGENT_CODE;
 const sync = process.env.SYNC_DIR;
 const shots = process.env.SCREENSHOT_DIR;
-const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
-async function until(what, fn, ms = 20000) {
-  const end = Date.now() + ms;
-  for (;;) {
-    const v = await fn();
-    if (v) return v;
-    if (Date.now() > end) throw new Error('timed out waiting for ' + what);
-    await sleep(100);
-  }
-}
-
-const browser = await chromium.launch({
-  executablePath: process.env.CHROMIUM || '/usr/bin/chromium',
-  headless: true,
-  args: ['--autoplay-policy=no-user-gesture-required', '--no-sandbox', '--mute-audio',
-         // A fake microphone (a periodic beep) that needs no permission prompt.
-         '--use-fake-ui-for-media-stream', '--use-fake-device-for-media-stream'],
-});
+// Chromium's fake microphone is a periodic beep.
+const browser = await launchBrowser();
 let failed = false;
 try {
   const page = await browser.newPage();
   page.on('console', (m) => { if (m.type() === 'error') console.log('page:', m.text()); });
   await page.goto(`${url}/embed/${code}#token=${process.env.EMBED_TOKEN}&room=browser`);
-  const stats = () => page.evaluate(() => ({ ...window.imagoViewer, events: window.imagoViewer.events.slice(-20) }));
+  const stats = () => viewerStats(page);
   await until('live', async () => (await stats()).state === 'live');
 
   // Frames arrive, are drawn, and the picture changes (idle motion, blinks).

@@ -52,6 +52,35 @@ TEST_P(AccountStoreContract, PlanChangeKeepsCustomLimitsOnlyForEnterprise) {
   EXPECT_EQ(accounts().set_plan("usr_missing", Plan::kPro, std::nullopt).code(), Code::kNotFound);
 }
 
+// Authentication may be answered from memory (store/cached_account_store.h), but a revocation or
+// plan change made by another process or node is seen by the very next lookup.
+TEST_P(AccountStoreContract, ChangesByAnotherProcessAreSeenByTheNextLookup) {
+  auto other = open_another();
+  ASSERT_TRUE(other.ok()) << other.status().message();
+  auto [a, k] = accounts().create_account("Ada", Plan::kFree, 0, "default", km("x1")).value();
+  for (int i = 0; i < 3; ++i) ASSERT_TRUE(accounts().find_active_key("x1").ok());  // warm
+
+  ASSERT_TRUE(other->accounts->set_plan(a.id, Plan::kEnterprise, PlanLimits{7, 8, 9}).ok());
+  auto found = accounts().find_active_key("x1");
+  ASSERT_TRUE(found.ok());
+  EXPECT_EQ(found->account.plan, Plan::kEnterprise);
+  EXPECT_EQ(found->account.limits().read_per_min, 9);
+
+  auto rotated = other->accounts->rotate_key(a.id, k.id, km("x2"));
+  ASSERT_TRUE(rotated.ok());
+  EXPECT_EQ(accounts().find_active_key("x1").status().code(), Code::kUnauthenticated);
+  ASSERT_TRUE(accounts().find_active_key("x2").ok());
+  ASSERT_TRUE(accounts().find_active_key("x2").ok());
+  ASSERT_TRUE(other->accounts->revoke_key(std::nullopt, rotated->id).ok());
+  EXPECT_EQ(accounts().find_active_key("x2").status().code(), Code::kUnauthenticated);
+  // And in this process's own store, at once too.
+  auto k3 = accounts().create_key(a.id, "second", km("x3"));
+  ASSERT_TRUE(k3.ok());
+  ASSERT_TRUE(other->accounts->find_active_key("x3").ok());
+  ASSERT_TRUE(accounts().revoke_key(a.id, k3->id).ok());
+  EXPECT_EQ(other->accounts->find_active_key("x3").status().code(), Code::kUnauthenticated);
+}
+
 TEST_P(AccountStoreContract, TouchRecordsLastUse) {
   auto [a, k] = accounts().create_account("T", Plan::kFree, 0, "default", km("t1")).value();
   accounts().touch_key(k.id, 1000);

@@ -56,6 +56,14 @@ TEST_P(MemberStoreContract, SessionsAreFoundByHashUntilRevokedOrExpired) {
   EXPECT_EQ(members().find_session("hash-1", now).status().code(), Code::kNotFound);
   EXPECT_TRUE(members().find_session("hash-2", now).ok());
   EXPECT_EQ(members().find_session("unknown", now).status().code(), Code::kNotFound);
+  // By id, with the same rules.
+  auto by_id = members().get_session("ses_2", now);
+  ASSERT_TRUE(by_id.ok());
+  EXPECT_EQ(by_id->member_id, m.id);
+  EXPECT_EQ(by_id->account_id, a);
+  EXPECT_EQ(members().get_session("ses_1", now).status().code(), Code::kNotFound) << "revoked";
+  EXPECT_EQ(members().get_session("ses_2", now + 100).status().code(), Code::kNotFound) << "expired";
+  EXPECT_EQ(members().get_session("ses_none", now).status().code(), Code::kNotFound);
 }
 
 TEST_P(MemberStoreContract, PasswordChangeAndSignOutEverywhereEndOtherSessions) {

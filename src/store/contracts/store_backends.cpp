@@ -29,6 +29,9 @@ class SqliteBackend final : public StoreBackend {
     std::filesystem::remove_all(dir_, ec);
   }
   Stores& stores() override { return stores_; }
+  Result<Stores> open_another(Clock& clock) override {
+    return open_stores("sqlite:" + dir_ + "/contract.db", clock);
+  }
 
  private:
   std::string dir_;
@@ -48,6 +51,7 @@ class PostgresBackend final : public StoreBackend {
   }
   ~PostgresBackend() override { stores_ = Stores(); }  // close the pool before the database is dropped
   Stores& stores() override { return stores_; }
+  Result<Stores> open_another(Clock& clock) override { return open_stores(db_.url(), clock); }
 
  private:
   pg::TestDatabase db_;

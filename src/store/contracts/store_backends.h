@@ -19,6 +19,8 @@ class StoreBackend {
  public:
   virtual ~StoreBackend() = default;
   virtual Stores& stores() = 0;
+  // A second, independent set of stores on the same database, as another process or node opens it.
+  virtual Result<Stores> open_another(Clock& clock) = 0;
 };
 
 struct StoreBackendFactory {
@@ -54,6 +56,8 @@ class StoreContract : public ::testing::TestWithParam<StoreBackendFactory> {
   int64_t balance(const std::string& account_id);
 
   ManualClock clock_;
+  // See StoreBackend::open_another.
+  Result<Stores> open_another() { return backend_->open_another(clock_); }
 
  private:
   std::unique_ptr<StoreBackend> backend_;

@@ -18,6 +18,21 @@ MemberWithHash read_member(const Stmt& s) {
   return m;
 }
 
+// One row of the session queries above (id, member_id, account_id, csrf_token, created_at,
+// last_seen_at, expires_at), or kNotFound.
+Result<DashboardSession> read_session(Stmt& s) {
+  if (!s.step()) return Status::NotFound("No such session");
+  DashboardSession d;
+  d.id = s.col_text(0);
+  d.member_id = s.col_text(1);
+  d.account_id = s.col_text(2);
+  d.csrf_token = s.col_text(3);
+  d.created_at = s.col_int(4);
+  d.last_seen_at = s.col_int(5);
+  d.expires_at = s.col_int(6);
+  return d;
+}
+
 class SqlMemberStore final : public MemberStore {
  public:
   SqlMemberStore(std::unique_ptr<Database> db, Clock& clock) : clock_(clock), db_(std::move(db)) {}
@@ -123,16 +138,17 @@ class SqlMemberStore final : public MemberStore {
           "SELECT id, member_id, account_id, csrf_token, created_at, last_seen_at, expires_at "
           "FROM dashboard_sessions WHERE token_hash = ? AND revoked_at IS NULL AND expires_at > ?");
       s.bind(1, token_hash).bind(2, now);
-      if (!s.step()) return Status::NotFound("No such session");
-      DashboardSession d;
-      d.id = s.col_text(0);
-      d.member_id = s.col_text(1);
-      d.account_id = s.col_text(2);
-      d.csrf_token = s.col_text(3);
-      d.created_at = s.col_int(4);
-      d.last_seen_at = s.col_int(5);
-      d.expires_at = s.col_int(6);
-      return d;
+      return read_session(s);
+    });
+  }
+
+  Result<DashboardSession> get_session(const std::string& session_id, int64_t now) override {
+    return db_->read([&](Connection& c) -> Result<DashboardSession> {
+      auto s = c.prepare(
+          "SELECT id, member_id, account_id, csrf_token, created_at, last_seen_at, expires_at "
+          "FROM dashboard_sessions WHERE id = ? AND revoked_at IS NULL AND expires_at > ?");
+      s.bind(1, session_id).bind(2, now);
+      return read_session(s);
     });
   }
 

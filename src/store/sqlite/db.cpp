@@ -1,5 +1,7 @@
 #include "store/sqlite/db.h"
 
+#include <mutex>
+
 namespace imago::sqlite {
 
 namespace {
@@ -94,6 +96,11 @@ Stmt Conn::prepare(const char* sql) {
 }
 
 Result<std::unique_ptr<Db>> Db::open(const std::string& path, int pool_size) {
+  // SQLite counts allocated memory under one global mutex by default: every statement step on
+  // every thread would meet there. Nothing here reads those counts. This must precede SQLite's
+  // initialization, so it is done before the first connection of the process.
+  static std::once_flag configured;
+  std::call_once(configured, [] { sqlite3_config(SQLITE_CONFIG_MEMSTATUS, 0); });
   std::unique_ptr<Db> db(new Db(path));
   db->max_ = static_cast<size_t>(std::max(1, pool_size));
   auto first = db->open_conn();
