@@ -430,8 +430,37 @@ void MeshWarper::draw(const cv::Mat& base, const std::vector<cv::Point2f>& full,
     float h = std::max(0.5f, bot - top);
     float u = std::clamp(q.x / half, -1.0f, 1.0f);
     float fy = std::clamp((q.y - top) / h, 0.0f, 1.0f);
-    float k = (0.35f + 0.65f * (1 - u * u)) * (0.6f + 0.4f * std::min(1.0f, fy * 2.5f));
-    float r = 52 * k, g = 20 * k, bl = 22 * k;
+    // The cavity is a dark, warm shadow: darkest at the back (the middle, just under the upper
+    // teeth), a little lighter towards the lower lip where light gets in, darker towards the
+    // corners. A flat colour reads as a painted hole.
+    const float side = 1 - u * u;
+    float k = 0.5f + 0.5f * side;
+    float r = (22 + 30 * fy) * k, g = (7 + 10 * fy) * k, bl = (7 + 9 * fy) * k;
+    // The tongue: a dome rising from the lower lip, lit at its front and fading into the dark
+    // towards its back, with a soft top edge.
+    if (h > 0.1f * m.mw && std::abs(u) < 0.8f) {
+      float dome = 1 - (u / 0.8f) * (u / 0.8f);
+      float tt = bot - 0.42f * h * dome;
+      float ta = float(smooth01((q.y - tt) / (0.18f * h + 1.0f)));
+      if (ta > 0) {
+        float front = std::clamp((q.y - tt) / std::max(1.0f, bot - tt), 0.0f, 1.0f);
+        float tk = (0.45f + 0.55f * front) * (0.6f + 0.4f * side);
+        r += ta * (150 * tk - r), g += ta * (66 * tk - g), bl += ta * (60 * tk - bl);
+      }
+    }
+    // The lower teeth show in a wide opening (a laugh): a narrow, shadowed row standing on the
+    // lower lip in the middle of the mouth, in front of the tongue.
+    if (teeth && h > 0.2f * m.mw && std::abs(u) < 0.5f) {
+      float w = std::sqrt(1 - (u / 0.5f) * (u / 0.5f));
+      float lth = std::min(0.05f * m.mw, 0.22f * h) * w;
+      float la = float(smooth01((q.y - (bot - lth)) / 1.2f + 0.5f));
+      if (la > 0 && lth > 1.0f) {
+        float shade = 0.62f * (1 - 0.6f * u * u);
+        float gap = std::abs(q.x / (0.8f * tooth_w) - std::round(q.x / (0.8f * tooth_w))) * 0.8f * tooth_w;
+        if (gap < 0.6f) shade *= 0.88f;
+        r += la * (208 * shade - r), g += la * (200 * shade - g), bl += la * (186 * shade - bl);
+      }
+    }
     // The upper teeth hang from the upper lip in the middle of the mouth; their lower edge is a
     // flatter arc than the lip, so they narrow toward the corners instead of lining the lip.
     float th = std::min(teeth_h, 0.5f * h - 0.5f);
@@ -444,10 +473,12 @@ void MeshWarper::draw(const cv::Mat& base, const std::vector<cv::Point2f>& full,
       if (gap < 0.7f) shade *= 0.9f;
       float edge = std::clamp(tbot - q.y, 0.0f, 1.0f);  // soft lower edge of the teeth
       r += edge * (214 * shade - r), g += edge * (206 * shade - g), bl += edge * (192 * shade - bl);
-    } else if (h > 0.12f * m.mw && std::abs(u) < 0.7f) {
-      float tongue = bot - 0.25f * h * (1 - (u / 0.7f) * (u / 0.7f));
-      if (q.y > tongue) r = 118 * k, g = 48 * k, bl = 52 * k;
     }
+    // A little grain, as a photo has: a smooth gradient reads as drawn.
+    uint32_t hsh = uint32_t(int(x)) * 73856093u ^ uint32_t(int(y)) * 19349663u;
+    hsh ^= hsh >> 13, hsh *= 0x5bd1e995u, hsh ^= hsh >> 15;
+    float grain = (float(hsh & 255) / 255.0f - 0.5f) * 5.0f;
+    r += grain, g += grain * 0.8f, bl += grain * 0.8f;
     // The lips' shadow on the interior right at their edge.
     float e = std::clamp(std::min(q.y - top, bot - q.y) / 1.5f, 0.0f, 1.0f);
     float sh = 0.7f + 0.3f * e;
@@ -502,14 +533,20 @@ void MeshWarper::draw(const cv::Mat& base, const std::vector<cv::Point2f>& full,
             float rx = q.x / half * rhalf;
             float rtop = along(rupper, 5, rx), rbot = along(rlower, 5, rx);
             float rh = std::max(0.0f, rbot - rtop);
-            float ry = -1e9f;
-            if (q.y - top <= rh / 2)
-              ry = rtop + (q.y - top);
-            else if (bot - q.y <= rh / 2)
-              ry = rbot - (bot - q.y);
-            if (ry > -1e8f) {
+            // How far inside the photo's own upper or lower half this pixel is (negative: in the
+            // drawn gap between them); the seam is feathered over a pixel and a half.
+            float in_upper = rh / 2 - (q.y - top), in_lower = rh / 2 - (bot - q.y);
+            bool from_upper = in_upper >= in_lower;
+            float ry = from_upper ? rtop + (q.y - top) : rbot - (bot - q.y);
+            float a = float(smooth01(std::max(in_upper, in_lower) / 1.5f + 0.5f));
+            if (a > 0.001f) {
               cv::Point2f sp = ro + rax * rx + ray * ry;
               bilinear(base, sp.x, sp.y, px);
+              if (a > 0.999f) continue;
+              float c[3];
+              interior(float(x), float(y), c, false);
+              for (int k = 0; k < 3; ++k)
+                px[k] = uint8_t(std::clamp(c[k] + a * (px[k] - c[k]), 0.0f, 255.0f));
               continue;
             }
           }
