@@ -784,7 +784,8 @@ void MeshWarper::draw_lids(float lid, const std::vector<cv::Point2f>& full,
           else
             v = (q.y - T) / std::max(1e-3f, M - lw - T), bs = Tr + v * (Ur - lw - Tr);
           sp = L.o + L.ex * q.x + L.ey * bs;
-          w = smoothing * (1 - float(smooth01((v - 0.85f) / 0.15f)));
+          // Faded in from the band's top, so the smooth lid has no visible upper edge.
+          w = smoothing * (1 - float(smooth01((v - 0.85f) / 0.15f))) * float(smooth01(v / 0.3f));
           shade = 1 + (kShadeA - 1) * float(smooth01(v / kTopRamp)) - kShadeB * v * v;
           tv = v;
         } else if (q.y <= B) {
@@ -809,11 +810,19 @@ void MeshWarper::draw_lids(float lid, const std::vector<cv::Point2f>& full,
         const float* topc = &L.top[ci];
         // The smooth lid: from the skin at the band's top to the lid's tone, shaded.
         const float g = float(smooth01(tv / kTopRamp));
+        float val[3];
         for (int c = 0; c < 3; ++c) {
           float sm = (topc[c] + g * (tone[c] - topc[c])) * shade;
-          float val = px[c] * mul + w * (sm - px[c] * mul);
-          px[c] = uint8_t(std::clamp(val * (1 - dark), 0.0f, 255.0f));
+          val[c] = (px[c] * mul + w * (sm - px[c] * mul)) * (1 - dark);
         }
+        // The lash line is lashes, not eye: where it darkens, the iris colour the photo's lashes
+        // lie over goes grey (a blue eye otherwise leaves a blue sliver under a shut lid).
+        if (dark > 0) {
+          const float grey = 0.299f * val[0] + 0.587f * val[1] + 0.114f * val[2];
+          const float ds = std::min(1.0f, dark / std::max(1e-3f, kLashDarkening));
+          for (float& v : val) v += ds * (grey - v);
+        }
+        for (int c = 0; c < 3; ++c) px[c] = uint8_t(std::clamp(val[c], 0.0f, 255.0f));
       }
     }
   }
