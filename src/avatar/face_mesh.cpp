@@ -539,14 +539,31 @@ void MeshWarper::draw(const cv::Mat& base, const std::vector<cv::Point2f>& full,
             bool from_upper = in_upper >= in_lower;
             float ry = from_upper ? rtop + (q.y - top) : rbot - (bot - q.y);
             float a = float(smooth01(std::max(in_upper, in_lower) / 1.5f + 0.5f));
+            // Lips pressed together (p/b/m, a kiss) over a mouth open in the photo: the few rows
+            // of the photo's teeth left between them would show as a bright, jagged sliver; the
+            // closing mouth shows the dark line where lips meet instead.
+            const float closing = 1 - float(smooth01((bot - top) / std::max(1.0f, 0.4f * rh)));
+            auto seam = [&] {
+              static constexpr float kSeam[3] = {62, 36, 34};
+              for (int k = 0; k < 3; ++k) px[k] = uint8_t(px[k] + closing * (kSeam[k] - px[k]));
+            };
             if (a > 0.001f) {
               cv::Point2f sp = ro + rax * rx + ray * ry;
               bilinear(base, sp.x, sp.y, px);
-              if (a > 0.999f) continue;
+              if (a <= 0.999f) {
+                float c[3];
+                interior(float(x), float(y), c, false);
+                for (int k = 0; k < 3; ++k)
+                  px[k] = uint8_t(std::clamp(c[k] + a * (px[k] - c[k]), 0.0f, 255.0f));
+              }
+              if (closing > 0) seam();
+              continue;
+            }
+            if (closing > 0) {
               float c[3];
               interior(float(x), float(y), c, false);
-              for (int k = 0; k < 3; ++k)
-                px[k] = uint8_t(std::clamp(c[k] + a * (px[k] - c[k]), 0.0f, 255.0f));
+              for (int k = 0; k < 3; ++k) px[k] = uint8_t(std::clamp(c[k], 0.0f, 255.0f));
+              seam();
               continue;
             }
           }
