@@ -112,7 +112,7 @@ Result<Stores> open_stores(const std::string& database_url, Clock& clock) {
   // it, so authentication can skip the database read without making revocation late. On
   // PostgreSQL each request still reads the key (docs/architecture.md, "Authentication cache").
   if (path != ":memory:") {
-    auto changes = SharedCounter::open(path + "-auth-changes");
+    auto changes = SharedCounter::open(path + "-auth-changes", path);
     if (changes.ok()) {
       s.accounts =
           std::make_unique<CachedAccountStore>(std::move(s.accounts), std::move(changes).value(), clock);

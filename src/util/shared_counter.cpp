@@ -14,8 +14,15 @@ namespace imago {
 static_assert(std::atomic_ref<uint64_t>::is_always_lock_free,
               "a lock-free 64-bit atomic is address-free, so it works across processes");
 
-Result<std::unique_ptr<SharedCounter>> SharedCounter::open(const std::string& path) {
-  int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+Result<std::unique_ptr<SharedCounter>> SharedCounter::open(const std::string& path, const std::string& like) {
+  int fd = ::open(path.c_str(), O_RDWR | O_CLOEXEC);
+  if (fd < 0 && errno == ENOENT) {
+    mode_t mode = 0600;
+    struct stat ls {};
+    if (!like.empty() && ::stat(like.c_str(), &ls) == 0) mode = ls.st_mode & 0666;
+    fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, mode);
+    if (fd >= 0) fchmod(fd, mode);  // the umask does not decide who may signal key changes
+  }
   if (fd < 0) return Status::Internal("cannot open " + path + ": " + std::strerror(errno));
   struct stat st {};
   // Two processes may create the file at once: growing a short file to 8 bytes is idempotent and

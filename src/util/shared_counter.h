@@ -12,8 +12,10 @@ namespace imago {
 
 class SharedCounter {
  public:
-  // Opens (creating if missing) the counter file at `path`.
-  static Result<std::unique_ptr<SharedCounter>> open(const std::string& path);
+  // Opens (creating if missing) the counter file at `path`. A file it creates gets the
+  // permission bits of `like` when that file exists (e.g. the database the counter belongs to),
+  // so every user who may write the one may write the other.
+  static Result<std::unique_ptr<SharedCounter>> open(const std::string& path, const std::string& like = "");
   ~SharedCounter();
   SharedCounter(const SharedCounter&) = delete;
   SharedCounter& operator=(const SharedCounter&) = delete;

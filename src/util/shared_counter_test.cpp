@@ -1,10 +1,12 @@
 #include "util/shared_counter.h"
 
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <filesystem>
+#include <fstream>
 
 namespace imago {
 namespace {
@@ -51,6 +53,19 @@ TEST(SharedCounter, AnIncrementInAnotherProcessIsSeen) {
   ASSERT_EQ(waitpid(pid, &status, 0), pid);
   ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
   EXPECT_EQ((*mine)->load(), 2000u);  // no increment lost between the processes
+  std::filesystem::remove(path);
+}
+
+TEST(SharedCounter, ACreatedFileTakesThePermissionsOfItsDatabase) {
+  std::string db = temp_path(), path = temp_path();
+  { std::ofstream(db) << "x"; }
+  ASSERT_EQ(chmod(db.c_str(), 0660), 0);
+  auto c = SharedCounter::open(path, db);
+  ASSERT_TRUE(c.ok());
+  struct stat st {};
+  ASSERT_EQ(stat(path.c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0777, 0660u);
+  std::filesystem::remove(db);
   std::filesystem::remove(path);
 }
 
