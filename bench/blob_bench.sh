@@ -21,26 +21,9 @@ die() { echo "blob_bench: $*" >&2; exit 1; }
 [ -x "$IMAGOD" ] || die "no imagod at '$IMAGOD' (run 'make build' first)"
 for tool in curl python3 psql; do command -v "$tool" >/dev/null || die "$tool is missing (scripts/setup.sh)"; done
 
-WORK=$(mktemp -d /tmp/imago-blob-bench-XXXXXX)
-URLFILE="$WORK/pg.url"
-PIDS=()
-cleanup() {
-  for p in "${PIDS[@]+"${PIDS[@]}"}"; do kill -TERM "$p" 2>/dev/null || true; done
-  for p in "${PIDS[@]+"${PIDS[@]}"}"; do
-    for _ in $(seq 100); do kill -0 "$p" 2>/dev/null || break; sleep 0.1; done
-    kill -KILL "$p" 2>/dev/null || true
-  done
-  wait 2>/dev/null || true
-  bash "$ROOT/scripts/test_postgres.sh" stop "$URLFILE" >/dev/null 2>&1 || true
-  rm -rf "$WORK"
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
-
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1]); s.close()'; }
-json_field() { python3 -c 'import json,sys; v=json.load(sys.stdin)
-for k in sys.argv[1].split("."): v=v[k]
-print(v)' "$1"; }
+# shellcheck source=bench_lib.sh
+source "$HERE/bench_lib.sh"
+bench_pg_workdir blob-bench
 rss_kb() { awk '/^VmRSS/ {print $2}' "/proc/$1/status"; }
 hwm_kb() { awk '/^VmHWM/ {print $2}' "/proc/$1/status"; }
 

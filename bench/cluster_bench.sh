@@ -27,26 +27,9 @@ die() { echo "cluster_bench: $*" >&2; exit 1; }
 for tool in wrk curl python3 psql; do command -v "$tool" >/dev/null || die "$tool is missing (scripts/setup.sh)"; done
 [ -x "$PGBIN/pgbench" ] || die "$PGBIN/pgbench is missing (postgresql-15)"
 
-WORK=$(mktemp -d /tmp/imago-cluster-bench-XXXXXX)
-URLFILE="$WORK/pg.url"
-PIDS=()
-cleanup() {
-  for p in "${PIDS[@]+"${PIDS[@]}"}"; do kill -TERM "$p" 2>/dev/null || true; done
-  for p in "${PIDS[@]+"${PIDS[@]}"}"; do
-    for _ in $(seq 100); do kill -0 "$p" 2>/dev/null || break; sleep 0.1; done
-    kill -KILL "$p" 2>/dev/null || true
-  done
-  wait 2>/dev/null || true
-  bash "$ROOT/scripts/test_postgres.sh" stop "$URLFILE" >/dev/null 2>&1 || true
-  rm -rf "$WORK"
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
-
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1]); s.close()'; }
-json_field() { python3 -c 'import json,sys; v=json.load(sys.stdin)
-for k in sys.argv[1].split("."): v=v[k]
-print(v)' "$1"; }
+# shellcheck source=bench_lib.sh
+source "$HERE/bench_lib.sh"
+bench_pg_workdir cluster-bench
 
 bash "$ROOT/scripts/test_postgres.sh" start "$URLFILE"
 SERVER_URL=$(cat "$URLFILE")
@@ -54,7 +37,8 @@ psql -q "$SERVER_URL" -c "CREATE DATABASE bench" >/dev/null
 DB_URL="${SERVER_URL%/*}/bench"
 ADMIN_TOKEN=$(python3 -c 'import secrets; print(secrets.token_hex(32))')
 
-start_node() {  # start_node NAME -> prints base URL
+# Not in a command substitution: that subshell's PIDS would be lost and the node left running.
+start_node() {  # start_node NAME -> sets NODE_URL
   local port
   port=$(free_port)
   IMAGO_ADMIN_TOKEN="$ADMIN_TOKEN" "$IMAGOD" serve --listen "127.0.0.1:$port" --data-dir "$WORK/$1" \
@@ -66,11 +50,13 @@ start_node() {  # start_node NAME -> prints base URL
     sleep 0.1
   done
   curl -fsS -o /dev/null "http://127.0.0.1:$port/readyz" || { tail -20 "$WORK/$1.log" >&2; die "node $1 did not come up"; }
-  echo "http://127.0.0.1:$port"
+  NODE_URL="http://127.0.0.1:$port"
 }
 
-A=$(start_node a)
-B=$(start_node b)
+start_node a
+A=$NODE_URL
+start_node b
+B=$NODE_URL
 # Limits far above what the benchmark sends, so it measures the service, not the 429 path.
 ACCOUNT=$(curl -fsS -X POST "$A/admin/v1/accounts" -H "Authorization: Bearer $ADMIN_TOKEN" \
   -H 'content-type: application/json' \

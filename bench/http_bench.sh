@@ -52,14 +52,9 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
-free_port() {
-  python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1]); s.close()'
-}
-json_field() {  # json_field FIELD.PATH < json
-  python3 -c 'import json,sys; v=json.load(sys.stdin)
-for k in sys.argv[1].split("."): v=v[k]
-print(v)' "$1"
-}
+# free_port, json_field
+# shellcheck source=bench_lib.sh
+source "$HERE/bench_lib.sh"
 
 # ---- imagod --------------------------------------------------------------------------------------
 IMAGO_PORT=$(free_port)
