@@ -28,7 +28,7 @@ struct Writer {
   std::thread thread;
 };
 std::atomic<bool> g_buffered{false};
-Writer* g_writer = nullptr;
+std::atomic<Writer*> g_writer{nullptr};  // set once by set_buffered(), read by every logging thread
 std::mutex g_start_mu;
 
 // Beyond this many bytes waiting (stdout slower than the lines come), callers write themselves.
@@ -80,7 +80,7 @@ void writer_loop(Writer& w) {
 }
 
 void stop_writer() {
-  Writer& w = *g_writer;
+  Writer& w = *g_writer.load();
   {
     std::lock_guard lock(w.mu);
     w.stop = true;
@@ -206,24 +206,22 @@ void begin_line(std::string& out, Level l, std::string_view event) {
 
 void set_buffered() {
   std::lock_guard lock(g_start_mu);
-  if (g_writer) return;
-  g_writer = new Writer;
-  g_writer->thread = std::thread([] { writer_loop(*g_writer); });
+  if (g_writer.load()) return;
+  auto* w = new Writer;
+  w->thread = std::thread([w] { writer_loop(*w); });
+  g_writer.store(w);
   g_buffered.store(true);
   std::atexit(stop_writer);
 }
 
-void flush() {
-  if (g_writer) write_through(*g_writer, nullptr);
-}
-
 void write_line(std::string_view line) {
   static Writer* unbuffered = new Writer;  // its mutexes order direct writes; no thread
-  if (!g_buffered.load(std::memory_order_acquire)) {
-    write_through(g_writer ? *g_writer : *unbuffered, &line);
+  Writer* buffered = g_writer.load(std::memory_order_acquire);
+  if (!buffered || !g_buffered.load(std::memory_order_acquire)) {
+    write_through(buffered ? *buffered : *unbuffered, &line);
     return;
   }
-  Writer& w = *g_writer;
+  Writer& w = *buffered;
   std::unique_lock lock(w.mu);
   if (w.pending.size() > kMaxPending) {
     lock.unlock();
@@ -261,7 +259,7 @@ void write(Level l, std::string_view event, boost::json::object fields) {
   const std::string text = boost::json::serialize(line);
   if (l >= Level::kWarn && g_buffered.load(std::memory_order_acquire)) {
     const std::string_view view = text;
-    write_through(*g_writer, &view);  // never left waiting in a buffer when the process dies next
+    write_through(*g_writer.load(), &view);  // never left waiting in a buffer when the process dies next
     return;
   }
   write_line(text);

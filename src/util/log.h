@@ -18,8 +18,6 @@ void set_level(Level l);
 // written at once (after what is pending, in order), and exit writes whatever is left; a crash
 // can lose the last millisecond of info lines.
 void set_buffered();
-// Writes what is pending now.
-void flush();
 bool parse_level(std::string_view s, Level* out);
 bool enabled(Level l);
 void write(Level l, std::string_view event, boost::json::object fields = {});

@@ -108,6 +108,18 @@ HttpResponse heartbeat(const TestServer& s, const std::string& token) {
   return s.request("POST", "/v1/runtime/heartbeat", "", "", o);
 }
 
+// `n` binary (media) messages arrive within 200 messages, each within 5 s.
+::testing::AssertionResult receives_frames(WsClient& ws, int n) {
+  int frames = 0;
+  for (int i = 0; i < 200 && frames < n; ++i) {
+    auto m = ws.read(5000);
+    if (!m) return ::testing::AssertionFailure() << "the connection ended after " << frames << " frames";
+    frames += m->text ? 0 : 1;
+  }
+  if (frames < n) return ::testing::AssertionFailure() << "only " << frames << " frames in 200 messages";
+  return ::testing::AssertionSuccess();
+}
+
 std::string runtime_token(const TestServer& s, const std::string& secret) {
   auto r = s.post("/v1/runtime-tokens/request", "", secret);
   EXPECT_EQ(r.status, 200) << r.body;
@@ -253,13 +265,7 @@ TEST(Cluster, AViewerOnTheOtherNodeJoinsTheRunningSessionThroughARelay) {
   ASSERT_TRUE(started_a);
   EXPECT_EQ(json::parse(started_a->data).at("session_id"), json::parse(started_b->data).at("session_id"));
   // Frames reach the relayed viewer.
-  int frames = 0;
-  for (int i = 0; i < 200 && frames < 5; ++i) {
-    auto m = on_a->read(5000);
-    ASSERT_TRUE(m);
-    frames += m->text ? 0 : 1;
-  }
-  EXPECT_EQ(frames, 5);
+  EXPECT_TRUE(receives_frames(*on_a, 5));
   // B's room has both viewers; A runs no room of its own.
   auto room = c.b->get("/v1/rooms/lobby", acct.api_secret);
   ASSERT_EQ(room.status, 200) << room.body;
@@ -332,13 +338,7 @@ TEST(Cluster, ViewersAreRelayedToANodeServingTlsOnlyWhenItsCertificateVerifies) 
     auto started_a = on_a->read_event("session.started");
     ASSERT_TRUE(started_a);
     EXPECT_EQ(json::parse(started_a->data).at("session_id"), json::parse(started_b->data).at("session_id"));
-    int frames = 0;
-    for (int i = 0; i < 200 && frames < 5; ++i) {
-      auto m = on_a->read(5000);
-      ASSERT_TRUE(m);
-      frames += m->text ? 0 : 1;
-    }
-    EXPECT_EQ(frames, 5);
+    EXPECT_TRUE(receives_frames(*on_a, 5));
     ASSERT_TRUE(on_a->send_text(R"({"type":"speak","text":"Relayed over TLS."})"));
     for (auto* ws : {on_a.get(), on_b.get()}) {
       auto started = ws->read_event("speech.started");
