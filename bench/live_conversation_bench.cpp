@@ -93,6 +93,27 @@ class Mic {
   std::vector<size_t> chunk_end_sample_;
 };
 
+// What a viewer has seen of one answer: its sentences (agent transcripts, final false), the
+// utterances finished playing, and whether the whole answer (final transcript) has arrived.
+struct Round {
+  int sentences = 0;
+  int finished = 0;
+  bool answered = false;
+  void track(const WsMessage& m) {
+    if (!m.text) return;
+    json::object e = json::parse(m.data).as_object();
+    const auto& type = e.at("type").as_string();
+    finished += type == "playback_finished";
+    if (type == "transcript" && e.at("role").as_string() == "agent") {
+      if (e.at("final").as_bool()) {
+        answered = true;
+      } else {
+        ++sentences;
+      }
+    }
+  }
+};
+
 struct Live {
   std::unique_ptr<TestServer> server;
   std::unique_ptr<WsClient> ws;
@@ -136,26 +157,17 @@ struct Live {
     }
   }
 
-  // Until every sentence of the answer has played and the agent has been quiet for 400 ms.
-  void until_quiet(int sentences_seen = 0, int finished_seen = 0, bool answered = false) {
-    int sentences = sentences_seen, finished = finished_seen;
+  // Until every sentence of the answer has played and the agent has been quiet for 400 ms. `round`
+  // holds what the caller already saw of this answer: the whole-answer transcript can arrive
+  // before the first audio (the answer is written faster than it is spoken).
+  void until_quiet(Round round = {}) {
     auto last_speaking = SteadyClock::now();
     run(
         [&](const WsMessage& m) {
           if (speaking_audio(m)) last_speaking = m.at;
-          if (m.text) {
-            json::object e = json::parse(m.data).as_object();
-            const auto& type = e.at("type").as_string();
-            finished += type == "playback_finished";
-            if (type == "transcript" && e.at("role").as_string() == "agent") {
-              if (e.at("final").as_bool()) {
-                answered = true;
-              } else {
-                ++sentences;
-              }
-            }
-          }
-          return answered && finished >= sentences && ms_between(last_speaking, SteadyClock::now()) > 400;
+          round.track(m);
+          return round.answered && round.finished >= round.sentences &&
+                 ms_between(last_speaking, SteadyClock::now()) > 400;
         },
         20000);
   }
@@ -188,19 +200,21 @@ size_t last_audible(const std::vector<int16_t>& pcm) {
 // Typed turn -> first speaking audio.
 std::vector<double> typed(Live& live, int rounds) {
   std::vector<double> ms;
-  live.until_quiet(0, 0, true);
+  live.until_quiet(Round{0, 0, true});
   for (int i = 0; i < rounds; ++i) {
     auto t0 = SteadyClock::now();
     live.ws->send_text(R"({"type":"user_text","text":"When does the museum open?"})");
     std::optional<double> first;
+    Round round;
     live.run(
         [&](const WsMessage& m) {
+          round.track(m);
           if (speaking_audio(m)) first = ms_between(t0, m.at);
           return first.has_value();
         },
         10000);
     if (first) ms.push_back(*first);
-    live.until_quiet();
+    live.until_quiet(round);
   }
   return ms;
 }
@@ -210,10 +224,9 @@ std::vector<double> typed(Live& live, int rounds) {
 std::vector<double> spoken(Live& live, const std::vector<int16_t>& question, int rounds,
                            std::vector<double>* heard_after) {
   std::vector<double> ms;
-  live.until_quiet(0, 0, true);
-  // The first microphone audio of a session loads its recogniser (tens of MB of models): three
-  // seconds of the quiet room first, so round 1 measures a turn like the others.
-  live.run([](const WsMessage&) { return false; }, 3000);
+  live.until_quiet(Round{0, 0, true});
+  // No warm-up: round 1 is the session's first audio, which takes the recogniser the server
+  // loaded ahead (live_ears_ready in the server lines below says how long it waited).
   for (int i = 0; i < rounds; ++i) {
     size_t base = live.mic->queued();
     live.mic->say(std::vector<int16_t>(kMicRate / 2, 0));  // half a second of the quiet room
@@ -222,9 +235,10 @@ std::vector<double> spoken(Live& live, const std::vector<int16_t>& question, int
     const size_t end_index = base + last_audible(question);
     std::optional<double> first, heard_ms;
     std::string heard;
-    int sentences = 0, finished = 0;
+    Round round;
     live.run(
         [&](const WsMessage& m) {
+          round.track(m);
           if (m.text) {
             json::object e = json::parse(m.data).as_object();
             const auto& type = e.at("type").as_string();
@@ -232,9 +246,6 @@ std::vector<double> spoken(Live& live, const std::vector<int16_t>& question, int
               heard = e.at("text").as_string().c_str();
               if (auto end = live.mic->sent_at(end_index)) heard_ms = ms_between(*end, m.at);
             }
-            if (type == "transcript" && e.at("role").as_string() == "agent" && !e.at("final").as_bool())
-              ++sentences;
-            finished += type == "playback_finished";
           }
           if (speaking_audio(m)) {
             auto end = live.mic->sent_at(end_index);
@@ -249,7 +260,7 @@ std::vector<double> spoken(Live& live, const std::vector<int16_t>& question, int
                 heard.c_str());
     if (first) ms.push_back(*first);
     if (heard_ms) heard_after->push_back(*heard_ms);
-    live.until_quiet(sentences, finished);
+    live.until_quiet(round);
   }
   return ms;
 }
@@ -257,7 +268,7 @@ std::vector<double> spoken(Live& live, const std::vector<int16_t>& question, int
 // Barge-in: the viewer speaks over the agent -> the agent's audio stops.
 std::vector<double> barge_in(Live& live, const std::vector<int16_t>& question, int rounds) {
   std::vector<double> ms;
-  live.until_quiet(0, 0, true);
+  live.until_quiet(Round{0, 0, true});
   const std::string long_text =
       "Welcome to the city museum. Our collection spans four floors, from fossils and minerals to "
       "modern design, and every hall has something new this season. Take your time and ask me anything.";

@@ -1,5 +1,7 @@
 #include "live/conversation_brain.h"
 
+#include <chrono>
+
 #include "conversation/listener.h"
 #include "live/thread_priority.h"
 #include "util/log.h"
@@ -33,6 +35,8 @@ ConversationBrain::ConversationBrain(Room& room, const std::string& system_promp
   conversation_ = std::make_unique<conversation::Conversation>(std::move(co), std::move(sink));
   if (!system_prompt_.empty()) domain_.push_back(system_prompt_);
   domain_changed_ = !domain_.empty();
+  // Before the viewer can speak: the first words then wait for no model loading.
+  if (opts_.listen && opts_.recognizers) opts_.recognizers->warm();
 }
 
 ConversationBrain::~ConversationBrain() {
@@ -164,8 +168,16 @@ void ConversationBrain::ears_loop() {
     }
     if (unavailable) continue;
     if (!listener) {
-      // A decoder holds tens of MB of models: only sessions that send audio load one.
-      auto rec = conversation::Recognizer::create(opts_.recognizer);
+      // A decoder holds tens of MB of models: only sessions that send audio take one.
+      const auto asked = std::chrono::steady_clock::now();
+      auto rec =
+          opts_.recognizers ? opts_.recognizers->take() : conversation::Recognizer::create(opts_.recognizer);
+      // How long the viewer's first audio waited for a recogniser (near 0 with a warm pool).
+      log::info("live_ears_ready", {{"session", room_.settings().session_id},
+                                    {"ok", rec.ok()},
+                                    {"waited_ms", std::chrono::duration_cast<std::chrono::milliseconds>(
+                                                      std::chrono::steady_clock::now() - asked)
+                                                      .count()}});
       if (!rec.ok()) {
         unavailable = true;
         room_.broadcast_event("error",

@@ -19,6 +19,7 @@
 #include "conversation/chat_client.h"
 #include "conversation/conversation.h"
 #include "conversation/recognizer.h"
+#include "conversation/recognizer_pool.h"
 #include "live/room.h"
 
 namespace imago::live {
@@ -28,6 +29,10 @@ struct ConversationBrainOptions {
   bool listen = true;                                  // accept microphone audio
   bool vision = false;  // the model accepts images: camera_chat frames go with the viewer's turns
   conversation::RecognizerOptions recognizer;
+  // Recognisers loaded ahead of need, shared by every session of the process: a session warms the
+  // pool when it starts and takes one on its first microphone audio. nullptr: the session loads
+  // its own (with `recognizer`) on its first audio.
+  std::shared_ptr<conversation::RecognizerPool> recognizers;
   // Microphone audio waiting for the ears beyond this is dropped (10 s at 16 kHz s16).
   size_t max_audio_backlog_bytes = 320'000;
 };

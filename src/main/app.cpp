@@ -195,6 +195,7 @@ Result<std::unique_ptr<App>> App::create(Config config) {
   // Every session converses: the operator's language model when configured, else the built-in
   // responder (docs/conversation.md).
   live::ConversationBrainOptions bo;
+  bo.recognizers = std::make_shared<conversation::RecognizerPool>();
   if (!p.config.llm_base_url.empty()) {
     if (p.config.llm_model.empty()) return Status::Invalid("--llm-model is required with --llm-base-url");
     conversation::ChatClientOptions co;

@@ -23,6 +23,8 @@ ALLOWED = {
     "http/listener.cpp": "at most one refused-connection log line per second",
     "fetch/fetcher.cpp": "the fetch deadline, which libcurl enforces in real time (CURLOPT_TIMEOUT_MS)",
     "conversation/chat_client.cpp": "the chat stream deadline, which libcurl enforces in real time",
+    "live/conversation_brain.cpp": "how long a session's first audio waited for a recogniser, logged "
+    "(real elapsed time)",
     "api/health.cpp": "the database ping's latency in /health (real elapsed time)",
     "cli/login.cpp": "the imago CLI (a separate client binary on util only) polling a login",
     "cli/commands.cpp": "the imago CLI (a separate client binary) showing how long it has waited",
