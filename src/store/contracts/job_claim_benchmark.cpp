@@ -1,7 +1,7 @@
 // Cost of one job claim (+ completion) with a deep queue, on every store backend: one account has
 // flooded the generate lane with 100,000 jobs and 49 others have 20 each. The fair claim's cost
 // must depend on the number of accounts with queued work, not on the depth of the queue
-// (docs/jobs.md). Threads(4) shows it under contention (SKIP LOCKED on PostgreSQL, the single
+// (docs/jobs.md). Threads(4) and Threads(16) show it under contention (SKIP LOCKED on PostgreSQL, the single
 // writer on SQLite). Run: make bench, then build-bench/src/store/job_claim_benchmark.
 #include <benchmark/benchmark.h>
 
@@ -81,7 +81,13 @@ void Backends(benchmark::internal::Benchmark* b) {
   for (size_t i = 0; i < contract_backends().size(); ++i) b->Arg(static_cast<int64_t>(i));
 }
 
-BENCHMARK(BM_ClaimAndComplete)->Apply(Backends)->Threads(1)->Threads(4)->UseRealTime()->Iterations(2000);
+BENCHMARK(BM_ClaimAndComplete)
+    ->Apply(Backends)
+    ->Threads(1)
+    ->Threads(4)
+    ->Threads(16)
+    ->UseRealTime()
+    ->Iterations(2000);
 
 }  // namespace
 }  // namespace imago::contracts

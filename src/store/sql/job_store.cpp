@@ -142,11 +142,11 @@ std::optional<Job> claim_on_sqlite(Connection& c, std::string_view lane, const s
 // The claim's cost must not grow with the depth of the queue (100k queued jobs of one account
 // must not slow every claim). So candidates are bounded by accounts, not jobs: a loose index scan
 // (recursive CTE over jobs_fair_claim) finds the accounts with queued work in the lane, each
-// contributes its oldest due jobs whose kind has a free per-account slot (up to 16, so that
-// concurrent claimers passing over each other's locked rows still find work when one account
+// contributes its oldest due jobs whose kind has a free per-account slot (up to the window ?7, so
+// that concurrent claimers passing over each other's locked rows still find work when one account
 // has all of it), and the accounts are ordered by fewest running jobs in the lane, then least
 // recently served (claim_seq). The running counts come from the small partial index of running
-// jobs. Cost: O(accounts with queued work), whatever the depth of the queue. The per-account
+// jobs. Cost: O(accounts with queued work x window ?7), whatever the depth of the queue. The per-account
 // caps are read from the statement's snapshot, so claimers racing on other nodes can exceed a
 // cap by the number of claims in flight at that instant (docs/jobs.md).
 constexpr const char* kPgClaimFairSql = R"sql(
@@ -182,12 +182,12 @@ cand AS (
       AND NOT (j.kind = 'agent_generate' AND s.gen >= ?5::bigint)
       AND NOT (j.kind = 'dynamics_generate' AND s.dyn >= ?6::bigint)
       AND NOT (j.kind = 'dynamics_movements' AND s.mov >= ?6::bigint)
-    ORDER BY j.run_at, j.created_at LIMIT 16) AS c),
+    ORDER BY j.run_at, j.created_at LIMIT ?7::bigint) AS c),
 -- The best few candidates first, so that the locking join below is a handful of primary-key
 -- probes rather than a join against the whole table.
 best AS (
   SELECT id, row_number() OVER (ORDER BY running, last_seq, run_at, created_at) AS rank
-  FROM cand ORDER BY rank LIMIT 32)
+  FROM cand ORDER BY rank LIMIT 2 * ?7::bigint)
 UPDATE jobs SET state = 'running', lease_owner = ?1, lease_until = ?2::bigint + ?3::bigint,
   attempts = attempts + 1, updated_at = ?2::bigint, claim_seq = nextval('job_claim_seq')
 WHERE id = (
@@ -215,14 +215,25 @@ WHERE id = (
 RETURNING id, kind, lane, account_id, subject, payload, state, attempts, max_attempts, run_at,
   lease_owner, lease_until, last_error, created_at, updated_at)sql";
 
+// `window`: the fair claim's candidates per account (nullopt for the expired-lease claim, which
+// has no such parameter).
 std::optional<Job> take(Connection& c, const char* sql, std::string_view lane, const std::string& owner,
-                        int64_t now, int64_t lease_us) {
+                        int64_t now, int64_t lease_us, std::optional<int64_t> window = std::nullopt) {
   auto q = c.prepare(sql);
   q.bind(1, owner).bind(2, now).bind(3, lease_us).bind(4, lane);
   q.bind(5, kMaxRunningAgentJobsPerAccount).bind(6, kMaxRunningDynamicsJobsPerAccount);
+  if (window) q.bind(7, *window);
   if (!q.step()) return std::nullopt;
   return read_job(q);
 }
+
+// Candidates per account in the first fair pick, and in the second look when the first found
+// nothing. Every claimer sees the same oldest jobs, so the window must exceed what the other
+// claimers take while one statement runs: 16 covers a few claimers on a quick statement; with 16
+// claimers on one account's 100k queued jobs, or while the planner's statistics are stale and a
+// claim takes ~20 ms, other claimers can take all 16 first (job_claim_benchmark).
+constexpr int64_t kFairWindow = 16;
+constexpr int64_t kWideFairWindow = 256;
 
 // --- the store ---
 
@@ -244,13 +255,11 @@ class SqlJobStore final : public JobStore {
         // every node claim side by side. First a running job whose lease expired (its worker
         // died): it was admitted once already, so it goes before new work. Then the fair pick.
         if (auto j = take(c, kPgClaimExpiredSql, lane, owner, now, lease_us)) return j;
-        if (auto j = take(c, kPgClaimFairSql, lane, owner, now, lease_us)) return j;
-        // Racing claimers can leave the fair pick empty while work remains: with 4 claimers on
-        // one account's 100k queued jobs, 5-9 claims in 8,000 came back empty and an immediate
-        // second statement (a fresh snapshot and fresh candidates) found a job every time
-        // (job_claim_benchmark). An empty answer idles a worker for its poll interval, so look
-        // once more; on a really empty queue the second look is one cheap index probe.
-        return take(c, kPgClaimFairSql, lane, owner, now, lease_us);
+        if (auto j = take(c, kPgClaimFairSql, lane, owner, now, lease_us, kFairWindow)) return j;
+        // Racing claimers can take every candidate of the first pick while work remains, and an
+        // empty answer idles a worker for its poll interval: look once more, on a fresh snapshot
+        // and with a wide window. On a really empty queue the second look is one index probe.
+        return take(c, kPgClaimFairSql, lane, owner, now, lease_us, kWideFairWindow);
       });
     }
     return db_->write([&](Connection& c) { return claim_on_sqlite(c, lane, owner, now, lease_us); });
