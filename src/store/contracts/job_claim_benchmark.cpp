@@ -1,8 +1,9 @@
 // Cost of one job claim (+ completion) with a deep queue, on every store backend: one account has
 // flooded the generate lane with 100,000 jobs and 49 others have 20 each. The fair claim's cost
 // must depend on the number of accounts with queued work, not on the depth of the queue
-// (docs/jobs.md). Threads(4) and Threads(16) show it under contention (SKIP LOCKED on PostgreSQL, the single
-// writer on SQLite). Run: make bench, then build-bench/src/store/job_claim_benchmark.
+// (docs/jobs.md). Threads(4) and Threads(16) show it under contention (SKIP LOCKED on
+// PostgreSQL, the single writer on SQLite); a claim that comes back empty while jobs are queued
+// fails the run. Run: make bench, then build-bench/src/store/job_claim_benchmark.
 #include <benchmark/benchmark.h>
 
 #include <memory>
