@@ -74,8 +74,12 @@ class JobStore {
   // for something else to finish), runnable again at run_at_us.
   virtual Result<bool> release(const std::string& id, const std::string& owner, int64_t run_at_us) = 0;
   virtual Result<Job> get(const std::string& id) = 0;
-  // Cancels every queued or running job about `subject`; returns how many.
+  // Cancels every queued or running job about `subject`; returns how many. Subjects are matched
+  // in every account, so `subject` must be unique across accounts (a delivery or file id). Agent
+  // codes are not (each account has its own namespace): their jobs are cancelled with the account,
+  // by cancel_agent_jobs inside the agent store's delete.
   virtual Result<int> cancel_subject(const std::string& subject) = 0;
+  // Every job about `subject`, oldest first (same matching as cancel_subject).
   virtual Result<std::vector<Job>> list_by_subject(const std::string& subject) = 0;
 };
 
