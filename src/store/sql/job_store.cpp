@@ -146,9 +146,9 @@ std::optional<Job> claim_on_sqlite(Connection& c, std::string_view lane, const s
 // that concurrent claimers passing over each other's locked rows still find work when one account
 // has all of it), and the accounts are ordered by fewest running jobs in the lane, then least
 // recently served (claim_seq). The running counts come from the small partial index of running
-// jobs. Cost: O(accounts with queued work x window ?7), whatever the depth of the queue. The per-account
-// caps are read from the statement's snapshot, so claimers racing on other nodes can exceed a
-// cap by the number of claims in flight at that instant (docs/jobs.md).
+// jobs. Cost: O(accounts with queued work x window ?7), whatever the depth of the queue. The
+// per-account caps are read from the statement's snapshot, so claimers racing on other nodes can
+// exceed a cap by the number of claims in flight at that instant (docs/jobs.md).
 constexpr const char* kPgClaimFairSql = R"sql(
 WITH RECURSIVE accts(account_id) AS (
   (SELECT account_id FROM jobs WHERE lane = ?4 AND state = 'queued'
