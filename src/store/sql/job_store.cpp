@@ -230,8 +230,8 @@ std::optional<Job> take(Connection& c, const char* sql, std::string_view lane, c
 // Candidates per account in the first fair pick, and in the second look when the first found
 // nothing. Every claimer sees the same oldest jobs, so the window must exceed what the other
 // claimers take while one statement runs: 16 covers a few claimers on a quick statement; with 16
-// claimers on one account's 100k queued jobs, or while the planner's statistics are stale and a
-// claim takes ~20 ms, other claimers can take all 16 first (job_claim_benchmark).
+// claimers on one account's 100k queued jobs, or whenever a claim is slow (it took ~20 ms before
+// PostgreSQL migration 540), other claimers can take all 16 first (job_claim_benchmark).
 constexpr int64_t kFairWindow = 16;
 constexpr int64_t kWideFairWindow = 256;
 
