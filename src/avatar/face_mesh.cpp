@@ -380,8 +380,8 @@ float along(const cv::Point2f* pts, int n, float x) {
 MeshWarper::MeshWarper(const FaceMesh& m, const cv::Mat& base)
     : m_(m), base_(base), moved_last_(m.tris.size(), 0), lids_{lid_of(0), lid_of(1)} {}
 
-void MeshWarper::draw(const cv::Mat& base, const std::vector<cv::Point2f>& full,
-                      const std::vector<cv::Point2f>& rigid, const Pose& p, cv::Mat& canvas) {
+void MeshWarper::draw(const std::vector<cv::Point2f>& full, const std::vector<cv::Point2f>& rigid,
+                      const Pose& p, cv::Mat& canvas) {
   const FaceMesh& m = m_;
   const cv::Rect clip = m.region;
   // The mouth opening in its own axes (corner to corner), for the drawn interior.
@@ -495,7 +495,7 @@ void MeshWarper::draw(const cv::Mat& base, const std::vector<cv::Point2f>& full,
                             : along(rlower, 5, rx) + std::max(0.0f, pbot - q.y);
       cv::Point2f sp = ro + rax * rx + ray * ry;
       uint8_t lp[3];
-      bilinear(base, sp.x, sp.y, lp);
+      bilinear(base_, sp.x, sp.y, lp);
       for (int c = 0; c < 3; ++c) out[c] = lp[c] + a * (out[c] - lp[c]);
     }
   };
@@ -549,7 +549,7 @@ void MeshWarper::draw(const cv::Mat& base, const std::vector<cv::Point2f>& full,
             };
             if (a > 0.001f) {
               cv::Point2f sp = ro + rax * rx + ray * ry;
-              bilinear(base, sp.x, sp.y, px);
+              bilinear(base_, sp.x, sp.y, px);
               if (a <= 0.999f) {
                 float c[3];
                 interior(float(x), float(y), c, false);
@@ -586,7 +586,7 @@ void MeshWarper::draw(const cv::Mat& base, const std::vector<cv::Point2f>& full,
     raster(d, clip, [&](int y, int x0, int x1) {
       uint8_t* row = canvas.ptr<uint8_t>(y);
       float sx = A[0] * x0 + A[1] * y + A[2], sy = A[3] * x0 + A[4] * y + A[5];
-      for (int x = x0; x <= x1; ++x, sx += A[0], sy += A[3]) bilinear(base, sx, sy, row + x * 3);
+      for (int x = x0; x <= x1; ++x, sx += A[0], sy += A[3]) bilinear(base_, sx, sy, row + x * 3);
     });
   }
   draw_lids(lid, full, rigid, canvas);
@@ -655,33 +655,33 @@ MeshWarper::Lid MeshWarper::lid_of(int e) const {
     for (size_t j = 0; j < k; ++j)
       for (int c = 0; c < 3; ++c) raw[i * 3 + c] += col[j].second[c] / float(k);
   }
-  // The skin colour at the top of the band (where the closing lid leaves the photo as it is).
-  std::vector<float> topc(size_t(n) * 3, 0.0f);
-  for (int i = 0; i < n; ++i) {
-    cv::Point2f q = L.o + L.ex * float(i) + L.ey * smooth_along(top, 4, float(i));
-    uint8_t px[3];
-    bilinear(base_, q.x, q.y, px);
-    for (int c = 0; c < 3; ++c) topc[i * 3 + c] = px[c];
-  }
-  std::vector<float> botc(size_t(n) * 3, 0.0f);
-  for (int i = 0; i < n; ++i) {
-    cv::Point2f q = L.o + L.ex * float(i) + L.ey * (along(low, 4, float(i)) + kLowerBand * L.h);
-    uint8_t px[3];
-    bilinear(base_, q.x, q.y, px);
-    for (int c = 0; c < 3; ++c) botc[i * 3 + c] = px[c];
-  }
-  L.bottom.assign(size_t(n) * 3, 0.0f);
-  L.top.assign(size_t(n) * 3, 0.0f);
-  L.tone.assign(size_t(n) * 3, 0.0f);
-  for (int i = 0; i < n; ++i) {
-    int cnt = 0;
-    for (int j = std::max(0, i - 3); j <= std::min(n - 1, i + 3); ++j, ++cnt)
-      for (int c = 0; c < 3; ++c)
-        L.tone[i * 3 + c] += raw[j * 3 + c], L.top[i * 3 + c] += topc[j * 3 + c],
-            L.bottom[i * 3 + c] += botc[j * 3 + c];
-    for (int c = 0; c < 3; ++c)
-      L.tone[i * 3 + c] /= float(cnt), L.top[i * 3 + c] /= float(cnt), L.bottom[i * 3 + c] /= float(cnt);
-  }
+  // The photo's colour along the eye at height y_at(x) in the eye's axes.
+  auto colours_along = [&](auto y_at) {
+    std::vector<float> out(size_t(n) * 3, 0.0f);
+    for (int i = 0; i < n; ++i) {
+      cv::Point2f q = L.o + L.ex * float(i) + L.ey * y_at(float(i));
+      uint8_t px[3];
+      bilinear(base_, q.x, q.y, px);
+      for (int c = 0; c < 3; ++c) out[i * 3 + c] = px[c];
+    }
+    return out;
+  };
+  // Box-filtered over 7 pixels along the eye.
+  auto smoothed = [&](const std::vector<float>& in) {
+    std::vector<float> out(size_t(n) * 3, 0.0f);
+    for (int i = 0; i < n; ++i) {
+      int cnt = 0;
+      for (int j = std::max(0, i - 3); j <= std::min(n - 1, i + 3); ++j, ++cnt)
+        for (int c = 0; c < 3; ++c) out[i * 3 + c] += in[j * 3 + c];
+      for (int c = 0; c < 3; ++c) out[i * 3 + c] /= float(cnt);
+    }
+    return out;
+  };
+  L.tone = smoothed(raw);
+  // The skin colour at the top of the band (where the closing lid leaves the photo as it is), and
+  // below the lower lid's band.
+  L.top = smoothed(colours_along([&](float x) { return smooth_along(top, 4, x); }));
+  L.bottom = smoothed(colours_along([&](float x) { return along(low, 4, x) + kLowerBand * L.h; }));
   return L;
 }
 

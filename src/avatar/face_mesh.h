@@ -48,8 +48,8 @@ class MeshWarper {
  public:
   // `base` is the photo (RGB) that draw() warps.
   MeshWarper(const FaceMesh& m, const cv::Mat& base);
-  void draw(const cv::Mat& base, const std::vector<cv::Point2f>& full, const std::vector<cv::Point2f>& rigid,
-            const Pose& p, cv::Mat& canvas);
+  void draw(const std::vector<cv::Point2f>& full, const std::vector<cv::Point2f>& rigid, const Pose& p,
+            cv::Mat& canvas);
 
  private:
   // One eye's lid in its rest axes (origin the outer-left corner, x toward the other corner).

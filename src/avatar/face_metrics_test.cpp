@@ -314,10 +314,9 @@ TEST_P(FaceMetrics, RestMatchesThePhotoAndSpeechKeepsTheUpperFaceStill) {
 // on the neutral one, whose open eyes are narrower. Of some 200 variants of the closed lid tried
 // (tone, smoothing, lash line, where the lids meet, lower lid) none read the neutral portrait's
 // shut eyes clearly below half, so a margin that small could flip on another CPU's floating
-// point: there the assertion is 0.55 of open; the smiling portrait is
-// held to the bar. Pixels back
-// it up: the share of the rest frame's eye (inside the landmarks' eye outline) still visible
-// falls below half at each blink and comes back.
+// point: there the assertion is 0.55 of open; the smiling portrait is held to the bar. Pixels
+// back it up: the share of the rest frame's eye (inside the landmarks' eye outline) still
+// visible falls below half at each blink and comes back.
 TEST_P(FaceMetrics, BlinksCloseTheRealLidsAndReopen) {
   const std::string name = GetParam() == kNeutral ? "neutral" : "smiling";
   auto r = renderer(model_of(GetParam()), false, 11);

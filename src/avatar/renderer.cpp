@@ -577,7 +577,7 @@ Pose Renderer::Impl::pose_at(int64_t n, int16_t* audio, bool& speaking, bool& eo
 // canvas keeps the photo's pixels.
 void Renderer::Impl::render(const Pose& p) {
   deform_mesh(d->mesh, p, full, rigid);
-  warper->draw(d->base, full, rigid, p, canvas);
+  warper->draw(full, rigid, p, canvas);
 }
 
 void Renderer::next_frame(Frame& out, bool render_image) {

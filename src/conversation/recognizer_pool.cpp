@@ -22,7 +22,7 @@ void RecognizerPool::warm() {
 }
 
 Result<std::unique_ptr<Recognizer>> RecognizerPool::take() {
-  if (spares_ == 0) return Recognizer::create(options_);
+  if (spares_ == 0) return load();
   std::unique_lock lock(mu_);
   if (!loader_.joinable() && !stop_ && !failure_) loader_ = std::thread([this] { loader_loop(); });
   // The loader keeps loading while fewer than spares_ are ready, so waiting ends with a spare or a
@@ -37,7 +37,12 @@ Result<std::unique_ptr<Recognizer>> RecognizerPool::take() {
   }
   if (failure_) return *failure_;
   lock.unlock();
-  return Recognizer::create(options_);  // stopping: no loader to wait for
+  return load();  // stopping: no loader to wait for
+}
+
+Result<std::unique_ptr<Recognizer>> RecognizerPool::load() {
+  ++loads_;
+  return Recognizer::create(options_);
 }
 
 size_t RecognizerPool::ready() const {
@@ -51,7 +56,7 @@ void RecognizerPool::loader_loop() {
     cv_.wait(lock, [&] { return stop_ || (ready_.size() < spares_ && !failure_); });
     if (stop_) return;
     lock.unlock();
-    auto r = Recognizer::create(options_);
+    auto r = load();
     lock.lock();
     if (r.ok()) {
       ready_.push_back(std::move(r).value());

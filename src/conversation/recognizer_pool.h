@@ -10,6 +10,7 @@
 // Thread-safe. Nothing is loaded until the first warm() or take(), so a node whose viewers never
 // talk holds no models.
 #pragma once
+#include <atomic>
 #include <condition_variable>
 #include <cstddef>
 #include <memory>
@@ -40,11 +41,13 @@ class RecognizerPool {
   // are missing (remembered: the pool does not retry).
   Result<std::unique_ptr<Recognizer>> take();
 
-  // Spares ready now (for tests and metrics).
+  // Spares ready now, and loads begun so far (for tests and metrics).
   size_t ready() const;
+  size_t loads() const { return loads_.load(); }
 
  private:
   void loader_loop();
+  Result<std::unique_ptr<Recognizer>> load();  // counted in loads_
 
   const RecognizerOptions options_;
   const size_t spares_;
@@ -54,6 +57,7 @@ class RecognizerPool {
   std::vector<std::unique_ptr<Recognizer>> ready_;
   std::optional<Status> failure_;  // the models could not be loaded
   bool stop_ = false;
+  std::atomic<size_t> loads_{0};
   std::thread loader_;  // started by the first warm() or take()
 };
 

@@ -5,7 +5,7 @@
 // remembered answer is used only while the counter still has the value it had before the answer
 // was read, and for at most kMaxAgeUs (a safety net for a process that died between committing
 // a revocation and incrementing). Only positive answers are kept; unknown keys always reach the
-// database (and the failed-auth throttle). See docs/architecture.md, "Authentication cache".
+// database (and the failed-auth throttle). See docs/http.md, "Authentication cache".
 #pragma once
 #include <array>
 #include <memory>

@@ -110,7 +110,7 @@ Result<Stores> open_stores(const std::string& database_url, Clock& clock) {
       s, [&d] { return sql::wrap(d); }, clock);
   // Every process on this file (server, workers, the admin CLI) shares the change counter beside
   // it, so authentication can skip the database read without making revocation late. On
-  // PostgreSQL each request still reads the key (docs/architecture.md, "Authentication cache").
+  // PostgreSQL each request still reads the key (docs/http.md, "Authentication cache").
   if (path != ":memory:") {
     auto changes = SharedCounter::open(path + "-auth-changes", path);
     if (changes.ok()) {

@@ -457,11 +457,13 @@ std::string tests_dir() {
 
 bool ensure_node_packages(const std::string& dir) {
   // The check runs under the lock too: a folder another test is installing into is never taken
-  // as installed. npm ci empties node_modules first, so the marker exists only after a whole run.
-  std::string cmd = "cd '" + dir +
-                    "' && flock .npm-install.lock sh -c 'test -f node_modules/.imago-installed || "
-                    "(PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1 npm ci --no-audit --no-fund --loglevel=error && "
-                    "touch node_modules/.imago-installed)'";
+  // as installed. npm ci empties node_modules first, so the marker exists only after a whole run;
+  // it is a copy of the lock file it installed, so a changed package-lock.json installs again.
+  std::string cmd =
+      "cd '" + dir +
+      "' && flock .npm-install.lock sh -c 'cmp -s package-lock.json node_modules/.imago-installed || "
+      "(PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1 npm ci --no-audit --no-fund --loglevel=error && "
+      "cp package-lock.json node_modules/.imago-installed)'";
   int rc = std::system(cmd.c_str());
   return WIFEXITED(rc) && WEXITSTATUS(rc) == 0;
 }

@@ -103,7 +103,8 @@ std::string tests_dir();
 // A fresh temporary directory, removed by the caller (or TestServer) when done.
 std::string make_temp_dir();
 // Installs the npm packages of `dir` (tests/node, tests/browser) once: `npm ci` under an flock on
-// dir/.npm-install.lock, finished by a marker file inside node_modules. Several tests share one
+// dir/.npm-install.lock, finished by a marker inside node_modules (a copy of package-lock.json:
+// a changed lock file installs again). Several tests share one
 // folder and CTest runs them in parallel; without the lock one test ran node against the half
 // written node_modules of another's `npm ci`. Browsers are never downloaded (Debian's chromium).
 // Returns false (after npm's own output) when the install fails.

@@ -18,9 +18,18 @@ MemberWithHash read_member(const Stmt& s) {
   return m;
 }
 
-// One row of the session queries above (id, member_id, account_id, csrf_token, created_at,
-// last_seen_at, expires_at), or kNotFound.
-Result<DashboardSession> read_session(Stmt& s) {
+// The session with this token hash, or this id, if it is neither revoked nor expired at `now`;
+// else kNotFound.
+enum class SessionKey { kTokenHash, kId };
+Result<DashboardSession> live_session(Connection& c, SessionKey by, const std::string& key, int64_t now) {
+  // Statements are cached by the literal's address: one literal per key.
+  static constexpr const char* kSql[] = {
+      "SELECT id, member_id, account_id, csrf_token, created_at, last_seen_at, expires_at "
+      "FROM dashboard_sessions WHERE token_hash = ? AND revoked_at IS NULL AND expires_at > ?",
+      "SELECT id, member_id, account_id, csrf_token, created_at, last_seen_at, expires_at "
+      "FROM dashboard_sessions WHERE id = ? AND revoked_at IS NULL AND expires_at > ?"};
+  auto s = c.prepare(kSql[static_cast<int>(by)]);
+  s.bind(1, key).bind(2, now);
   if (!s.step()) return Status::NotFound("No such session");
   DashboardSession d;
   d.id = s.col_text(0);
@@ -133,23 +142,11 @@ class SqlMemberStore final : public MemberStore {
   }
 
   Result<DashboardSession> find_session(const std::string& token_hash, int64_t now) override {
-    return db_->read([&](Connection& c) -> Result<DashboardSession> {
-      auto s = c.prepare(
-          "SELECT id, member_id, account_id, csrf_token, created_at, last_seen_at, expires_at "
-          "FROM dashboard_sessions WHERE token_hash = ? AND revoked_at IS NULL AND expires_at > ?");
-      s.bind(1, token_hash).bind(2, now);
-      return read_session(s);
-    });
+    return db_->read([&](Connection& c) { return live_session(c, SessionKey::kTokenHash, token_hash, now); });
   }
 
   Result<DashboardSession> get_session(const std::string& session_id, int64_t now) override {
-    return db_->read([&](Connection& c) -> Result<DashboardSession> {
-      auto s = c.prepare(
-          "SELECT id, member_id, account_id, csrf_token, created_at, last_seen_at, expires_at "
-          "FROM dashboard_sessions WHERE id = ? AND revoked_at IS NULL AND expires_at > ?");
-      s.bind(1, session_id).bind(2, now);
-      return read_session(s);
-    });
+    return db_->read([&](Connection& c) { return live_session(c, SessionKey::kId, session_id, now); });
   }
 
   Status touch_session(const std::string& session_id, int64_t now, int64_t expires_at) override {
