@@ -69,6 +69,17 @@ json::object remote_room_json(const RemoteRoom& r) {
   return o;
 }
 
+// A REST command's failure: a full speech queue is 429 SPEECH_QUEUE_FULL (docs/live-protocol.md,
+// "Bounds"), with Retry-After; the rest as their status says.
+http::Response delivery_error(const Status& st) {
+  if (live::is_speech_queue_full(st)) {
+    http::Response r = http::Response::error(429, std::string(live::kSpeechQueueFullCode), st.message());
+    r.headers.set("Retry-After", "1");
+    return r;
+  }
+  return http::Response::from_status(st);
+}
+
 Result<std::optional<std::string>> optional_room_id(const json::object& body) {
   auto r = get_string(body, "room_id");
   if (!r.ok()) return r.status();
@@ -291,7 +302,7 @@ void register_live_routes(http::Router& router, Services& s) {
     auto a = s.agent_service->get(req.principal->account_id, req.param("agent_code"));
     if (!a.ok()) return http::Response::from_status(a.status());
     live::Delivery d = s.rooms->deliver(*a, *room_id, "speak", *message);
-    if (!d.status.ok()) return http::Response::from_status(d.status);
+    if (!d.status.ok()) return delivery_error(d.status);
     return http::Response::json(
         200,
         {{"agent_code", a->code}, {"context_type", "speak"}, {"delivered_to_rooms", d.delivered_to_rooms}});
@@ -315,7 +326,7 @@ void register_live_routes(http::Router& router, Services& s) {
     if (!a.ok()) return http::Response::from_status(a.status());
     // SPEC 4.9: `speak` makes the agent speak the given text (verbatim, into the history).
     live::Delivery d = s.rooms->deliver(*a, *room_id, kind, *context);
-    if (!d.status.ok()) return http::Response::from_status(d.status);
+    if (!d.status.ok()) return delivery_error(d.status);
     return http::Response::json(
         200, {{"agent_code", a->code}, {"context_type", kind}, {"delivered_to_rooms", d.delivered_to_rooms}});
   });
@@ -331,7 +342,7 @@ void register_live_routes(http::Router& router, Services& s) {
     auto a = s.agent_service->get(req.principal->account_id, req.param("agent_code"));
     if (!a.ok()) return http::Response::from_status(a.status());
     live::Delivery d = s.rooms->deliver(*a, *room_id, "trigger_dynamics", *action);
-    if (!d.status.ok()) return http::Response::from_status(d.status);
+    if (!d.status.ok()) return delivery_error(d.status);
     return http::Response::json(200, {{"agent_code", a->code},
                                       {"action", *action},
                                       {"animation_triggered", d.animation_triggered},

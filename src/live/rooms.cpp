@@ -5,6 +5,7 @@
 #include "blobs/blob_store.h"
 #include "jobs/dynamics_config.h"
 #include "live/minute_billing.h"
+#include "speech/text.h"
 #include "store/file_store.h"
 #include "util/log.h"
 #include "util/random.h"
@@ -134,6 +135,7 @@ Result<std::shared_ptr<Room>> Rooms::join(const std::string& account_id, const s
   s.camera = mode == ChatMode::kCameraChat;
   s.timeouts = options_.timeouts;
   s.jpeg_quality = options_.jpeg_quality;
+  s.limits = options_.room_limits;
   // The agent's voice: its model's manifest carries the matched voice and axes.
   const auto& m = (*model)->manifest();
   if (!m.voice.empty()) s.voice.voice = m.voice;
@@ -278,7 +280,7 @@ void Rooms::on_command(const RoomCommand& cmd) {
   if (cmd.kind == "speak") {
     (void)room->say(cmd.text);
   } else if (cmd.kind == "add_context") {
-    room->add_context(cmd.text);
+    (void)room->add_context(cmd.text);  // checked by the node that sent it
   } else if (cmd.kind == "trigger_dynamics") {
     (void)room->trigger_dynamics(cmd.text);
   } else if (cmd.kind == "interrupt") {
@@ -293,6 +295,20 @@ void Rooms::on_command(const RoomCommand& cmd) {
 Delivery Rooms::deliver(const AgentRecord& agent, const std::optional<std::string>& room_id,
                         const std::string& kind, const std::string& text) {
   Delivery d;
+  // Checked here too: rooms on other nodes take the text without answering.
+  const size_t chars = speech::utf8_length(text);
+  const RoomLimits& l = options_.room_limits;
+  if (kind == "speak" && chars > l.speak_chars) {
+    d.status = Status::Invalid("The text is " + std::to_string(chars) +
+                               " characters; live speech takes at most " + std::to_string(l.speak_chars));
+    return d;
+  }
+  if (kind == "add_context" && chars > l.context_item_chars) {
+    d.status = Status::Invalid("The context is " + std::to_string(chars) +
+                               " characters; one context item takes at most " +
+                               std::to_string(l.context_item_chars));
+    return d;
+  }
   auto local = list(agent.account_id, agent.code, room_id);
   std::vector<RemoteRoom> remote;
   if (d_.directory) {
@@ -328,13 +344,16 @@ Delivery Rooms::deliver(const AgentRecord& agent, const std::optional<std::strin
   for (auto& r : local) {
     if (kind == "speak") {
       auto id = r->say(text);
-      if (!id.ok() && id.status().code() == Code::kInvalidArgument) {
+      if (!id.ok() && (id.status().code() == Code::kInvalidArgument || is_speech_queue_full(id.status()))) {
         d.status = id.status();
         return d;
       }
       d.delivered_to_rooms += id.ok() ? 1 : 0;
     } else if (kind == "add_context") {
-      r->add_context(text);
+      if (Status st = r->add_context(text); !st.ok()) {
+        d.status = st;
+        return d;
+      }
       ++d.delivered_to_rooms;
     } else {
       auto res = r->trigger_dynamics(text);

@@ -40,6 +40,7 @@ struct RoomsOptions {
   // How other nodes reach this one (--node-url), recorded with each room's lease so a node that
   // does not own a room can relay a viewer to it. Empty: viewers on other nodes are refused.
   std::string node_url;
+  RoomLimits room_limits;  // what each room keeps for its clients (live/room_limits.h)
 };
 
 struct RoomsDeps {
@@ -88,6 +89,8 @@ class Rooms {
   // A REST command for every active room of `agent` (or only `room_id`) on any node: kind is
   // "speak", "add_context" or "trigger_dynamics". Rooms here run it at once; rooms on other nodes
   // get it through the directory (delivered within about a second).
+  // A text over the room limits (speak_chars, context_item_chars) is kInvalidArgument before any
+  // room is looked at; a full speech queue is kRateLimited (is_speech_queue_full).
   Delivery deliver(const AgentRecord& agent, const std::optional<std::string>& room_id,
                    const std::string& kind, const std::string& text);
   // The node URL of the node that runs the account's room `room_id`, when another node does and
