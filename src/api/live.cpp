@@ -270,8 +270,11 @@ http::WebSocketFactory make_room_socket_factory(Services& s) {
       if (auto relayed = relay_to_owner(s, up, c->subject, room_id)) return std::move(*relayed);
     }
     if (!room.ok()) {
-      http::Response r = http::Response::from_status(room.status());
-      if (room.status().code() == Code::kUnavailable)
+      // The account holds its share of the live capacity (--live-sessions-per-account): 429.
+      http::Response r = room.status().code() == Code::kRateLimited
+                             ? http::Response::error(429, "LIVE_SESSION_LIMIT", room.status().message())
+                             : http::Response::from_status(room.status());
+      if (room.status().code() == Code::kUnavailable || room.status().code() == Code::kRateLimited)
         r.headers.set("Retry-After", std::to_string(kLiveRetryAfterS));
       return A::reject(std::move(r));
     }

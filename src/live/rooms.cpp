@@ -115,13 +115,35 @@ Result<std::shared_ptr<Room>> Rooms::join(const std::string& account_id, const s
       }
       return it->second;
     }
-    int live = 0;
-    for (auto& [k, r] : rooms_) live += r->ended() ? 0 : 1;
+    int live = starting_, mine = 0;
+    if (auto s = starting_by_account_.find(account_id); s != starting_by_account_.end()) mine = s->second;
+    for (auto& [k, r] : rooms_) {
+      if (r->ended()) continue;
+      ++live;
+      mine += k.first == account_id;
+    }
     if (live >= options_.max_sessions) {
       return Status::Unavailable("This node is at its live-session capacity (" +
                                  std::to_string(options_.max_sessions) + ")");
     }
+    if (options_.max_sessions_per_account > 0 && mine >= options_.max_sessions_per_account) {
+      return account_limit_status(options_.max_sessions_per_account);
+    }
+    // The slot is this join's until its room is in rooms_ or the start failed: the check above and
+    // the insert below are one step for every concurrent join.
+    ++starting_;
+    ++starting_by_account_[account_id];
   }
+  auto started = start_room(account_id, room_id, agent, mode);
+  std::lock_guard lock(mu_);
+  --starting_;
+  if (--starting_by_account_[account_id] == 0) starting_by_account_.erase(account_id);
+  if (started.ok()) cv_.notify_all();
+  return started;
+}
+
+Result<std::shared_ptr<Room>> Rooms::start_room(const std::string& account_id, const std::string& room_id,
+                                                const AgentRecord& agent, ChatMode mode) {
   auto model = model_for(agent);
   if (!model.ok()) return model.status();
 
@@ -158,10 +180,11 @@ Result<std::shared_ptr<Room>> Rooms::join(const std::string& account_id, const s
   if (it != rooms_.end() && !it->second->ended()) return it->second;
   if (d_.directory) {
     // Under the lock, so two joins here cannot both claim (the second would take over the lease).
+    // The directory holds the account's share across nodes (cluster mode).
     RoomLease lease = lease_of(**room);
     lease.node_url = options_.node_url;
     lease.details = room_details_json((*room)->info());
-    auto owned = d_.directory->claim(lease);
+    auto owned = d_.directory->claim(lease, options_.max_sessions_per_account);
     if (!owned.ok()) return owned.status();
     if (!*owned) {
       // The API layer relays the viewer to the owner when it can (docs/live-protocol.md).
@@ -175,7 +198,6 @@ Result<std::shared_ptr<Room>> Rooms::join(const std::string& account_id, const s
                                      {"room", room_id},
                                      {"agent", agent.code},
                                      {"account", account_id}});
-  cv_.notify_all();
   return *room;
 }
 
