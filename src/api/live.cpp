@@ -102,9 +102,16 @@ Result<std::string> required_text(const json::object& body, const char* field) {
 class RoomSocket : public http::WebSocketHandler, public std::enable_shared_from_this<RoomSocket> {
  public:
   RoomSocket(Services& s, std::shared_ptr<live::Room> room, live::ViewerRole role, TokenClaims claims)
-      : s_(s), room_(std::move(room)), role_(role), claims_(std::move(claims)) {}
+      : s_(s), room_(std::move(room)), role_(role), claims_(std::move(claims)) {
+    room_->viewer_expected();
+  }
+  // Dropped without on_open: the handshake failed (the client went away during the upgrade).
+  ~RoomSocket() override {
+    if (!opened_) room_->viewer_upgrade_failed();
+  }
 
   void on_open(std::shared_ptr<http::WebSocketConnection> c) override {
+    opened_ = true;
     conn_ = c;
     room_->add_viewer(std::move(c), role_);
   }
@@ -115,7 +122,9 @@ class RoomSocket : public http::WebSocketHandler, public std::enable_shared_from
       if (!c.ok() || c->subject != claims_.subject) return std::nullopt;
       if (c->audience == kEmbedAudience) {
         if (c->agent != room_->settings().agent_code) return std::nullopt;
-        MintedToken t = mint_embed_token(s_, c->subject, c->api_key_id, *c->agent, c->sid.value_or(""));
+        // The renewed token starts what the first one did, never more.
+        MintedToken t =
+            mint_embed_token(s_, c->subject, c->api_key_id, *c->agent, c->sid.value_or(""), c->billing_type);
         return json::object{{"token", t.token}, {"expires_at", t.expires_at}};
       }
       MintedToken t = mint_runtime_token(s_, c->subject, c->api_key_id);
@@ -141,6 +150,7 @@ class RoomSocket : public http::WebSocketHandler, public std::enable_shared_from
   live::ViewerRole role_;
   TokenClaims claims_;
   std::shared_ptr<http::WebSocketConnection> conn_;
+  bool opened_ = false;
 };
 
 // A viewer of a room that another node runs (cluster mode): everything is relayed to and from the
@@ -251,6 +261,20 @@ http::WebSocketFactory make_room_socket_factory(Services& s) {
     auto mode = live::chat_mode_for_join(up.request.query_param("billing_type"),
                                          !s.config->llm_base_url.empty() && s.config->llm_vision);
     if (!mode.ok()) return A::reject(http::Response::from_status(mode.status()));
+    if (embed) {
+      // An embed token starts only the session type it was minted for (docs/live-protocol.md).
+      const std::string allowed = c->billing_type.value_or("");
+      const std::string asked = *mode == live::ChatMode::kVoiceChat    ? "voice_chat"
+                                : *mode == live::ChatMode::kCameraChat ? "camera_chat"
+                                                                       : "";
+      if (asked != allowed) {
+        return A::reject(http::Response::error(
+            403, "FORBIDDEN",
+            "This embed token joins " + (allowed.empty() ? std::string("avatar") : allowed) +
+                " sessions only (the billing_type it was minted with); this join asked for " +
+                (asked.empty() ? std::string("an avatar session") : asked)));
+      }
+    }
     auto agent = s.agent_service->get(c->subject, std::string(*code));
     if (!agent.ok()) return A::reject(http::Response::from_status(agent.status()));
     // Cluster mode: a room another node runs is joined there, through this node.

@@ -130,10 +130,26 @@ void Room::add_viewer(std::shared_ptr<http::WebSocketConnection> c, ViewerRole r
     c->close(http::ws_close::kNormal, "session ended");
     return;
   }
+  if (expected_viewers_ > 0) --expected_viewers_;
+  ever_viewed_ = true;
   state_.viewer_joined(clock_.now_us());
   c->send_text(session_started_json());
   if (paused_) c->send_text(event("session.paused"));
   viewers_.push_back({std::move(c), role});
+}
+
+void Room::viewer_expected() {
+  std::lock_guard lock(mu_);
+  ++expected_viewers_;
+}
+
+void Room::viewer_upgrade_failed() {
+  std::lock_guard lock(mu_);
+  if (expected_viewers_ > 0) --expected_viewers_;
+  if (ever_viewed_ || expected_viewers_ > 0 || !viewers_.empty()) return;
+  if (state_.phase() == SessionPhase::kEnded) return;
+  log::info("live_session_handshake_failed", {{"session", s_.session_id}, {"room", s_.room_id}});
+  state_.end(EndReason::kAbsent);
 }
 
 void Room::remove_viewer(const http::WebSocketConnection* c) {

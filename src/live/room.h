@@ -138,6 +138,13 @@ class Room : public std::enable_shared_from_this<Room> {
   // Viewers. add_viewer sends session.started (and the current pause state) to that viewer.
   void add_viewer(std::shared_ptr<http::WebSocketConnection> c, ViewerRole role);
   void remove_viewer(const http::WebSocketConnection* c);
+  // A join was accepted and its WebSocket handshake is under way: add_viewer() follows, or
+  // viewer_upgrade_failed() when the handshake never completes (the client dropped).
+  void viewer_expected();
+  // The handshake of an expected viewer failed. A room nobody has ever viewed, with no other
+  // handshake under way, ends at once (reason absent) instead of billing a session without
+  // viewers until its absent timeout.
+  void viewer_upgrade_failed();
   // A JSON control message from a viewer (speak, add_context, interrupt, trigger_dynamics,
   // keep_alive, heartbeat). `renew` validates a heartbeat token and mints its successor (nullopt: refused).
   // A heartbeat answers {type: "heartbeat.ok", token, expires_at} with what `renew` returns.
@@ -219,6 +226,8 @@ class Room : public std::enable_shared_from_this<Room> {
     ViewerRole role;
   };
   std::vector<Viewer> viewers_;
+  int expected_viewers_ = 0;  // joins whose handshake is under way
+  bool ever_viewed_ = false;
   std::deque<Utterance> utterances_;                               // queued or playing, in order
   std::deque<std::pair<std::string, std::string>> to_synthesize_;  // id, text
   uint64_t speech_generation_ = 0;                                 // bumped by interrupt()
