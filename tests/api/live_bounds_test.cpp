@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <fstream>
 #include <thread>
 
 #include "fixtures/fixture.h"
@@ -203,15 +204,22 @@ TEST(LiveBounds, AFailedHandshakeEndsTheRoomItStartedAtOnce) {
   std::string code = ready_agent(s, acct.api_secret);
   std::string token = runtime_token(s, acct.api_secret);
   EXPECT_GE(failed_handshake(s.port(), "/v1/runtime/rooms/dropped?agent_code=" + code, token), 0);
-  // The join did start a session (its first minute was charged) ...
-  EXPECT_TRUE(eventually([&] {
-    auto u = s.get("/v1/usage?limit=100", acct.api_secret).json();
-    for (auto& e : u.at("data").as_array())
-      if (str(e, "reason").rfind("live_minute", 0) == 0) return true;
+  // The join did start a session (the server's log says so) ...
+  auto log_has = [&](const std::string& what) {
+    std::ifstream log(s.data_dir() + "/imagod.log");
+    for (std::string line; std::getline(log, line);)
+      if (line.find(what) != std::string::npos && line.find("\"dropped\"") != std::string::npos) return true;
     return false;
-  }));
+  };
+  EXPECT_TRUE(eventually([&] { return log_has("live_session_started"); }));
   // ... and it ends well before any timeout (600 s) would end it.
   EXPECT_TRUE(eventually([&] { return s.get("/v1/rooms/dropped", acct.api_secret).status == 404; }, 30));
+  EXPECT_TRUE(log_has("live_session_handshake_failed"));
+  // At most its first minute was billed (charged when the session started, if it got that far).
+  int minutes = 0;
+  const json::value usage = s.get("/v1/usage?limit=100", acct.api_secret).json();
+  for (auto& e : usage.at("data").as_array()) minutes += str(e, "reason").rfind("live_minute", 0) == 0;
+  EXPECT_LE(minutes, 1);
   // A viewer with a good handshake still gets a session.
   auto v = join(s, "kept", code, token);
   ASSERT_TRUE(v);
