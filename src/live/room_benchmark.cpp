@@ -25,6 +25,7 @@
 #include "live/media_framing.h"
 #include "live/room.h"
 #include "speech/speech_service.h"
+#include "util/json.h"
 
 using namespace imago;
 using Clock_ = std::chrono::steady_clock;
@@ -221,13 +222,13 @@ int main(int argc, char** argv) {
     std::this_thread::sleep_for(std::chrono::seconds(2));  // idle rooms, caches hot
     const long rss_idle = rss_kb();
     std::string speak_text, context_text;
-    while (speak_text.size() + sizeof(kText) < 2000) speak_text += kText;
+    while (speak_text.size() + std::string_view(kText).size() <= 2000) speak_text += kText;
     while (context_text.size() < 4000) context_text += 'k';
     const std::string huge(20000, 'a');  // the old per-utterance cap: now refused
     auto msg = [](std::string_view type, std::string_view field, const std::string& text) {
       boost::json::object o{{"type", type}};
       if (!field.empty()) o[field] = text;
-      return boost::json::serialize(o);
+      return json_to_string(o);
     };
     const std::vector<std::string> kinds = {
         msg("speak", "text", speak_text),
