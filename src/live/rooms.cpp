@@ -300,7 +300,10 @@ void Rooms::on_command(const RoomCommand& cmd) {
   auto room = find_session(cmd.session_id);
   if (!room) return;  // ended meanwhile
   if (cmd.kind == "speak") {
-    (void)room->say(cmd.text);
+    // The sender checked the text; a full queue here drops the command (the REST answer is given).
+    if (auto id = room->say(cmd.text); !id.ok())
+      log::warn("room_command_refused",
+                {{"kind", cmd.kind}, {"session", cmd.session_id}, {"error", id.status().message()}});
   } else if (cmd.kind == "add_context") {
     (void)room->add_context(cmd.text);  // checked by the node that sent it
   } else if (cmd.kind == "trigger_dynamics") {
