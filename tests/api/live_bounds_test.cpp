@@ -172,6 +172,49 @@ TEST(LiveBounds, RestSpeakAndAddContextAreRefusedClearlyAtTheRoomsBounds) {
   EXPECT_EQ(r.json().at("data").at("context_items").as_int64(), 16);  // 64 KiB / (4000 + 32)
 }
 
+TEST(LiveBounds, AWebSocketFloodIsRateLimitedAndTheRoomKeepsItsBounds) {
+  TestServer s({"--live-frame-side", "64"});
+  auto acct = s.create_account("enterprise", 5000);
+  std::string code = ready_agent(s, acct.api_secret);
+  auto v = join(s, "flood", code, runtime_token(s, acct.api_secret));
+  ASSERT_TRUE(v);
+  ASSERT_TRUE(v->read_event("session.started"));
+  // Far faster than 10 a second: most are refused with RATE_LIMITED, none is lost silently.
+  const std::string context =
+      json::serialize(json::object{{"type", "add_context"}, {"text", std::string(4000, 'k')}});
+  const std::string speak =
+      json::serialize(json::object{{"type", "speak"}, {"text", std::string(2000, 'a')}});
+  for (int i = 0; i < 200; ++i) {
+    ASSERT_TRUE(v->send_text(context));
+    ASSERT_TRUE(v->send_text(speak));
+  }
+  int rate_limited = 0;
+  for (int i = 0; i < 400 && rate_limited == 0; ++i) {
+    auto e = v->read_event("error");
+    ASSERT_TRUE(e) << "no error event for the flood";
+    json::value j = json::parse(e->data);
+    if (str(j, "code") == "RATE_LIMITED") {
+      ++rate_limited;
+      EXPECT_GT(j.at("retry_after_ms").as_int64(), 0);
+    }
+  }
+  EXPECT_EQ(rate_limited, 1);
+  // The room goes on, within its bounds.
+  auto r = s.get("/v1/rooms/flood", acct.api_secret);
+  ASSERT_EQ(r.status, 200);
+  EXPECT_EQ(str(r.json().at("data"), "state"), "active");
+  EXPECT_LE(r.json().at("data").at("context_items").as_int64(), 16);
+  // Sustained abuse (100 refused in a row) may have closed this connection, with 1008 only; the
+  // room is not affected and a new connection joins it.
+  if (v->close_code() != 0) EXPECT_EQ(v->close_code(), 1008);
+  v.reset();
+  auto again = join(s, "flood", code, runtime_token(s, acct.api_secret));
+  ASSERT_TRUE(again);
+  auto started = again->read_event("session.started");
+  ASSERT_TRUE(started);
+  EXPECT_EQ(str(json::parse(started->data), "session_id"), str(r.json().at("data"), "session_id"));
+}
+
 // A handshake the server cannot complete (no Sec-WebSocket-Key): the join ran, the upgrade failed.
 int failed_handshake(int port, const std::string& target, const std::string& token) {
   int fd = socket(AF_INET, SOCK_STREAM, 0);
