@@ -366,13 +366,16 @@ Delivery Rooms::deliver(const AgentRecord& agent, const std::optional<std::strin
       return d;
     }
   }
+  Status full;  // the refusal of a room whose speech queue was full
   for (auto& r : local) {
     if (kind == "speak") {
       auto id = r->say(text);
-      if (!id.ok() && (id.status().code() == Code::kInvalidArgument || is_speech_queue_full(id.status()))) {
+      if (!id.ok() && id.status().code() == Code::kInvalidArgument) {
         d.status = id.status();
         return d;
       }
+      // A full room is skipped: the others still speak (a retry would repeat it in them).
+      if (!id.ok() && is_speech_queue_full(id.status())) full = id.status();
       d.delivered_to_rooms += id.ok() ? 1 : 0;
     } else if (kind == "add_context") {
       if (Status st = r->add_context(text); !st.ok()) {
@@ -409,7 +412,9 @@ Delivery Rooms::deliver(const AgentRecord& agent, const std::optional<std::strin
       }
     }
   }
-  if (d.delivered_to_rooms == 0) d.status = Status::NotFound("No active rooms found for agent " + agent.code);
+  if (d.delivered_to_rooms == 0 && !full.ok()) d.status = full;  // every room it reached was full
+  if (d.delivered_to_rooms == 0 && d.status.ok())
+    d.status = Status::NotFound("No active rooms found for agent " + agent.code);
   return d;
 }
 

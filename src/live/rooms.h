@@ -94,7 +94,8 @@ class Rooms {
   // "speak", "add_context" or "trigger_dynamics". Rooms here run it at once; rooms on other nodes
   // get it through the directory (delivered within about a second).
   // A text over the room limits (speak_chars, context_item_chars) is kInvalidArgument before any
-  // room is looked at; a full speech queue is kRateLimited (is_speech_queue_full).
+  // room is looked at. A speak skips rooms whose speech queue is full and counts the others; when
+  // every room it reached was full it is kRateLimited (is_speech_queue_full).
   Delivery deliver(const AgentRecord& agent, const std::optional<std::string>& room_id,
                    const std::string& kind, const std::string& text);
   // The node URL of the node that runs the account's room `room_id`, when another node does and
