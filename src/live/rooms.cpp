@@ -439,6 +439,8 @@ Result<std::vector<RemoteRoom>> Rooms::remote_list(const std::string& account_id
 Result<Rooms::Ended> Rooms::terminate(const std::string& account_id, const std::string& room_id) {
   if (auto r = find(account_id, room_id)) {
     end(r, EndReason::kTerminated);
+    // Its lease goes now, not at the next reap: the account's share counts it until then.
+    release(*r);
     auto info = r->info();
     return Ended{info.room_id, info.session_id, info.billed_minutes};
   }

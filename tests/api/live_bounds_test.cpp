@@ -122,6 +122,14 @@ TEST(LiveBounds, OneAccountGetsItsShareAndAnotherAccountStillJoins) {
   auto other = join(s, "mine", code_b, runtime_token(s, b.api_secret));
   ASSERT_TRUE(other);
   EXPECT_TRUE(other->read_event("session.started"));
+  // A room ended with DELETE gives its place back at once.
+  auto rooms = s.get("/v1/rooms", a.api_secret).json();
+  ASSERT_EQ(rooms.at("data").as_array().size(), 3u);
+  const std::string first = str(rooms.at("data").as_array()[0], "room_id");
+  ASSERT_EQ(s.del("/v1/rooms/" + first, a.api_secret).status, 200);
+  auto next = join(s, "next", code_a, runtime_token(s, a.api_secret));
+  ASSERT_TRUE(next);
+  EXPECT_TRUE(next->read_event("session.started"));
 }
 
 TEST(LiveBounds, RestSpeakAndAddContextAreRefusedClearlyAtTheRoomsBounds) {
