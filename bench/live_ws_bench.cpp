@@ -115,7 +115,8 @@ int capacity(int n, int seconds, int core) {
       if (c != core) CPU_SET(c, &others);
     sched_setaffinity(0, sizeof others, &others);
   }
-  TestServer s({"--live-idle-s", "3600", "--max-live-sessions", std::to_string(n + 1)});
+  TestServer s({"--live-idle-s", "3600", "--max-live-sessions", std::to_string(n + 1),
+                "--live-sessions-per-account", std::to_string(n + 1)});
   if (!pin_process(s.pid(), core)) return std::fprintf(stderr, "could not pin imagod\n"), 1;
   auto acct = s.create_account("enterprise", 10'000'000);
   auto g = s.post("/v1/agent/generate", R"({"prompt":"bench","aspect_ratio":"1:1"})", acct.api_secret);

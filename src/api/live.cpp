@@ -69,6 +69,17 @@ json::object remote_room_json(const RemoteRoom& r) {
   return o;
 }
 
+// A REST command's failure: a full speech queue is 429 SPEECH_QUEUE_FULL (docs/live-protocol.md,
+// "Bounds"), with Retry-After; the rest as their status says.
+http::Response delivery_error(const Status& st) {
+  if (live::is_speech_queue_full(st)) {
+    http::Response r = http::Response::error(429, std::string(live::kSpeechQueueFullCode), st.message());
+    r.headers.set("Retry-After", "1");
+    return r;
+  }
+  return http::Response::from_status(st);
+}
+
 Result<std::optional<std::string>> optional_room_id(const json::object& body) {
   auto r = get_string(body, "room_id");
   if (!r.ok()) return r.status();
@@ -91,9 +102,16 @@ Result<std::string> required_text(const json::object& body, const char* field) {
 class RoomSocket : public http::WebSocketHandler, public std::enable_shared_from_this<RoomSocket> {
  public:
   RoomSocket(Services& s, std::shared_ptr<live::Room> room, live::ViewerRole role, TokenClaims claims)
-      : s_(s), room_(std::move(room)), role_(role), claims_(std::move(claims)) {}
+      : s_(s), room_(std::move(room)), role_(role), claims_(std::move(claims)) {
+    room_->viewer_expected();
+  }
+  // Dropped without on_open: the handshake failed (the client went away during the upgrade).
+  ~RoomSocket() override {
+    if (!opened_) room_->viewer_upgrade_failed();
+  }
 
   void on_open(std::shared_ptr<http::WebSocketConnection> c) override {
+    opened_ = true;
     conn_ = c;
     room_->add_viewer(std::move(c), role_);
   }
@@ -104,7 +122,9 @@ class RoomSocket : public http::WebSocketHandler, public std::enable_shared_from
       if (!c.ok() || c->subject != claims_.subject) return std::nullopt;
       if (c->audience == kEmbedAudience) {
         if (c->agent != room_->settings().agent_code) return std::nullopt;
-        MintedToken t = mint_embed_token(s_, c->subject, c->api_key_id, *c->agent, c->sid.value_or(""));
+        // The renewed token starts what the first one did, never more.
+        MintedToken t =
+            mint_embed_token(s_, c->subject, c->api_key_id, *c->agent, c->sid.value_or(""), c->billing_type);
         return json::object{{"token", t.token}, {"expires_at", t.expires_at}};
       }
       MintedToken t = mint_runtime_token(s_, c->subject, c->api_key_id);
@@ -130,6 +150,7 @@ class RoomSocket : public http::WebSocketHandler, public std::enable_shared_from
   live::ViewerRole role_;
   TokenClaims claims_;
   std::shared_ptr<http::WebSocketConnection> conn_;
+  bool opened_ = false;
 };
 
 // A viewer of a room that another node runs (cluster mode): everything is relayed to and from the
@@ -240,6 +261,20 @@ http::WebSocketFactory make_room_socket_factory(Services& s) {
     auto mode = live::chat_mode_for_join(up.request.query_param("billing_type"),
                                          !s.config->llm_base_url.empty() && s.config->llm_vision);
     if (!mode.ok()) return A::reject(http::Response::from_status(mode.status()));
+    if (embed) {
+      // An embed token starts only the session type it was minted for (docs/live-protocol.md).
+      const std::string allowed = c->billing_type.value_or("");
+      const std::string asked = *mode == live::ChatMode::kVoiceChat    ? "voice_chat"
+                                : *mode == live::ChatMode::kCameraChat ? "camera_chat"
+                                                                       : "";
+      if (asked != allowed) {
+        return A::reject(http::Response::error(
+            403, "FORBIDDEN",
+            "This embed token joins " + (allowed.empty() ? std::string("avatar") : allowed) +
+                " sessions only (the billing_type it was minted with); this join asked for " +
+                (asked.empty() ? std::string("an avatar session") : asked)));
+      }
+    }
     auto agent = s.agent_service->get(c->subject, std::string(*code));
     if (!agent.ok()) return A::reject(http::Response::from_status(agent.status()));
     // Cluster mode: a room another node runs is joined there, through this node.
@@ -259,8 +294,11 @@ http::WebSocketFactory make_room_socket_factory(Services& s) {
       if (auto relayed = relay_to_owner(s, up, c->subject, room_id)) return std::move(*relayed);
     }
     if (!room.ok()) {
-      http::Response r = http::Response::from_status(room.status());
-      if (room.status().code() == Code::kUnavailable)
+      // The account holds its share of the live capacity (--live-sessions-per-account): 429.
+      http::Response r = room.status().code() == Code::kRateLimited
+                             ? http::Response::error(429, "LIVE_SESSION_LIMIT", room.status().message())
+                             : http::Response::from_status(room.status());
+      if (room.status().code() == Code::kUnavailable || room.status().code() == Code::kRateLimited)
         r.headers.set("Retry-After", std::to_string(kLiveRetryAfterS));
       return A::reject(std::move(r));
     }
@@ -291,7 +329,7 @@ void register_live_routes(http::Router& router, Services& s) {
     auto a = s.agent_service->get(req.principal->account_id, req.param("agent_code"));
     if (!a.ok()) return http::Response::from_status(a.status());
     live::Delivery d = s.rooms->deliver(*a, *room_id, "speak", *message);
-    if (!d.status.ok()) return http::Response::from_status(d.status);
+    if (!d.status.ok()) return delivery_error(d.status);
     return http::Response::json(
         200,
         {{"agent_code", a->code}, {"context_type", "speak"}, {"delivered_to_rooms", d.delivered_to_rooms}});
@@ -315,7 +353,7 @@ void register_live_routes(http::Router& router, Services& s) {
     if (!a.ok()) return http::Response::from_status(a.status());
     // SPEC 4.9: `speak` makes the agent speak the given text (verbatim, into the history).
     live::Delivery d = s.rooms->deliver(*a, *room_id, kind, *context);
-    if (!d.status.ok()) return http::Response::from_status(d.status);
+    if (!d.status.ok()) return delivery_error(d.status);
     return http::Response::json(
         200, {{"agent_code", a->code}, {"context_type", kind}, {"delivered_to_rooms", d.delivered_to_rooms}});
   });
@@ -331,7 +369,7 @@ void register_live_routes(http::Router& router, Services& s) {
     auto a = s.agent_service->get(req.principal->account_id, req.param("agent_code"));
     if (!a.ok()) return http::Response::from_status(a.status());
     live::Delivery d = s.rooms->deliver(*a, *room_id, "trigger_dynamics", *action);
-    if (!d.status.ok()) return http::Response::from_status(d.status);
+    if (!d.status.ok()) return delivery_error(d.status);
     return http::Response::json(200, {{"agent_code", a->code},
                                       {"action", *action},
                                       {"animation_triggered", d.animation_triggered},

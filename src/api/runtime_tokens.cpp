@@ -52,7 +52,8 @@ MintedToken mint_runtime_token(Services& s, const std::string& account_id, const
 }
 
 MintedToken mint_embed_token(Services& s, const std::string& account_id, const std::string& api_key_id,
-                             const std::string& agent_code, const std::string& sid) {
+                             const std::string& agent_code, const std::string& sid,
+                             const std::optional<std::string>& billing_type) {
   TokenClaims c;
   c.api_key_id = api_key_id;
   c.subject = account_id;
@@ -62,6 +63,7 @@ MintedToken mint_embed_token(Services& s, const std::string& account_id, const s
   c.token_id = random_uuid();
   c.agent = agent_code;
   c.sid = sid;
+  c.billing_type = billing_type;
   return {sign_token(s.token_keys->current(), c), c.token_id, c.expires_at};
 }
 
@@ -188,14 +190,28 @@ void register_runtime_token_routes(http::Router& router, Services& s) {
       },
       token_auth);
 
-  // POST /v1/embed-tokens/request {agent_id, fingerprint}: a 1-hour token for one agent's rooms.
+  // POST /v1/embed-tokens/request {agent_id, fingerprint, billing_type?}: a 1-hour token for one
+  // agent's rooms, which starts only the session type its owner chose (the avatar session unless
+  // billing_type says voice_chat or camera_chat): the holder cannot pick a dearer rate.
   router.add("POST", "/v1/embed-tokens/request", [&s](http::Request& req) {
-    auto body = parse_json_object_with(req.body, {"agent_id", "fingerprint"});
+    auto body = parse_json_object_with(req.body, {"agent_id", "fingerprint", "billing_type"});
     if (!body.ok()) return http::Response::from_status(body.status());
     auto agent_id = get_string(*body, "agent_id");
     auto fingerprint = get_string(*body, "fingerprint");
-    for (const Status& st : {agent_id.status(), fingerprint.status()}) {
+    auto billing_type = get_string(*body, "billing_type");
+    for (const Status& st : {agent_id.status(), fingerprint.status(), billing_type.status()}) {
       if (!st.ok()) return http::Response::from_status(st);
+    }
+    std::optional<std::string> mode;
+    if (billing_type->has_value()) {
+      const std::string& bt = **billing_type;
+      if (bt == "voice_chat" || bt == "camera_chat") {
+        mode = bt;
+      } else if (bt != "essence_cloud" && bt != "expression_cloud") {
+        return http::Response::from_status(Status::Invalid(
+            "Field 'billing_type' must be essence_cloud or expression_cloud (the avatar session), "
+            "voice_chat or camera_chat"));
+      }
     }
     if (!agent_id->has_value() || (*agent_id)->empty()) {
       return http::Response::from_status(Status::Invalid("Field 'agent_id' is required"));
@@ -208,7 +224,7 @@ void register_runtime_token_routes(http::Router& router, Services& s) {
     auto a = s.agent_service->get(p.account_id, **agent_id);
     if (!a.ok()) return http::Response::from_status(a.status());
     const std::string sid = "emb_" + random_base62(20);
-    MintedToken t = mint_embed_token(s, p.account_id, minter_of(p), a->code, sid);
+    MintedToken t = mint_embed_token(s, p.account_id, minter_of(p), a->code, sid, mode);
     return success({{"token", t.token}, {"sid", sid}});
   });
 

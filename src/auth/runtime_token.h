@@ -83,6 +83,9 @@ struct TokenClaims {
   // Embed tokens only: the one agent they may view, and the embed session id.
   std::optional<std::string> agent;
   std::optional<std::string> sid;
+  // Embed tokens only: the session type the token may start, `voice_chat` or `camera_chat`
+  // (claim `billing_type`); absent: only the agent's avatar session (docs/live-protocol.md).
+  std::optional<std::string> billing_type;
 };
 
 // Compact JWS (header.payload.signature), signed with `key`.

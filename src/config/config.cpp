@@ -286,6 +286,12 @@ const std::vector<Option>& options() {
        [](Config& c, const std::string& v) {
          return set_int(c.max_live_sessions, v, "max-live-sessions", 1, 100000);
        }},
+      {"live-sessions-per-account", "IMAGO_LIVE_SESSIONS_PER_ACCOUNT", "N",
+       "live sessions one account may run at once (across the cluster in cluster mode); beyond it "
+       "joins get 429 LIVE_SESSION_LIMIT (default half of --max-live-sessions)",
+       [](Config& c, const std::string& v) {
+         return set_int(c.live_sessions_per_account, v, "live-sessions-per-account", 1, 100000);
+       }},
       {"live-frame-side", "IMAGO_LIVE_FRAME_SIDE", "PX", "longest side of live video frames (default 512)",
        [](Config& c, const std::string& v) {
          return set_int(c.live_frame_side, v, "live-frame-side", 64, 1920);
@@ -379,6 +385,8 @@ void finalize_config(Config& cfg) {
     cfg.max_live_sessions =
         kLiveSessionsPerCore * static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   }
+  if (cfg.live_sessions_per_account <= 0)
+    cfg.live_sessions_per_account = std::max(1, cfg.max_live_sessions / 2);
   // IMAGO_DATABASE: the variable's earlier name, still honoured.
   if (const char* old = std::getenv("IMAGO_DATABASE"); cfg.database_url.empty() && old && *old)
     cfg.database_url = old;

@@ -71,7 +71,10 @@ struct Config {
   int live_idle_s = 120;           // ends a session without speech or keep-alive
   int live_max_duration_s = 3600;  // longest session
   int max_live_sessions = 0;       // 0: kLiveSessionsPerCore x cores (measured, live_ws_bench)
-  int live_frame_side = 512;       // longest side of rendered live frames, px
+  // Live sessions one account may run at once (across the cluster in cluster mode).
+  // 0: half of max_live_sessions (at least 1), so one account never holds a whole node.
+  int live_sessions_per_account = 0;
+  int live_frame_side = 512;  // longest side of rendered live frames, px
   int live_jpeg_quality = 75;
 
   // --- conversation (issue 12, docs/conversation.md) ---

@@ -8,9 +8,11 @@
 #include "live/media_framing.h"
 #include "live/thread_priority.h"
 #include "speech/speech_service.h"
+#include "speech/text.h"
 #include "util/json.h"
 #include "util/log.h"
 #include "util/random.h"
+#include "util/strings.h"
 
 namespace imago::live {
 
@@ -20,7 +22,6 @@ constexpr int64_t kFrameUs = 1'000'000 / avatar::kFps;
 constexpr int64_t kDynamicsRefreshUs = 3'000'000;
 constexpr int64_t kIdleGestureAfterUs = 15'000'000;  // silence before an idle gesture
 constexpr int64_t kIdleGestureEveryUs = 20'000'000;
-constexpr size_t kMaxContextItems = 200;
 
 std::string event(std::string_view type, json::object fields = {}) {
   json::object o{{"type", type}};
@@ -30,6 +31,10 @@ std::string event(std::string_view type, json::object fields = {}) {
 
 std::string error_event(std::string_view code, std::string_view message) {
   return event("error", {{"code", code}, {"message", message}});
+}
+
+std::string_view speak_error_code(const Status& st) {
+  return is_speech_queue_full(st) ? kSpeechQueueFullCode : "VALIDATION_ERROR";
 }
 
 }  // namespace
@@ -55,7 +60,9 @@ Room::Room(RoomSettings s, std::unique_ptr<avatar::Renderer> r, speech::SpeechSe
       speech_(speech),
       clock_(clock),
       cb_(std::move(cb)),
-      state_(s_.timeouts, clock.now_us()) {}
+      state_(s_.timeouts, clock.now_us()),
+      context_(s_.limits),
+      control_rate_(s_.limits) {}
 
 Room::~Room() {
   stop_ = true;
@@ -123,10 +130,26 @@ void Room::add_viewer(std::shared_ptr<http::WebSocketConnection> c, ViewerRole r
     c->close(http::ws_close::kNormal, "session ended");
     return;
   }
+  if (expected_viewers_ > 0) --expected_viewers_;
+  ever_viewed_ = true;
   state_.viewer_joined(clock_.now_us());
   c->send_text(session_started_json());
   if (paused_) c->send_text(event("session.paused"));
   viewers_.push_back({std::move(c), role});
+}
+
+void Room::viewer_expected() {
+  std::lock_guard lock(mu_);
+  ++expected_viewers_;
+}
+
+void Room::viewer_upgrade_failed() {
+  std::lock_guard lock(mu_);
+  if (expected_viewers_ > 0) --expected_viewers_;
+  if (ever_viewed_ || expected_viewers_ > 0 || !viewers_.empty()) return;
+  if (state_.phase() == SessionPhase::kEnded) return;
+  log::info("live_session_handshake_failed", {{"session", s_.session_id}, {"room", s_.room_id}});
+  state_.end(EndReason::kAbsent);
 }
 
 void Room::remove_viewer(const http::WebSocketConnection* c) {
@@ -134,6 +157,7 @@ void Room::remove_viewer(const http::WebSocketConnection* c) {
   for (auto it = viewers_.begin(); it != viewers_.end(); ++it) {
     if (it->conn.get() == c) {
       viewers_.erase(it);
+      control_rate_.forget(c);
       state_.viewer_left(clock_.now_us());
       return;
     }
@@ -146,8 +170,20 @@ void Room::broadcast_text(const std::string& msg) {
 
 Result<std::string> Room::speak(const std::string& text) {
   if (Status st = speech_->validate(text, s_.voice); !st.ok()) return st;
+  if (const size_t chars = speech::utf8_length(text); chars > s_.limits.speak_chars) {
+    return Status::Invalid("text is " + std::to_string(chars) + " characters; live speech takes at most " +
+                           std::to_string(s_.limits.speak_chars));
+  }
   std::lock_guard lock(mu_);
   if (state_.phase() == SessionPhase::kEnded) return Status::NotFound("the session has ended");
+  size_t queued_bytes = 0;
+  for (const auto& u : utterances_) queued_bytes += u.text.size();
+  if (utterances_.size() >= s_.limits.speech_queue_items ||
+      queued_bytes + text.size() > s_.limits.speech_queue_bytes) {
+    return Status(Code::kRateLimited, "The speech queue is full (" + std::to_string(utterances_.size()) +
+                                          " utterances, " + std::to_string(queued_bytes) +
+                                          " bytes queued): wait for playback_finished or interrupt");
+  }
   std::string id = "utt_" + std::to_string(++utterance_counter_);
   Utterance u{id, text, 0, false, {}};
   if (dynamics_.enabled) u.gesture = jobs::gesture_for_text(dynamics_.config, text);
@@ -227,20 +263,33 @@ Status Room::camera_frame(std::string_view data_url) {
   return Status::Ok();
 }
 
-void Room::add_context(const std::string& text) {
+Status Room::add_context(const std::string& text) {
+  if (!is_valid_utf8(text)) return Status::Invalid("context must be valid UTF-8");
+  if (const size_t chars = speech::utf8_length(text); chars > s_.limits.context_item_chars) {
+    return Status::Invalid("context is " + std::to_string(chars) + " characters; one item takes at most " +
+                           std::to_string(s_.limits.context_item_chars));
+  }
   std::shared_ptr<SessionBrain> brain;
   {
     std::lock_guard lock(mu_);
-    if (context_.size() >= kMaxContextItems) context_.erase(context_.begin());
-    context_.push_back(text);
+    context_.add(text);
     brain = brain_;
   }
   if (brain) brain->on_add_context(*this, text);
+  return Status::Ok();
 }
 
 std::vector<std::string> Room::context() const {
   std::lock_guard lock(mu_);
-  return context_;
+  return context_.items();
+}
+
+size_t Room::accounted_bytes() const {
+  std::lock_guard lock(mu_);
+  size_t n = context_.accounted_bytes();
+  for (const auto& u : utterances_) n += u.text.size() + kUtteranceOverheadBytes;
+  for (const auto& [id, text] : to_synthesize_) n += text.size();
+  return n;
 }
 
 void Room::finish_utterance_locked(Utterance& u, bool interrupted, std::vector<std::string>& events,
@@ -333,6 +382,19 @@ RoomInfo Room::info() const {
 void Room::on_control(const std::shared_ptr<http::WebSocketConnection>& from, ViewerRole role,
                       std::string_view text,
                       const std::function<std::optional<json::object>(const std::string& token)>& renew) {
+  ControlDecision admitted;
+  {
+    std::lock_guard lock(mu_);
+    admitted = control_rate_.admit(from.get(), clock_.monotonic_us());
+  }
+  if (!admitted.allowed) {
+    // Refused before parsing: a flood costs the room a bucket check and this small event.
+    from->send_text(event("error", {{"code", "RATE_LIMITED"},
+                                    {"message", "Too many control messages: slow down"},
+                                    {"retry_after_ms", (admitted.retry_after_us + 999) / 1000}}));
+    if (admitted.close) from->close(http::ws_close::kPolicyViolation, "control message rate exceeded");
+    return;
+  }
   boost::system::error_code ec;
   json::value v = json::parse(text, ec);
   if (ec || !v.is_object()) {
@@ -359,11 +421,11 @@ void Room::on_control(const std::shared_ptr<http::WebSocketConnection>& from, Vi
     auto s = text_field("text");
     if (!s) return;
     auto r = say(*s);
-    if (!r.ok()) from->send_text(error_event("VALIDATION_ERROR", r.status().message()));
+    if (!r.ok()) from->send_text(error_event(speak_error_code(r.status()), r.status().message()));
   } else if (t == "user_text") {
     auto s = text_field("text");
     if (!s) return;
-    if (Status st = user_text(*s); !st.ok()) from->send_text(error_event("VALIDATION_ERROR", st.message()));
+    if (Status st = user_text(*s); !st.ok()) from->send_text(error_event(speak_error_code(st), st.message()));
   } else if (t == "camera_frame") {
     auto s = text_field("image");
     if (!s) return;
@@ -376,7 +438,7 @@ void Room::on_control(const std::shared_ptr<http::WebSocketConnection>& from, Vi
     }
     auto s = text_field("text");
     if (!s) return;
-    add_context(*s);
+    if (Status st = add_context(*s); !st.ok()) from->send_text(error_event("VALIDATION_ERROR", st.message()));
   } else if (t == "interrupt") {
     interrupt();
   } else if (t == "trigger_dynamics") {
@@ -513,7 +575,12 @@ void Room::speech_loop() {
     }
     bool pushed = false;
     Status st = speech_->synthesize_stream(text, s_.voice, [&](const speech::Audio& sentence) {
-      std::lock_guard lock(mu_);
+      std::unique_lock lock(mu_);
+      // Synthesize only a little ahead of playback: a long queue stays text, not audio.
+      while (!stop_ && gen == speech_generation_ &&
+             renderer_->queued_seconds() > s_.limits.synthesis_ahead_s) {
+        speech_cv_.wait_for(lock, std::chrono::milliseconds(50));
+      }
       if (stop_ || gen != speech_generation_) return false;
       if (!renderer_->push_audio(sentence, false).ok()) return false;
       pushed = true;

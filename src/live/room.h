@@ -22,6 +22,9 @@
 
 #include "avatar/renderer.h"
 #include "http/websocket.h"
+#include "live/control_rate.h"
+#include "live/room_context.h"
+#include "live/room_limits.h"
 #include "live/session_state.h"
 #include "speech/synthesis.h"
 #include "util/clock.h"
@@ -81,6 +84,7 @@ struct RoomSettings {
   int64_t lookahead_us = 120'000;  // frames are produced this far ahead of real time
   // A viewer with more than this many bytes queued gets no new video frames (audio continues).
   size_t max_viewer_queue_bytes = 512 * 1024;
+  RoomLimits limits;  // what the room keeps for its clients (live/room_limits.h)
 };
 
 // What the session's gesture settings are right now (re-read from the agent while running).
@@ -134,6 +138,13 @@ class Room : public std::enable_shared_from_this<Room> {
   // Viewers. add_viewer sends session.started (and the current pause state) to that viewer.
   void add_viewer(std::shared_ptr<http::WebSocketConnection> c, ViewerRole role);
   void remove_viewer(const http::WebSocketConnection* c);
+  // A join was accepted and its WebSocket handshake is under way: add_viewer() follows, or
+  // viewer_upgrade_failed() when the handshake never completes (the client dropped).
+  void viewer_expected();
+  // The handshake of an expected viewer failed. A room nobody has ever viewed, with no other
+  // handshake under way, ends at once (reason absent) instead of billing a session without
+  // viewers until its absent timeout.
+  void viewer_upgrade_failed();
   // A JSON control message from a viewer (speak, add_context, interrupt, trigger_dynamics,
   // keep_alive, heartbeat). `renew` validates a heartbeat token and mints its successor (nullopt: refused).
   // A heartbeat answers {type: "heartbeat.ok", token, expires_at} with what `renew` returns.
@@ -142,6 +153,8 @@ class Room : public std::enable_shared_from_this<Room> {
                   const std::function<std::optional<boost::json::object>(const std::string& token)>& renew);
 
   // Agent speech: queued after anything already queued. Returns the utterance id.
+  // kInvalidArgument for a text over limits.speak_chars; kRateLimited (SPEECH_QUEUE_FULL) when
+  // the room's speech queue holds its limit of utterances or bytes.
   Result<std::string> speak(const std::string& text);
   // speak() for text given by the API (REST/WebSocket speak): also joins the brain's history.
   Result<std::string> say(const std::string& text);
@@ -157,7 +170,9 @@ class Room : public std::enable_shared_from_this<Room> {
   // A viewer's camera frame (camera_frame {image}): checked and handed to the brain for its next
   // model turn. kInvalidArgument for a bad frame or outside a camera_chat session.
   Status camera_frame(std::string_view data_url);
-  void add_context(const std::string& text);
+  // Keeps `text` as context (the oldest items are evicted past limits.context_items /
+  // context_bytes). kInvalidArgument for a text over limits.context_item_chars.
+  Status add_context(const std::string& text);
   // Drops all queued and playing speech at once; playback_finished {interrupted: true} for each.
   void interrupt();
   DynamicsResult trigger_dynamics(const std::string& action);
@@ -174,6 +189,9 @@ class Room : public std::enable_shared_from_this<Room> {
   int width() const;
   int height() const;
   std::vector<std::string> context() const;
+  // Bytes the room keeps for its clients (queued speech texts, context), in RoomLimits' units:
+  // never above max_accounted_bytes(settings().limits).
+  size_t accounted_bytes() const;
 
  private:
   struct Utterance {
@@ -208,10 +226,13 @@ class Room : public std::enable_shared_from_this<Room> {
     ViewerRole role;
   };
   std::vector<Viewer> viewers_;
+  int expected_viewers_ = 0;  // joins whose handshake is under way
+  bool ever_viewed_ = false;
   std::deque<Utterance> utterances_;                               // queued or playing, in order
   std::deque<std::pair<std::string, std::string>> to_synthesize_;  // id, text
   uint64_t speech_generation_ = 0;                                 // bumped by interrupt()
-  std::vector<std::string> context_;
+  RoomContext context_;
+  ControlRate control_rate_;
   DynamicsSettings dynamics_;
   int64_t last_dynamics_refresh_us_ = 0;
   int64_t last_idle_gesture_us_ = 0;

@@ -6,6 +6,11 @@
 //                                        audio continuity, RSS per session
 //   room_benchmark latency [rounds]      speak -> first speaking audio frame handed to the viewer,
 //                                        interrupt -> last speaking frame, playback_finished
+//   room_benchmark flood N [seconds] [messages]
+//                                        N rooms with a viewer, each flooded with every client
+//                                        message type (WebSocket control messages at the rate
+//                                        limit, REST speak / add-context); peak RSS per room over
+//                                        idle rooms while the floods are synthesized and played
 // Pin to one core for per-core figures: taskset -c 0 build/src/live/room_benchmark capacity 4
 #include <sys/resource.h>
 
@@ -20,6 +25,7 @@
 #include "live/media_framing.h"
 #include "live/room.h"
 #include "speech/speech_service.h"
+#include "util/json.h"
 
 using namespace imago;
 using Clock_ = std::chrono::steady_clock;
@@ -201,6 +207,73 @@ int main(int argc, char** argv) {
     room->join_threads();
     return 0;
   }
-  std::fprintf(stderr, "usage: room_benchmark capacity N [seconds] | latency [rounds]\n");
+  if (mode == "flood") {
+    const int n = argc > 2 ? std::atoi(argv[2]) : 4;
+    const double seconds = argc > 3 ? std::atof(argv[3]) : 20;
+    const int messages = argc > 4 ? std::atoi(argv[4]) : 9000;
+    std::vector<std::shared_ptr<live::Room>> rooms;
+    std::vector<std::shared_ptr<CountingViewer>> viewers;
+    for (int i = 0; i < n; ++i) {
+      rooms.push_back(make_room(i));
+      viewers.push_back(std::make_shared<CountingViewer>());
+      rooms.back()->add_viewer(viewers.back(), live::ViewerRole::kRuntime);
+      rooms.back()->start();
+    }
+    std::this_thread::sleep_for(std::chrono::seconds(2));  // idle rooms, caches hot
+    const long rss_idle = rss_kb();
+    std::string speak_text, context_text;
+    while (speak_text.size() + std::string_view(kText).size() <= 2000) speak_text += kText;
+    while (context_text.size() < 4000) context_text += 'k';
+    const std::string huge(20000, 'a');  // the old per-utterance cap: now refused
+    auto msg = [](std::string_view type, std::string_view field, const std::string& text) {
+      boost::json::object o{{"type", type}};
+      if (!field.empty()) o[field] = text;
+      return json_to_string(o);
+    };
+    const std::vector<std::string> kinds = {
+        msg("speak", "text", speak_text),
+        msg("speak", "text", huge),
+        msg("user_text", "text", speak_text),
+        msg("add_context", "text", context_text),
+        msg("trigger_dynamics", "action", "nope"),
+        msg("keep_alive", "", ""),
+        msg("heartbeat", "token", "t"),
+        msg("camera_frame", "image", "data:x"),
+    };
+    auto renew = [](const std::string&) { return std::optional<boost::json::object>(); };
+    size_t max_accounted = 0;
+    long rss_peak = rss_idle;
+    for (int m = 0; m < messages; ++m) {
+      clock.advance_us(100'000);  // at the connection's rate: every message is admitted
+      for (int i = 0; i < n; ++i) {
+        rooms[i]->on_control(viewers[i], live::ViewerRole::kRuntime, kinds[m % kinds.size()], renew);
+        (void)rooms[i]->say(speak_text);            // REST speak
+        (void)rooms[i]->add_context(context_text);  // REST add-context
+        max_accounted = std::max(max_accounted, rooms[i]->accounted_bytes());
+      }
+      if (m % 500 == 0) rss_peak = std::max(rss_peak, rss_kb());
+    }
+    const double t0 = now_s();
+    while (now_s() - t0 < seconds) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(250));
+      rss_peak = std::max(rss_peak, rss_kb());
+      for (auto& r : rooms) max_accounted = std::max(max_accounted, r->accounted_bytes());
+    }
+    std::printf(
+        "rooms=%d messages_per_room=%d (x3: a control message, a REST speak, a REST add-context) "
+        "rss_idle_mb=%.1f rss_peak_mb=%.1f flood_rss_per_room_kb=%.0f max_accounted_bytes_per_room=%zu "
+        "bound=%zu\n",
+        n, messages, rss_idle / 1024.0, rss_peak / 1024.0, double(rss_peak - rss_idle) / n, max_accounted,
+        live::max_accounted_bytes(live::RoomLimits{}));
+    for (auto& r : rooms) {
+      r->end(live::EndReason::kShutdown);
+      r->tick();
+      r->join_threads();
+    }
+    return 0;
+  }
+  std::fprintf(
+      stderr,
+      "usage: room_benchmark capacity N [seconds] | latency [rounds] | flood N [seconds] [messages]\n");
   return 2;
 }

@@ -106,7 +106,8 @@ struct Fixture {
   bool dynamics_on = false;
   std::shared_ptr<Room> room;
 
-  Fixture() {
+  // start: false leaves the render and speech threads off, so nothing drains the speech queue.
+  explicit Fixture(bool start = true) {
     RoomSettings s;
     s.account_id = "usr_1";
     s.room_id = "lobby";
@@ -127,7 +128,7 @@ struct Fixture {
     auto r = Room::create(s, model(), &speech::test_service(), clock, cb);
     EXPECT_TRUE(r.ok());
     room = *r;
-    room->start();
+    if (start) room->start();
   }
   ~Fixture() {
     room->end(EndReason::kTerminated);
@@ -301,6 +302,115 @@ TEST(Room, SpendCapRefusalEndsTheSessionAndSaysItWasTheCap) {
   EXPECT_EQ(e[0].at("detail").as_string(), "spend_cap");
   std::lock_guard l(c->mu);
   EXPECT_EQ(c->closed, 1000);
+}
+
+std::string repeat(std::string_view unit, size_t n) {
+  std::string s;
+  for (size_t i = 0; i < n; ++i) s += unit;
+  return s;
+}
+
+int count_code(FakeConnection& c, std::string_view code) {
+  int n = 0;
+  for (auto& e : c.events("error")) n += e.at("code").as_string() == code;
+  return n;
+}
+
+// Every client message type, flooded, over the WebSocket (on_control) and the REST paths (say,
+// add_context, as Rooms::deliver calls them): the bytes the room keeps never pass the bound
+// derived from its limits, and what is refused is refused with a clear error.
+TEST(RoomBounds, FloodOfEveryMessageTypeStaysUnderTheRoomsBound) {
+  Fixture fx(/*start=*/false);  // nothing plays: the speech queue only fills
+  const RoomLimits& l = fx.room->settings().limits;
+  const size_t bound = max_accounted_bytes(l);
+  auto c = std::make_shared<FakeConnection>();
+  fx.room->add_viewer(c, ViewerRole::kRuntime);
+  auto renew = [](const std::string&) { return std::optional<json::object>(json::object{{"token", "t"}}); };
+  const std::string speak_ascii = repeat("a", l.speak_chars);      // 2000 bytes: the item cap binds
+  const std::string speak_wide = repeat("\u00e9", l.speak_chars);  // 4000 bytes: the byte cap binds
+  const std::string context = repeat("k", l.context_item_chars);
+  auto msg = [](std::string_view type, std::string_view field, const std::string& text) {
+    json::object o{{"type", type}};
+    if (!field.empty()) o[field] = text;
+    return json_to_string(o);
+  };
+  const std::vector<std::string> messages = {
+      msg("speak", "text", speak_ascii),
+      msg("speak", "text", speak_wide),
+      msg("speak", "text", speak_ascii + "a"),  // over the cap
+      msg("user_text", "text", speak_ascii),    // no brain here: spoken, through the same queue
+      msg("add_context", "text", context),
+      msg("add_context", "text", context + "k"),  // over the cap
+      msg("camera_frame", "image", "data:image/jpeg;base64,AAAA"),
+      msg("trigger_dynamics", "action", "laugh_react"),
+      msg("keep_alive", "", ""),
+      msg("heartbeat", "token", "t"),
+      msg("no_such_type", "text", "x"),
+      std::string(60 * 1024, '{'),  // not JSON
+      msg("interrupt", "", ""),
+  };
+  size_t peak = 0;
+  for (const auto& m : messages) {
+    for (int i = 0; i < 1000; ++i) {
+      fx.clock.advance_us(100'000);  // 10 messages a second: within the rate limits
+      fx.room->on_control(c, ViewerRole::kRuntime, m, renew);
+      peak = std::max(peak, fx.room->accounted_bytes());
+      ASSERT_LE(fx.room->accounted_bytes(), bound) << m.substr(0, 40) << " #" << i;
+    }
+  }
+  // The REST paths (POST /v1/agent/{code}/speak and add-context reach rooms through these).
+  for (int i = 0; i < 5000; ++i) {
+    auto id = fx.room->say(i % 2 ? speak_wide : speak_ascii);
+    EXPECT_TRUE(id.ok() || is_speech_queue_full(id.status())) << id.status().message();
+    EXPECT_TRUE(fx.room->add_context(context).ok());
+    peak = std::max(peak, fx.room->accounted_bytes());
+    ASSERT_LE(fx.room->accounted_bytes(), bound);
+  }
+  EXPECT_GT(peak, bound / 2);  // the flood did fill the room up to its bounds
+  // 4000-byte items: the byte budget binds before the item count.
+  EXPECT_EQ(fx.room->info().context_items,
+            std::min(l.context_items, l.context_bytes / (l.context_item_chars + kContextItemOverheadBytes)));
+  EXPECT_EQ(count_code(*c, "RATE_LIMITED"), 0);
+  EXPECT_GT(count_code(*c, "SPEECH_QUEUE_FULL"), 900);
+  EXPECT_GE(count_code(*c, "VALIDATION_ERROR"), 5000);
+  fx.room->end(EndReason::kTerminated);
+}
+
+TEST(RoomBounds, TheSpeechQueueHoldsItsItemsAndBytes) {
+  Fixture fx(/*start=*/false);
+  const RoomLimits& l = fx.room->settings().limits;
+  int accepted = 0;
+  for (int i = 0; i < 100; ++i) accepted += fx.room->speak("Hello number " + std::to_string(i) + ".").ok();
+  EXPECT_EQ(accepted, static_cast<int>(l.speech_queue_items));
+  auto full = fx.room->speak("One more.");
+  ASSERT_FALSE(full.ok());
+  EXPECT_TRUE(is_speech_queue_full(full.status()));
+  fx.room->interrupt();  // empties the queue: speech is taken again
+  EXPECT_TRUE(fx.room->speak("After the interrupt.").ok());
+  fx.room->interrupt();
+  // Bytes: texts of 4000 bytes (2000 two-byte characters) fill the 32 KiB budget at 8.
+  accepted = 0;
+  for (int i = 0; i < 100; ++i) accepted += fx.room->speak(repeat("\u00e9", l.speak_chars)).ok();
+  EXPECT_EQ(accepted, static_cast<int>(l.speech_queue_bytes / (2 * l.speak_chars)));
+  auto too_long = fx.room->speak(repeat("a", l.speak_chars + 1));
+  EXPECT_EQ(too_long.status().code(), Code::kInvalidArgument);
+}
+
+TEST(RoomBounds, ControlMessagesAreRateLimitedAndSustainedAbuseClosesTheConnection) {
+  Fixture fx(/*start=*/false);
+  const RoomLimits& l = fx.room->settings().limits;
+  auto c = std::make_shared<FakeConnection>();
+  fx.room->add_viewer(c, ViewerRole::kEmbed);
+  auto renew = [](const std::string&) { return std::optional<json::object>(); };
+  // The clock stands still: the connection gets its burst, then RATE_LIMITED for each message.
+  for (int i = 0; i < l.control_burst_connection + l.refusals_before_close; ++i)
+    fx.room->on_control(c, ViewerRole::kEmbed, R"({"type":"keep_alive"})", renew);
+  auto errors = c->events("error");
+  ASSERT_EQ(errors.size(), static_cast<size_t>(l.refusals_before_close));
+  EXPECT_EQ(errors[0].at("code").as_string(), "RATE_LIMITED");
+  EXPECT_GT(errors[0].at("retry_after_ms").as_int64(), 0);
+  std::lock_guard lock(c->mu);
+  EXPECT_EQ(c->closed, http::ws_close::kPolicyViolation);
 }
 
 }  // namespace

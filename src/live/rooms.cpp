@@ -5,6 +5,7 @@
 #include "blobs/blob_store.h"
 #include "jobs/dynamics_config.h"
 #include "live/minute_billing.h"
+#include "speech/text.h"
 #include "store/file_store.h"
 #include "util/log.h"
 #include "util/random.h"
@@ -114,13 +115,35 @@ Result<std::shared_ptr<Room>> Rooms::join(const std::string& account_id, const s
       }
       return it->second;
     }
-    int live = 0;
-    for (auto& [k, r] : rooms_) live += r->ended() ? 0 : 1;
+    int live = starting_, mine = 0;
+    if (auto s = starting_by_account_.find(account_id); s != starting_by_account_.end()) mine = s->second;
+    for (auto& [k, r] : rooms_) {
+      if (r->ended()) continue;
+      ++live;
+      mine += k.first == account_id;
+    }
     if (live >= options_.max_sessions) {
       return Status::Unavailable("This node is at its live-session capacity (" +
                                  std::to_string(options_.max_sessions) + ")");
     }
+    if (options_.max_sessions_per_account > 0 && mine >= options_.max_sessions_per_account) {
+      return account_limit_status(options_.max_sessions_per_account);
+    }
+    // The slot is this join's until its room is in rooms_ or the start failed: the check above and
+    // the insert below are one step for every concurrent join.
+    ++starting_;
+    ++starting_by_account_[account_id];
   }
+  auto started = start_room(account_id, room_id, agent, mode);
+  std::lock_guard lock(mu_);
+  --starting_;
+  if (--starting_by_account_[account_id] == 0) starting_by_account_.erase(account_id);
+  if (started.ok()) cv_.notify_all();
+  return started;
+}
+
+Result<std::shared_ptr<Room>> Rooms::start_room(const std::string& account_id, const std::string& room_id,
+                                                const AgentRecord& agent, ChatMode mode) {
   auto model = model_for(agent);
   if (!model.ok()) return model.status();
 
@@ -134,6 +157,7 @@ Result<std::shared_ptr<Room>> Rooms::join(const std::string& account_id, const s
   s.camera = mode == ChatMode::kCameraChat;
   s.timeouts = options_.timeouts;
   s.jpeg_quality = options_.jpeg_quality;
+  s.limits = options_.room_limits;
   // The agent's voice: its model's manifest carries the matched voice and axes.
   const auto& m = (*model)->manifest();
   if (!m.voice.empty()) s.voice.voice = m.voice;
@@ -156,10 +180,11 @@ Result<std::shared_ptr<Room>> Rooms::join(const std::string& account_id, const s
   if (it != rooms_.end() && !it->second->ended()) return it->second;
   if (d_.directory) {
     // Under the lock, so two joins here cannot both claim (the second would take over the lease).
+    // The directory holds the account's share across nodes (cluster mode).
     RoomLease lease = lease_of(**room);
     lease.node_url = options_.node_url;
     lease.details = room_details_json((*room)->info());
-    auto owned = d_.directory->claim(lease);
+    auto owned = d_.directory->claim(lease, options_.max_sessions_per_account);
     if (!owned.ok()) return owned.status();
     if (!*owned) {
       // The API layer relays the viewer to the owner when it can (docs/live-protocol.md).
@@ -173,7 +198,6 @@ Result<std::shared_ptr<Room>> Rooms::join(const std::string& account_id, const s
                                      {"room", room_id},
                                      {"agent", agent.code},
                                      {"account", account_id}});
-  cv_.notify_all();
   return *room;
 }
 
@@ -276,9 +300,12 @@ void Rooms::on_command(const RoomCommand& cmd) {
   auto room = find_session(cmd.session_id);
   if (!room) return;  // ended meanwhile
   if (cmd.kind == "speak") {
-    (void)room->say(cmd.text);
+    // The sender checked the text; a full queue here drops the command (the REST answer is given).
+    if (auto id = room->say(cmd.text); !id.ok())
+      log::warn("room_command_refused",
+                {{"kind", cmd.kind}, {"session", cmd.session_id}, {"error", id.status().message()}});
   } else if (cmd.kind == "add_context") {
-    room->add_context(cmd.text);
+    (void)room->add_context(cmd.text);  // checked by the node that sent it
   } else if (cmd.kind == "trigger_dynamics") {
     (void)room->trigger_dynamics(cmd.text);
   } else if (cmd.kind == "interrupt") {
@@ -293,6 +320,20 @@ void Rooms::on_command(const RoomCommand& cmd) {
 Delivery Rooms::deliver(const AgentRecord& agent, const std::optional<std::string>& room_id,
                         const std::string& kind, const std::string& text) {
   Delivery d;
+  // Checked here too: rooms on other nodes take the text without answering.
+  const size_t chars = speech::utf8_length(text);
+  const RoomLimits& l = options_.room_limits;
+  if (kind == "speak" && chars > l.speak_chars) {
+    d.status = Status::Invalid("The text is " + std::to_string(chars) +
+                               " characters; live speech takes at most " + std::to_string(l.speak_chars));
+    return d;
+  }
+  if (kind == "add_context" && chars > l.context_item_chars) {
+    d.status = Status::Invalid("The context is " + std::to_string(chars) +
+                               " characters; one context item takes at most " +
+                               std::to_string(l.context_item_chars));
+    return d;
+  }
   auto local = list(agent.account_id, agent.code, room_id);
   std::vector<RemoteRoom> remote;
   if (d_.directory) {
@@ -325,6 +366,7 @@ Delivery Rooms::deliver(const AgentRecord& agent, const std::optional<std::strin
       return d;
     }
   }
+  Status full;  // the refusal of a room whose speech queue was full
   for (auto& r : local) {
     if (kind == "speak") {
       auto id = r->say(text);
@@ -332,9 +374,14 @@ Delivery Rooms::deliver(const AgentRecord& agent, const std::optional<std::strin
         d.status = id.status();
         return d;
       }
+      // A full room is skipped: the others still speak (a retry would repeat it in them).
+      if (!id.ok() && is_speech_queue_full(id.status())) full = id.status();
       d.delivered_to_rooms += id.ok() ? 1 : 0;
     } else if (kind == "add_context") {
-      r->add_context(text);
+      if (Status st = r->add_context(text); !st.ok()) {
+        d.status = st;
+        return d;
+      }
       ++d.delivered_to_rooms;
     } else {
       auto res = r->trigger_dynamics(text);
@@ -365,7 +412,9 @@ Delivery Rooms::deliver(const AgentRecord& agent, const std::optional<std::strin
       }
     }
   }
-  if (d.delivered_to_rooms == 0) d.status = Status::NotFound("No active rooms found for agent " + agent.code);
+  if (d.delivered_to_rooms == 0 && !full.ok()) d.status = full;  // every room it reached was full
+  if (d.delivered_to_rooms == 0 && d.status.ok())
+    d.status = Status::NotFound("No active rooms found for agent " + agent.code);
   return d;
 }
 
@@ -390,6 +439,8 @@ Result<std::vector<RemoteRoom>> Rooms::remote_list(const std::string& account_id
 Result<Rooms::Ended> Rooms::terminate(const std::string& account_id, const std::string& room_id) {
   if (auto r = find(account_id, room_id)) {
     end(r, EndReason::kTerminated);
+    // Its lease goes now, not at the next reap: the account's share counts it until then.
+    release(*r);
     auto info = r->info();
     return Ended{info.room_id, info.session_id, info.billed_minutes};
   }

@@ -35,11 +35,15 @@ namespace imago::live {
 struct RoomsOptions {
   SessionTimeouts timeouts;
   int max_sessions = 8;
+  // Live sessions one account may run at once (on this node; across the cluster in cluster mode,
+  // through the room directory). 0: no share beyond max_sessions.
+  int max_sessions_per_account = 0;
   int model_side = 512;  // the longest side of the rendered frame (models are scaled at load)
   int jpeg_quality = 75;
   // How other nodes reach this one (--node-url), recorded with each room's lease so a node that
   // does not own a room can relay a viewer to it. Empty: viewers on other nodes are refused.
   std::string node_url;
+  RoomLimits room_limits;  // what each room keeps for its clients (live/room_limits.h)
 };
 
 struct RoomsDeps {
@@ -74,7 +78,8 @@ class Rooms {
   void set_brain_factory(BrainFactory f);
 
   // The running room `room_id` of the account, started for `agent` when there is none.
-  // kConflict when the room runs another agent; kUnavailable at capacity; kInvalidArgument when
+  // kConflict when the room runs another agent; kUnavailable at capacity; kRateLimited when the
+  // account holds its share (max_sessions_per_account); kInvalidArgument when
   // the agent has no model yet. `mode` voice_chat starts an audio-only session, camera_chat one that takes
   // the viewer's camera, each billed at its rate (a running room keeps the mode it started with).
   Result<std::shared_ptr<Room>> join(const std::string& account_id, const std::string& room_id,
@@ -88,6 +93,9 @@ class Rooms {
   // A REST command for every active room of `agent` (or only `room_id`) on any node: kind is
   // "speak", "add_context" or "trigger_dynamics". Rooms here run it at once; rooms on other nodes
   // get it through the directory (delivered within about a second).
+  // A text over the room limits (speak_chars, context_item_chars) is kInvalidArgument before any
+  // room is looked at. A speak skips rooms whose speech queue is full and counts the others; when
+  // every room it reached was full it is kRateLimited (is_speech_queue_full).
   Delivery deliver(const AgentRecord& agent, const std::optional<std::string>& room_id,
                    const std::string& kind, const std::string& text);
   // The node URL of the node that runs the account's room `room_id`, when another node does and
@@ -121,6 +129,9 @@ class Rooms {
 
  private:
   void tick_loop();
+  // join()'s work once it holds a slot: loads the model, creates, claims and starts the room.
+  Result<std::shared_ptr<Room>> start_room(const std::string& account_id, const std::string& room_id,
+                                           const AgentRecord& agent, ChatMode mode);
   Result<std::shared_ptr<const avatar::AvatarModel>> model_for(const AgentRecord& agent);
   std::optional<DynamicsSettings> dynamics_for(const Room& room);
   // A command from another node for one of this node's sessions.
@@ -134,6 +145,10 @@ class Rooms {
   std::condition_variable cv_;
   bool stopping_ = false;
   std::map<std::pair<std::string, std::string>, std::shared_ptr<Room>> rooms_;
+  // Slots taken by joins still starting their room (outside the lock: the model loads), counted
+  // with the running rooms so the capacity and the account's share hold under concurrent joins.
+  int starting_ = 0;
+  std::map<std::string, int> starting_by_account_;
   // Decoded models shared by every room of an agent (keyed by model file id).
   std::map<std::string, std::weak_ptr<const avatar::AvatarModel>> models_;
   std::thread ticker_;

@@ -188,6 +188,7 @@ Result<std::unique_ptr<App>> App::create(Config config) {
   lo.timeouts.grace_us = int64_t{p.config.live_grace_s} * 1'000'000;
   lo.timeouts.billing_period_us = int64_t{p.config.live_billing_period_s} * 1'000'000;
   lo.max_sessions = p.config.max_live_sessions;
+  lo.max_sessions_per_account = p.config.live_sessions_per_account;
   lo.model_side = p.config.live_frame_side;
   lo.jpeg_quality = p.config.live_jpeg_quality;
   live::RoomsDeps ld{p.clock, s.agents, s.files, s.blobs, s.ledger, s.speech, p.stores.rooms.get()};

@@ -62,8 +62,11 @@ class RoomDirectory {
   // Stops the directory's threads; no handler runs after it returns.
   virtual void stop() = 0;
   // This node starts the room: true when it now owns (account, room) (a lease it renews until
-  // release()), false when another node holds a live lease on it.
-  virtual Result<bool> claim(const RoomLease& lease) = 0;
+  // release()), false when another node holds a live lease on it. With `max_account_rooms` > 0,
+  // kRateLimited when the account already holds that many live leases on other rooms (on every
+  // node together): the count and the claim are one atomic step, so concurrent claims for one
+  // account never pass it.
+  virtual Result<bool> claim(const RoomLease& lease, int max_account_rooms = 0) = 0;
   // The session ended on this node: its lease goes at once.
   virtual void release(const RoomLease& lease) = 0;
   // Rooms of the account (optionally only those running `agent_code`, optionally only `room_id`)
@@ -78,7 +81,11 @@ class RoomDirectory {
   virtual std::string node_id() const = 0;
 };
 
-// The single-node directory: every room is this node's.
+// The refusal of a claim past max_account_rooms (kRateLimited), the same on every directory.
+Status account_limit_status(int max_account_rooms);
+
+// The single-node directory: every room is this node's; it counts the leases it holds per account
+// for max_account_rooms.
 std::unique_ptr<RoomDirectory> make_local_room_directory();
 
 }  // namespace imago

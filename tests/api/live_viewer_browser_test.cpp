@@ -40,7 +40,9 @@ int run(const std::string& cmd) {
 struct ViewerAgent {
   std::string code, token;
 };
-ViewerAgent ready_agent_with_embed_token(TestServer& s, const TestAccount& acct) {
+// `billing_type`: the session type the token starts (empty: the avatar session).
+ViewerAgent ready_agent_with_embed_token(TestServer& s, const TestAccount& acct,
+                                         const std::string& billing_type = "") {
   auto g =
       s.post("/v1/agent/generate", R"({"prompt":"A friendly guide.","aspect_ratio":"1:1"})", acct.api_secret);
   EXPECT_EQ(g.status, 200) << g.body;
@@ -51,8 +53,11 @@ ViewerAgent ready_agent_with_embed_token(TestServer& s, const TestAccount& acct)
       120);
   EXPECT_TRUE(ready) << "agent " << code << " never became ready";
   if (!ready) return {};
-  auto e = s.post("/v1/embed-tokens/request", R"({"agent_id":")" + code + R"(","fingerprint":"browser"})",
-                  acct.api_secret);
+  auto e =
+      s.post("/v1/embed-tokens/request",
+             R"({"agent_id":")" + code + R"(","fingerprint":"browser")" +
+                 (billing_type.empty() ? std::string() : R"(,"billing_type":")" + billing_type + "\"") + "}",
+             acct.api_secret);
   EXPECT_EQ(e.status, 200) << e.body;
   if (e.status != 200) return {};
   return {code, str(e.json().at("data"), "token")};
@@ -160,7 +165,7 @@ TEST(LiveViewerBrowser, CameraChatSendsCameraStillsWithTheQuestion) {
   TestServer s({"--llm-base-url", llm.base_url(), "--llm-model", "fake-vision", "--llm-allow-private",
                 "--llm-vision"});
   auto acct = s.create_account("enterprise", 2000);
-  auto [code, token] = ready_agent_with_embed_token(s, acct);
+  auto [code, token] = ready_agent_with_embed_token(s, acct, "camera_chat");
   ASSERT_FALSE(token.empty());
   const char* shots = std::getenv("IMAGO_SCREENSHOT_DIR");
   std::string cmd = "cd '" + dir.string() + "' && IMAGO_URL='" + s.url() + "' AGENT_CODE='" + code +

@@ -41,8 +41,26 @@ class PgRoomDirectory final : public RoomDirectory {
     if (thread_.joinable()) thread_.join();
   }
 
-  Result<bool> claim(const RoomLease& l) override {
-    auto owned = db_.once([&](Conn& c) -> bool {
+  Result<bool> claim(const RoomLease& l, int max_account_rooms) override {
+    bool over_limit = false;
+    auto owned = db_.write([&](Conn& c) -> Result<bool> {
+      over_limit = false;  // the transaction may be retried
+      if (max_account_rooms > 0) {
+        // One claim of the account at a time, on every node: the count below and the insert are
+        // then one step (READ COMMITTED alone would let two claims both see room for one more).
+        c.prepare("SELECT pg_advisory_xact_lock(hashtextextended('room_leases:' || ?, 0))")
+            .bind(1, l.account_id)
+            .run();
+        auto n = c.prepare(
+            "SELECT count(*) FROM room_leases WHERE account_id = ? AND room_id <> ?"
+            " AND lease_until > " NOW_US);
+        n.bind(1, l.account_id).bind(2, l.room_id);
+        n.step();
+        if (n.col_int(0) >= max_account_rooms) {
+          over_limit = true;
+          return false;
+        }
+      }
       // A free room, an expired lease, or a lease of this node (a room it ended and restarts).
       auto q = c.prepare(
           "INSERT INTO room_leases(account_id, room_id, agent_code, session_id, node_id, node_url, "
@@ -60,6 +78,7 @@ class PgRoomDirectory final : public RoomDirectory {
       return q.step();
     });
     if (!owned.ok()) return owned.status();
+    if (over_limit) return account_limit_status(max_account_rooms);
     if (*owned) {
       std::lock_guard lock(mu_);
       held_.insert(l.session_id);

@@ -1,6 +1,7 @@
 // Two "nodes" (two directories, two pools) on one database: room leases and command delivery.
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <chrono>
 #include <mutex>
 #include <thread>
@@ -192,6 +193,47 @@ TEST(PgRoomDirectory, OwnersPublishRoomStateWithTheirLeases) {
   EXPECT_TRUE(b->remote_rooms("acct_1", std::nullopt, std::nullopt)->empty());
   a->stop();
   b->stop();
+}
+
+}  // namespace
+}  // namespace imago
+
+namespace imago {
+namespace {
+
+// The per-account share holds across nodes: leases on either node count, and concurrent claims
+// from two nodes (two pools) never pass it.
+TEST(PgRoomDirectory, TheAccountsShareCountsEveryNode) {
+  pg::TestDb t;
+  auto db_b = pg::Db::open(t.url(), 8);
+  ASSERT_TRUE(db_b.ok());
+  auto a = pg::make_room_directory(t.db());
+  auto b = pg::make_room_directory(**db_b);
+  auto lease = [](const std::string& acct, const std::string& room) {
+    return RoomLease{acct, room, "A12BCD3456", "ses_" + acct + "_" + room};
+  };
+  ASSERT_TRUE(*a->claim(lease("acct_1", "r1"), 3));
+  ASSERT_TRUE(*b->claim(lease("acct_1", "r2"), 3));
+  ASSERT_TRUE(*a->claim(lease("acct_1", "r3"), 3));
+  EXPECT_EQ(b->claim(lease("acct_1", "r4"), 3).status().code(), Code::kRateLimited);
+  EXPECT_EQ(a->claim(lease("acct_1", "r4"), 3).status().code(), Code::kRateLimited);
+  b->release(lease("acct_1", "r2"));
+  EXPECT_TRUE(*b->claim(lease("acct_1", "r4"), 3));
+
+  // 40 concurrent claims of another account, half on each node, share 6: exactly 6 succeed.
+  std::atomic<int> owned{0}, limited{0};
+  std::vector<std::thread> threads;
+  for (int i = 0; i < 40; ++i) {
+    threads.emplace_back([&, i] {
+      auto& dir = i % 2 ? *a : *b;
+      auto r = dir.claim(lease("acct_2", "room" + std::to_string(i)), 6);
+      if (r.ok() && *r) ++owned;
+      if (!r.ok() && r.status().code() == Code::kRateLimited) ++limited;
+    });
+  }
+  for (auto& th : threads) th.join();
+  EXPECT_EQ(owned.load(), 6);
+  EXPECT_EQ(limited.load(), 34);
 }
 
 }  // namespace
