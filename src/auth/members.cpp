@@ -42,19 +42,23 @@ Result<Member> MemberAuth::create_member(const std::string& account_id, std::str
   return members_.create_member(account_id, *e, *hash);
 }
 
-std::optional<Status> MemberAuth::throttled(const std::string& client_ip, const std::string& email,
-                                            int* retry_after_s) {
-  auto ip = windows_.peek("signin-ip:" + client_ip, limits_.per_ip, limits_.per_ip_window_s);
-  auto acct = windows_.peek("signin-email:" + email, limits_.per_account, limits_.per_account_window_s);
+std::optional<Status> MemberAuth::count_attempt(const std::string& client_ip, const std::string& email,
+                                                int* retry_after_s) {
+  // The per-IP window first: an address already throttled does not also spend the email's budget.
+  auto ip = windows_.hit("signin-ip:" + client_ip, limits_.per_ip, limits_.per_ip_window_s);
+  WindowDecision acct;
+  if (!ip.blocked) {
+    acct = windows_.hit("signin-email:" + email, limits_.per_account, limits_.per_account_window_s);
+  }
   if (!ip.blocked && !acct.blocked) return std::nullopt;
   *retry_after_s = std::max(ip.blocked ? ip.retry_after_s : 0, acct.blocked ? acct.retry_after_s : 0);
   return Status(Code::kRateLimited,
                 "Too many failed sign-ins; retry after " + std::to_string(*retry_after_s) + " seconds");
 }
 
-void MemberAuth::count_failure(const std::string& client_ip, const std::string& email) {
-  windows_.hit("signin-ip:" + client_ip, limits_.per_ip, limits_.per_ip_window_s);
-  windows_.hit("signin-email:" + email, limits_.per_account, limits_.per_account_window_s);
+void MemberAuth::release_attempt(const std::string& client_ip, const std::string& email) {
+  windows_.release("signin-ip:" + client_ip, limits_.per_ip_window_s);
+  windows_.release("signin-email:" + email, limits_.per_account_window_s);
 }
 
 Result<SignedIn> MemberAuth::sign_in(std::string_view email, std::string_view password,
@@ -62,19 +66,19 @@ Result<SignedIn> MemberAuth::sign_in(std::string_view email, std::string_view pa
   const Status wrong(Code::kUnauthenticated, "Wrong email or password");
   auto e = normalize_email(email);
   const std::string email_key = e.ok() ? *e : std::string(email);
-  if (auto t = throttled(client_ip, email_key, retry_after_s)) return *t;
-  auto fail = [&]() -> Status {
-    count_failure(client_ip, email_key);
-    return wrong;
-  };
-  if (!e.ok() || password.empty() || password.size() > 1024) return fail();
+  // The attempt is counted before the password is checked, in one atomic step per window, so any
+  // number of concurrent guesses runs at most the limit's argon2 verifications; a right password
+  // takes its count back below.
+  if (auto t = count_attempt(client_ip, email_key, retry_after_s)) return *t;
+  if (!e.ok() || password.empty() || password.size() > 1024) return wrong;
   auto m = members_.find_member_by_email(*e);
   if (!m.ok()) {
     if (m.status().code() != Code::kNotFound) return m.status();
     verify_password_decoy(password);
-    return fail();
+    return wrong;
   }
-  if (!verify_password(password, m->password_hash)) return fail();
+  if (!verify_password(password, m->password_hash)) return wrong;
+  release_attempt(client_ip, email_key);
 
   const int64_t now = clock_.now_s();
   SignedIn out;
@@ -131,11 +135,11 @@ Status MemberAuth::change_password(const Principal& who, std::string_view curren
                                    int* retry_after_s) {
   auto m = members_.get_member(who.member_id);
   if (!m.ok()) return m.status();
-  if (auto t = throttled(client_ip, m->member.email, retry_after_s)) return *t;
+  if (auto t = count_attempt(client_ip, m->member.email, retry_after_s)) return *t;
   if (current.size() > 1024 || !verify_password(current, m->password_hash)) {
-    count_failure(client_ip, m->member.email);
     return Status(Code::kForbidden, "The current password is wrong");
   }
+  release_attempt(client_ip, m->member.email);
   if (Status st = check_new_password(replacement); !st.ok()) return st;
   auto hash = hash_password(replacement);
   if (!hash.ok()) return hash.status();

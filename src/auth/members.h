@@ -76,9 +76,11 @@ class MemberAuth {
 
  private:
   // The failed-password throttle shared by sign-in and password change, keyed by client IP and by
-  // the (normalized) email.
-  std::optional<Status> throttled(const std::string& client_ip, const std::string& email, int* retry_after_s);
-  void count_failure(const std::string& client_ip, const std::string& email);
+  // the (normalized) email. Every attempt is counted before its password is checked (kRateLimited
+  // with *retry_after_s past the limit); a right password gives its count back.
+  std::optional<Status> count_attempt(const std::string& client_ip, const std::string& email,
+                                      int* retry_after_s);
+  void release_attempt(const std::string& client_ip, const std::string& email);
 
   MemberStore& members_;
   AccountStore& accounts_;
