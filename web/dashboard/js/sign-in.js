@@ -1,11 +1,9 @@
 import { request } from './api.js';
 import { $, el, say, errorText, copyButton } from './ui.js';
+import { nextFromSearch } from './next-path.js';
 
-const next = () => {
-  const n = new URLSearchParams(location.search).get('next') || '/';
-  // Only paths on this server: never an open redirect.
-  return n.startsWith('/') && !n.startsWith('//') ? n : '/';
-};
+// Only pages of this server, parsed as the browser parses them: never an open redirect.
+const next = () => nextFromSearch(location.search, location.origin);
 
 $('#sign-in').addEventListener('submit', async (ev) => {
   ev.preventDefault();
