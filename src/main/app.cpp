@@ -210,8 +210,8 @@ Result<std::unique_ptr<App>> App::create(Config config) {
     return std::make_shared<live::ConversationBrain>(room, agent.system_prompt, bo);
   });
   s.rooms = p.rooms.get();
-  p.self_hosted = std::make_unique<live::SelfHostedMeter>(*s.ledger, *p.clock, lo.timeouts.billing_period_us,
-                                                          lo.timeouts.grace_us);
+  p.self_hosted = std::make_unique<live::SelfHostedMeter>(
+      *p.stores.live_meters, *p.clock, lo.timeouts.billing_period_us, lo.timeouts.grace_us);
   s.self_hosted = p.self_hosted.get();
 
   api::register_all_routes(p.router, s);
