@@ -1,7 +1,9 @@
 #include "auth/members.h"
 
 #include "auth/password.h"
+#include "auth/provisioning.h"
 #include "util/crypto.h"
+#include "util/log.h"
 #include "util/random.h"
 #include "util/strings.h"
 
@@ -40,6 +42,39 @@ Result<Member> MemberAuth::create_member(const std::string& account_id, std::str
   auto hash = hash_password(password);
   if (!hash.ok()) return hash.status();
   return members_.create_member(account_id, *e, *hash);
+}
+
+Status MemberAuth::sign_up(std::string_view email, std::string_view password, std::string_view account_name) {
+  auto e = normalize_email(email);
+  if (!e.ok()) return e.status();
+  const std::string name = account_name.empty() ? *e : std::string(account_name);
+  if (name.size() > 100) return Status::Invalid("Field 'account_name' must be 1 to 100 characters");
+  if (Status st = check_new_password(password); !st.ok()) return st;
+  auto taken = [&](const MemberWithHash& m) {
+    // What a mail would tell the owner elsewhere; the operator's log is this server's channel.
+    log::info("signup_email_taken", {{"member", m.member.id}, {"account", m.member.account_id}});
+    return Status::Ok();
+  };
+  if (auto existing = members_.find_member_by_email(*e); existing.ok()) {
+    (void)hash_password(password);  // the same argon2 work as a new member's hash
+    return taken(*existing);
+  } else if (existing.status().code() != Code::kNotFound) {
+    return existing.status();
+  }
+  auto created = create_account_with_key(accounts_, name, Plan::kFree, 0);
+  if (!created.ok()) return created.status();
+  // The first key's secret cannot be shown here (the answer is the same for a taken email), so
+  // the account starts without a key: the member makes one on the Keys page.
+  if (Status st = accounts_.revoke_key(created->account.id, created->first_key.key.id); !st.ok()) return st;
+  auto m = create_member(created->account.id, *e, password);
+  if (m.ok()) {
+    log::info("signup_account_created", {{"member", m->id}, {"account", m->account_id}});
+    return Status::Ok();
+  }
+  if (m.status().code() != Code::kConflict) return m.status();
+  // A concurrent sign-up took the email first: the same answer as for any taken email.
+  auto winner = members_.find_member_by_email(*e);
+  return winner.ok() ? taken(*winner) : winner.status();
 }
 
 std::optional<Status> MemberAuth::count_attempt(const std::string& client_ip, const std::string& email,

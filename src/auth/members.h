@@ -54,6 +54,14 @@ class MemberAuth {
   Result<Member> create_member(const std::string& account_id, std::string_view email,
                                std::string_view password);
 
+  // Self sign-up that does not tell whether an email already has an account (docs/dashboard.md,
+  // "Sign-up"). A new email gets an account `account_name` (Free plan, no credits, no API key yet)
+  // with this member; a taken one gets nothing but a notice in the log (`signup_email_taken`,
+  // naming the member, never the email or password). Both do the same work (one argon2 hash) and
+  // return Ok, so the caller's next step is the same: sign in. kInvalidArgument for a malformed
+  // email, a weak password or a bad account name, checked before anything else.
+  Status sign_up(std::string_view email, std::string_view password, std::string_view account_name);
+
   // A fresh session (new id and token every time: no fixation). kUnauthenticated for a wrong email
   // or password (one message for both), kRateLimited with *retry_after_s once throttled.
   Result<SignedIn> sign_in(std::string_view email, std::string_view password, const std::string& client_ip,

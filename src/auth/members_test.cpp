@@ -174,6 +174,30 @@ TEST_F(MemberAuthTest, ConcurrentWrongCurrentPasswordsRunAtMostTheLimitOfVerific
   EXPECT_EQ(codes[Code::kRateLimited], 19);
 }
 
+TEST_F(MemberAuthTest, SignUpDoesNotTellWhetherTheEmailIsTaken) {
+  const int64_t accounts_before = accounts->count_accounts().value();
+  ASSERT_TRUE(auth.sign_up("New@example.org", "a long password", "Newco").ok());
+  auto m = members->find_member_by_email("new@example.org");
+  ASSERT_TRUE(m.ok());
+  EXPECT_EQ(accounts->get_account(m->member.account_id)->name, "Newco");
+  EXPECT_TRUE(accounts->list_keys(m->member.account_id)->empty()) << "no key whose secret nobody saw";
+  EXPECT_EQ(accounts->count_accounts().value(), accounts_before + 1);
+
+  // Taken: the same answer, and nothing changes.
+  EXPECT_TRUE(auth.sign_up("new@example.org", "another long password", "").ok());
+  EXPECT_EQ(accounts->count_accounts().value(), accounts_before + 1);
+  int retry = 0;
+  EXPECT_TRUE(auth.sign_in("new@example.org", "a long password", "ip", &retry).ok());
+  EXPECT_FALSE(auth.sign_in("new@example.org", "another long password", "ip", &retry).ok());
+
+  // Bad input is refused before any lookup, the same for new and taken emails.
+  EXPECT_EQ(auth.sign_up("new@example.org", "short", "").code(), Code::kInvalidArgument);
+  EXPECT_EQ(auth.sign_up("fresh@example.org", "short", "").code(), Code::kInvalidArgument);
+  EXPECT_EQ(auth.sign_up("no-at-sign", "a long password", "").code(), Code::kInvalidArgument);
+  EXPECT_EQ(auth.sign_up("x@example.org", "a long password", std::string(101, 'n')).code(),
+            Code::kInvalidArgument);
+}
+
 TEST_F(MemberAuthTest, PasswordChangeEndsOtherSessionsAndSignOutEverywhereEndsAll) {
   ASSERT_TRUE(auth.create_member(account_id, "ada@example.org", "correct horse battery").ok());
   int retry = 0;
