@@ -86,30 +86,25 @@ http::Response sign_up(Services& s, http::Request& req) {
   if (!email->has_value() || !password->has_value()) {
     return http::Response::error(400, "VALIDATION_ERROR", "Fields 'email' and 'password' are required");
   }
-  auto e = normalize_email(**email);
-  if (!e.ok()) return http::Response::from_status(e.status());
-  const std::string account_name = name->value_or(*e);
-  if (account_name.empty() || account_name.size() > 100) {
+  const std::string account_name = name->value_or("");
+  if (name->has_value() && account_name.empty()) {
     return http::Response::error(400, "VALIDATION_ERROR", "Field 'account_name' must be 1 to 100 characters");
   }
-  if (Status st = check_new_password(**password); !st.ok()) return http::Response::from_status(st);
-  if (s.members->find_member_by_email(*e).ok()) {
-    return http::Response::error(409, "CONFLICT", "A member with this email already exists");
+  // The same answer whether or not the email already has an account (no session, no key): the
+  // page goes on to sign in with the same email and password.
+  if (Status st = s.member_auth->sign_up(**email, **password, account_name); !st.ok()) {
+    return http::Response::from_status(st);
   }
-  // A new account starts on the Free plan with no credits; its first key is shown once, here.
-  auto created = create_account_with_key(*s.accounts, account_name, Plan::kFree, 0);
-  if (!created.ok()) return http::Response::from_status(created.status());
-  auto m = s.member_auth->create_member(created->account.id, *e, **password);
-  if (!m.ok()) return http::Response::from_status(m.status());
-  int retry_after = 0;
-  auto in = s.member_auth->sign_in(*e, **password, req.client_ip, &retry_after);
-  if (!in.ok()) return http::Response::from_status(in.status());
-  end_presented_session(s, req);
-  return signed_in(s, *in, 201,
-                   {{"first_key",
-                     {{"id", created->first_key.key.id},
-                      {"alias", created->first_key.key.alias},
-                      {"api_secret", created->first_key.secret}}}});
+  http::Response r = http::Response::json(
+      202, {{"success", true},
+            {"data",
+             {{"status", "accepted"},
+              {"next", "sign_in"},
+              {"message",
+               "Sign-up received. Sign in with this email and password; if the email already had an "
+               "account, its owner signs in with that account's password."}}}});
+  r.headers.set("Cache-Control", "no-store");
+  return r;
 }
 
 }  // namespace

@@ -1,7 +1,9 @@
 #include "auth/members.h"
 
 #include "auth/password.h"
+#include "auth/provisioning.h"
 #include "util/crypto.h"
+#include "util/log.h"
 #include "util/random.h"
 #include "util/strings.h"
 
@@ -42,19 +44,56 @@ Result<Member> MemberAuth::create_member(const std::string& account_id, std::str
   return members_.create_member(account_id, *e, *hash);
 }
 
-std::optional<Status> MemberAuth::throttled(const std::string& client_ip, const std::string& email,
-                                            int* retry_after_s) {
-  auto ip = windows_.peek("signin-ip:" + client_ip, limits_.per_ip, limits_.per_ip_window_s);
-  auto acct = windows_.peek("signin-email:" + email, limits_.per_account, limits_.per_account_window_s);
+Status MemberAuth::sign_up(std::string_view email, std::string_view password, std::string_view account_name) {
+  auto e = normalize_email(email);
+  if (!e.ok()) return e.status();
+  const std::string name = account_name.empty() ? *e : std::string(account_name);
+  if (name.size() > 100) return Status::Invalid("Field 'account_name' must be 1 to 100 characters");
+  if (Status st = check_new_password(password); !st.ok()) return st;
+  auto taken = [&](const MemberWithHash& m) {
+    // What a mail would tell the owner elsewhere; the operator's log is this server's channel.
+    log::info("signup_email_taken", {{"member", m.member.id}, {"account", m.member.account_id}});
+    return Status::Ok();
+  };
+  if (auto existing = members_.find_member_by_email(*e); existing.ok()) {
+    (void)hash_password(password);  // the same argon2 work as a new member's hash
+    return taken(*existing);
+  } else if (existing.status().code() != Code::kNotFound) {
+    return existing.status();
+  }
+  auto created = create_account_with_key(accounts_, name, Plan::kFree, 0);
+  if (!created.ok()) return created.status();
+  // The first key's secret cannot be shown here (the answer is the same for a taken email), so
+  // the account starts without a key: the member makes one on the Keys page.
+  if (Status st = accounts_.revoke_key(created->account.id, created->first_key.key.id); !st.ok()) return st;
+  auto m = create_member(created->account.id, *e, password);
+  if (m.ok()) {
+    log::info("signup_account_created", {{"member", m->id}, {"account", m->account_id}});
+    return Status::Ok();
+  }
+  if (m.status().code() != Code::kConflict) return m.status();
+  // A concurrent sign-up took the email first: the same answer as for any taken email.
+  auto winner = members_.find_member_by_email(*e);
+  return winner.ok() ? taken(*winner) : winner.status();
+}
+
+std::optional<Status> MemberAuth::count_attempt(const std::string& client_ip, const std::string& email,
+                                                int* retry_after_s) {
+  // The per-IP window first: an address already throttled does not also spend the email's budget.
+  auto ip = windows_.hit("signin-ip:" + client_ip, limits_.per_ip, limits_.per_ip_window_s);
+  WindowDecision acct;
+  if (!ip.blocked) {
+    acct = windows_.hit("signin-email:" + email, limits_.per_account, limits_.per_account_window_s);
+  }
   if (!ip.blocked && !acct.blocked) return std::nullopt;
   *retry_after_s = std::max(ip.blocked ? ip.retry_after_s : 0, acct.blocked ? acct.retry_after_s : 0);
   return Status(Code::kRateLimited,
                 "Too many failed sign-ins; retry after " + std::to_string(*retry_after_s) + " seconds");
 }
 
-void MemberAuth::count_failure(const std::string& client_ip, const std::string& email) {
-  windows_.hit("signin-ip:" + client_ip, limits_.per_ip, limits_.per_ip_window_s);
-  windows_.hit("signin-email:" + email, limits_.per_account, limits_.per_account_window_s);
+void MemberAuth::release_attempt(const std::string& client_ip, const std::string& email) {
+  windows_.release("signin-ip:" + client_ip, limits_.per_ip_window_s);
+  windows_.release("signin-email:" + email, limits_.per_account_window_s);
 }
 
 Result<SignedIn> MemberAuth::sign_in(std::string_view email, std::string_view password,
@@ -62,19 +101,19 @@ Result<SignedIn> MemberAuth::sign_in(std::string_view email, std::string_view pa
   const Status wrong(Code::kUnauthenticated, "Wrong email or password");
   auto e = normalize_email(email);
   const std::string email_key = e.ok() ? *e : std::string(email);
-  if (auto t = throttled(client_ip, email_key, retry_after_s)) return *t;
-  auto fail = [&]() -> Status {
-    count_failure(client_ip, email_key);
-    return wrong;
-  };
-  if (!e.ok() || password.empty() || password.size() > 1024) return fail();
+  // The attempt is counted before the password is checked, in one atomic step per window, so any
+  // number of concurrent guesses runs at most the limit's argon2 verifications; a right password
+  // takes its count back below.
+  if (auto t = count_attempt(client_ip, email_key, retry_after_s)) return *t;
+  if (!e.ok() || password.empty() || password.size() > 1024) return wrong;
   auto m = members_.find_member_by_email(*e);
   if (!m.ok()) {
     if (m.status().code() != Code::kNotFound) return m.status();
     verify_password_decoy(password);
-    return fail();
+    return wrong;
   }
-  if (!verify_password(password, m->password_hash)) return fail();
+  if (!verify_password(password, m->password_hash)) return wrong;
+  release_attempt(client_ip, email_key);
 
   const int64_t now = clock_.now_s();
   SignedIn out;
@@ -131,11 +170,11 @@ Status MemberAuth::change_password(const Principal& who, std::string_view curren
                                    int* retry_after_s) {
   auto m = members_.get_member(who.member_id);
   if (!m.ok()) return m.status();
-  if (auto t = throttled(client_ip, m->member.email, retry_after_s)) return *t;
+  if (auto t = count_attempt(client_ip, m->member.email, retry_after_s)) return *t;
   if (current.size() > 1024 || !verify_password(current, m->password_hash)) {
-    count_failure(client_ip, m->member.email);
     return Status(Code::kForbidden, "The current password is wrong");
   }
+  release_attempt(client_ip, m->member.email);
   if (Status st = check_new_password(replacement); !st.ok()) return st;
   auto hash = hash_password(replacement);
   if (!hash.ok()) return hash.status();

@@ -54,6 +54,14 @@ class MemberAuth {
   Result<Member> create_member(const std::string& account_id, std::string_view email,
                                std::string_view password);
 
+  // Self sign-up that does not tell whether an email already has an account (docs/dashboard.md,
+  // "Sign-up"). A new email gets an account `account_name` (Free plan, no credits, no API key yet)
+  // with this member; a taken one gets nothing but a notice in the log (`signup_email_taken`,
+  // naming the member, never the email or password). Both do the same work (one argon2 hash) and
+  // return Ok, so the caller's next step is the same: sign in. kInvalidArgument for a malformed
+  // email, a weak password or a bad account name, checked before anything else.
+  Status sign_up(std::string_view email, std::string_view password, std::string_view account_name);
+
   // A fresh session (new id and token every time: no fixation). kUnauthenticated for a wrong email
   // or password (one message for both), kRateLimited with *retry_after_s once throttled.
   Result<SignedIn> sign_in(std::string_view email, std::string_view password, const std::string& client_ip,
@@ -76,9 +84,11 @@ class MemberAuth {
 
  private:
   // The failed-password throttle shared by sign-in and password change, keyed by client IP and by
-  // the (normalized) email.
-  std::optional<Status> throttled(const std::string& client_ip, const std::string& email, int* retry_after_s);
-  void count_failure(const std::string& client_ip, const std::string& email);
+  // the (normalized) email. Every attempt is counted before its password is checked (kRateLimited
+  // with *retry_after_s past the limit); a right password gives its count back.
+  std::optional<Status> count_attempt(const std::string& client_ip, const std::string& email,
+                                      int* retry_after_s);
+  void release_attempt(const std::string& client_ip, const std::string& email);
 
   MemberStore& members_;
   AccountStore& accounts_;

@@ -2,6 +2,13 @@
 
 #include <gtest/gtest.h>
 
+#include <atomic>
+#include <map>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+#include "auth/password.h"
 #include "auth/provisioning.h"
 #include "store/sqlite/sqlite_account_store.h"
 #include "store/sqlite/sqlite_member_store.h"
@@ -92,6 +99,103 @@ TEST_F(MemberAuthTest, FailedSignInsAreThrottledPerAccountAndPerIp) {
               Code::kUnauthenticated);
   }
   EXPECT_EQ(auth.sign_in("someone@x.org", "pw", "1.2.3.4", &retry).status().code(), Code::kRateLimited);
+}
+
+// Runs `n` calls of `attempt(i)` at once (all threads released together) and returns how many
+// argon2 verifications they ran and how many answered each code.
+template <typename F>
+std::pair<uint64_t, std::map<Code, int>> concurrently(int n, F attempt) {
+  std::atomic<int> ready{0};
+  std::atomic<bool> go{false};
+  std::mutex mu;
+  std::map<Code, int> codes;
+  const uint64_t before = password_verifications();
+  std::vector<std::thread> threads;
+  for (int i = 0; i < n; ++i) {
+    threads.emplace_back([&, i] {
+      ++ready;
+      while (!go.load()) std::this_thread::yield();
+      Code c = attempt(i);
+      std::lock_guard lock(mu);
+      ++codes[c];
+    });
+  }
+  while (ready.load() < n) std::this_thread::yield();
+  go = true;
+  for (auto& t : threads) t.join();
+  return {password_verifications() - before, codes};
+}
+
+TEST_F(MemberAuthTest, ConcurrentWrongPasswordsRunAtMostTheLimitOfVerifications) {
+  ASSERT_TRUE(auth.create_member(account_id, "ada@example.org", "correct horse battery").ok());
+  // 24 guesses at once from different addresses: the per-email limit (5) bounds the argon2 work.
+  auto [verified, codes] = concurrently(24, [&](int i) {
+    int retry = 0;
+    return auth
+        .sign_in("ada@example.org", "guess " + std::to_string(i), "10.1.0." + std::to_string(i), &retry)
+        .status()
+        .code();
+  });
+  EXPECT_LE(verified, 5u);
+  EXPECT_EQ(codes[Code::kUnauthenticated], 5);
+  EXPECT_EQ(codes[Code::kRateLimited], 19);
+
+  // Unknown emails from one address: the per-IP limit (10) bounds the decoy verifications.
+  auto [decoys, decoy_codes] = concurrently(24, [&](int i) {
+    int retry = 0;
+    return auth.sign_in("nobody" + std::to_string(i) + "@x.org", "guess", "10.2.0.1", &retry).status().code();
+  });
+  EXPECT_LE(decoys, 10u);
+  EXPECT_EQ(decoy_codes[Code::kUnauthenticated], 10);
+
+  // A right password is not counted as a failure: 20 sign-ins in a row all succeed.
+  clock.advance_seconds(901);
+  for (int i = 0; i < 20; ++i) {
+    int retry = 0;
+    ASSERT_TRUE(auth.sign_in("ada@example.org", "correct horse battery", "10.3.0.1", &retry).ok()) << i;
+  }
+}
+
+TEST_F(MemberAuthTest, ConcurrentWrongCurrentPasswordsRunAtMostTheLimitOfVerifications) {
+  ASSERT_TRUE(auth.create_member(account_id, "ada@example.org", "correct horse battery").ok());
+  int retry = 0;
+  auto a = auth.sign_in("ada@example.org", "correct horse battery", "ip-a", &retry);
+  ASSERT_TRUE(a.ok());
+  auto pa = auth.authenticate(a->token, "GET", "").value();
+  auto [verified, codes] = concurrently(24, [&](int i) {
+    int r = 0;
+    return auth
+        .change_password(pa, "guess " + std::to_string(i), "a brand new password",
+                         "10.4.0." + std::to_string(i), &r)
+        .code();
+  });
+  EXPECT_LE(verified, 5u);
+  EXPECT_EQ(codes[Code::kForbidden], 5);
+  EXPECT_EQ(codes[Code::kRateLimited], 19);
+}
+
+TEST_F(MemberAuthTest, SignUpDoesNotTellWhetherTheEmailIsTaken) {
+  const int64_t accounts_before = accounts->count_accounts().value();
+  ASSERT_TRUE(auth.sign_up("New@example.org", "a long password", "Newco").ok());
+  auto m = members->find_member_by_email("new@example.org");
+  ASSERT_TRUE(m.ok());
+  EXPECT_EQ(accounts->get_account(m->member.account_id)->name, "Newco");
+  EXPECT_TRUE(accounts->list_keys(m->member.account_id)->empty()) << "no key whose secret nobody saw";
+  EXPECT_EQ(accounts->count_accounts().value(), accounts_before + 1);
+
+  // Taken: the same answer, and nothing changes.
+  EXPECT_TRUE(auth.sign_up("new@example.org", "another long password", "").ok());
+  EXPECT_EQ(accounts->count_accounts().value(), accounts_before + 1);
+  int retry = 0;
+  EXPECT_TRUE(auth.sign_in("new@example.org", "a long password", "ip", &retry).ok());
+  EXPECT_FALSE(auth.sign_in("new@example.org", "another long password", "ip", &retry).ok());
+
+  // Bad input is refused before any lookup, the same for new and taken emails.
+  EXPECT_EQ(auth.sign_up("new@example.org", "short", "").code(), Code::kInvalidArgument);
+  EXPECT_EQ(auth.sign_up("fresh@example.org", "short", "").code(), Code::kInvalidArgument);
+  EXPECT_EQ(auth.sign_up("no-at-sign", "a long password", "").code(), Code::kInvalidArgument);
+  EXPECT_EQ(auth.sign_up("x@example.org", "a long password", std::string(101, 'n')).code(),
+            Code::kInvalidArgument);
 }
 
 TEST_F(MemberAuthTest, PasswordChangeEndsOtherSessionsAndSignOutEverywhereEndsAll) {

@@ -2,6 +2,7 @@
 
 #include <argon2.h>
 
+#include <atomic>
 #include <vector>
 
 #include "util/random.h"
@@ -34,8 +35,17 @@ Result<std::string> hash_password(std::string_view password, const PasswordParam
   return std::string(out.data());
 }
 
+namespace {
+std::atomic<uint64_t> verifications{0};
+}  // namespace
+
+uint64_t password_verifications() {
+  return verifications.load();
+}
+
 bool verify_password(std::string_view password, const std::string& encoded) {
   if (encoded.rfind("$argon2id$", 0) != 0) return false;
+  verifications.fetch_add(1);
   return argon2id_verify(encoded.c_str(), password.data(), password.size()) == ARGON2_OK;
 }
 

@@ -1,6 +1,7 @@
 // Member passwords: argon2id (libargon2) in the PHC string format, so the parameters travel with
 // each hash and can be raised later without invalidating stored ones. See docs/dashboard.md.
 #pragma once
+#include <cstdint>
 #include <string>
 #include <string_view>
 
@@ -25,5 +26,8 @@ Result<std::string> hash_password(std::string_view password, const PasswordParam
 bool verify_password(std::string_view password, const std::string& encoded);
 // Spends the same time as a real verification, for unknown emails (no timing oracle).
 void verify_password_decoy(std::string_view password);
+// How many argon2 verifications (real and decoy) this process has run: what the sign-in throttle
+// bounds, observable by its tests.
+uint64_t password_verifications();
 
 }  // namespace imago

@@ -66,13 +66,18 @@ Result<KeySet> parse_keys(const std::string& text) {
   return k;
 }
 
-// base64url without padding only (RFC 7515 2): anything else is a malformed token.
+// base64url without padding only (RFC 7515 2), in its one canonical spelling: anything else is a
+// malformed token. The decoder ignores the unused low bits of the last character, so several
+// strings decode to the same bytes; only the one that re-encodes to itself is accepted, so a token
+// has exactly one valid form (no malleable signatures, no second spelling of a known token).
 std::optional<std::string> b64url_part(std::string_view s) {
   if (s.empty()) return std::nullopt;
   for (char c : s) {
     if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_')) return std::nullopt;
   }
-  return base64_decode(s);
+  auto raw = base64_decode(s);
+  if (!raw || base64url_encode(*raw) != s) return std::nullopt;
+  return raw;
 }
 
 std::optional<json::object> json_part(std::string_view s) {

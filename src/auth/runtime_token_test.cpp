@@ -6,6 +6,7 @@
 #include <fstream>
 #include <map>
 #include <mutex>
+#include <vector>
 
 #include "util/base64.h"
 #include "util/crypto.h"
@@ -134,6 +135,54 @@ TEST(RuntimeToken, TamperedPayloadOrSignatureIsRefused) {
   EXPECT_FALSE(verify_token(*keys, "", kRuntimeAudience, kNow).ok());
   // Padding or the standard alphabet is not base64url.
   EXPECT_FALSE(verify_token(*keys, t + "=", kRuntimeAudience, kNow).ok());
+}
+
+// Another spelling of the same bytes: the last character's unused low bits set. The decoder
+// ignores them, so before the canonical check this string decoded to the original.
+std::string with_padding_bits(std::string part) {
+  static const std::string alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+  const size_t unused_bits = (6 * part.size()) % 8;
+  const size_t idx = alphabet.find(part.back());
+  part.back() = alphabet[idx | ((1u << unused_bits) - 1)];
+  return part;
+}
+
+TEST(RuntimeToken, OnlyTheCanonicalBase64urlSpellingVerifies) {
+  auto keys = TokenKeyring::in_memory(test_key());
+  std::string t = sign_token(keys->current(), runtime_claims());
+  ASSERT_TRUE(verify_token(*keys, t, kRuntimeAudience, kNow).ok());
+  const size_t d1 = t.find('.'), d2 = t.rfind('.');
+  const std::string header = t.substr(0, d1), payload = t.substr(d1 + 1, d2 - d1 - 1), sig = t.substr(d2 + 1);
+  ASSERT_EQ(sig.size(), 43u);  // 32 bytes: the last character carries 2 unused bits
+  const std::string sig2 = with_padding_bits(sig);
+  ASSERT_NE(sig2, sig);
+  ASSERT_EQ(base64_decode(sig2), base64_decode(sig)) << "the test needs a second spelling of the same bytes";
+
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"signature with non-zero padding bits", header + "." + payload + "." + sig2},
+      {"signature with '=' padding", t + "="},
+      {"signature with '==' padding", header + "." + payload + "." + sig + "=="},
+      {"signature in the standard alphabet",
+       header + "." + payload + "." + base64_encode(base64_decode(sig).value())},
+      {"signature with a space", header + "." + payload + "." + sig.substr(0, 10) + " " + sig.substr(10)},
+      {"signature with a line break",
+       header + "." + payload + "." + sig.substr(0, 10) + "\n" + sig.substr(10)},
+      {"signature truncated by one character", header + "." + payload + "." + sig.substr(0, 42)},
+      {"signature with one extra character", t + "A"},
+  };
+  for (const auto& [what, token] : cases) {
+    EXPECT_EQ(verify_token(*keys, token, kRuntimeAudience, kNow).status().code(), Code::kUnauthenticated)
+        << what;
+  }
+  // Header and payload too: re-signed so only the spelling is wrong.
+  for (const auto& [h, p] :
+       {std::pair{with_padding_bits(header), payload}, std::pair{header, with_padding_bits(payload)}}) {
+    if (h == header && p == payload) continue;  // no unused bits in this part
+    const std::string in = h + "." + p;
+    const std::string forged = in + "." + base64url_encode(hmac_sha256(keys->current().secret, in));
+    EXPECT_EQ(verify_token(*keys, forged, kRuntimeAudience, kNow).status().code(), Code::kUnauthenticated)
+        << forged;
+  }
 }
 
 TEST(RuntimeToken, RotationKeepsThePreviousKeyVerifyOnly) {

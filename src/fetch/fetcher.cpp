@@ -132,7 +132,7 @@ Result<FetchResponse> Fetcher::fetch(const FetchRequest& req) const {
     auto addr = resolve_checked(*parsed);
     if (!addr.ok()) return addr.status();
     int64_t remaining = deadline - mono_ms();
-    if (remaining <= 0) return Status::Unavailable("timed out fetching " + url);
+    if (remaining <= 0) return Status::Unavailable("timed out fetching " + url_without_secrets(url));
 
     std::unique_ptr<CURL, decltype(&curl_easy_cleanup)> h(curl_easy_init(), &curl_easy_cleanup);
     if (!h) return Status::Internal("curl_easy_init failed");
@@ -183,12 +183,13 @@ Result<FetchResponse> Fetcher::fetch(const FetchRequest& req) const {
 
     CURLcode rc = curl_easy_perform(c);
     if (rc == CURLE_FILESIZE_EXCEEDED || sink.overflow) {
-      return Status(Code::kTooLarge, "content at " + url + " is larger than " +
+      return Status(Code::kTooLarge, "content at " + url_without_secrets(url) + " is larger than " +
                                          std::to_string(req.max_bytes / (1 << 20)) + " MB");
     }
     if (rc != CURLE_OK) {
-      if (rc == CURLE_OPERATION_TIMEDOUT) return Status::Unavailable("timed out fetching " + url);
-      return Status::Unavailable("cannot fetch " + url + ": " + curl_easy_strerror(rc));
+      if (rc == CURLE_OPERATION_TIMEDOUT)
+        return Status::Unavailable("timed out fetching " + url_without_secrets(url));
+      return Status::Unavailable("cannot fetch " + url_without_secrets(url) + ": " + curl_easy_strerror(rc));
     }
     curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &out.status);
     char* ct = nullptr;
@@ -201,7 +202,8 @@ Result<FetchResponse> Fetcher::fetch(const FetchRequest& req) const {
     char* loc = nullptr;
     curl_easy_getinfo(c, CURLINFO_REDIRECT_URL, &loc);
     if (!redirect || req.max_redirects == 0 || !loc) return out;
-    if (hop >= req.max_redirects) return Status::Invalid("too many redirects fetching " + req.url);
+    if (hop >= req.max_redirects)
+      return Status::Invalid("too many redirects fetching " + url_without_secrets(req.url));
     std::string next = loc;
     if (out.status == 303 || ((out.status == 301 || out.status == 302) && method == "POST")) {
       method = "GET";

@@ -97,10 +97,12 @@ Result<FetchedMedia> fetch_media(const Fetcher& fetcher, std::string_view field,
   auto r = fetcher.fetch(req);
   if (!r.ok()) return Status(r.status().code(), f + ": " + r.status().message());
   if (r->status >= 500 || r->status == 429 || r->status == 408) {
-    return Status::Unavailable(f + ": " + url + " answered HTTP " + std::to_string(r->status));
+    return Status::Unavailable(f + ": " + url_without_secrets(url) + " answered HTTP " +
+                               std::to_string(r->status));
   }
   if (r->status < 200 || r->status >= 300) {
-    return Status::Invalid(f + ": " + url + " answered HTTP " + std::to_string(r->status));
+    return Status::Invalid(f + ": " + url_without_secrets(url) + " answered HTTP " +
+                           std::to_string(r->status));
   }
   auto t = check_media(field, r->body, expected);
   if (!t.ok()) return t.status();

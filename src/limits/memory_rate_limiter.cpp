@@ -79,6 +79,15 @@ class MemoryWindowCounter final : public WindowCounter {
   WindowDecision hit(const std::string& key, int limit, int window_s) override {
     return apply(key, limit, window_s, true);
   }
+  void release(const std::string& key, int window_s) override {
+    const int64_t now = clock_.now_us();
+    const int64_t len = static_cast<int64_t>(window_s) * 1'000'000;
+    auto& shard = shards_[shard_of(key)];
+    std::lock_guard lock(shard.mu);
+    auto it = shard.map.find(key);
+    if (it == shard.map.end() || now - it->second.opened_us >= len) return;
+    if (it->second.count > 0) --it->second.count;
+  }
 
  private:
   WindowDecision apply(const std::string& key, int limit, int window_s, bool count) {

@@ -58,5 +58,19 @@ TEST(MemoryWindowCounter, HitBeyondLimitIsBlocked) {
   EXPECT_TRUE(w->hit("anon", 120, 60).blocked);
 }
 
+TEST(MemoryWindowCounter, ReleaseTakesBackOneCountedEventInTheOpenWindow) {
+  ManualClock clock;
+  auto w = make_memory_window_counter(clock);
+  for (int i = 0; i < 3; ++i) ASSERT_FALSE(w->hit("k", 3, 60).blocked);
+  w->release("k", 60);
+  EXPECT_FALSE(w->peek("k", 3, 60).blocked);
+  EXPECT_FALSE(w->hit("k", 3, 60).blocked);
+  EXPECT_TRUE(w->hit("k", 3, 60).blocked);
+  for (int i = 0; i < 10; ++i) w->release("k", 60);  // never below zero
+  EXPECT_EQ(w->peek("k", 3, 60).count, 0);
+  w->release("unknown", 60);
+  EXPECT_EQ(w->peek("unknown", 3, 60).count, 0);
+}
+
 }  // namespace
 }  // namespace imago

@@ -38,8 +38,13 @@ class WindowCounter {
   virtual ~WindowCounter() = default;
   // State without counting: blocked when `limit` events already happened in the open window.
   virtual WindowDecision peek(const std::string& key, int limit, int window_s) = 0;
-  // Counts one event; blocked when this event exceeds `limit`.
+  // Counts one event; blocked when this event exceeds `limit`. Atomic: of N concurrent hits on a
+  // fresh window exactly `limit` are not blocked, so a caller that hits *before* the work it
+  // guards (a password check) does that work at most `limit` times per window.
   virtual WindowDecision hit(const std::string& key, int limit, int window_s) = 0;
+  // Takes back one event that hit() counted in the still-open window (the guarded attempt turned
+  // out fine: a right password). Never below zero; nothing when the window has closed.
+  virtual void release(const std::string& key, int window_s) = 0;
 };
 
 std::unique_ptr<RateLimiter> make_memory_rate_limiter(Clock& clock);

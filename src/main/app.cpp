@@ -1,6 +1,8 @@
 #include "main/app.h"
 
+#include <fcntl.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cstdio>
@@ -61,6 +63,27 @@ struct App::Parts {
   std::string admin_token;
 };
 
+// Writes a secret to `path` readable by this user only: created 0600 (never briefly readable by
+// others), written whole under a temporary name and renamed over `path`.
+Status write_private_file(const std::string& path, const std::string& content) {
+  const std::string tmp = path + ".tmp";
+  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+  if (fd < 0) return Status::Internal("cannot write " + tmp);
+  bool ok = ::fchmod(fd, 0600) == 0;  // an old temporary file keeps its mode otherwise
+  for (size_t done = 0; ok && done < content.size();) {
+    ssize_t n = ::write(fd, content.data() + done, content.size() - done);
+    ok = n > 0;
+    if (ok) done += static_cast<size_t>(n);
+  }
+  ok = ::fsync(fd) == 0 && ok;
+  ok = ::close(fd) == 0 && ok;
+  if (!ok || std::rename(tmp.c_str(), path.c_str()) != 0) {
+    std::remove(tmp.c_str());
+    return Status::Internal("cannot create " + path);
+  }
+  return Status::Ok();
+}
+
 Status resolve_admin_token(const Config& config, std::string* token) {
   if (!config.admin_token.empty()) {
     *token = config.admin_token;
@@ -74,14 +97,7 @@ Status resolve_admin_token(const Config& config, std::string* token) {
     return Status::Invalid("the admin token in " + path + " is shorter than 16 characters");
   }
   *token = "imago_admin_" + random_base62(43);
-  const std::string tmp = path + ".tmp";
-  FILE* f = std::fopen(tmp.c_str(), "w");
-  if (!f) return Status::Internal("cannot write " + tmp);
-  ::chmod(tmp.c_str(), 0600);
-  std::fputs((*token + "\n").c_str(), f);
-  std::fclose(f);
-  if (std::rename(tmp.c_str(), path.c_str()) != 0) return Status::Internal("cannot create " + path);
-  return Status::Ok();
+  return write_private_file(path, *token + "\n");
 }
 
 Result<std::unique_ptr<App>> App::create(Config config) {
@@ -211,8 +227,8 @@ Result<std::unique_ptr<App>> App::create(Config config) {
     return std::make_shared<live::ConversationBrain>(room, agent.system_prompt, bo);
   });
   s.rooms = p.rooms.get();
-  p.self_hosted = std::make_unique<live::SelfHostedMeter>(*s.ledger, *p.clock, lo.timeouts.billing_period_us,
-                                                          lo.timeouts.grace_us);
+  p.self_hosted = std::make_unique<live::SelfHostedMeter>(
+      *p.stores.live_meters, *p.clock, lo.timeouts.billing_period_us, lo.timeouts.grace_us);
   s.self_hosted = p.self_hosted.get();
 
   api::register_all_routes(p.router, s);
@@ -265,8 +281,11 @@ App::~App() = default;
 
 namespace {
 
-// First start on an empty database: one account whose secret is printed once, so `make run`
-// ends with something a newcomer can paste.
+// First start on an empty database: one account whose secret is handed over once, so `make run`
+// ends with something a newcomer can paste. The secret never goes to the log, nor to a stderr
+// that is not a terminal (service managers and containers collect both into the log): on a
+// terminal it is printed there; otherwise it goes to a file only this user can read, and the log
+// says where.
 void bootstrap_first_account(AccountStore& accounts, const Config& config, const std::string& base_url) {
   auto n = accounts.count_accounts();
   if (!n.ok() || *n > 0) return;
@@ -275,13 +294,34 @@ void bootstrap_first_account(AccountStore& accounts, const Config& config, const
     log::error("bootstrap_failed", {{"error", created.status().message()}});
     return;
   }
-  log::info("bootstrap_account_created",
-            {{"account", created->account.id}, {"plan", "pro"}, {"credits", 5000}});
+  const std::string& secret = created->first_key.secret;
+  boost::json::object fields{{"account", created->account.id}, {"plan", "pro"}, {"credits", 5000}};
+  const bool terminal = ::isatty(STDERR_FILENO) == 1;
+  const std::string secret_file = config.data_dir + "/" + kBootstrapSecretFile;
+  std::string where;
+  if (terminal) {
+    fields["api_secret_shown_on"] = "terminal";
+  } else if (Status st = write_private_file(secret_file, secret + "\n"); st.ok()) {
+    fields["api_secret_file"] = secret_file;
+    where = secret_file;
+  } else {
+    // Nowhere safe to put it: the account stays, and the operator makes a key with `imagod admin`.
+    fields["api_secret_file_error"] = st.message();
+  }
+  log::info("bootstrap_account_created", std::move(fields));
   std::cerr << "\n"
-            << "  Imago created its first account (\"owner\", plan pro, 5000 credits).\n"
-            << "  Its API secret is shown this once; keep it somewhere safe:\n\n"
-            << "    export IMAGO_API_SECRET=" << created->first_key.secret << "\n\n"
-            << "  Then try:\n\n"
+            << "  Imago created its first account (\"owner\", plan pro, 5000 credits).\n";
+  if (terminal) {
+    std::cerr << "  Its API secret is shown this once; keep it somewhere safe:\n\n"
+              << "    export IMAGO_API_SECRET=" << secret << "\n\n";
+  } else if (!where.empty()) {
+    std::cerr << "  Its API secret is in " << where << " (readable by this user only):\n\n"
+              << "    export IMAGO_API_SECRET=$(cat " << where << ")\n\n";
+  } else {
+    std::cerr
+        << "  Its API secret could not be stored; make a key with `imagod admin key create ACCOUNT_ID`.\n\n";
+  }
+  std::cerr << "  Then try:\n\n"
             << "    curl -s -X POST " << base_url << "/v1/validate -H \"api-secret: $IMAGO_API_SECRET\"\n"
             << "    curl -s " << base_url << "/v1/me -H \"api-secret: $IMAGO_API_SECRET\"\n\n"
             << "  Operator admin token: "

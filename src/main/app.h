@@ -21,6 +21,10 @@ class App {
   std::unique_ptr<Parts> p_;
 };
 
+// Where the first start puts the first account's API secret (mode 0600, in the data directory)
+// when stderr is not a terminal: never in the log.
+inline constexpr const char* kBootstrapSecretFile = "bootstrap-api-secret";
+
 // Reads the admin token from the config (IMAGO_ADMIN_TOKEN) or <data_dir>/admin.token, creating
 // the file (mode 0600, 256 random bits) when neither exists.
 Status resolve_admin_token(const Config& config, std::string* token);

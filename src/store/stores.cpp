@@ -31,6 +31,7 @@ void add_table_stores(Stores& s, WrapDb db, Clock& clock) {
   s.webhooks = sql::make_webhook_store(db(), clock);
   s.members = sql::make_member_store(db(), clock);
   s.device_grants = sql::make_device_grant_store(db());
+  s.live_meters = sql::make_live_meter_store(db(), clock);
 }
 
 // Connections per node: request handlers, job workers, the rate limiter and blob streams share them.
@@ -67,6 +68,7 @@ Stores::~Stores() {
   webhooks.reset();
   members.reset();
   device_grants.reset();
+  live_meters.reset();
   secrets.reset();
 }
 Stores::Stores(Stores&&) noexcept = default;

@@ -14,6 +14,7 @@
 #include "store/file_store.h"
 #include "store/job_store.h"
 #include "store/ledger_store.h"
+#include "store/live_meter_store.h"
 #include "store/member_store.h"
 #include "store/room_directory.h"
 #include "store/secret_store.h"
@@ -49,6 +50,7 @@ struct Stores {
   std::unique_ptr<WebhookStore> webhooks;
   std::unique_ptr<MemberStore> members;             // dashboard members and sessions
   std::unique_ptr<DeviceGrantStore> device_grants;  // CLI sign-ins in flight
+  std::unique_ptr<LiveMeterStore> live_meters;      // self-hosted sessions' minutes
   // Server secrets shared by every node (PostgreSQL); null on SQLite, where the node keeps its
   // own in the data directory (make_file_secret_store).
   std::unique_ptr<SecretStore> secrets;

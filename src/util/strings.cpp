@@ -122,4 +122,23 @@ bool is_valid_utf8(std::string_view s) {
   return true;
 }
 
+std::string url_without_secrets(std::string_view url) {
+  const size_t scheme_end = url.find("://");
+  const size_t authority = scheme_end == std::string_view::npos ? 0 : scheme_end + 3;
+  const size_t rest = url.find_first_of("/?#", authority);
+  std::string_view host_part =
+      url.substr(authority, rest == std::string_view::npos ? url.npos : rest - authority);
+  std::string out(url.substr(0, authority));
+  if (auto at = host_part.rfind('@'); at != std::string_view::npos) {
+    out += "[redacted]@";
+    host_part.remove_prefix(at + 1);
+  }
+  out += host_part;
+  if (rest == std::string_view::npos) return out;
+  const size_t cut = url.find_first_of("?#", rest);
+  out += url.substr(rest, cut == std::string_view::npos ? url.npos : cut - rest);
+  if (cut != std::string_view::npos) out += url[cut] == '?' ? "?[redacted]" : "#[redacted]";
+  return out;
+}
+
 }  // namespace imago

@@ -19,5 +19,9 @@ std::string format_rfc3339(int64_t unix_seconds);
 // Percent-decoding for URL paths and query strings ('+' as space only when form is true).
 std::optional<std::string> url_decode(std::string_view s, bool form);
 bool is_valid_utf8(std::string_view s);
+// A URL as error messages and logs may show it: user info, query and fragment (where signed URLs,
+// webhook tokens and passwords live) become "[redacted]"; scheme, host, port and path stay.
+// "https://u:p@h/x?sig=1#f" -> "https://[redacted]@h/x?[redacted]".
+std::string url_without_secrets(std::string_view url);
 
 }  // namespace imago

@@ -117,4 +117,21 @@ TEST(ManualClock, MovesOnlyWhenTold) {
   EXPECT_EQ(c.now_us(), 1501000);
 }
 
+TEST(Strings, UrlWithoutSecretsKeepsOnlyWhereItPoints) {
+  const std::pair<const char*, const char*> cases[] = {
+      {"https://h.example/x/y.png", "https://h.example/x/y.png"},
+      {"https://h.example/x.png?X-Amz-Signature=abc&X-Amz-Credential=k",
+       "https://h.example/x.png?[redacted]"},
+      {"https://user:pass@h.example:8443/hook?token=s3cret#frag",
+       "https://[redacted]@h.example:8443/hook?[redacted]"},
+      {"http://h.example/hook#token=s3cret", "http://h.example/hook#[redacted]"},
+      {"http://h.example?token=s3cret", "http://h.example?[redacted]"},
+      {"http://a@b@h.example/", "http://[redacted]@h.example/"},
+      {"http://h.example", "http://h.example"},
+      {"not a url?token=s3cret", "not a url?[redacted]"},
+      {"", ""},
+  };
+  for (const auto& [in, want] : cases) EXPECT_EQ(url_without_secrets(in), want) << in;
+}
+
 }  // namespace imago

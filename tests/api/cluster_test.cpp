@@ -171,6 +171,50 @@ TEST(Cluster, RuntimeTokensSignedOnOneNodeVerifyOnTheOther) {
   EXPECT_EQ(heartbeat(*c.a, t2).status, 200);
 }
 
+// A self-hosted session's meter is in the database: when its heartbeats move from one node to
+// the other, the second node continues the count. (With a meter per node, B started its own count
+// at 0 and replayed minutes A had charged, so the minutes after the switch were not billed.)
+TEST(Cluster, SelfHostedMinutesContinueOnTheOtherNode) {
+  REQUIRE_POSTGRES();
+  Cluster c({"--live-billing-period-s", "1"}, {"--live-billing-period-s", "1"});
+  auto acct = c.a->create_account("pro", 1000);
+  const std::string token = runtime_token(*c.a, acct.api_secret);
+  const std::string body = R"({"billing_type":"essence_self_hosted","session_id":"roaming"})";
+  auto beat = [&](const TestServer& node) {
+    HttpRequestOptions o;
+    o.headers["Authorization"] = "Bearer " + token;
+    return node.request("POST", "/v1/runtime/heartbeat", body, "", o).status;
+  };
+  auto minutes = [&] {
+    std::multiset<long long> out;
+    const json::value usage = c.a->get("/v1/usage?limit=100", acct.api_secret).json();
+    for (const auto& e : usage.at("data").as_array()) {
+      const std::string key = str(e, "operation_key");
+      const std::string prefix = "live_minute:sh:roaming:";
+      if (key.rfind(prefix, 0) == 0) out.insert(std::stoll(key.substr(prefix.size())));
+    }
+    return out;
+  };
+  ASSERT_EQ(beat(*c.a), 200);
+  ASSERT_TRUE(eventually(
+      [&] {
+        EXPECT_EQ(beat(*c.a), 200);
+        return minutes().size() >= 3;
+      },
+      30));
+  const size_t on_a = minutes().size();
+  // Now only B hears from the session. A lower bound of waiting: more cannot fail the test.
+  ASSERT_EQ(beat(*c.b), 200);
+  std::this_thread::sleep_for(std::chrono::milliseconds(1100));
+  ASSERT_EQ(beat(*c.b), 200);
+  const auto all = minutes();
+  EXPECT_GE(all.size(), on_a + 1) << "B continued A's count";
+  std::multiset<long long> expected;
+  for (long long i = 0; i < static_cast<long long>(all.size()); ++i) expected.insert(i);
+  EXPECT_EQ(all, expected) << "each minute from 0 charged once";
+  EXPECT_EQ(balance_of(*c.b, acct.api_secret), 1000 - static_cast<long long>(all.size()));
+}
+
 TEST(Cluster, RestCommandsOnOneNodeReachARoomRunningOnTheOther) {
   REQUIRE_POSTGRES();
   Cluster c;

@@ -326,6 +326,20 @@ ALTER TABLE room_leases ADD COLUMN details_at BIGINT NOT NULL DEFAULT 0;  -- dat
 DROP INDEX jobs_account_claims;
 CREATE INDEX jobs_account_claims ON jobs(account_id, lane, claim_seq) WHERE claim_seq IS NOT NULL;
 )sql"},
+      {410, "self-hosted live meters", R"sql(
+-- One row per self-hosted session (docs/billing.md, "Self-hosted minutes"): where its billable
+-- clock started and the first minute not yet charged, so a restart or another node continues the
+-- count. A heartbeat locks the row (FOR UPDATE) while it charges a minute.
+CREATE TABLE live_meters (
+  account_id   TEXT NOT NULL REFERENCES accounts(id),
+  meter_id     TEXT NOT NULL,
+  billing_type TEXT NOT NULL,
+  started_us   BIGINT NOT NULL,
+  last_seen_us BIGINT NOT NULL,
+  next_minute  BIGINT NOT NULL,
+  PRIMARY KEY (account_id, meter_id)
+);
+)sql"},
   };
 }
 

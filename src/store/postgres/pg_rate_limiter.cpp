@@ -143,6 +143,19 @@ class PgWindowCounter final : public WindowCounter {
     return d;
   }
 
+  void release(const std::string& key, int window_s) override {
+    auto r = db_.once([&](pg::Conn& c) -> Status {
+      c.prepare(
+           "UPDATE rate_windows SET count = count - 1 WHERE key = ?1 AND count > 0"
+           " AND opened_at + ?2::float8 > EXTRACT(EPOCH FROM now())::float8")
+          .bind(1, key)
+          .bind(2, static_cast<double>(window_s))
+          .run();
+      return Status::Ok();
+    });
+    if (!r.ok()) log::warn("rate_limit_unavailable", {{"error", r.message()}});
+  }
+
  private:
   pg::Db& db_;
   std::atomic<uint64_t> ops_{0};

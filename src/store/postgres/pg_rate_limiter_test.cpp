@@ -5,6 +5,7 @@
 #include <atomic>
 #include <chrono>
 #include <thread>
+#include <vector>
 
 #include "store/postgres/test_db.h"
 
@@ -85,6 +86,29 @@ TEST(PgWindowCounter, BlocksAfterTheLimitUntilTheWindowClears) {
   std::this_thread::sleep_for(std::chrono::milliseconds(1100));
   EXPECT_FALSE(a->peek("ip:2", 1, 1).blocked);
   EXPECT_FALSE(a->hit("ip:2", 1, 1).blocked);
+}
+
+TEST(PgWindowCounter, ConcurrentHitsAdmitExactlyTheLimitAndReleaseGivesOneBack) {
+  pg::TestDb t;
+  auto w = make_pg_window_counter(t.db());
+  std::atomic<int> admitted{0};
+  std::vector<std::thread> threads;
+  for (int i = 0; i < 8; ++i) {
+    threads.emplace_back([&] {
+      for (int j = 0; j < 5; ++j) {
+        if (!w->hit("email:a", 5, 900).blocked) ++admitted;
+      }
+    });
+  }
+  for (auto& th : threads) th.join();
+  EXPECT_EQ(admitted.load(), 5);
+  EXPECT_EQ(w->peek("email:a", 5, 900).count, 40);
+  for (int i = 0; i < 36; ++i) w->release("email:a", 900);
+  EXPECT_FALSE(w->peek("email:a", 5, 900).blocked);
+  EXPECT_FALSE(w->hit("email:a", 5, 900).blocked);
+  EXPECT_TRUE(w->hit("email:a", 5, 900).blocked);
+  for (int i = 0; i < 10; ++i) w->release("email:a", 900);  // never below zero
+  EXPECT_EQ(w->peek("email:a", 5, 900).count, 0);
 }
 
 }  // namespace

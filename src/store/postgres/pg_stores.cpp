@@ -25,6 +25,9 @@ std::unique_ptr<FileStore> make_file_store(Db& db, Clock& clock) {
 std::unique_ptr<LedgerStore> make_ledger_store(Db& db, Clock& clock) {
   return sql::make_ledger_store(sql::wrap(db), clock);
 }
+std::unique_ptr<LiveMeterStore> make_live_meter_store(Db& db, Clock& clock) {
+  return sql::make_live_meter_store(sql::wrap(db), clock);
+}
 
 std::unique_ptr<JobStore> make_job_store(Db& db, Clock& clock) {
   return sql::make_job_store(sql::wrap(db), clock);

@@ -14,6 +14,7 @@
 #include "store/file_store.h"
 #include "store/job_store.h"
 #include "store/ledger_store.h"
+#include "store/live_meter_store.h"
 #include "store/member_store.h"
 #include "store/postgres/db.h"
 #include "store/room_directory.h"
@@ -36,6 +37,7 @@ std::unique_ptr<JobStore> make_job_store(Db& db, Clock& clock);
 std::unique_ptr<WebhookStore> make_webhook_store(Db& db, Clock& clock);
 std::unique_ptr<MemberStore> make_member_store(Db& db, Clock& clock);
 std::unique_ptr<DeviceGrantStore> make_device_grant_store(Db& db);
+std::unique_ptr<LiveMeterStore> make_live_meter_store(Db& db, Clock& clock);
 std::unique_ptr<SecretStore> make_secret_store(Db& db);
 
 // NOTIFY channel that wakes a node when a room command is written (payload: the command id).

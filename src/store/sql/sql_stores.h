@@ -15,6 +15,7 @@
 #include "store/file_store.h"
 #include "store/job_store.h"
 #include "store/ledger_store.h"
+#include "store/live_meter_store.h"
 #include "store/member_store.h"
 #include "store/sql/connection.h"
 #include "store/voice_store.h"
@@ -32,6 +33,7 @@ std::unique_ptr<JobStore> make_job_store(std::unique_ptr<Database> db, Clock& cl
 std::unique_ptr<WebhookStore> make_webhook_store(std::unique_ptr<Database> db, Clock& clock);
 std::unique_ptr<MemberStore> make_member_store(std::unique_ptr<Database> db, Clock& clock);
 std::unique_ptr<DeviceGrantStore> make_device_grant_store(std::unique_ptr<Database> db);
+std::unique_ptr<LiveMeterStore> make_live_meter_store(std::unique_ptr<Database> db, Clock& clock);
 
 // Webhook deliveries are retried up to this many attempts (docs/webhooks.md).
 inline constexpr int kWebhookMaxAttempts = 8;

@@ -9,6 +9,7 @@ std::vector<Migration> all_migrations() {
   for (auto& m : speech_migrations()) out.push_back(m);
   for (auto& m : agent_migrations()) out.push_back(m);
   for (auto& m : webhook_migrations()) out.push_back(m);
+  for (auto& m : live_migrations()) out.push_back(m);
   for (auto& m : member_migrations()) out.push_back(m);
   return out;
 }

@@ -17,6 +17,7 @@ std::vector<Migration> core_migrations();
 std::vector<Migration> speech_migrations();
 std::vector<Migration> agent_migrations();
 std::vector<Migration> webhook_migrations();
+std::vector<Migration> live_migrations();
 std::vector<Migration> member_migrations();
 
 }  // namespace imago::sqlite

@@ -1,11 +1,9 @@
 import { request } from './api.js';
-import { $, el, say, errorText, copyButton } from './ui.js';
+import { $, el, say, errorText } from './ui.js';
+import { nextFromSearch } from './next-path.js';
 
-const next = () => {
-  const n = new URLSearchParams(location.search).get('next') || '/';
-  // Only paths on this server: never an open redirect.
-  return n.startsWith('/') && !n.startsWith('//') ? n : '/';
-};
+// Only pages of this server, parsed as the browser parses them: never an open redirect.
+const next = () => nextFromSearch(location.search, location.origin);
 
 $('#sign-in').addEventListener('submit', async (ev) => {
   ev.preventDefault();
@@ -21,22 +19,32 @@ $('#sign-in').addEventListener('submit', async (ev) => {
 
 $('#sign-up').addEventListener('submit', async (ev) => {
   ev.preventDefault();
+  const email = $('#su-email').value;
+  const password = $('#su-password').value;
   try {
-    const r = await request('POST', '/dashboard/api/sign-up', {
-      email: $('#su-email').value,
-      password: $('#su-password').value,
+    // The server answers the same whether or not the email already has an account (no session,
+    // no key), so the page signs in next, as any member would.
+    await request('POST', '/dashboard/api/sign-up', {
+      email,
+      password,
       account_name: $('#su-name').value || undefined,
     });
-    const box = $('#first-key');
-    box.hidden = false;
-    box.replaceChildren(
-      el('p', { class: 'msg ok' }, 'Account created. This is your first API key; it is shown only this once:'),
-      el('code', { class: 'secret' }, r.data.first_key.api_secret),
-      el('div', { class: 'row' }, copyButton(r.data.first_key.api_secret), el('a', { class: 'button', href: next() }, 'Continue')),
-    );
   } catch (e) {
     say('#msg', errorText(e), 'error');
+    return;
   }
+  try {
+    await request('POST', '/dashboard/api/sign-in', { email, password });
+  } catch (e) {
+    say('#msg', 'Could not sign in. If this email already has an account, sign in above with its password.', 'error');
+    return;
+  }
+  const box = $('#first-key');
+  box.hidden = false;
+  box.replaceChildren(
+    el('p', { class: 'msg ok' }, 'You are signed in. Create your first API key on the API keys page (it is shown once).'),
+    el('div', { class: 'row' }, el('a', { class: 'button', href: '/keys' }, 'API keys'), el('a', { class: 'button', href: next() }, 'Continue')),
+  );
 });
 
 request('GET', '/dashboard/api/config').then((r) => {

@@ -1,0 +1,121 @@
+// Self-hosted session meters on either backend (SQLite and PostgreSQL migration 700).
+#include "billing/operations.h"
+#include "store/sql/sql_stores.h"
+
+namespace imago::sql {
+
+namespace {
+
+// The meter's row; locked on PostgreSQL, since the transaction goes on to write it.
+std::optional<billing::HeartbeatMeter> load_meter(Connection& c, const std::string& account_id,
+                                                  const std::string& meter_id) {
+  auto q = c.prepare(
+      IMAGO_SQL_FOR_UPDATE("SELECT billing_type, started_us, last_seen_us, next_minute FROM live_meters "
+                           "WHERE account_id = ? AND meter_id = ?"));
+  q.bind(1, account_id).bind(2, meter_id);
+  if (!q.step()) return std::nullopt;
+  return billing::HeartbeatMeter{q.col_text(0), q.col_int(1), q.col_int(2), q.col_int(3)};
+}
+
+class SqlLiveMeterStore final : public LiveMeterStore {
+ public:
+  SqlLiveMeterStore(std::unique_ptr<Database> db, Clock& clock) : clock_(clock), db_(std::move(db)) {}
+
+  Result<billing::HeartbeatMeter> heartbeat(const std::string& account_id, const std::string& meter_id,
+                                            const std::string& billing_type, int64_t now_us,
+                                            int64_t period_us, int64_t grace_us) override {
+    if (!billing::parse_minute_rate(billing_type)) {
+      return Status::Invalid("'" + billing_type + "' has no per-minute rate");
+    }
+    if (period_us <= 0) return Status::Invalid("the billing period must be positive");
+    // The heartbeat first, in its own transaction: it stays recorded even when a minute is refused
+    // below (the session was seen; a refused minute is not a pause).
+    auto seen = db_->write([&](Connection& c) -> Result<billing::HeartbeatMeter> {
+      auto acct = c.prepare("SELECT 1 FROM accounts WHERE id = ?");
+      acct.bind(1, account_id);
+      if (!acct.step()) return Status::NotFound("Account not found: " + account_id);
+      const billing::HeartbeatMeter fresh =
+          billing::observe_heartbeat(std::nullopt, billing_type, now_us, grace_us);
+      // A concurrent first heartbeat (another thread or node) waits on the primary key, then
+      // finds the row below.
+      c.prepare(
+           "INSERT INTO live_meters(account_id, meter_id, billing_type, started_us, last_seen_us, "
+           "next_minute) "
+           "VALUES(?,?,?,?,?,0) ON CONFLICT(account_id, meter_id) DO NOTHING")
+          .bind(1, account_id)
+          .bind(2, meter_id)
+          .bind(3, fresh.billing_type)
+          .bind(4, fresh.started_us)
+          .bind(5, fresh.last_seen_us)
+          .run();
+      if (c.changes() == 1) return fresh;
+      auto before = load_meter(c, account_id, meter_id);
+      if (!before) return Status::Internal("live meter '" + meter_id + "' vanished");
+      const billing::HeartbeatMeter after =
+          billing::observe_heartbeat(*before, billing_type, now_us, grace_us);
+      c.prepare(
+           "UPDATE live_meters SET started_us = ?, last_seen_us = ? WHERE account_id = ? AND meter_id = ?")
+          .bind(1, after.started_us)
+          .bind(2, after.last_seen_us)
+          .bind(3, account_id)
+          .bind(4, meter_id)
+          .run();
+      return after;
+    });
+    if (!seen.ok()) return seen.status();
+
+    // Then one transaction per due minute: the charge and the meter's step past it commit
+    // together. The row lock (PostgreSQL) or the single writer (SQLite) makes a concurrent
+    // heartbeat wait and then see the advanced meter, so it charges the next minute, not this one.
+    billing::HeartbeatMeter meter = *seen;
+    for (;;) {
+      struct Step {
+        billing::HeartbeatMeter meter;
+        bool charged = false;
+      };
+      auto step = db_->write([&](Connection& c) -> Result<Step> {
+        auto m = load_meter(c, account_id, meter_id);
+        if (!m) return Status::Internal("live meter '" + meter_id + "' vanished");
+        if (!billing::minute_due(*m, now_us, period_us)) return Step{*m, false};
+        auto rate = billing::parse_minute_rate(m->billing_type);
+        if (!rate) return Status::Internal("live meter '" + meter_id + "' has no rate");
+        auto entry = apply_ledger_op(
+            c, billing::live_session_minute(account_id, meter_id, m->next_minute, *rate), clock_.now_s());
+        if (!entry.ok()) return entry.status();  // rolls back: the minute stays due
+        c.prepare("UPDATE live_meters SET next_minute = ? WHERE account_id = ? AND meter_id = ?")
+            .bind(1, m->next_minute + 1)
+            .bind(2, account_id)
+            .bind(3, meter_id)
+            .run();
+        ++m->next_minute;
+        return Step{*m, true};
+      });
+      if (!step.ok()) return step.status();
+      meter = step->meter;
+      if (!step->charged) return meter;
+    }
+  }
+
+  Result<billing::HeartbeatMeter> get(const std::string& account_id, const std::string& meter_id) override {
+    return db_->read([&](Connection& c) -> Result<billing::HeartbeatMeter> {
+      auto q = c.prepare(
+          "SELECT billing_type, started_us, last_seen_us, next_minute FROM live_meters "
+          "WHERE account_id = ? AND meter_id = ?");
+      q.bind(1, account_id).bind(2, meter_id);
+      if (!q.step()) return Status::NotFound("No live meter " + meter_id);
+      return billing::HeartbeatMeter{q.col_text(0), q.col_int(1), q.col_int(2), q.col_int(3)};
+    });
+  }
+
+ private:
+  Clock& clock_;
+  std::unique_ptr<Database> db_;
+};
+
+}  // namespace
+
+std::unique_ptr<LiveMeterStore> make_live_meter_store(std::unique_ptr<Database> db, Clock& clock) {
+  return std::make_unique<SqlLiveMeterStore>(std::move(db), clock);
+}
+
+}  // namespace imago::sql
