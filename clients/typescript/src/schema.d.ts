@@ -1382,6 +1382,16 @@ export interface components {
                 "application/json": components["schemas"]["Error"];
             };
         };
+        /** @description `HEADER_TOO_LARGE`: the request headers are over 16 KiB (any route). */
+        HeaderTooLarge: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"];
+            };
+        };
         /** @description `RATE_LIMITED`: the account's bucket for this tier is empty, the failed-authentication throttle or a per-IP cap. */
         RateLimited: {
             headers: {
@@ -1457,6 +1467,7 @@ export interface operations {
                     };
                 };
             };
+            431: components["responses"]["HeaderTooLarge"];
         };
     };
     getReadiness: {
@@ -1479,9 +1490,9 @@ export interface operations {
                      * @example {
                      *       "status": "ready",
                      *       "database": {
-                     *         "backend": "sqlite",
+                     *         "backend": "postgres",
                      *         "ok": true,
-                     *         "latency_ms": 0.03
+                     *         "latency_ms": 61.72
                      *       }
                      *     }
                      */
@@ -1497,6 +1508,7 @@ export interface operations {
                     };
                 };
             };
+            431: components["responses"]["HeaderTooLarge"];
             503: components["responses"]["ServiceUnavailable"];
         };
     };
@@ -1521,6 +1533,7 @@ export interface operations {
             };
             401: components["responses"]["Unauthorized"];
             429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeaderTooLarge"];
         };
     };
     getOpenApiDocument: {
@@ -1542,6 +1555,7 @@ export interface operations {
                     "application/json": Record<string, never>;
                 };
             };
+            431: components["responses"]["HeaderTooLarge"];
         };
     };
     validateKey: {
@@ -1565,7 +1579,7 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "valid": true
+                     *       "valid": false
                      *     }
                      */
                     "application/json": {
@@ -1574,7 +1588,9 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            413: components["responses"]["PayloadTooLarge"];
             429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeaderTooLarge"];
         };
     };
     getMe: {
@@ -1600,10 +1616,10 @@ export interface operations {
                      * @example {
                      *       "success": true,
                      *       "data": {
-                     *         "user_id": "usr_HwUDCayWlRdNqtQwk2mZ",
-                     *         "name": "test",
-                     *         "plan": "free",
-                     *         "key_id": "key_xZPXZsYc9qQa1gDdBo6U",
+                     *         "user_id": "usr_Sh2unyO4iMr2vC5mOEAI",
+                     *         "name": "Ada",
+                     *         "plan": "creator",
+                     *         "key_id": "key_lg0LxhcLuR5wrJ8TVxVF",
                      *         "key_alias": "default"
                      *       }
                      *     }
@@ -1622,6 +1638,7 @@ export interface operations {
             };
             401: components["responses"]["Unauthorized"];
             429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeaderTooLarge"];
         };
     };
     listKeys: {
@@ -1648,12 +1665,12 @@ export interface operations {
                      *       "success": true,
                      *       "data": [
                      *         {
-                     *           "id": "key_PLnJKi5fb1ygPpHPkA21",
+                     *           "id": "key_6jL7CwXqcZGccglaKLu8",
                      *           "alias": "default",
                      *           "prefix": "imago_sk_xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx",
-                     *           "last4": "EeZC",
-                     *           "created_at": "2026-11-25T10:13:24Z",
-                     *           "last_used_at": "2026-11-25T10:13:24Z"
+                     *           "last4": "oXOf",
+                     *           "created_at": "2026-11-25T10:24:57Z",
+                     *           "last_used_at": "2026-11-25T10:24:57Z"
                      *         }
                      *       ]
                      *     }
@@ -1666,6 +1683,7 @@ export interface operations {
             };
             401: components["responses"]["Unauthorized"];
             429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeaderTooLarge"];
         };
     };
     createKey: {
@@ -1679,7 +1697,7 @@ export interface operations {
             content: {
                 /**
                  * @example {
-                 *       "alias": "after"
+                 *       "alias": "bob-secret-key"
                  *     }
                  */
                 "application/json": {
@@ -1702,11 +1720,11 @@ export interface operations {
                      * @example {
                      *       "success": true,
                      *       "data": {
-                     *         "id": "key_BlMWPQFFGteDK5CdMezU",
-                     *         "alias": "after",
+                     *         "id": "key_0BKm9zGKcx4DLZII8oQf",
+                     *         "alias": "ci@build-01",
                      *         "prefix": "imago_sk_xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx",
-                     *         "last4": "DYUc",
-                     *         "created_at": "2026-11-25T10:13:36Z",
+                     *         "last4": "t3Kz",
+                     *         "created_at": "2026-11-25T10:24:57Z",
                      *         "last_used_at": null,
                      *         "api_secret": "imago_sk_xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"
                      *       }
@@ -1724,6 +1742,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             413: components["responses"]["PayloadTooLarge"];
             429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeaderTooLarge"];
         };
     };
     revokeKey: {
@@ -1751,7 +1770,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "success": true,
-                     *       "id": "key_HUJPjX0FJm5mDTRbUwu4",
+                     *       "id": "key_McJRcv9dB5rO46wMPtYq",
                      *       "revoked": true
                      *     }
                      */
@@ -1764,7 +1783,9 @@ export interface operations {
             };
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
             429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeaderTooLarge"];
         };
     };
     rotateKey: {
@@ -1793,14 +1814,14 @@ export interface operations {
                      * @example {
                      *       "success": true,
                      *       "data": {
-                     *         "id": "key_3Oa8dNl3ZNp5MrIlFCjc",
-                     *         "alias": "default",
+                     *         "id": "key_McJRcv9dB5rO46wMPtYq",
+                     *         "alias": "ci@build-01",
                      *         "prefix": "imago_sk_xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx",
-                     *         "last4": "NGsE",
-                     *         "created_at": "2026-11-25T10:13:25Z",
+                     *         "last4": "YTn6",
+                     *         "created_at": "2026-11-25T10:24:57Z",
                      *         "last_used_at": null,
                      *         "api_secret": "imago_sk_xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx",
-                     *         "replaces": "key_PLnJKi5fb1ygPpHPkA21"
+                     *         "replaces": "key_0BKm9zGKcx4DLZII8oQf"
                      *       }
                      *     }
                      */
@@ -1815,7 +1836,9 @@ export interface operations {
             };
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
             429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeaderTooLarge"];
         };
     };
     getCreditSummary: {
@@ -1841,7 +1864,7 @@ export interface operations {
                      * @example {
                      *       "success": true,
                      *       "data": {
-                     *         "user_id": "usr_WKtnCxfmiqxJSng4nAcI",
+                     *         "user_id": "usr_nYwfPCnDRtF3yeA3ZiUG",
                      *         "balance": 1746,
                      *         "plan_credits": 0,
                      *         "topup_credits": 1746,
@@ -1874,6 +1897,7 @@ export interface operations {
             };
             401: components["responses"]["Unauthorized"];
             429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeaderTooLarge"];
         };
     };
     listUsage: {
@@ -1904,33 +1928,33 @@ export interface operations {
                      * @example {
                      *       "data": [
                      *         {
-                     *           "id": "led_FPZDcXGsJlNj0nRMpQsR",
+                     *           "id": "led_l7y2fziILTeUt45t8FVf",
                      *           "kind": "charge",
-                     *           "amount": -2,
-                     *           "balance_after": 1748,
-                     *           "reason": "live_minute:essence_cloud",
-                     *           "operation_key": "live_minute:ses_cd5COm6KvoZ5QlPkpSvI:0",
-                     *           "created_at": "2026-11-25T10:13:21Z",
-                     *           "reference": "ses_cd5COm6KvoZ5QlPkpSvI"
+                     *           "amount": -10,
+                     *           "balance_after": 4740,
+                     *           "reason": "live_minute:voice_chat",
+                     *           "operation_key": "live_minute:ses_AaoGoxHcA5L9kRebV6bp:0",
+                     *           "created_at": "2026-11-25T10:25:17Z",
+                     *           "reference": "ses_AaoGoxHcA5L9kRebV6bp"
                      *         },
                      *         {
-                     *           "id": "led_lTn2AkAQR0obR6OyXE9P",
+                     *           "id": "led_LK35YKLFFjbWWNnRqq06",
                      *           "kind": "charge",
                      *           "amount": -250,
-                     *           "balance_after": 1750,
+                     *           "balance_after": 4750,
                      *           "reason": "agent_generation",
-                     *           "operation_key": "agent_generation:job_Fj0rPjqCWK4iRhSalXAY",
-                     *           "created_at": "2026-11-25T10:13:21Z",
-                     *           "reference": "P73YJF3657"
+                     *           "operation_key": "agent_generation:job_58UJT92tOFpUl8WOu8Nr",
+                     *           "created_at": "2026-11-25T10:25:17Z",
+                     *           "reference": "O40PVK9782"
                      *         },
                      *         {
-                     *           "id": "led_SvF8LByNfNtA2WuzWgEV",
+                     *           "id": "led_emIpkxRUVKJTxvhy0ANq",
                      *           "kind": "topup",
-                     *           "amount": 2000,
-                     *           "balance_after": 2000,
+                     *           "amount": 5000,
+                     *           "balance_after": 5000,
                      *           "reason": "initial credits",
                      *           "operation_key": "account-created",
-                     *           "created_at": "2026-11-25T10:13:21Z",
+                     *           "created_at": "2026-11-25T10:25:17Z",
                      *           "reference": null
                      *         }
                      *       ],
@@ -1951,6 +1975,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeaderTooLarge"];
         };
     };
     getSpendCap: {
@@ -1976,14 +2001,14 @@ export interface operations {
                      * @example {
                      *       "success": true,
                      *       "data": {
-                     *         "live_monthly_credits": null,
+                     *         "live_monthly_credits": 5,
                      *         "operator_live_monthly_credits": null,
-                     *         "effective_live_monthly_credits": null,
+                     *         "effective_live_monthly_credits": 5,
                      *         "period": "2026-11",
                      *         "period_start": "2026-11-01T00:00:00Z",
                      *         "period_end": "2026-12-01T00:00:00Z",
-                     *         "live_spent_credits": 0,
-                     *         "live_remaining_credits": null
+                     *         "live_spent_credits": 4,
+                     *         "live_remaining_credits": 1
                      *       }
                      *     }
                      */
@@ -1995,6 +2020,7 @@ export interface operations {
             };
             401: components["responses"]["Unauthorized"];
             429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeaderTooLarge"];
         };
     };
     setSpendCap: {
@@ -2037,8 +2063,8 @@ export interface operations {
                      *         "period": "2026-11",
                      *         "period_start": "2026-11-01T00:00:00Z",
                      *         "period_end": "2026-12-01T00:00:00Z",
-                     *         "live_spent_credits": 0,
-                     *         "live_remaining_credits": 100
+                     *         "live_spent_credits": 5,
+                     *         "live_remaining_credits": 95
                      *       }
                      *     }
                      */
@@ -2052,6 +2078,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             413: components["responses"]["PayloadTooLarge"];
             429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeaderTooLarge"];
         };
     };
     generateAgent: {
@@ -2109,7 +2136,7 @@ export interface operations {
                      * @example {
                      *       "success": true,
                      *       "message": "Agent generation started",
-                     *       "agent_id": "E39NQY4825",
+                     *       "agent_id": "W19NOV8030",
                      *       "status": "processing"
                      *     }
                      */
@@ -2123,6 +2150,7 @@ export interface operations {
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeaderTooLarge"];
         };
     };
     getAgentStatus: {
@@ -2151,17 +2179,17 @@ export interface operations {
                      * @example {
                      *       "success": true,
                      *       "data": {
-                     *         "agent_id": "C10HQG9812",
-                     *         "status": "processing",
-                     *         "progress": 0,
-                     *         "progress_msg": "Queued",
-                     *         "current_step": "queued",
+                     *         "agent_id": "W19NOV8030",
+                     *         "status": "ready",
+                     *         "progress": 1,
+                     *         "progress_msg": "Agent is ready",
+                     *         "current_step": "done",
                      *         "error_message": null,
-                     *         "system_prompt": "You are a warm, upbeat guide who explains things simply and asks friendly follow-up questions.",
-                     *         "image_url": "http://127.0.0.1:39279/files/bomb.png",
+                     *         "system_prompt": "You are a patient tutor who breaks problems into small steps and checks understanding.",
+                     *         "image_url": "http://127.0.0.1:8080/v1/files/file_2mIKhzLmhDSKTyW9QYRr.jpg",
                      *         "video_url": "",
-                     *         "model_url": "",
-                     *         "name": "Agent C10HQG9812"
+                     *         "model_url": "http://127.0.0.1:8080/v1/files/file_t84ftBsVQEmuRliRpu1X.imx",
+                     *         "name": "Agent W19NOV8030"
                      *       }
                      *     }
                      */
@@ -2174,6 +2202,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeaderTooLarge"];
         };
     };
     getAgent: {
@@ -2202,14 +2231,23 @@ export interface operations {
                      * @example {
                      *       "success": true,
                      *       "data": {
-                     *         "agent_id": "E39NQY4825",
-                     *         "status": "processing",
+                     *         "agent_id": "O40PVK9782",
+                     *         "status": "ready",
                      *         "system_prompt": "A friendly guide.",
-                     *         "voice": null,
+                     *         "voice": {
+                     *           "id": "F4",
+                     *           "axes": {
+                     *             "gender": 0,
+                     *             "pitch": 0,
+                     *             "rate": 0,
+                     *             "brightness": 0
+                     *           },
+                     *           "source": "default"
+                     *         },
                      *         "image_url": "",
                      *         "video_url": "",
-                     *         "model_url": "",
-                     *         "name": "Agent E39NQY4825"
+                     *         "model_url": "http://127.0.0.1:8080/v1/files/file_Bq5E6ovOiKVpS4BZwM99.imx",
+                     *         "name": "Agent O40PVK9782"
                      *       }
                      *     }
                      */
@@ -2222,6 +2260,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeaderTooLarge"];
         };
     };
     updateAgentPrompt: {
@@ -2259,7 +2298,7 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "agent_code": "E39NQY4825",
+                     *       "agent_code": "O40PVK9782",
                      *       "updated": true
                      *     }
                      */
@@ -2274,6 +2313,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             413: components["responses"]["PayloadTooLarge"];
             429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeaderTooLarge"];
         };
     };
     deleteAgent: {
@@ -2301,7 +2341,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "success": true,
-                     *       "agent_code": "my-bot",
+                     *       "agent_code": "Q15JRZ1411",
                      *       "deleted": true
                      *     }
                      */
@@ -2314,7 +2354,9 @@ export interface operations {
             };
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
             429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeaderTooLarge"];
         };
     };
     listAgents: {
@@ -2365,6 +2407,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeaderTooLarge"];
         };
     };
     speak: {
@@ -2381,7 +2424,7 @@ export interface operations {
             content: {
                 /**
                  * @example {
-                 *       "message": "Hello both of you."
+                 *       "message": "Only for A."
                  *     }
                  */
                 "application/json": {
@@ -2403,7 +2446,7 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "agent_code": "T00YCJ7761",
+                     *       "agent_code": "J40VWL1109",
                      *       "context_type": "speak",
                      *       "delivered_to_rooms": 1
                      *     }
@@ -2421,6 +2464,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             413: components["responses"]["PayloadTooLarge"];
             429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeaderTooLarge"];
         };
     };
     addContext: {
@@ -2464,7 +2508,7 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "agent_code": "L79YEI9104",
+                     *       "agent_code": "P62ERD1204",
                      *       "context_type": "add_context",
                      *       "delivered_to_rooms": 1
                      *     }
@@ -2482,6 +2526,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             413: components["responses"]["PayloadTooLarge"];
             429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeaderTooLarge"];
         };
     };
     triggerDynamics: {
@@ -2498,7 +2543,7 @@ export interface operations {
             content: {
                 /**
                  * @example {
-                 *       "action": "laugh_react"
+                 *       "action": "mini_wave_hello"
                  *     }
                  */
                 "application/json": {
@@ -2521,9 +2566,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "agent_code": "O36KQD8344",
+                     *       "agent_code": "F54ADD0190",
                      *       "action": "laugh_react",
-                     *       "animation_triggered": false,
+                     *       "animation_triggered": true,
                      *       "delivered_to_rooms": 1
                      *     }
                      */
@@ -2540,6 +2585,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             413: components["responses"]["PayloadTooLarge"];
             429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeaderTooLarge"];
         };
     };
     generateDynamics: {
@@ -2553,7 +2599,7 @@ export interface operations {
             content: {
                 /**
                  * @example {
-                 *       "agent_id": "F58LWW4634",
+                 *       "agent_id": "U35KZX7639",
                  *       "duration": 1,
                  *       "model": "auto"
                  *     }
@@ -2582,7 +2628,7 @@ export interface operations {
                      * @example {
                      *       "success": true,
                      *       "message": "Dynamics generation started",
-                     *       "agent_id": "F58LWW4634",
+                     *       "agent_id": "D80KTI2635",
                      *       "status": "processing"
                      *     }
                      */
@@ -2597,6 +2643,7 @@ export interface operations {
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeaderTooLarge"];
         };
     };
     getDynamics: {
@@ -2627,7 +2674,7 @@ export interface operations {
                      *       "data": {
                      *         "url": null,
                      *         "status": "ready",
-                     *         "agent_id": "F58LWW4634",
+                     *         "agent_id": "W72HLU4491",
                      *         "gestures": {}
                      *       }
                      *     }
@@ -2641,6 +2688,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeaderTooLarge"];
         };
     };
     updateDynamics: {
@@ -2657,8 +2705,9 @@ export interface operations {
             content: {
                 /**
                  * @example {
-                 *       "dynamics": {},
-                 *       "toggle_enabled": true
+                 *       "dynamics": {
+                 *         "enabled": false
+                 *       }
                  *     }
                  */
                 "application/json": {
@@ -2691,7 +2740,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "success": true,
-                     *       "agent_id": "O36KQD8344",
+                     *       "agent_id": "F54ADD0190",
                      *       "message": "Dynamics updated successfully and movements regeneration started",
                      *       "regeneration_status": "started"
                      *     }
@@ -2711,6 +2760,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             413: components["responses"]["PayloadTooLarge"];
             429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeaderTooLarge"];
         };
     };
     generateVideo: {
@@ -2727,10 +2777,10 @@ export interface operations {
             content: {
                 /**
                  * @example {
-                 *       "agent_code": "V24TJL4594",
+                 *       "agent_code": "M92CWM0594",
                  *       "input": {
                  *         "type": "text",
-                 *         "text": "Hello there, this is how I sound when I talk to you about the museum."
+                 *         "text": "Hello there, nice to meet you."
                  *       },
                  *       "wait": true
                  *     }
@@ -2762,12 +2812,12 @@ export interface operations {
                     /**
                      * @example {
                      *       "success": true,
-                     *       "job_id": "job_YcEhbHEcNWJFh20OaBLJ",
-                     *       "agent_code": "V24TJL4594",
+                     *       "job_id": "job_ZdY6HM5PaULTSppsO0Nn",
+                     *       "agent_code": "W10ZWC5862",
                      *       "status": "completed",
-                     *       "duration": 3.64,
+                     *       "duration": 4.12,
                      *       "credits": 2,
-                     *       "video_url": "http://127.0.0.1:38479/v1/files/file_vYcEhbHEcNWJFh20OaBLJ.mp4"
+                     *       "video_url": "http://127.0.0.1:8080/v1/files/file_vZdY6HM5PaULTSppsO0Nn.mp4"
                      *     }
                      */
                     "application/json": components["schemas"]["VideoJob"];
@@ -2780,6 +2830,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             413: components["responses"]["PayloadTooLarge"];
             429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeaderTooLarge"];
         };
     };
     getVideo: {
@@ -2804,12 +2855,24 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "job_id": "job_m40cyb7EPoEayOb3ElBb",
+                     *       "agent_code": "Q63YCA1942",
+                     *       "status": "failed",
+                     *       "duration": 0.84,
+                     *       "credits": 2,
+                     *       "error_message": "Agent Q63YCA1942 was deleted"
+                     *     }
+                     */
                     "application/json": components["schemas"]["VideoJob"];
                 };
             };
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeaderTooLarge"];
         };
     };
     uploadFile: {
@@ -2858,13 +2921,13 @@ export interface operations {
                      *       "success": true,
                      *       "message": "File uploaded successfully",
                      *       "data": {
-                     *         "id": "file_2EQQeWKghUp2lPXY9r1K",
-                     *         "file_url": "http://127.0.0.1:45749/v1/files/file_2EQQeWKghUp2lPXY9r1K.wav",
-                     *         "file_type": "audio",
-                     *         "mime_type": "audio/wav",
-                     *         "file_size": 600016,
-                     *         "original_source": "a.wav",
-                     *         "uploaded_at": "2026-11-25T10:12:42Z"
+                     *         "id": "file_kTVK5x7Ujy9gUgGlyAaQ",
+                     *         "file_url": "http://127.0.0.1:8080/v1/files/file_kTVK5x7Ujy9gUgGlyAaQ.jpg",
+                     *         "file_type": "image",
+                     *         "mime_type": "image/jpeg",
+                     *         "file_size": 59266,
+                     *         "original_source": "http://127.0.0.1:8080/files/f.jpg",
+                     *         "uploaded_at": "2026-11-25T10:25:19Z"
                      *       }
                      *     }
                      */
@@ -2881,6 +2944,7 @@ export interface operations {
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeaderTooLarge"];
         };
     };
     downloadFile: {
@@ -2911,6 +2975,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeaderTooLarge"];
         };
     };
     deleteFile: {
@@ -2938,7 +3003,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "success": true,
-                     *       "id": "file_2EQQeWKghUp2lPXY9r1K",
+                     *       "id": "file_2mIKhzLmhDSKTyW9QYRr",
                      *       "deleted": true
                      *     }
                      */
@@ -2952,7 +3017,9 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
             429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeaderTooLarge"];
         };
     };
     listWebhooks: {
@@ -2974,6 +3041,25 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": [
+                     *         {
+                     *           "id": "1702d58d-8aae-4a85-96f5-13a0b094bc77",
+                     *           "url": "http://127.0.0.1:8080/hook/ready?fail=2",
+                     *           "events": [
+                     *             "agent.ready",
+                     *             "agent.failed"
+                     *           ],
+                     *           "description": "test receiver",
+                     *           "active": true,
+                     *           "created_at": "2026-11-25T10:31:05Z",
+                     *           "updated_at": "2026-11-25T10:31:05Z"
+                     *         }
+                     *       ]
+                     *     }
+                     */
                     "application/json": {
                         success: boolean;
                         data: components["schemas"]["Webhook"][];
@@ -2982,6 +3068,7 @@ export interface operations {
             };
             401: components["responses"]["Unauthorized"];
             429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeaderTooLarge"];
         };
     };
     createWebhook: {
@@ -2995,9 +3082,9 @@ export interface operations {
             content: {
                 /**
                  * @example {
-                 *       "url": "http://127.0.0.1:44469/hook/slow?delay=8",
+                 *       "url": "http://127.0.0.1:8080/hook/dyn",
                  *       "events": [
-                 *         "agent.ready"
+                 *         "dynamics.ready"
                  *       ]
                  *     }
                  */
@@ -3024,15 +3111,13 @@ export interface operations {
                      * @example {
                      *       "success": true,
                      *       "data": {
-                     *         "id": "52d8ede3-9c50-43e4-989f-ea5ed330e2a3",
-                     *         "url": "http://127.0.0.1:44469/hook/slow?delay=8",
-                     *         "events": [
-                     *           "agent.ready"
-                     *         ],
+                     *         "id": "ec1e609c-0810-42f8-9f44-740ad6abb2d0",
+                     *         "url": "http://127.0.0.1:8080/hook/crash",
+                     *         "events": [],
                      *         "description": null,
                      *         "active": true,
-                     *         "created_at": "2026-11-25T10:14:24Z",
-                     *         "updated_at": "2026-11-25T10:14:24Z",
+                     *         "created_at": "2026-11-25T10:22:59Z",
+                     *         "updated_at": "2026-11-25T10:22:59Z",
                      *         "secret": "whsec_xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"
                      *       }
                      *     }
@@ -3048,6 +3133,7 @@ export interface operations {
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeaderTooLarge"];
         };
     };
     getWebhook: {
@@ -3072,6 +3158,23 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": {
+                     *         "id": "1702d58d-8aae-4a85-96f5-13a0b094bc77",
+                     *         "url": "http://127.0.0.1:8080/hook/ready?fail=2",
+                     *         "events": [
+                     *           "agent.ready",
+                     *           "agent.failed"
+                     *         ],
+                     *         "description": "test receiver",
+                     *         "active": true,
+                     *         "created_at": "2026-11-25T10:31:05Z",
+                     *         "updated_at": "2026-11-25T10:31:05Z"
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         success: boolean;
                         data: components["schemas"]["Webhook"];
@@ -3081,6 +3184,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeaderTooLarge"];
         };
     };
     deleteWebhook: {
@@ -3105,6 +3209,13 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "id": "1702d58d-8aae-4a85-96f5-13a0b094bc77",
+                     *       "deleted": true
+                     *     }
+                     */
                     "application/json": {
                         success: boolean;
                         id: string;
@@ -3114,7 +3225,9 @@ export interface operations {
             };
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
             429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeaderTooLarge"];
         };
     };
     testWebhook: {
@@ -3143,11 +3256,11 @@ export interface operations {
                      * @example {
                      *       "success": true,
                      *       "data": {
-                     *         "delivery_id": "4d351ef2-1888-4d77-9290-22efcced383e",
-                     *         "delivered": true,
-                     *         "status_code": 200,
+                     *         "delivery_id": "493d6ab6-3ca2-48b0-b2de-94f08cba69a3",
+                     *         "delivered": false,
+                     *         "status_code": null,
                      *         "attempts": 1,
-                     *         "error": null
+                     *         "error": "cannot fetch http://127.0.0.1:8080/x: Couldn't connect to server"
                      *       }
                      *     }
                      */
@@ -3165,7 +3278,9 @@ export interface operations {
             };
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
             429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeaderTooLarge"];
             503: components["responses"]["ServiceUnavailable"];
         };
     };
@@ -3193,6 +3308,48 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": [
+                     *         {
+                     *           "id": "d0e196f5-4bf1-4920-90e3-9714709fd859",
+                     *           "event_type": "agent.ready",
+                     *           "state": "delivered",
+                     *           "delivered": true,
+                     *           "status_code": 200,
+                     *           "attempts": 3,
+                     *           "last_error": null,
+                     *           "created_at": "2026-11-25T10:31:05Z",
+                     *           "updated_at": "2026-11-25T10:31:08Z",
+                     *           "delivered_at": "2026-11-25T10:31:08Z",
+                     *           "attempt_log": [
+                     *             {
+                     *               "attempt": 1,
+                     *               "status_code": 500,
+                     *               "error": "HTTP 500",
+                     *               "duration_ms": 8,
+                     *               "at": "2026-11-25T10:31:05Z"
+                     *             },
+                     *             {
+                     *               "attempt": 2,
+                     *               "status_code": 500,
+                     *               "error": "HTTP 500",
+                     *               "duration_ms": 1,
+                     *               "at": "2026-11-25T10:31:06Z"
+                     *             },
+                     *             {
+                     *               "attempt": 3,
+                     *               "status_code": 200,
+                     *               "error": null,
+                     *               "duration_ms": 1,
+                     *               "at": "2026-11-25T10:31:08Z"
+                     *             }
+                     *           ]
+                     *         }
+                     *       ]
+                     *     }
+                     */
                     "application/json": {
                         success: boolean;
                         data: components["schemas"]["Delivery"][];
@@ -3203,6 +3360,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeaderTooLarge"];
         };
     };
     synthesize: {
@@ -3216,9 +3374,7 @@ export interface operations {
             content: {
                 /**
                  * @example {
-                 *       "text": "Do members get a discount?",
-                 *       "format": "pcm",
-                 *       "speed": 1
+                 *       "text": "This long request keeps the only synthesis worker busy for a..."
                  *     }
                  */
                 "application/json": {
@@ -3264,6 +3420,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             413: components["responses"]["PayloadTooLarge"];
             429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeaderTooLarge"];
             503: components["responses"]["ServiceUnavailable"];
         };
     };
@@ -3333,6 +3490,7 @@ export interface operations {
             };
             401: components["responses"]["Unauthorized"];
             429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeaderTooLarge"];
         };
     };
     getAxes: {
@@ -3437,6 +3595,7 @@ export interface operations {
             };
             401: components["responses"]["Unauthorized"];
             429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeaderTooLarge"];
         };
     };
     listDesignedVoices: {
@@ -3462,7 +3621,7 @@ export interface operations {
                      * @example {
                      *       "voices": [
                      *         {
-                     *           "voice_code": "8ab255a5-cbe4-48f2-9e5e-a994ceba34da",
+                     *           "voice_code": "3e63c097-ef9d-4944-99e4-eedf3d4ef983",
                      *           "name": "Narrator",
                      *           "base_voice": "M1",
                      *           "description": "warm",
@@ -3472,8 +3631,8 @@ export interface operations {
                      *             "rate": 0,
                      *             "brightness": 0
                      *           },
-                     *           "created_at": "2026-11-25T10:15:15Z",
-                     *           "updated_at": "2026-11-25T10:15:15Z"
+                     *           "created_at": "2026-11-25T10:23:52Z",
+                     *           "updated_at": "2026-11-25T10:23:52Z"
                      *         }
                      *       ]
                      *     }
@@ -3485,6 +3644,7 @@ export interface operations {
             };
             401: components["responses"]["Unauthorized"];
             429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeaderTooLarge"];
         };
     };
     createDesignedVoice: {
@@ -3498,12 +3658,8 @@ export interface operations {
             content: {
                 /**
                  * @example {
-                 *       "name": "Narrator",
-                 *       "base_voice": "M1",
-                 *       "axes": {
-                 *         "pitch": 0.25
-                 *       },
-                 *       "description": "warm"
+                 *       "name": "Mine",
+                 *       "base_voice": "F2"
                  *     }
                  */
                 "application/json": {
@@ -3527,18 +3683,18 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "voice_code": "8ab255a5-cbe4-48f2-9e5e-a994ceba34da",
-                     *       "name": "Narrator",
-                     *       "base_voice": "M1",
-                     *       "description": "warm",
+                     *       "voice_code": "eebcb1da-271f-44c1-95f0-5e452e6f358f",
+                     *       "name": "Warm",
+                     *       "base_voice": "M4",
+                     *       "description": "",
                      *       "axes": {
                      *         "gender": 0,
-                     *         "pitch": 0.25,
-                     *         "rate": 0,
+                     *         "pitch": -0.2,
+                     *         "rate": 0.1,
                      *         "brightness": 0
                      *       },
-                     *       "created_at": "2026-11-25T10:15:15Z",
-                     *       "updated_at": "2026-11-25T10:15:15Z",
+                     *       "created_at": "2026-11-25T10:24:50Z",
+                     *       "updated_at": "2026-11-25T10:24:50Z",
                      *       "success": true
                      *     }
                      */
@@ -3549,6 +3705,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             413: components["responses"]["PayloadTooLarge"];
             429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeaderTooLarge"];
         };
     };
     getDesignedVoice: {
@@ -3575,7 +3732,7 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "voice_code": "8ab255a5-cbe4-48f2-9e5e-a994ceba34da",
+                     *       "voice_code": "3e63c097-ef9d-4944-99e4-eedf3d4ef983",
                      *       "name": "Narrator",
                      *       "base_voice": "M1",
                      *       "description": "warm",
@@ -3585,8 +3742,8 @@ export interface operations {
                      *         "rate": 0,
                      *         "brightness": 0
                      *       },
-                     *       "created_at": "2026-11-25T10:15:15Z",
-                     *       "updated_at": "2026-11-25T10:15:15Z",
+                     *       "created_at": "2026-11-25T10:23:52Z",
+                     *       "updated_at": "2026-11-25T10:23:52Z",
                      *       "success": true
                      *     }
                      */
@@ -3596,6 +3753,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeaderTooLarge"];
         };
     };
     updateDesignedVoice: {
@@ -3638,7 +3796,7 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "voice_code": "8ab255a5-cbe4-48f2-9e5e-a994ceba34da",
+                     *       "voice_code": "3e63c097-ef9d-4944-99e4-eedf3d4ef983",
                      *       "name": "Narrator",
                      *       "base_voice": "M1",
                      *       "description": "warm",
@@ -3648,8 +3806,8 @@ export interface operations {
                      *         "rate": 0,
                      *         "brightness": 0
                      *       },
-                     *       "created_at": "2026-11-25T10:15:15Z",
-                     *       "updated_at": "2026-11-25T10:15:17Z",
+                     *       "created_at": "2026-11-25T10:23:52Z",
+                     *       "updated_at": "2026-11-25T10:23:52Z",
                      *       "success": true
                      *     }
                      */
@@ -3661,6 +3819,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             413: components["responses"]["PayloadTooLarge"];
             429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeaderTooLarge"];
         };
     };
     deleteDesignedVoice: {
@@ -3688,7 +3847,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "success": true,
-                     *       "voice_code": "8ab255a5-cbe4-48f2-9e5e-a994ceba34da",
+                     *       "voice_code": "3e63c097-ef9d-4944-99e4-eedf3d4ef983",
                      *       "deleted": true
                      *     }
                      */
@@ -3701,7 +3860,9 @@ export interface operations {
             };
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
             429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeaderTooLarge"];
         };
     };
     previewVoice: {
@@ -3749,6 +3910,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             413: components["responses"]["PayloadTooLarge"];
             429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeaderTooLarge"];
             503: components["responses"]["ServiceUnavailable"];
         };
     };
@@ -3763,10 +3925,12 @@ export interface operations {
             content: {
                 /**
                  * @example {
-                 *       "model": "tts-1",
-                 *       "input": "Testing every output format of the compatible endpoint.",
-                 *       "voice": "alloy",
-                 *       "response_format": "mp3"
+                 *       "model": "gpt-4o-mini-tts",
+                 *       "input": "First sentence here. Second sentence there.",
+                 *       "voice": "nova",
+                 *       "response_format": "mp3",
+                 *       "stream_format": "sse",
+                 *       "instructions": "Speak cheerfully."
                  *     }
                  */
                 "application/json": {
@@ -3814,6 +3978,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             413: components["responses"]["PayloadTooLarge"];
             429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeaderTooLarge"];
             503: components["responses"]["ServiceUnavailable"];
         };
     };
@@ -3851,9 +4016,9 @@ export interface operations {
                      *       "status": "success",
                      *       "status_code": 200,
                      *       "data": {
-                     *         "token": "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCIsImtpZCI6InJrX3NMTzFTSEJU...",
-                     *         "transaction_id": "bc5f83a6-8eba-443e-a640-082c7e6c9daf",
-                     *         "expires_at": 1795601891
+                     *         "token": "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCIsImtpZCI6InJrX2VBQ1BFVjFU...",
+                     *         "transaction_id": "30359779-518b-4a8f-b8c5-d0311f47a91c",
+                     *         "expires_at": 1795602618
                      *       }
                      *     }
                      */
@@ -3866,6 +4031,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             413: components["responses"]["PayloadTooLarge"];
             429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeaderTooLarge"];
         };
     };
     heartbeat: {
@@ -3879,8 +4045,8 @@ export interface operations {
             content: {
                 /**
                  * @example {
-                 *       "billing_type": "essence_self_hosted",
-                 *       "session_id": "sh1"
+                 *       "billing_type": "expression_self_hosted",
+                 *       "session_id": "my-sdk-session"
                  *     }
                  */
                 "application/json": {
@@ -3902,8 +4068,8 @@ export interface operations {
                      *       "status": "success",
                      *       "status_code": 200,
                      *       "data": {
-                     *         "token": "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCIsImtpZCI6InJrX3NlYUZSeE1y...",
-                     *         "expires_at": 1795601914
+                     *         "token": "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCIsImtpZCI6InJrX0U3MldHZ0NO...",
+                     *         "expires_at": 1795602616
                      *       }
                      *     }
                      */
@@ -3915,6 +4081,7 @@ export interface operations {
             402: components["responses"]["PaymentRequired"];
             404: components["responses"]["NotFound"];
             413: components["responses"]["PayloadTooLarge"];
+            431: components["responses"]["HeaderTooLarge"];
         };
     };
     requestEmbedToken: {
@@ -3928,8 +4095,8 @@ export interface operations {
             content: {
                 /**
                  * @example {
-                 *       "agent_id": "D18QFR9784",
-                 *       "fingerprint": "9f3c8b1a"
+                 *       "agent_id": "my-bot",
+                 *       "fingerprint": "f00d"
                  *     }
                  */
                 "application/json": {
@@ -3954,8 +4121,8 @@ export interface operations {
                      *       "status": "success",
                      *       "status_code": 200,
                      *       "data": {
-                     *         "token": "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCIsImtpZCI6InJrX21hWHZwVFln...",
-                     *         "sid": "emb_sTNuGxxZMAkbNtnaOPjO"
+                     *         "token": "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCIsImtpZCI6InJrX3pXenVVdTNm...",
+                     *         "sid": "emb_R0RdYNOwdHZy4ByJAy4x"
                      *       }
                      *     }
                      */
@@ -3968,6 +4135,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             413: components["responses"]["PayloadTooLarge"];
             429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeaderTooLarge"];
         };
     };
     listRooms: {
@@ -4001,6 +4169,7 @@ export interface operations {
             };
             401: components["responses"]["Unauthorized"];
             429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeaderTooLarge"];
         };
     };
     getRoom: {
@@ -4029,14 +4198,14 @@ export interface operations {
                      * @example {
                      *       "data": {
                      *         "room_id": "lobby",
-                     *         "session_id": "ses_9oiWpaIK76algD5icnmQ",
-                     *         "agent_code": "L79YEI9104",
+                     *         "session_id": "ses_AaoGoxHcA5L9kRebV6bp",
+                     *         "agent_code": "O40PVK9782",
                      *         "state": "active",
-                     *         "started_at": "2026-11-25T10:13:17Z",
+                     *         "started_at": "2026-11-25T10:25:17Z",
                      *         "viewers": 1,
                      *         "billed_minutes": 1,
-                     *         "billing_type": "essence_cloud",
-                     *         "context_items": 1
+                     *         "billing_type": "voice_chat",
+                     *         "context_items": 0
                      *       }
                      *     }
                      */
@@ -4048,6 +4217,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeaderTooLarge"];
         };
     };
     endRoom: {
@@ -4074,8 +4244,8 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "room_id": "lobby",
-                     *       "session_id": "ses_o2qNqHQzERr6Bh8UuZdt",
+                     *       "room_id": "cli-room",
+                     *       "session_id": "ses_ehbAFoWQsk8b5Rb9SKSG",
                      *       "ended": true,
                      *       "reason": "terminated",
                      *       "billed_minutes": 1
@@ -4092,7 +4262,9 @@ export interface operations {
             };
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
             429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeaderTooLarge"];
         };
     };
     interruptRoom: {
@@ -4131,7 +4303,9 @@ export interface operations {
             };
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
             429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeaderTooLarge"];
         };
     };
     startDeviceLogin: {
@@ -4163,10 +4337,10 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "device_code": "VEAl0kmgy7oTIy5nq65DEq6uR1P10hZSkUPRZtANvii",
-                     *       "user_code": "KDKR-QNSR",
-                     *       "verification_uri": "http://127.0.0.1:40191/device",
-                     *       "verification_uri_complete": "http://127.0.0.1:40191/device?user_code=KDKR-QNSR",
+                     *       "device_code": "D4X8kHt8hEnjuRDVyXGpZ3FdiKee5vHZZiaiJidqm5J",
+                     *       "user_code": "HQMN-ZGHG",
+                     *       "verification_uri": "http://127.0.0.1:8080/device",
+                     *       "verification_uri_complete": "http://127.0.0.1:8080/device?user_code=HQMN-ZGHG",
                      *       "expires_in": 600,
                      *       "interval": 5
                      *     }
@@ -4184,6 +4358,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             413: components["responses"]["PayloadTooLarge"];
             429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeaderTooLarge"];
         };
     };
     pollDeviceLogin: {
@@ -4198,7 +4373,7 @@ export interface operations {
                 /**
                  * @example {
                  *       "grant_type": "urn:ietf:params:oauth:grant-type:device_code",
-                 *       "device_code": "VEAl0kmgy7oTIy5nq65DEq6uR1P10hZSkUPRZtANvii"
+                 *       "device_code": "MeNpCUE309GaXNcwNArooalYlvXMFB62oFfP0VyAZby"
                  *     }
                  */
                 "application/json": {
@@ -4221,9 +4396,9 @@ export interface operations {
                      *       "success": true,
                      *       "data": {
                      *         "api_secret": "imago_sk_xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx",
-                     *         "key_id": "key_KoTXrWN6IzMMrCfKcf6G",
+                     *         "key_id": "key_bze8f9IOxKwuxJmxQgNn",
                      *         "alias": "cli@ci-box",
-                     *         "account_id": "usr_0GcPjn9p7hmKSAaIUtr9"
+                     *         "account_id": "usr_HpockLPPu9sAcI7ETq7w"
                      *       }
                      *     }
                      */
@@ -4242,6 +4417,7 @@ export interface operations {
             403: components["responses"]["OAuthDenied"];
             413: components["responses"]["PayloadTooLarge"];
             429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeaderTooLarge"];
             503: components["responses"]["OAuthServerError"];
         };
     };
@@ -4283,6 +4459,7 @@ export interface operations {
             403: components["responses"]["OAuthDenied"];
             413: components["responses"]["PayloadTooLarge"];
             429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeaderTooLarge"];
             503: components["responses"]["OAuthServerError"];
         };
     };
@@ -4327,6 +4504,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeaderTooLarge"];
         };
     };
     adminCreateAccount: {
@@ -4365,12 +4543,12 @@ export interface operations {
                     /**
                      * @example {
                      *       "success": true,
-                     *       "account_id": "usr_jykVW66Ej97pRlX6DK6A",
+                     *       "account_id": "usr_ReSOnIufmOMX0UZJJ5tJ",
                      *       "api_secret": "imago_sk_xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx",
-                     *       "key_id": "key_fC9CGiY5OQDTLl8gQsk9",
-                     *       "name": "test",
+                     *       "key_id": "key_SllZqjWxXYoBWhEj8sq4",
+                     *       "name": "speech",
                      *       "plan": "enterprise",
-                     *       "balance": 5000
+                     *       "balance": 0
                      *     }
                      */
                     "application/json": {
@@ -4388,6 +4566,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             413: components["responses"]["PayloadTooLarge"];
             429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeaderTooLarge"];
         };
     };
     adminGetAccount: {
@@ -4413,7 +4592,7 @@ export interface operations {
                      * @example {
                      *       "success": true,
                      *       "data": {
-                     *         "id": "usr_LDwtMpTl09IUI7p5tptN",
+                     *         "id": "usr_OSN9ikY7mGNrWEmoWVPo",
                      *         "name": "test",
                      *         "plan": "free",
                      *         "limits": {
@@ -4435,14 +4614,14 @@ export interface operations {
                      *           "live_spent_credits": 0,
                      *           "live_remaining_credits": 30
                      *         },
-                     *         "created_at": "2026-11-25T10:13:30Z",
+                     *         "created_at": "2026-11-25T10:30:48Z",
                      *         "keys": [
                      *           {
-                     *             "id": "key_TYkyg4hXMbKawGR4wMBc",
+                     *             "id": "key_UADPu17O6cwL2dX1GfoY",
                      *             "alias": "default",
                      *             "prefix": "imago_sk_xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx",
-                     *             "last4": "uBc2",
-                     *             "created_at": "2026-11-25T10:13:30Z",
+                     *             "last4": "f1hl",
+                     *             "created_at": "2026-11-25T10:30:48Z",
                      *             "last_used_at": null
                      *           }
                      *         ]
@@ -4458,6 +4637,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeaderTooLarge"];
         };
     };
     adminSetPlan: {
@@ -4499,15 +4679,15 @@ export interface operations {
                      * @example {
                      *       "success": true,
                      *       "data": {
-                     *         "id": "usr_UxI0xVWg9kfzckU2jugD",
+                     *         "id": "usr_ydOWf9OKjoIbwGQenKnn",
                      *         "name": "test",
-                     *         "plan": "enterprise",
+                     *         "plan": "pro",
                      *         "limits": {
-                     *           "generate": 120,
-                     *           "write": 720,
-                     *           "read": 60
+                     *           "generate": 30,
+                     *           "write": 180,
+                     *           "read": 720
                      *         },
-                     *         "custom_limits": true,
+                     *         "custom_limits": false,
                      *         "balance": 0,
                      *         "plan_credits": 0,
                      *         "topup_credits": 0,
@@ -4521,15 +4701,15 @@ export interface operations {
                      *           "live_spent_credits": 0,
                      *           "live_remaining_credits": null
                      *         },
-                     *         "created_at": "2026-11-25T10:14:27Z",
+                     *         "created_at": "2026-11-25T10:30:56Z",
                      *         "keys": [
                      *           {
-                     *             "id": "key_LMY3lZl6UHFC0oHULCp4",
+                     *             "id": "key_d4np5SUTxz1V384hnE6y",
                      *             "alias": "default",
                      *             "prefix": "imago_sk_xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx",
-                     *             "last4": "yuDE",
-                     *             "created_at": "2026-11-25T10:14:27Z",
-                     *             "last_used_at": null
+                     *             "last4": "9268",
+                     *             "created_at": "2026-11-25T10:30:56Z",
+                     *             "last_used_at": "2026-11-25T10:30:56Z"
                      *           }
                      *         ]
                      *       }
@@ -4546,6 +4726,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             413: components["responses"]["PayloadTooLarge"];
             429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeaderTooLarge"];
         };
     };
     adminAddCredits: {
@@ -4565,8 +4746,8 @@ export interface operations {
             content: {
                 /**
                  * @example {
-                 *       "amount": 10,
-                 *       "reason": "bonus"
+                 *       "amount": 50,
+                 *       "reason": "invoice 42"
                  *     }
                  */
                 "application/json": {
@@ -4587,16 +4768,16 @@ export interface operations {
                      * @example {
                      *       "success": true,
                      *       "data": {
-                     *         "id": "led_L6iO76oknoD8AerWNNQp",
+                     *         "id": "led_6IUhgCZKBiF3adey8cln",
                      *         "kind": "topup",
-                     *         "amount": 10,
-                     *         "balance_after": 310,
+                     *         "amount": 12,
+                     *         "balance_after": 333,
                      *         "reason": "bonus",
-                     *         "operation_key": "admin-topup:3iaJStlQv2lA2mH6PlTPLkE9",
-                     *         "created_at": "2026-11-25T10:11:43Z",
+                     *         "operation_key": "admin-topup:guo5HxHeljIZtQNKwxTulUvh",
+                     *         "created_at": "2026-11-25T10:24:49Z",
                      *         "reference": null
                      *       },
-                     *       "balance": 310
+                     *       "balance": 333
                      *     }
                      */
                     "application/json": {
@@ -4612,6 +4793,7 @@ export interface operations {
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeaderTooLarge"];
         };
     };
     adminGetSpendCap: {
@@ -4657,6 +4839,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeaderTooLarge"];
         };
     };
     adminSetSpendCap: {
@@ -4693,14 +4876,14 @@ export interface operations {
                      * @example {
                      *       "success": true,
                      *       "data": {
-                     *         "live_monthly_credits": 100,
-                     *         "operator_live_monthly_credits": 30,
-                     *         "effective_live_monthly_credits": 30,
+                     *         "live_monthly_credits": null,
+                     *         "operator_live_monthly_credits": null,
+                     *         "effective_live_monthly_credits": null,
                      *         "period": "2026-11",
                      *         "period_start": "2026-11-01T00:00:00Z",
                      *         "period_end": "2026-12-01T00:00:00Z",
                      *         "live_spent_credits": 0,
-                     *         "live_remaining_credits": 30
+                     *         "live_remaining_credits": null
                      *       }
                      *     }
                      */
@@ -4715,6 +4898,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             413: components["responses"]["PayloadTooLarge"];
             429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeaderTooLarge"];
         };
     };
     adminCreateKey: {
@@ -4750,7 +4934,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "success": true,
-                     *       "key_id": "key_sWioH4v9rl1ArrZQpsW3",
+                     *       "key_id": "key_sMJfwkdwIszXNlVdjCKJ",
                      *       "alias": "ops",
                      *       "api_secret": "imago_sk_xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"
                      *     }
@@ -4768,6 +4952,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             413: components["responses"]["PayloadTooLarge"];
             429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeaderTooLarge"];
         };
     };
     adminRevokeKey: {
@@ -4792,7 +4977,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "success": true,
-                     *       "key_id": "key_sWioH4v9rl1ArrZQpsW3",
+                     *       "key_id": "key_sMJfwkdwIszXNlVdjCKJ",
                      *       "revoked": true
                      *     }
                      */
@@ -4805,7 +4990,9 @@ export interface operations {
             };
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
             429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeaderTooLarge"];
         };
     };
     adminRotateKey: {
@@ -4838,7 +5025,9 @@ export interface operations {
             };
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
             429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeaderTooLarge"];
         };
     };
     adminListMembers: {
@@ -4865,11 +5054,11 @@ export interface operations {
                      *       "success": true,
                      *       "data": [
                      *         {
-                     *           "id": "mem_O0pYd2LtYjcZAJO87MzP",
+                     *           "id": "mem_GOk9ye6Oin4ynqaifb1x",
                      *           "email": "shell@example.org",
-                     *           "account_id": "usr_duG4dMthoxOSJTHMoBO5",
-                     *           "created_at": 1795601555,
-                     *           "password_changed_at": 1795601555
+                     *           "account_id": "usr_j3v0UZ9Y3HcUeJc0Gtxb",
+                     *           "created_at": 1795602444,
+                     *           "password_changed_at": 1795602444
                      *         }
                      *       ]
                      *     }
@@ -4883,6 +5072,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeaderTooLarge"];
         };
     };
     adminAddMember: {
@@ -4899,7 +5089,7 @@ export interface operations {
             content: {
                 /**
                  * @example {
-                 *       "email": "cli@example.org",
+                 *       "email": "ada@example.org",
                  *       "password": "correct horse battery"
                  *     }
                  */
@@ -4921,11 +5111,11 @@ export interface operations {
                      * @example {
                      *       "success": true,
                      *       "data": {
-                     *         "id": "mem_icBGu9Hp5ByVKnS56eAz",
-                     *         "email": "cli@example.org",
-                     *         "account_id": "usr_8zgthPtwatE0NtEOdnBU",
-                     *         "created_at": 1795601478,
-                     *         "password_changed_at": 1795601478
+                     *         "id": "mem_0zvg0KtL2ufP8ZH2l6bL",
+                     *         "email": "ada@example.org",
+                     *         "account_id": "usr_cf7GFiI4D7VNtmqLYAri",
+                     *         "created_at": 1795602268,
+                     *         "password_changed_at": 1795602268
                      *       }
                      *     }
                      */
@@ -4941,6 +5131,7 @@ export interface operations {
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeaderTooLarge"];
         };
     };
     adminRotateTokenKey: {
@@ -4962,7 +5153,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "rotated": true,
-                     *       "key_id": "rk_Z0YISZ37IcDNuTjY"
+                     *       "key_id": "rk_7q5kdnUQ4KOwsjrP"
                      *     }
                      */
                     "application/json": {
@@ -4972,7 +5163,9 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            413: components["responses"]["PayloadTooLarge"];
             429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeaderTooLarge"];
         };
     };
     joinRoom: {
