@@ -135,7 +135,18 @@ function check(rec) {
     }
   }
   if (rec.status < 200 || rec.status >= 300) return;
-  // The server accepted the request: it must be one the document allows.
+  // The server accepted the request: it must be one the document allows, credentials included.
+  const security = op.security ?? doc.security ?? [];
+  if (security.length && !security.some((req) => Object.keys(req).length === 0)) {
+    const sent = rec.request_headers || {};
+    const ok = security.some((req) => Object.keys(req).every((name) => {
+      const scheme = doc.components.securitySchemes[name];
+      if (scheme.type === 'apiKey' && scheme.in === 'header') return scheme.name.toLowerCase() in sent;
+      if (scheme.type === 'http') return 'authorization' in sent;
+      return true;
+    }));
+    if (!ok) fail(rec, 'accepted without any of the documented credentials');
+  }
   const params = [...(item.parameters || []), ...(op.parameters || [])].map(deref);
   const query = new URLSearchParams(rec.query || '');
   for (const p of params) {

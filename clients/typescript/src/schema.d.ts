@@ -83,7 +83,7 @@ export interface paths {
         put?: never;
         /**
          * Check an api-secret
-         * @description No body, no credits. `{"valid": false}` for a present but invalid key (it still counts toward the failed-authentication throttle).
+         * @description No body, no credits. `{"valid": false}` for a present but invalid key (it still counts toward the failed-authentication throttle; that answer has no rate-limit headers).
          */
         post: operations["validateKey"];
         delete?: never;
@@ -1571,9 +1571,12 @@ export interface operations {
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
-                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
-                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    /** @description The plan's requests per minute for this request's tier. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Whole tokens left in the bucket now. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix time when the bucket is full again. */
+                    "X-RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
