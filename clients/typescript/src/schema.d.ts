@@ -1226,13 +1226,17 @@ export interface components {
             room_id: string;
             session_id: string;
             agent_code: string;
-            state?: string;
+            state?: string | null;
             /** Format: date-time */
-            started_at?: string;
-            viewers?: number;
-            billed_minutes?: number;
-            billing_type?: string;
-            context_items?: number;
+            started_at?: string | null;
+            viewers?: number | null;
+            billed_minutes?: number | null;
+            billing_type?: string | null;
+            context_items?: number | null;
+            /** @description Cluster mode: true for a room another node runs; its fields come from that node's snapshot (null when unknown). */
+            remote?: boolean;
+            /** Format: date-time */
+            details_as_of?: string | null;
         };
         Account: {
             id: string;
@@ -1257,16 +1261,40 @@ export interface components {
             /** @description Unix seconds. */
             password_changed_at?: number;
         };
-        TokenData: {
+        RuntimeToken: {
+            /** @constant */
+            status: "success";
+            /** @constant */
+            status_code: 200;
+            data: {
+                /** @description HS256 JWT: iss, sub (the account), aud; about 5 minutes. */
+                token: string;
+                transaction_id: string;
+                /** @description Unix seconds. */
+                expires_at: number;
+            };
+        };
+        RenewedToken: {
             /** @constant */
             status: "success";
             /** @constant */
             status_code: 200;
             data: {
                 token: string;
-                expires_at?: number | string;
-                transaction_id?: string;
-                sid?: string;
+                /** @description Unix seconds. */
+                expires_at: number;
+            };
+        };
+        EmbedToken: {
+            /** @constant */
+            status: "success";
+            /** @constant */
+            status_code: 200;
+            data: {
+                /** @description Scoped to one agent of the account. */
+                token: string;
+                /** @description The embed session id. */
+                sid: string;
             };
         };
     };
@@ -1492,7 +1520,7 @@ export interface operations {
                      *       "database": {
                      *         "backend": "postgres",
                      *         "ok": true,
-                     *         "latency_ms": 61.72
+                     *         "latency_ms": 0.36
                      *       }
                      *     }
                      */
@@ -1552,6 +1580,8354 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "openapi": "3.1.0",
+                     *       "info": {
+                     *         "title": "Imago API",
+                     *         "version": "1.0.0",
+                     *         "description": "The public HTTP API of Imago, a self-hostable talking-avatar..."
+                     *       },
+                     *       "servers": [
+                     *         {
+                     *           "url": "http://127.0.0.1:8080",
+                     *           "description": "A local imagod (`imagod serve`); use your server's public URL."
+                     *         }
+                     *       ],
+                     *       "tags": [
+                     *         {
+                     *           "name": "core",
+                     *           "description": "Keys, account, credits, spend cap."
+                     *         },
+                     *         {
+                     *           "name": "agents",
+                     *           "description": "Agents and their dynamics."
+                     *         },
+                     *         {
+                     *           "name": "live",
+                     *           "description": "Live sessions: tokens, rooms, speech and context."
+                     *         }
+                     *       ],
+                     *       "security": [
+                     *         {
+                     *           "apiSecret": []
+                     *         }
+                     *       ],
+                     *       "paths": {
+                     *         "/healthz": {
+                     *           "get": {
+                     *             "operationId": "getHealth",
+                     *             "summary": "Liveness",
+                     *             "tags": [
+                     *               "health"
+                     *             ],
+                     *             "security": [],
+                     *             "responses": {
+                     *               "200": {
+                     *                 "description": "OK",
+                     *                 "headers": {
+                     *                   "X-Request-Id": {
+                     *                     "$ref": "#/components/headers/X-Request-Id"
+                     *                   }
+                     *                 },
+                     *                 "content": {
+                     *                   "application/json": {
+                     *                     "schema": {
+                     *                       "type": "object",
+                     *                       "properties": {
+                     *                         "status": {
+                     *                           "type": "string",
+                     *                           "const": "ok"
+                     *                         }
+                     *                       },
+                     *                       "required": [
+                     *                         "status"
+                     *                       ],
+                     *                       "additionalProperties": false
+                     *                     },
+                     *                     "example": {
+                     *                       "status": "ok"
+                     *                     }
+                     *                   }
+                     *                 }
+                     *               },
+                     *               "431": {
+                     *                 "$ref": "#/components/responses/HeaderTooLarge"
+                     *               }
+                     *             }
+                     *           }
+                     *         },
+                     *         "/readyz": {
+                     *           "get": {
+                     *             "operationId": "getReadiness",
+                     *             "summary": "Readiness: the database answers",
+                     *             "tags": [
+                     *               "health"
+                     *             ],
+                     *             "security": [],
+                     *             "responses": {
+                     *               "200": {
+                     *                 "description": "OK",
+                     *                 "headers": {
+                     *                   "X-Request-Id": {
+                     *                     "$ref": "#/components/headers/X-Request-Id"
+                     *                   }
+                     *                 },
+                     *                 "content": {
+                     *                   "application/json": {
+                     *                     "schema": {
+                     *                       "type": "object",
+                     *                       "properties": {
+                     *                         "status": {
+                     *                           "type": "string",
+                     *                           "const": "ready"
+                     *                         },
+                     *                         "database": {
+                     *                           "type": "object",
+                     *                           "properties": {
+                     *                             "backend": {
+                     *                               "type": "string",
+                     *                               "enum": [
+                     *                                 "sqlite",
+                     *                                 "postgres"
+                     *                               ]
+                     *                             },
+                     *                             "ok": {
+                     *                               "type": "boolean"
+                     *                             },
+                     *                             "latency_ms": {
+                     *                               "type": "number"
+                     *                             }
+                     *                           },
+                     *                           "additionalProperties": false
+                     *                         }
+                     *                       },
+                     *                       "required": [
+                     *                         "status"
+                     *                       ],
+                     *                       "additionalProperties": false
+                     *                     },
+                     *                     "example": {
+                     *                       "status": "ready",
+                     *                       "database": {
+                     *                         "backend": "postgres",
+                     *                         "ok": true,
+                     *                         "latency_ms": 61.72
+                     *                       }
+                     *                     }
+                     *                   }
+                     *                 }
+                     *               },
+                     *               "431": {
+                     *                 "$ref": "#/components/responses/HeaderTooLarge"
+                     *               },
+                     *               "503": {
+                     *                 "$ref": "#/components/responses/ServiceUnavailable"
+                     *               }
+                     *             }
+                     *           }
+                     *         },
+                     *         "/metrics": {
+                     *           "get": {
+                     *             "operationId": "getMetrics",
+                     *             "summary": "Prometheus metrics (operator)",
+                     *             "tags": [
+                     *               "admin"
+                     *             ],
+                     *             "security": [
+                     *               {
+                     *                 "adminToken": []
+                     *               }
+                     *             ],
+                     *             "responses": {
+                     *               "200": {
+                     *                 "description": "OK",
+                     *                 "headers": {
+                     *                   "X-Request-Id": {
+                     *                     "$ref": "#/components/headers/X-Request-Id"
+                     *                   }
+                     *                 },
+                     *                 "content": {
+                     *                   "text/plain": {
+                     *                     "schema": {
+                     *                       "type": "string"
+                     *                     }
+                     *                   }
+                     *                 }
+                     *               },
+                     *               "401": {
+                     *                 "$ref": "#/components/responses/Unauthorized"
+                     *               },
+                     *               "429": {
+                     *                 "$ref": "#/components/responses/RateLimited"
+                     *               },
+                     *               "431": {
+                     *                 "$ref": "#/components/responses/HeaderTooLarge"
+                     *               }
+                     *             }
+                     *           }
+                     *         },
+                     *         "/openapi.json": {
+                     *           "get": {
+                     *             "operationId": "getOpenApiDocument",
+                     *             "summary": "This document",
+                     *             "tags": [
+                     *               "health"
+                     *             ],
+                     *             "security": [],
+                     *             "responses": {
+                     *               "200": {
+                     *                 "description": "OK",
+                     *                 "headers": {
+                     *                   "X-Request-Id": {
+                     *                     "$ref": "#/components/headers/X-Request-Id"
+                     *                   }
+                     *                 },
+                     *                 "content": {
+                     *                   "application/json": {
+                     *                     "schema": {
+                     *                       "type": "object"
+                     *                     }
+                     *                   }
+                     *                 }
+                     *               },
+                     *               "431": {
+                     *                 "$ref": "#/components/responses/HeaderTooLarge"
+                     *               }
+                     *             }
+                     *           }
+                     *         },
+                     *         "/v1/validate": {
+                     *           "post": {
+                     *             "operationId": "validateKey",
+                     *             "summary": "Check an api-secret",
+                     *             "tags": [
+                     *               "core"
+                     *             ],
+                     *             "description": "No body, no credits. `{\"valid\": false}` for a present but in...",
+                     *             "security": [
+                     *               {
+                     *                 "apiSecret": []
+                     *               }
+                     *             ],
+                     *             "responses": {
+                     *               "200": {
+                     *                 "description": "OK",
+                     *                 "headers": {
+                     *                   "X-Request-Id": {
+                     *                     "$ref": "#/components/headers/X-Request-Id"
+                     *                   },
+                     *                   "X-RateLimit-Limit": {
+                     *                     "description": "The plan's requests per minute for this request's tier.",
+                     *                     "schema": {
+                     *                       "type": "integer"
+                     *                     }
+                     *                   },
+                     *                   "X-RateLimit-Remaining": {
+                     *                     "description": "Whole tokens left in the bucket now.",
+                     *                     "schema": {
+                     *                       "type": "integer"
+                     *                     }
+                     *                   },
+                     *                   "X-RateLimit-Reset": {
+                     *                     "description": "Unix time when the bucket is full again.",
+                     *                     "schema": {
+                     *                       "type": "integer"
+                     *                     }
+                     *                   }
+                     *                 },
+                     *                 "content": {
+                     *                   "application/json": {
+                     *                     "schema": {
+                     *                       "type": "object",
+                     *                       "properties": {
+                     *                         "valid": {
+                     *                           "type": "boolean"
+                     *                         }
+                     *                       },
+                     *                       "required": [
+                     *                         "valid"
+                     *                       ],
+                     *                       "additionalProperties": false
+                     *                     },
+                     *                     "example": {
+                     *                       "valid": false
+                     *                     }
+                     *                   }
+                     *                 }
+                     *               },
+                     *               "401": {
+                     *                 "$ref": "#/components/responses/Unauthorized"
+                     *               },
+                     *               "413": {
+                     *                 "$ref": "#/components/responses/PayloadTooLarge"
+                     *               },
+                     *               "429": {
+                     *                 "$ref": "#/components/responses/RateLimited"
+                     *               },
+                     *               "431": {
+                     *                 "$ref": "#/components/responses/HeaderTooLarge"
+                     *               }
+                     *             }
+                     *           }
+                     *         },
+                     *         "/v1/me": {
+                     *           "get": {
+                     *             "operationId": "getMe",
+                     *             "summary": "The calling key and its account",
+                     *             "tags": [
+                     *               "core"
+                     *             ],
+                     *             "security": [
+                     *               {
+                     *                 "apiSecret": []
+                     *               }
+                     *             ],
+                     *             "responses": {
+                     *               "200": {
+                     *                 "description": "OK",
+                     *                 "headers": {
+                     *                   "X-Request-Id": {
+                     *                     "$ref": "#/components/headers/X-Request-Id"
+                     *                   },
+                     *                   "X-RateLimit-Limit": {
+                     *                     "$ref": "#/components/headers/X-RateLimit-Limit"
+                     *                   },
+                     *                   "X-RateLimit-Remaining": {
+                     *                     "$ref": "#/components/headers/X-RateLimit-Remaining"
+                     *                   },
+                     *                   "X-RateLimit-Reset": {
+                     *                     "$ref": "#/components/headers/X-RateLimit-Reset"
+                     *                   }
+                     *                 },
+                     *                 "content": {
+                     *                   "application/json": {
+                     *                     "schema": {
+                     *                       "type": "object",
+                     *                       "properties": {
+                     *                         "success": {
+                     *                           "type": "boolean"
+                     *                         },
+                     *                         "data": {
+                     *                           "type": "object",
+                     *                           "properties": {
+                     *                             "user_id": {
+                     *                               "type": "string"
+                     *                             },
+                     *                             "name": {
+                     *                               "type": "string"
+                     *                             },
+                     *                             "plan": {
+                     *                               "type": "string"
+                     *                             },
+                     *                             "key_id": {
+                     *                               "type": "string"
+                     *                             },
+                     *                             "key_alias": {
+                     *                               "type": "string"
+                     *                             }
+                     *                           },
+                     *                           "required": [
+                     *                             "user_id",
+                     *                             "plan",
+                     *                             "key_id"
+                     *                           ],
+                     *                           "additionalProperties": false
+                     *                         }
+                     *                       },
+                     *                       "required": [
+                     *                         "success",
+                     *                         "data"
+                     *                       ],
+                     *                       "additionalProperties": false
+                     *                     },
+                     *                     "example": {
+                     *                       "success": true,
+                     *                       "data": {
+                     *                         "user_id": "usr_Sh2unyO4iMr2vC5mOEAI",
+                     *                         "name": "Ada",
+                     *                         "plan": "creator",
+                     *                         "key_id": "key_lg0LxhcLuR5wrJ8TVxVF",
+                     *                         "key_alias": "default"
+                     *                       }
+                     *                     }
+                     *                   }
+                     *                 }
+                     *               },
+                     *               "401": {
+                     *                 "$ref": "#/components/responses/Unauthorized"
+                     *               },
+                     *               "429": {
+                     *                 "$ref": "#/components/responses/RateLimited"
+                     *               },
+                     *               "431": {
+                     *                 "$ref": "#/components/responses/HeaderTooLarge"
+                     *               }
+                     *             }
+                     *           }
+                     *         },
+                     *         "/v1/keys": {
+                     *           "get": {
+                     *             "operationId": "listKeys",
+                     *             "summary": "List the account's active keys",
+                     *             "tags": [
+                     *               "core"
+                     *             ],
+                     *             "security": [
+                     *               {
+                     *                 "apiSecret": []
+                     *               }
+                     *             ],
+                     *             "responses": {
+                     *               "200": {
+                     *                 "description": "OK",
+                     *                 "headers": {
+                     *                   "X-Request-Id": {
+                     *                     "$ref": "#/components/headers/X-Request-Id"
+                     *                   },
+                     *                   "X-RateLimit-Limit": {
+                     *                     "$ref": "#/components/headers/X-RateLimit-Limit"
+                     *                   },
+                     *                   "X-RateLimit-Remaining": {
+                     *                     "$ref": "#/components/headers/X-RateLimit-Remaining"
+                     *                   },
+                     *                   "X-RateLimit-Reset": {
+                     *                     "$ref": "#/components/headers/X-RateLimit-Reset"
+                     *                   }
+                     *                 },
+                     *                 "content": {
+                     *                   "application/json": {
+                     *                     "schema": {
+                     *                       "type": "object",
+                     *                       "properties": {
+                     *                         "success": {
+                     *                           "type": "boolean"
+                     *                         },
+                     *                         "data": {
+                     *                           "type": "array",
+                     *                           "items": {
+                     *                             "$ref": "#/components/schemas/Key"
+                     *                           }
+                     *                         }
+                     *                       },
+                     *                       "required": [
+                     *                         "success",
+                     *                         "data"
+                     *                       ],
+                     *                       "additionalProperties": false
+                     *                     },
+                     *                     "example": {
+                     *                       "success": true,
+                     *                       "data": [
+                     *                         {
+                     *                           "id": "key_6jL7CwXqcZGccglaKLu8",
+                     *                           "alias": "default",
+                     *                           "prefix": "imago_sk_xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx",
+                     *                           "last4": "oXOf",
+                     *                           "created_at": "2026-11-25T10:24:57Z",
+                     *                           "last_used_at": "2026-11-25T10:24:57Z"
+                     *                         }
+                     *                       ]
+                     *                     }
+                     *                   }
+                     *                 }
+                     *               },
+                     *               "401": {
+                     *                 "$ref": "#/components/responses/Unauthorized"
+                     *               },
+                     *               "429": {
+                     *                 "$ref": "#/components/responses/RateLimited"
+                     *               },
+                     *               "431": {
+                     *                 "$ref": "#/components/responses/HeaderTooLarge"
+                     *               }
+                     *             }
+                     *           },
+                     *           "post": {
+                     *             "operationId": "createKey",
+                     *             "summary": "Create a key (its secret is shown once)",
+                     *             "tags": [
+                     *               "core"
+                     *             ],
+                     *             "requestBody": {
+                     *               "required": true,
+                     *               "content": {
+                     *                 "application/json": {
+                     *                   "schema": {
+                     *                     "type": "object",
+                     *                     "properties": {
+                     *                       "alias": {
+                     *                         "type": "string",
+                     *                         "minLength": 1,
+                     *                         "maxLength": 100
+                     *                       }
+                     *                     },
+                     *                     "required": [
+                     *                       "alias"
+                     *                     ],
+                     *                     "additionalProperties": false
+                     *                   },
+                     *                   "example": {
+                     *                     "alias": "bob-secret-key"
+                     *                   }
+                     *                 }
+                     *               }
+                     *             },
+                     *             "security": [
+                     *               {
+                     *                 "apiSecret": []
+                     *               }
+                     *             ],
+                     *             "responses": {
+                     *               "201": {
+                     *                 "description": "Created",
+                     *                 "headers": {
+                     *                   "X-Request-Id": {
+                     *                     "$ref": "#/components/headers/X-Request-Id"
+                     *                   },
+                     *                   "X-RateLimit-Limit": {
+                     *                     "$ref": "#/components/headers/X-RateLimit-Limit"
+                     *                   },
+                     *                   "X-RateLimit-Remaining": {
+                     *                     "$ref": "#/components/headers/X-RateLimit-Remaining"
+                     *                   },
+                     *                   "X-RateLimit-Reset": {
+                     *                     "$ref": "#/components/headers/X-RateLimit-Reset"
+                     *                   }
+                     *                 },
+                     *                 "content": {
+                     *                   "application/json": {
+                     *                     "schema": {
+                     *                       "type": "object",
+                     *                       "properties": {
+                     *                         "success": {
+                     *                           "type": "boolean"
+                     *                         },
+                     *                         "data": {
+                     *                           "allOf": [
+                     *                             {
+                     *                               "$ref": "#/components/schemas/Key"
+                     *                             },
+                     *                             {
+                     *                               "type": "object",
+                     *                               "properties": {
+                     *                                 "api_secret": {
+                     *                                   "type": "string"
+                     *                                 }
+                     *                               },
+                     *                               "required": [
+                     *                                 "api_secret"
+                     *                               ],
+                     *                               "additionalProperties": false
+                     *                             }
+                     *                           ]
+                     *                         }
+                     *                       },
+                     *                       "required": [
+                     *                         "success",
+                     *                         "data"
+                     *                       ],
+                     *                       "additionalProperties": false
+                     *                     },
+                     *                     "example": {
+                     *                       "success": true,
+                     *                       "data": {
+                     *                         "id": "key_0BKm9zGKcx4DLZII8oQf",
+                     *                         "alias": "ci@build-01",
+                     *                         "prefix": "imago_sk_xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx",
+                     *                         "last4": "t3Kz",
+                     *                         "created_at": "2026-11-25T10:24:57Z",
+                     *                         "last_used_at": null,
+                     *                         "api_secret": "imago_sk_xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"
+                     *                       }
+                     *                     }
+                     *                   }
+                     *                 }
+                     *               },
+                     *               "400": {
+                     *                 "$ref": "#/components/responses/BadRequest"
+                     *               },
+                     *               "401": {
+                     *                 "$ref": "#/components/responses/Unauthorized"
+                     *               },
+                     *               "413": {
+                     *                 "$ref": "#/components/responses/PayloadTooLarge"
+                     *               },
+                     *               "429": {
+                     *                 "$ref": "#/components/responses/RateLimited"
+                     *               },
+                     *               "431": {
+                     *                 "$ref": "#/components/responses/HeaderTooLarge"
+                     *               }
+                     *             }
+                     *           }
+                     *         },
+                     *         "/v1/keys/{id}": {
+                     *           "delete": {
+                     *             "operationId": "revokeKey",
+                     *             "summary": "Revoke a key",
+                     *             "tags": [
+                     *               "core"
+                     *             ],
+                     *             "parameters": [
+                     *               {
+                     *                 "name": "id",
+                     *                 "in": "path",
+                     *                 "required": true,
+                     *                 "description": "Key id (`key_...`).",
+                     *                 "schema": {
+                     *                   "type": "string"
+                     *                 }
+                     *               }
+                     *             ],
+                     *             "security": [
+                     *               {
+                     *                 "apiSecret": []
+                     *               }
+                     *             ],
+                     *             "responses": {
+                     *               "200": {
+                     *                 "description": "OK",
+                     *                 "headers": {
+                     *                   "X-Request-Id": {
+                     *                     "$ref": "#/components/headers/X-Request-Id"
+                     *                   },
+                     *                   "X-RateLimit-Limit": {
+                     *                     "$ref": "#/components/headers/X-RateLimit-Limit"
+                     *                   },
+                     *                   "X-RateLimit-Remaining": {
+                     *                     "$ref": "#/components/headers/X-RateLimit-Remaining"
+                     *                   },
+                     *                   "X-RateLimit-Reset": {
+                     *                     "$ref": "#/components/headers/X-RateLimit-Reset"
+                     *                   }
+                     *                 },
+                     *                 "content": {
+                     *                   "application/json": {
+                     *                     "schema": {
+                     *                       "type": "object",
+                     *                       "properties": {
+                     *                         "success": {
+                     *                           "type": "boolean"
+                     *                         },
+                     *                         "id": {
+                     *                           "type": "string"
+                     *                         },
+                     *                         "revoked": {
+                     *                           "type": "boolean"
+                     *                         }
+                     *                       },
+                     *                       "required": [
+                     *                         "success",
+                     *                         "id",
+                     *                         "revoked"
+                     *                       ],
+                     *                       "additionalProperties": false
+                     *                     },
+                     *                     "example": {
+                     *                       "success": true,
+                     *                       "id": "key_McJRcv9dB5rO46wMPtYq",
+                     *                       "revoked": true
+                     *                     }
+                     *                   }
+                     *                 }
+                     *               },
+                     *               "401": {
+                     *                 "$ref": "#/components/responses/Unauthorized"
+                     *               },
+                     *               "404": {
+                     *                 "$ref": "#/components/responses/NotFound"
+                     *               },
+                     *               "413": {
+                     *                 "$ref": "#/components/responses/PayloadTooLarge"
+                     *               },
+                     *               "429": {
+                     *                 "$ref": "#/components/responses/RateLimited"
+                     *               },
+                     *               "431": {
+                     *                 "$ref": "#/components/responses/HeaderTooLarge"
+                     *               }
+                     *             }
+                     *           }
+                     *         },
+                     *         "/v1/keys/{id}/rotate": {
+                     *           "post": {
+                     *             "operationId": "rotateKey",
+                     *             "summary": "Rotate a key: a new secret, the old one fails at once",
+                     *             "tags": [
+                     *               "core"
+                     *             ],
+                     *             "parameters": [
+                     *               {
+                     *                 "name": "id",
+                     *                 "in": "path",
+                     *                 "required": true,
+                     *                 "description": "Key id (`key_...`).",
+                     *                 "schema": {
+                     *                   "type": "string"
+                     *                 }
+                     *               }
+                     *             ],
+                     *             "security": [
+                     *               {
+                     *                 "apiSecret": []
+                     *               }
+                     *             ],
+                     *             "responses": {
+                     *               "201": {
+                     *                 "description": "Created",
+                     *                 "headers": {
+                     *                   "X-Request-Id": {
+                     *                     "$ref": "#/components/headers/X-Request-Id"
+                     *                   },
+                     *                   "X-RateLimit-Limit": {
+                     *                     "$ref": "#/components/headers/X-RateLimit-Limit"
+                     *                   },
+                     *                   "X-RateLimit-Remaining": {
+                     *                     "$ref": "#/components/headers/X-RateLimit-Remaining"
+                     *                   },
+                     *                   "X-RateLimit-Reset": {
+                     *                     "$ref": "#/components/headers/X-RateLimit-Reset"
+                     *                   }
+                     *                 },
+                     *                 "content": {
+                     *                   "application/json": {
+                     *                     "schema": {
+                     *                       "type": "object",
+                     *                       "properties": {
+                     *                         "success": {
+                     *                           "type": "boolean"
+                     *                         },
+                     *                         "data": {
+                     *                           "allOf": [
+                     *                             {
+                     *                               "$ref": "#/components/schemas/Key"
+                     *                             },
+                     *                             {
+                     *                               "type": "object",
+                     *                               "properties": {
+                     *                                 "api_secret": {
+                     *                                   "type": "string"
+                     *                                 },
+                     *                                 "replaces": {
+                     *                                   "type": "string"
+                     *                                 }
+                     *                               },
+                     *                               "required": [
+                     *                                 "api_secret",
+                     *                                 "replaces"
+                     *                               ],
+                     *                               "additionalProperties": false
+                     *                             }
+                     *                           ]
+                     *                         }
+                     *                       },
+                     *                       "required": [
+                     *                         "success",
+                     *                         "data"
+                     *                       ],
+                     *                       "additionalProperties": false
+                     *                     },
+                     *                     "example": {
+                     *                       "success": true,
+                     *                       "data": {
+                     *                         "id": "key_McJRcv9dB5rO46wMPtYq",
+                     *                         "alias": "ci@build-01",
+                     *                         "prefix": "imago_sk_xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx",
+                     *                         "last4": "YTn6",
+                     *                         "created_at": "2026-11-25T10:24:57Z",
+                     *                         "last_used_at": null,
+                     *                         "api_secret": "imago_sk_xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx",
+                     *                         "replaces": "key_0BKm9zGKcx4DLZII8oQf"
+                     *                       }
+                     *                     }
+                     *                   }
+                     *                 }
+                     *               },
+                     *               "401": {
+                     *                 "$ref": "#/components/responses/Unauthorized"
+                     *               },
+                     *               "404": {
+                     *                 "$ref": "#/components/responses/NotFound"
+                     *               },
+                     *               "413": {
+                     *                 "$ref": "#/components/responses/PayloadTooLarge"
+                     *               },
+                     *               "429": {
+                     *                 "$ref": "#/components/responses/RateLimited"
+                     *               },
+                     *               "431": {
+                     *                 "$ref": "#/components/responses/HeaderTooLarge"
+                     *               }
+                     *             }
+                     *           }
+                     *         },
+                     *         "/v2/credit-summaries": {
+                     *           "get": {
+                     *             "operationId": "getCreditSummary",
+                     *             "summary": "Credit balance",
+                     *             "tags": [
+                     *               "core"
+                     *             ],
+                     *             "security": [
+                     *               {
+                     *                 "apiSecret": []
+                     *               }
+                     *             ],
+                     *             "responses": {
+                     *               "200": {
+                     *                 "description": "OK",
+                     *                 "headers": {
+                     *                   "X-Request-Id": {
+                     *                     "$ref": "#/components/headers/X-Request-Id"
+                     *                   },
+                     *                   "X-RateLimit-Limit": {
+                     *                     "$ref": "#/components/headers/X-RateLimit-Limit"
+                     *                   },
+                     *                   "X-RateLimit-Remaining": {
+                     *                     "$ref": "#/components/headers/X-RateLimit-Remaining"
+                     *                   },
+                     *                   "X-RateLimit-Reset": {
+                     *                     "$ref": "#/components/headers/X-RateLimit-Reset"
+                     *                   }
+                     *                 },
+                     *                 "content": {
+                     *                   "application/json": {
+                     *                     "schema": {
+                     *                       "type": "object",
+                     *                       "properties": {
+                     *                         "success": {
+                     *                           "type": "boolean"
+                     *                         },
+                     *                         "data": {
+                     *                           "type": "object",
+                     *                           "properties": {
+                     *                             "user_id": {
+                     *                               "type": "string"
+                     *                             },
+                     *                             "balance": {
+                     *                               "type": "integer"
+                     *                             },
+                     *                             "plan_credits": {
+                     *                               "type": "integer"
+                     *                             },
+                     *                             "topup_credits": {
+                     *                               "type": "integer"
+                     *                             },
+                     *                             "minutes_estimate": {
+                     *                               "type": "object",
+                     *                               "additionalProperties": {
+                     *                                 "type": "number"
+                     *                               }
+                     *                             },
+                     *                             "is_enterprise": {
+                     *                               "type": "boolean"
+                     *                             }
+                     *                           },
+                     *                           "required": [
+                     *                             "balance"
+                     *                           ],
+                     *                           "additionalProperties": false
+                     *                         }
+                     *                       },
+                     *                       "required": [
+                     *                         "success",
+                     *                         "data"
+                     *                       ],
+                     *                       "additionalProperties": false
+                     *                     },
+                     *                     "example": {
+                     *                       "success": true,
+                     *                       "data": {
+                     *                         "user_id": "usr_nYwfPCnDRtF3yeA3ZiUG",
+                     *                         "balance": 1746,
+                     *                         "plan_credits": 0,
+                     *                         "topup_credits": 1746,
+                     *                         "minutes_estimate": {
+                     *                           "voice_chat": 174.6,
+                     *                           "camera_chat": 58.2,
+                     *                           "essence_cloud": 873,
+                     *                           "essence_self_hosted": 1746,
+                     *                           "expression_cloud": 436.5,
+                     *                           "expression_self_hosted": 873
+                     *                         },
+                     *                         "is_enterprise": true
+                     *                       }
+                     *                     }
+                     *                   }
+                     *                 }
+                     *               },
+                     *               "401": {
+                     *                 "$ref": "#/components/responses/Unauthorized"
+                     *               },
+                     *               "429": {
+                     *                 "$ref": "#/components/responses/RateLimited"
+                     *               },
+                     *               "431": {
+                     *                 "$ref": "#/components/responses/HeaderTooLarge"
+                     *               }
+                     *             }
+                     *           }
+                     *         },
+                     *         "/v1/usage": {
+                     *           "get": {
+                     *             "operationId": "listUsage",
+                     *             "summary": "Ledger entries, newest first",
+                     *             "tags": [
+                     *               "core"
+                     *             ],
+                     *             "parameters": [
+                     *               {
+                     *                 "$ref": "#/components/parameters/Limit"
+                     *               },
+                     *               {
+                     *                 "$ref": "#/components/parameters/Offset"
+                     *               }
+                     *             ],
+                     *             "security": [
+                     *               {
+                     *                 "apiSecret": []
+                     *               }
+                     *             ],
+                     *             "responses": {
+                     *               "200": {
+                     *                 "description": "OK",
+                     *                 "headers": {
+                     *                   "X-Request-Id": {
+                     *                     "$ref": "#/components/headers/X-Request-Id"
+                     *                   },
+                     *                   "X-RateLimit-Limit": {
+                     *                     "$ref": "#/components/headers/X-RateLimit-Limit"
+                     *                   },
+                     *                   "X-RateLimit-Remaining": {
+                     *                     "$ref": "#/components/headers/X-RateLimit-Remaining"
+                     *                   },
+                     *                   "X-RateLimit-Reset": {
+                     *                     "$ref": "#/components/headers/X-RateLimit-Reset"
+                     *                   }
+                     *                 },
+                     *                 "content": {
+                     *                   "application/json": {
+                     *                     "schema": {
+                     *                       "type": "object",
+                     *                       "properties": {
+                     *                         "data": {
+                     *                           "type": "array",
+                     *                           "items": {
+                     *                             "$ref": "#/components/schemas/LedgerEntry"
+                     *                           }
+                     *                         },
+                     *                         "pagination": {
+                     *                           "$ref": "#/components/schemas/Pagination"
+                     *                         }
+                     *                       },
+                     *                       "required": [
+                     *                         "data",
+                     *                         "pagination"
+                     *                       ],
+                     *                       "additionalProperties": false
+                     *                     },
+                     *                     "example": {
+                     *                       "data": [
+                     *                         {
+                     *                           "id": "led_l7y2fziILTeUt45t8FVf",
+                     *                           "kind": "charge",
+                     *                           "amount": -10,
+                     *                           "balance_after": 4740,
+                     *                           "reason": "live_minute:voice_chat",
+                     *                           "operation_key": "live_minute:ses_AaoGoxHcA5L9kRebV6bp:0",
+                     *                           "created_at": "2026-11-25T10:25:17Z",
+                     *                           "reference": "ses_AaoGoxHcA5L9kRebV6bp"
+                     *                         },
+                     *                         {
+                     *                           "id": "led_LK35YKLFFjbWWNnRqq06",
+                     *                           "kind": "charge",
+                     *                           "amount": -250,
+                     *                           "balance_after": 4750,
+                     *                           "reason": "agent_generation",
+                     *                           "operation_key": "agent_generation:job_58UJT92tOFpUl8WOu8Nr",
+                     *                           "created_at": "2026-11-25T10:25:17Z",
+                     *                           "reference": "O40PVK9782"
+                     *                         },
+                     *                         {
+                     *                           "id": "led_emIpkxRUVKJTxvhy0ANq",
+                     *                           "kind": "topup",
+                     *                           "amount": 5000,
+                     *                           "balance_after": 5000,
+                     *                           "reason": "initial credits",
+                     *                           "operation_key": "account-created",
+                     *                           "created_at": "2026-11-25T10:25:17Z",
+                     *                           "reference": null
+                     *                         }
+                     *                       ],
+                     *                       "pagination": {
+                     *                         "limit": 100,
+                     *                         "offset": 0,
+                     *                         "total": 3,
+                     *                         "has_more": false
+                     *                       }
+                     *                     }
+                     *                   }
+                     *                 }
+                     *               },
+                     *               "400": {
+                     *                 "$ref": "#/components/responses/BadRequest"
+                     *               },
+                     *               "401": {
+                     *                 "$ref": "#/components/responses/Unauthorized"
+                     *               },
+                     *               "429": {
+                     *                 "$ref": "#/components/responses/RateLimited"
+                     *               },
+                     *               "431": {
+                     *                 "$ref": "#/components/responses/HeaderTooLarge"
+                     *               }
+                     *             }
+                     *           }
+                     *         },
+                     *         "/v1/spend-cap": {
+                     *           "get": {
+                     *             "operationId": "getSpendCap",
+                     *             "summary": "The monthly live spend cap",
+                     *             "tags": [
+                     *               "core"
+                     *             ],
+                     *             "security": [
+                     *               {
+                     *                 "apiSecret": []
+                     *               }
+                     *             ],
+                     *             "responses": {
+                     *               "200": {
+                     *                 "description": "OK",
+                     *                 "headers": {
+                     *                   "X-Request-Id": {
+                     *                     "$ref": "#/components/headers/X-Request-Id"
+                     *                   },
+                     *                   "X-RateLimit-Limit": {
+                     *                     "$ref": "#/components/headers/X-RateLimit-Limit"
+                     *                   },
+                     *                   "X-RateLimit-Remaining": {
+                     *                     "$ref": "#/components/headers/X-RateLimit-Remaining"
+                     *                   },
+                     *                   "X-RateLimit-Reset": {
+                     *                     "$ref": "#/components/headers/X-RateLimit-Reset"
+                     *                   }
+                     *                 },
+                     *                 "content": {
+                     *                   "application/json": {
+                     *                     "schema": {
+                     *                       "type": "object",
+                     *                       "properties": {
+                     *                         "success": {
+                     *                           "type": "boolean"
+                     *                         },
+                     *                         "data": {
+                     *                           "$ref": "#/components/schemas/SpendCap"
+                     *                         }
+                     *                       },
+                     *                       "required": [
+                     *                         "success",
+                     *                         "data"
+                     *                       ],
+                     *                       "additionalProperties": false
+                     *                     },
+                     *                     "example": {
+                     *                       "success": true,
+                     *                       "data": {
+                     *                         "live_monthly_credits": 5,
+                     *                         "operator_live_monthly_credits": null,
+                     *                         "effective_live_monthly_credits": 5,
+                     *                         "period": "2026-11",
+                     *                         "period_start": "2026-11-01T00:00:00Z",
+                     *                         "period_end": "2026-12-01T00:00:00Z",
+                     *                         "live_spent_credits": 4,
+                     *                         "live_remaining_credits": 1
+                     *                       }
+                     *                     }
+                     *                   }
+                     *                 }
+                     *               },
+                     *               "401": {
+                     *                 "$ref": "#/components/responses/Unauthorized"
+                     *               },
+                     *               "429": {
+                     *                 "$ref": "#/components/responses/RateLimited"
+                     *               },
+                     *               "431": {
+                     *                 "$ref": "#/components/responses/HeaderTooLarge"
+                     *               }
+                     *             }
+                     *           },
+                     *           "put": {
+                     *             "operationId": "setSpendCap",
+                     *             "summary": "Set or clear the account's monthly live spend cap",
+                     *             "tags": [
+                     *               "core"
+                     *             ],
+                     *             "requestBody": {
+                     *               "required": true,
+                     *               "content": {
+                     *                 "application/json": {
+                     *                   "schema": {
+                     *                     "type": "object",
+                     *                     "properties": {
+                     *                       "live_monthly_credits": {
+                     *                         "type": [
+                     *                           "integer",
+                     *                           "null"
+                     *                         ],
+                     *                         "minimum": 0
+                     *                       }
+                     *                     },
+                     *                     "required": [
+                     *                       "live_monthly_credits"
+                     *                     ],
+                     *                     "additionalProperties": false
+                     *                   },
+                     *                   "example": {
+                     *                     "live_monthly_credits": 100
+                     *                   }
+                     *                 }
+                     *               }
+                     *             },
+                     *             "security": [
+                     *               {
+                     *                 "apiSecret": []
+                     *               }
+                     *             ],
+                     *             "responses": {
+                     *               "200": {
+                     *                 "description": "OK",
+                     *                 "headers": {
+                     *                   "X-Request-Id": {
+                     *                     "$ref": "#/components/headers/X-Request-Id"
+                     *                   },
+                     *                   "X-RateLimit-Limit": {
+                     *                     "$ref": "#/components/headers/X-RateLimit-Limit"
+                     *                   },
+                     *                   "X-RateLimit-Remaining": {
+                     *                     "$ref": "#/components/headers/X-RateLimit-Remaining"
+                     *                   },
+                     *                   "X-RateLimit-Reset": {
+                     *                     "$ref": "#/components/headers/X-RateLimit-Reset"
+                     *                   }
+                     *                 },
+                     *                 "content": {
+                     *                   "application/json": {
+                     *                     "schema": {
+                     *                       "type": "object",
+                     *                       "properties": {
+                     *                         "success": {
+                     *                           "type": "boolean"
+                     *                         },
+                     *                         "data": {
+                     *                           "$ref": "#/components/schemas/SpendCap"
+                     *                         }
+                     *                       },
+                     *                       "required": [
+                     *                         "success",
+                     *                         "data"
+                     *                       ],
+                     *                       "additionalProperties": false
+                     *                     },
+                     *                     "example": {
+                     *                       "success": true,
+                     *                       "data": {
+                     *                         "live_monthly_credits": 100,
+                     *                         "operator_live_monthly_credits": null,
+                     *                         "effective_live_monthly_credits": 100,
+                     *                         "period": "2026-11",
+                     *                         "period_start": "2026-11-01T00:00:00Z",
+                     *                         "period_end": "2026-12-01T00:00:00Z",
+                     *                         "live_spent_credits": 5,
+                     *                         "live_remaining_credits": 95
+                     *                       }
+                     *                     }
+                     *                   }
+                     *                 }
+                     *               },
+                     *               "400": {
+                     *                 "$ref": "#/components/responses/BadRequest"
+                     *               },
+                     *               "401": {
+                     *                 "$ref": "#/components/responses/Unauthorized"
+                     *               },
+                     *               "413": {
+                     *                 "$ref": "#/components/responses/PayloadTooLarge"
+                     *               },
+                     *               "429": {
+                     *                 "$ref": "#/components/responses/RateLimited"
+                     *               },
+                     *               "431": {
+                     *                 "$ref": "#/components/responses/HeaderTooLarge"
+                     *               }
+                     *             }
+                     *           }
+                     *         },
+                     *         "/v1/agent/generate": {
+                     *           "post": {
+                     *             "operationId": "generateAgent",
+                     *             "summary": "Generate an agent (250 credits, asynchronous)",
+                     *             "tags": [
+                     *               "agents"
+                     *             ],
+                     *             "description": "Generate tier. Poll `GET /v1/agent/status/{agent_id}` or register a webhook for `agent.ready` / `agent.failed`.",
+                     *             "parameters": [
+                     *               {
+                     *                 "$ref": "#/components/parameters/IdempotencyKey"
+                     *               }
+                     *             ],
+                     *             "requestBody": {
+                     *               "required": false,
+                     *               "content": {
+                     *                 "application/json": {
+                     *                   "schema": {
+                     *                     "type": "object",
+                     *                     "properties": {
+                     *                       "prompt": {
+                     *                         "type": "string",
+                     *                         "maxLength": 20000
+                     *                       },
+                     *                       "image": {
+                     *                         "type": "string",
+                     *                         "description": "http(s) URL, base64, data: URI, or your upload's URL or id."
+                     *                       },
+                     *                       "video": {
+                     *                         "type": "string"
+                     *                       },
+                     *                       "audio": {
+                     *                         "type": "string"
+                     *                       },
+                     *                       "aspect_ratio": {
+                     *                         "type": "string",
+                     *                         "enum": [
+                     *                           "16:9",
+                     *                           "9:16",
+                     *                           "1:1"
+                     *                         ]
+                     *                       },
+                     *                       "video_aspect_ratio": {
+                     *                         "type": "string",
+                     *                         "enum": [
+                     *                           "16:9",
+                     *                           "9:16",
+                     *                           "1:1"
+                     *                         ]
+                     *                       },
+                     *                       "agent_id": {
+                     *                         "type": "string",
+                     *                         "pattern": "^[A-Za-z0-9][A-Za-z0-9_-]{2,63}$"
+                     *                       },
+                     *                       "duration": {
+                     *                         "type": "number",
+                     *                         "exclusiveMinimum": 0,
+                     *                         "maximum": 120
+                     *                       },
+                     *                       "model": {
+                     *                         "type": "string",
+                     *                         "enum": [
+                     *                           "essence",
+                     *                           "expression"
+                     *                         ]
+                     *                       },
+                     *                       "name": {
+                     *                         "type": "string",
+                     *                         "minLength": 1,
+                     *                         "maxLength": 100
+                     *                       },
+                     *                       "voice": {
+                     *                         "type": "string",
+                     *                         "description": "Built-in voice M1..M5, F1..F5."
+                     *                       },
+                     *                       "voice_code": {
+                     *                         "type": "string",
+                     *                         "description": "A designed voice of your account."
+                     *                       }
+                     *                     },
+                     *                     "additionalProperties": false
+                     *                   },
+                     *                   "example": {
+                     *                     "prompt": "A friendly guide.",
+                     *                     "aspect_ratio": "1:1"
+                     *                   }
+                     *                 }
+                     *               }
+                     *             },
+                     *             "security": [
+                     *               {
+                     *                 "apiSecret": []
+                     *               }
+                     *             ],
+                     *             "responses": {
+                     *               "200": {
+                     *                 "description": "OK",
+                     *                 "headers": {
+                     *                   "X-Request-Id": {
+                     *                     "$ref": "#/components/headers/X-Request-Id"
+                     *                   },
+                     *                   "X-RateLimit-Limit": {
+                     *                     "$ref": "#/components/headers/X-RateLimit-Limit"
+                     *                   },
+                     *                   "X-RateLimit-Remaining": {
+                     *                     "$ref": "#/components/headers/X-RateLimit-Remaining"
+                     *                   },
+                     *                   "X-RateLimit-Reset": {
+                     *                     "$ref": "#/components/headers/X-RateLimit-Reset"
+                     *                   }
+                     *                 },
+                     *                 "content": {
+                     *                   "application/json": {
+                     *                     "schema": {
+                     *                       "$ref": "#/components/schemas/Started"
+                     *                     },
+                     *                     "example": {
+                     *                       "success": true,
+                     *                       "message": "Agent generation started",
+                     *                       "agent_id": "W19NOV8030",
+                     *                       "status": "processing"
+                     *                     }
+                     *                   }
+                     *                 }
+                     *               },
+                     *               "400": {
+                     *                 "$ref": "#/components/responses/BadRequest"
+                     *               },
+                     *               "401": {
+                     *                 "$ref": "#/components/responses/Unauthorized"
+                     *               },
+                     *               "402": {
+                     *                 "$ref": "#/components/responses/PaymentRequired"
+                     *               },
+                     *               "403": {
+                     *                 "$ref": "#/components/responses/Forbidden"
+                     *               },
+                     *               "409": {
+                     *                 "$ref": "#/components/responses/Conflict"
+                     *               },
+                     *               "413": {
+                     *                 "$ref": "#/components/responses/PayloadTooLarge"
+                     *               },
+                     *               "429": {
+                     *                 "$ref": "#/components/responses/RateLimited"
+                     *               },
+                     *               "431": {
+                     *                 "$ref": "#/components/responses/HeaderTooLarge"
+                     *               }
+                     *             }
+                     *           }
+                     *         },
+                     *         "/v1/agent/status/{agent_id}": {
+                     *           "get": {
+                     *             "operationId": "getAgentStatus",
+                     *             "summary": "Poll generation status",
+                     *             "tags": [
+                     *               "agents"
+                     *             ],
+                     *             "parameters": [
+                     *               {
+                     *                 "name": "agent_id",
+                     *                 "in": "path",
+                     *                 "required": true,
+                     *                 "description": "The agent code.",
+                     *                 "schema": {
+                     *                   "type": "string"
+                     *                 }
+                     *               }
+                     *             ],
+                     *             "security": [
+                     *               {
+                     *                 "apiSecret": []
+                     *               }
+                     *             ],
+                     *             "responses": {
+                     *               "200": {
+                     *                 "description": "OK",
+                     *                 "headers": {
+                     *                   "X-Request-Id": {
+                     *                     "$ref": "#/components/headers/X-Request-Id"
+                     *                   },
+                     *                   "X-RateLimit-Limit": {
+                     *                     "$ref": "#/components/headers/X-RateLimit-Limit"
+                     *                   },
+                     *                   "X-RateLimit-Remaining": {
+                     *                     "$ref": "#/components/headers/X-RateLimit-Remaining"
+                     *                   },
+                     *                   "X-RateLimit-Reset": {
+                     *                     "$ref": "#/components/headers/X-RateLimit-Reset"
+                     *                   }
+                     *                 },
+                     *                 "content": {
+                     *                   "application/json": {
+                     *                     "schema": {
+                     *                       "type": "object",
+                     *                       "properties": {
+                     *                         "success": {
+                     *                           "type": "boolean"
+                     *                         },
+                     *                         "data": {
+                     *                           "$ref": "#/components/schemas/AgentProgress"
+                     *                         }
+                     *                       },
+                     *                       "required": [
+                     *                         "success",
+                     *                         "data"
+                     *                       ],
+                     *                       "additionalProperties": false
+                     *                     },
+                     *                     "example": {
+                     *                       "success": true,
+                     *                       "data": {
+                     *                         "agent_id": "W19NOV8030",
+                     *                         "status": "ready",
+                     *                         "progress": 1,
+                     *                         "progress_msg": "Agent is ready",
+                     *                         "current_step": "done",
+                     *                         "error_message": null,
+                     *                         "system_prompt": "You are a patient tutor who breaks problems into small steps and checks understanding.",
+                     *                         "image_url": "http://127.0.0.1:8080/v1/files/file_2mIKhzLmhDSKTyW9QYRr.jpg",
+                     *                         "video_url": "",
+                     *                         "model_url": "http://127.0.0.1:8080/v1/files/file_t84ftBsVQEmuRliRpu1X.imx",
+                     *                         "name": "Agent W19NOV8030"
+                     *                       }
+                     *                     }
+                     *                   }
+                     *                 }
+                     *               },
+                     *               "401": {
+                     *                 "$ref": "#/components/responses/Unauthorized"
+                     *               },
+                     *               "404": {
+                     *                 "$ref": "#/components/responses/NotFound"
+                     *               },
+                     *               "429": {
+                     *                 "$ref": "#/components/responses/RateLimited"
+                     *               },
+                     *               "431": {
+                     *                 "$ref": "#/components/responses/HeaderTooLarge"
+                     *               }
+                     *             }
+                     *           }
+                     *         },
+                     *         "/v1/agent/{code}": {
+                     *           "get": {
+                     *             "operationId": "getAgent",
+                     *             "summary": "Get an agent",
+                     *             "tags": [
+                     *               "agents"
+                     *             ],
+                     *             "parameters": [
+                     *               {
+                     *                 "name": "code",
+                     *                 "in": "path",
+                     *                 "required": true,
+                     *                 "description": "The agent code.",
+                     *                 "schema": {
+                     *                   "type": "string"
+                     *                 }
+                     *               }
+                     *             ],
+                     *             "security": [
+                     *               {
+                     *                 "apiSecret": []
+                     *               }
+                     *             ],
+                     *             "responses": {
+                     *               "200": {
+                     *                 "description": "OK",
+                     *                 "headers": {
+                     *                   "X-Request-Id": {
+                     *                     "$ref": "#/components/headers/X-Request-Id"
+                     *                   },
+                     *                   "X-RateLimit-Limit": {
+                     *                     "$ref": "#/components/headers/X-RateLimit-Limit"
+                     *                   },
+                     *                   "X-RateLimit-Remaining": {
+                     *                     "$ref": "#/components/headers/X-RateLimit-Remaining"
+                     *                   },
+                     *                   "X-RateLimit-Reset": {
+                     *                     "$ref": "#/components/headers/X-RateLimit-Reset"
+                     *                   }
+                     *                 },
+                     *                 "content": {
+                     *                   "application/json": {
+                     *                     "schema": {
+                     *                       "type": "object",
+                     *                       "properties": {
+                     *                         "success": {
+                     *                           "type": "boolean"
+                     *                         },
+                     *                         "data": {
+                     *                           "$ref": "#/components/schemas/Agent"
+                     *                         }
+                     *                       },
+                     *                       "required": [
+                     *                         "success",
+                     *                         "data"
+                     *                       ],
+                     *                       "additionalProperties": false
+                     *                     },
+                     *                     "example": {
+                     *                       "success": true,
+                     *                       "data": {
+                     *                         "agent_id": "O40PVK9782",
+                     *                         "status": "ready",
+                     *                         "system_prompt": "A friendly guide.",
+                     *                         "voice": {
+                     *                           "id": "F4",
+                     *                           "axes": {
+                     *                             "gender": 0,
+                     *                             "pitch": 0,
+                     *                             "rate": 0,
+                     *                             "brightness": 0
+                     *                           },
+                     *                           "source": "default"
+                     *                         },
+                     *                         "image_url": "",
+                     *                         "video_url": "",
+                     *                         "model_url": "http://127.0.0.1:8080/v1/files/file_Bq5E6ovOiKVpS4BZwM99.imx",
+                     *                         "name": "Agent O40PVK9782"
+                     *                       }
+                     *                     }
+                     *                   }
+                     *                 }
+                     *               },
+                     *               "401": {
+                     *                 "$ref": "#/components/responses/Unauthorized"
+                     *               },
+                     *               "404": {
+                     *                 "$ref": "#/components/responses/NotFound"
+                     *               },
+                     *               "429": {
+                     *                 "$ref": "#/components/responses/RateLimited"
+                     *               },
+                     *               "431": {
+                     *                 "$ref": "#/components/responses/HeaderTooLarge"
+                     *               }
+                     *             }
+                     *           },
+                     *           "post": {
+                     *             "operationId": "updateAgentPrompt",
+                     *             "summary": "Update an agent's prompt",
+                     *             "tags": [
+                     *               "agents"
+                     *             ],
+                     *             "parameters": [
+                     *               {
+                     *                 "name": "code",
+                     *                 "in": "path",
+                     *                 "required": true,
+                     *                 "description": "The agent code.",
+                     *                 "schema": {
+                     *                   "type": "string"
+                     *                 }
+                     *               }
+                     *             ],
+                     *             "requestBody": {
+                     *               "required": true,
+                     *               "content": {
+                     *                 "application/json": {
+                     *                   "schema": {
+                     *                     "type": "object",
+                     *                     "properties": {
+                     *                       "system_prompt": {
+                     *                         "type": "string",
+                     *                         "maxLength": 20000
+                     *                       }
+                     *                     },
+                     *                     "required": [
+                     *                       "system_prompt"
+                     *                     ],
+                     *                     "additionalProperties": false
+                     *                   },
+                     *                   "example": {
+                     *                     "system_prompt": "You are Nora, a guide at the city museum."
+                     *                   }
+                     *                 }
+                     *               }
+                     *             },
+                     *             "security": [
+                     *               {
+                     *                 "apiSecret": []
+                     *               }
+                     *             ],
+                     *             "responses": {
+                     *               "200": {
+                     *                 "description": "OK",
+                     *                 "headers": {
+                     *                   "X-Request-Id": {
+                     *                     "$ref": "#/components/headers/X-Request-Id"
+                     *                   },
+                     *                   "X-RateLimit-Limit": {
+                     *                     "$ref": "#/components/headers/X-RateLimit-Limit"
+                     *                   },
+                     *                   "X-RateLimit-Remaining": {
+                     *                     "$ref": "#/components/headers/X-RateLimit-Remaining"
+                     *                   },
+                     *                   "X-RateLimit-Reset": {
+                     *                     "$ref": "#/components/headers/X-RateLimit-Reset"
+                     *                   }
+                     *                 },
+                     *                 "content": {
+                     *                   "application/json": {
+                     *                     "schema": {
+                     *                       "type": "object",
+                     *                       "properties": {
+                     *                         "agent_code": {
+                     *                           "type": "string"
+                     *                         },
+                     *                         "updated": {
+                     *                           "type": "boolean"
+                     *                         }
+                     *                       },
+                     *                       "required": [
+                     *                         "agent_code",
+                     *                         "updated"
+                     *                       ],
+                     *                       "additionalProperties": false
+                     *                     },
+                     *                     "example": {
+                     *                       "agent_code": "O40PVK9782",
+                     *                       "updated": true
+                     *                     }
+                     *                   }
+                     *                 }
+                     *               },
+                     *               "400": {
+                     *                 "$ref": "#/components/responses/BadRequest"
+                     *               },
+                     *               "401": {
+                     *                 "$ref": "#/components/responses/Unauthorized"
+                     *               },
+                     *               "404": {
+                     *                 "$ref": "#/components/responses/NotFound"
+                     *               },
+                     *               "413": {
+                     *                 "$ref": "#/components/responses/PayloadTooLarge"
+                     *               },
+                     *               "429": {
+                     *                 "$ref": "#/components/responses/RateLimited"
+                     *               },
+                     *               "431": {
+                     *                 "$ref": "#/components/responses/HeaderTooLarge"
+                     *               }
+                     *             }
+                     *           },
+                     *           "delete": {
+                     *             "operationId": "deleteAgent",
+                     *             "summary": "Delete an agent",
+                     *             "tags": [
+                     *               "agents"
+                     *             ],
+                     *             "parameters": [
+                     *               {
+                     *                 "name": "code",
+                     *                 "in": "path",
+                     *                 "required": true,
+                     *                 "description": "The agent code.",
+                     *                 "schema": {
+                     *                   "type": "string"
+                     *                 }
+                     *               }
+                     *             ],
+                     *             "security": [
+                     *               {
+                     *                 "apiSecret": []
+                     *               }
+                     *             ],
+                     *             "responses": {
+                     *               "200": {
+                     *                 "description": "OK",
+                     *                 "headers": {
+                     *                   "X-Request-Id": {
+                     *                     "$ref": "#/components/headers/X-Request-Id"
+                     *                   },
+                     *                   "X-RateLimit-Limit": {
+                     *                     "$ref": "#/components/headers/X-RateLimit-Limit"
+                     *                   },
+                     *                   "X-RateLimit-Remaining": {
+                     *                     "$ref": "#/components/headers/X-RateLimit-Remaining"
+                     *                   },
+                     *                   "X-RateLimit-Reset": {
+                     *                     "$ref": "#/components/headers/X-RateLimit-Reset"
+                     *                   }
+                     *                 },
+                     *                 "content": {
+                     *                   "application/json": {
+                     *                     "schema": {
+                     *                       "type": "object",
+                     *                       "properties": {
+                     *                         "success": {
+                     *                           "type": "boolean"
+                     *                         },
+                     *                         "agent_code": {
+                     *                           "type": "string"
+                     *                         },
+                     *                         "deleted": {
+                     *                           "type": "boolean"
+                     *                         }
+                     *                       },
+                     *                       "required": [
+                     *                         "success",
+                     *                         "agent_code",
+                     *                         "deleted"
+                     *                       ],
+                     *                       "additionalProperties": false
+                     *                     },
+                     *                     "example": {
+                     *                       "success": true,
+                     *                       "agent_code": "Q15JRZ1411",
+                     *                       "deleted": true
+                     *                     }
+                     *                   }
+                     *                 }
+                     *               },
+                     *               "401": {
+                     *                 "$ref": "#/components/responses/Unauthorized"
+                     *               },
+                     *               "404": {
+                     *                 "$ref": "#/components/responses/NotFound"
+                     *               },
+                     *               "413": {
+                     *                 "$ref": "#/components/responses/PayloadTooLarge"
+                     *               },
+                     *               "429": {
+                     *                 "$ref": "#/components/responses/RateLimited"
+                     *               },
+                     *               "431": {
+                     *                 "$ref": "#/components/responses/HeaderTooLarge"
+                     *               }
+                     *             }
+                     *           }
+                     *         },
+                     *         "/v1/agents": {
+                     *           "get": {
+                     *             "operationId": "listAgents",
+                     *             "summary": "List agents, newest first",
+                     *             "tags": [
+                     *               "agents"
+                     *             ],
+                     *             "parameters": [
+                     *               {
+                     *                 "$ref": "#/components/parameters/Limit"
+                     *               },
+                     *               {
+                     *                 "$ref": "#/components/parameters/Offset"
+                     *               },
+                     *               {
+                     *                 "name": "status",
+                     *                 "in": "query",
+                     *                 "description": "Only agents in this state.",
+                     *                 "schema": {
+                     *                   "$ref": "#/components/schemas/AgentStatus"
+                     *                 }
+                     *               }
+                     *             ],
+                     *             "security": [
+                     *               {
+                     *                 "apiSecret": []
+                     *               }
+                     *             ],
+                     *             "responses": {
+                     *               "200": {
+                     *                 "description": "OK",
+                     *                 "headers": {
+                     *                   "X-Request-Id": {
+                     *                     "$ref": "#/components/headers/X-Request-Id"
+                     *                   },
+                     *                   "X-RateLimit-Limit": {
+                     *                     "$ref": "#/components/headers/X-RateLimit-Limit"
+                     *                   },
+                     *                   "X-RateLimit-Remaining": {
+                     *                     "$ref": "#/components/headers/X-RateLimit-Remaining"
+                     *                   },
+                     *                   "X-RateLimit-Reset": {
+                     *                     "$ref": "#/components/headers/X-RateLimit-Reset"
+                     *                   }
+                     *                 },
+                     *                 "content": {
+                     *                   "application/json": {
+                     *                     "schema": {
+                     *                       "type": "object",
+                     *                       "properties": {
+                     *                         "success": {
+                     *                           "type": "boolean"
+                     *                         },
+                     *                         "data": {
+                     *                           "type": "array",
+                     *                           "items": {
+                     *                             "$ref": "#/components/schemas/AgentListItem"
+                     *                           }
+                     *                         },
+                     *                         "pagination": {
+                     *                           "$ref": "#/components/schemas/Pagination"
+                     *                         }
+                     *                       },
+                     *                       "required": [
+                     *                         "data",
+                     *                         "pagination"
+                     *                       ],
+                     *                       "additionalProperties": false
+                     *                     },
+                     *                     "example": {
+                     *                       "success": true,
+                     *                       "data": [],
+                     *                       "pagination": {
+                     *                         "limit": 20,
+                     *                         "offset": 0,
+                     *                         "total": 0,
+                     *                         "has_more": false
+                     *                       }
+                     *                     }
+                     *                   }
+                     *                 }
+                     *               },
+                     *               "400": {
+                     *                 "$ref": "#/components/responses/BadRequest"
+                     *               },
+                     *               "401": {
+                     *                 "$ref": "#/components/responses/Unauthorized"
+                     *               },
+                     *               "429": {
+                     *                 "$ref": "#/components/responses/RateLimited"
+                     *               },
+                     *               "431": {
+                     *                 "$ref": "#/components/responses/HeaderTooLarge"
+                     *               }
+                     *             }
+                     *           }
+                     *         },
+                     *         "/v1/agent/{agent_code}/speak": {
+                     *           "post": {
+                     *             "operationId": "speak",
+                     *             "summary": "Make an agent speak in its live rooms",
+                     *             "tags": [
+                     *               "live"
+                     *             ],
+                     *             "description": "404 `NOT_FOUND` \"No active rooms found for agent <code>\" when the agent is in no room.",
+                     *             "parameters": [
+                     *               {
+                     *                 "name": "agent_code",
+                     *                 "in": "path",
+                     *                 "required": true,
+                     *                 "description": "The agent code.",
+                     *                 "schema": {
+                     *                   "type": "string"
+                     *                 }
+                     *               }
+                     *             ],
+                     *             "requestBody": {
+                     *               "required": true,
+                     *               "content": {
+                     *                 "application/json": {
+                     *                   "schema": {
+                     *                     "type": "object",
+                     *                     "properties": {
+                     *                       "message": {
+                     *                         "type": "string",
+                     *                         "minLength": 1
+                     *                       },
+                     *                       "room_id": {
+                     *                         "type": "string"
+                     *                       }
+                     *                     },
+                     *                     "required": [
+                     *                       "message"
+                     *                     ],
+                     *                     "additionalProperties": false
+                     *                   },
+                     *                   "example": {
+                     *                     "message": "Only for A."
+                     *                   }
+                     *                 }
+                     *               }
+                     *             },
+                     *             "security": [
+                     *               {
+                     *                 "apiSecret": []
+                     *               }
+                     *             ],
+                     *             "responses": {
+                     *               "200": {
+                     *                 "description": "OK",
+                     *                 "headers": {
+                     *                   "X-Request-Id": {
+                     *                     "$ref": "#/components/headers/X-Request-Id"
+                     *                   },
+                     *                   "X-RateLimit-Limit": {
+                     *                     "$ref": "#/components/headers/X-RateLimit-Limit"
+                     *                   },
+                     *                   "X-RateLimit-Remaining": {
+                     *                     "$ref": "#/components/headers/X-RateLimit-Remaining"
+                     *                   },
+                     *                   "X-RateLimit-Reset": {
+                     *                     "$ref": "#/components/headers/X-RateLimit-Reset"
+                     *                   }
+                     *                 },
+                     *                 "content": {
+                     *                   "application/json": {
+                     *                     "schema": {
+                     *                       "type": "object",
+                     *                       "properties": {
+                     *                         "agent_code": {
+                     *                           "type": "string"
+                     *                         },
+                     *                         "context_type": {
+                     *                           "type": "string",
+                     *                           "const": "speak"
+                     *                         },
+                     *                         "delivered_to_rooms": {
+                     *                           "type": "integer"
+                     *                         }
+                     *                       },
+                     *                       "required": [
+                     *                         "agent_code",
+                     *                         "context_type",
+                     *                         "delivered_to_rooms"
+                     *                       ],
+                     *                       "additionalProperties": false
+                     *                     },
+                     *                     "example": {
+                     *                       "agent_code": "J40VWL1109",
+                     *                       "context_type": "speak",
+                     *                       "delivered_to_rooms": 1
+                     *                     }
+                     *                   }
+                     *                 }
+                     *               },
+                     *               "400": {
+                     *                 "$ref": "#/components/responses/BadRequest"
+                     *               },
+                     *               "401": {
+                     *                 "$ref": "#/components/responses/Unauthorized"
+                     *               },
+                     *               "404": {
+                     *                 "$ref": "#/components/responses/NotFound"
+                     *               },
+                     *               "413": {
+                     *                 "$ref": "#/components/responses/PayloadTooLarge"
+                     *               },
+                     *               "429": {
+                     *                 "$ref": "#/components/responses/RateLimited"
+                     *               },
+                     *               "431": {
+                     *                 "$ref": "#/components/responses/HeaderTooLarge"
+                     *               }
+                     *             }
+                     *           }
+                     *         },
+                     *         "/v1/agent/{agent_code}/add-context": {
+                     *           "post": {
+                     *             "operationId": "addContext",
+                     *             "summary": "Inject knowledge (or a message to speak) into live rooms",
+                     *             "tags": [
+                     *               "live"
+                     *             ],
+                     *             "parameters": [
+                     *               {
+                     *                 "name": "agent_code",
+                     *                 "in": "path",
+                     *                 "required": true,
+                     *                 "description": "The agent code.",
+                     *                 "schema": {
+                     *                   "type": "string"
+                     *                 }
+                     *               }
+                     *             ],
+                     *             "requestBody": {
+                     *               "required": true,
+                     *               "content": {
+                     *                 "application/json": {
+                     *                   "schema": {
+                     *                     "type": "object",
+                     *                     "properties": {
+                     *                       "context": {
+                     *                         "type": "string",
+                     *                         "minLength": 1
+                     *                       },
+                     *                       "type": {
+                     *                         "type": "string",
+                     *                         "enum": [
+                     *                           "add_context",
+                     *                           "speak"
+                     *                         ],
+                     *                         "default": "add_context"
+                     *                       },
+                     *                       "room_id": {
+                     *                         "type": "string"
+                     *                       }
+                     *                     },
+                     *                     "required": [
+                     *                       "context"
+                     *                     ],
+                     *                     "additionalProperties": false
+                     *                   },
+                     *                   "example": {
+                     *                     "context": "The shop opens at nine."
+                     *                   }
+                     *                 }
+                     *               }
+                     *             },
+                     *             "security": [
+                     *               {
+                     *                 "apiSecret": []
+                     *               }
+                     *             ],
+                     *             "responses": {
+                     *               "200": {
+                     *                 "description": "OK",
+                     *                 "headers": {
+                     *                   "X-Request-Id": {
+                     *                     "$ref": "#/components/headers/X-Request-Id"
+                     *                   },
+                     *                   "X-RateLimit-Limit": {
+                     *                     "$ref": "#/components/headers/X-RateLimit-Limit"
+                     *                   },
+                     *                   "X-RateLimit-Remaining": {
+                     *                     "$ref": "#/components/headers/X-RateLimit-Remaining"
+                     *                   },
+                     *                   "X-RateLimit-Reset": {
+                     *                     "$ref": "#/components/headers/X-RateLimit-Reset"
+                     *                   }
+                     *                 },
+                     *                 "content": {
+                     *                   "application/json": {
+                     *                     "schema": {
+                     *                       "type": "object",
+                     *                       "properties": {
+                     *                         "agent_code": {
+                     *                           "type": "string"
+                     *                         },
+                     *                         "context_type": {
+                     *                           "type": "string",
+                     *                           "enum": [
+                     *                             "add_context",
+                     *                             "speak"
+                     *                           ]
+                     *                         },
+                     *                         "delivered_to_rooms": {
+                     *                           "type": "integer"
+                     *                         }
+                     *                       },
+                     *                       "required": [
+                     *                         "agent_code",
+                     *                         "context_type",
+                     *                         "delivered_to_rooms"
+                     *                       ],
+                     *                       "additionalProperties": false
+                     *                     },
+                     *                     "example": {
+                     *                       "agent_code": "P62ERD1204",
+                     *                       "context_type": "add_context",
+                     *                       "delivered_to_rooms": 1
+                     *                     }
+                     *                   }
+                     *                 }
+                     *               },
+                     *               "400": {
+                     *                 "$ref": "#/components/responses/BadRequest"
+                     *               },
+                     *               "401": {
+                     *                 "$ref": "#/components/responses/Unauthorized"
+                     *               },
+                     *               "404": {
+                     *                 "$ref": "#/components/responses/NotFound"
+                     *               },
+                     *               "413": {
+                     *                 "$ref": "#/components/responses/PayloadTooLarge"
+                     *               },
+                     *               "429": {
+                     *                 "$ref": "#/components/responses/RateLimited"
+                     *               },
+                     *               "431": {
+                     *                 "$ref": "#/components/responses/HeaderTooLarge"
+                     *               }
+                     *             }
+                     *           }
+                     *         },
+                     *         "/v1/agent/{agent_code}/trigger-dynamics": {
+                     *           "post": {
+                     *             "operationId": "triggerDynamics",
+                     *             "summary": "Play a gesture in live rooms",
+                     *             "tags": [
+                     *               "live"
+                     *             ],
+                     *             "parameters": [
+                     *               {
+                     *                 "name": "agent_code",
+                     *                 "in": "path",
+                     *                 "required": true,
+                     *                 "description": "The agent code.",
+                     *                 "schema": {
+                     *                   "type": "string"
+                     *                 }
+                     *               }
+                     *             ],
+                     *             "requestBody": {
+                     *               "required": true,
+                     *               "content": {
+                     *                 "application/json": {
+                     *                   "schema": {
+                     *                     "type": "object",
+                     *                     "properties": {
+                     *                       "action": {
+                     *                         "type": "string",
+                     *                         "description": "A gesture action name, e.g. mini_wave_hello."
+                     *                       },
+                     *                       "room_id": {
+                     *                         "type": "string"
+                     *                       }
+                     *                     },
+                     *                     "required": [
+                     *                       "action"
+                     *                     ],
+                     *                     "additionalProperties": false
+                     *                   },
+                     *                   "example": {
+                     *                     "action": "mini_wave_hello"
+                     *                   }
+                     *                 }
+                     *               }
+                     *             },
+                     *             "security": [
+                     *               {
+                     *                 "apiSecret": []
+                     *               }
+                     *             ],
+                     *             "responses": {
+                     *               "200": {
+                     *                 "description": "OK",
+                     *                 "headers": {
+                     *                   "X-Request-Id": {
+                     *                     "$ref": "#/components/headers/X-Request-Id"
+                     *                   },
+                     *                   "X-RateLimit-Limit": {
+                     *                     "$ref": "#/components/headers/X-RateLimit-Limit"
+                     *                   },
+                     *                   "X-RateLimit-Remaining": {
+                     *                     "$ref": "#/components/headers/X-RateLimit-Remaining"
+                     *                   },
+                     *                   "X-RateLimit-Reset": {
+                     *                     "$ref": "#/components/headers/X-RateLimit-Reset"
+                     *                   }
+                     *                 },
+                     *                 "content": {
+                     *                   "application/json": {
+                     *                     "schema": {
+                     *                       "type": "object",
+                     *                       "properties": {
+                     *                         "agent_code": {
+                     *                           "type": "string"
+                     *                         },
+                     *                         "action": {
+                     *                           "type": "string"
+                     *                         },
+                     *                         "animation_triggered": {
+                     *                           "type": "boolean"
+                     *                         },
+                     *                         "delivered_to_rooms": {
+                     *                           "type": "integer"
+                     *                         }
+                     *                       },
+                     *                       "required": [
+                     *                         "agent_code",
+                     *                         "action",
+                     *                         "delivered_to_rooms"
+                     *                       ],
+                     *                       "additionalProperties": false
+                     *                     },
+                     *                     "example": {
+                     *                       "agent_code": "F54ADD0190",
+                     *                       "action": "laugh_react",
+                     *                       "animation_triggered": true,
+                     *                       "delivered_to_rooms": 1
+                     *                     }
+                     *                   }
+                     *                 }
+                     *               },
+                     *               "400": {
+                     *                 "$ref": "#/components/responses/BadRequest"
+                     *               },
+                     *               "401": {
+                     *                 "$ref": "#/components/responses/Unauthorized"
+                     *               },
+                     *               "404": {
+                     *                 "$ref": "#/components/responses/NotFound"
+                     *               },
+                     *               "413": {
+                     *                 "$ref": "#/components/responses/PayloadTooLarge"
+                     *               },
+                     *               "429": {
+                     *                 "$ref": "#/components/responses/RateLimited"
+                     *               },
+                     *               "431": {
+                     *                 "$ref": "#/components/responses/HeaderTooLarge"
+                     *               }
+                     *             }
+                     *           }
+                     *         },
+                     *         "/v1/dynamics/generate": {
+                     *           "post": {
+                     *             "operationId": "generateDynamics",
+                     *             "summary": "Generate gesture dynamics (250 credits)",
+                     *             "tags": [
+                     *               "agents"
+                     *             ],
+                     *             "requestBody": {
+                     *               "required": true,
+                     *               "content": {
+                     *                 "application/json": {
+                     *                   "schema": {
+                     *                     "type": "object",
+                     *                     "properties": {
+                     *                       "agent_id": {
+                     *                         "type": "string"
+                     *                       },
+                     *                       "image_url": {
+                     *                         "type": "string"
+                     *                       },
+                     *                       "duration": {
+                     *                         "type": "number",
+                     *                         "exclusiveMinimum": 0,
+                     *                         "maximum": 10
+                     *                       },
+                     *                       "model": {
+                     *                         "type": "string",
+                     *                         "enum": [
+                     *                           "auto"
+                     *                         ]
+                     *                       }
+                     *                     },
+                     *                     "required": [
+                     *                       "agent_id"
+                     *                     ],
+                     *                     "additionalProperties": false
+                     *                   },
+                     *                   "example": {
+                     *                     "agent_id": "U35KZX7639",
+                     *                     "duration": 1,
+                     *                     "model": "auto"
+                     *                   }
+                     *                 }
+                     *               }
+                     *             },
+                     *             "security": [
+                     *               {
+                     *                 "apiSecret": []
+                     *               }
+                     *             ],
+                     *             "responses": {
+                     *               "200": {
+                     *                 "description": "OK",
+                     *                 "headers": {
+                     *                   "X-Request-Id": {
+                     *                     "$ref": "#/components/headers/X-Request-Id"
+                     *                   },
+                     *                   "X-RateLimit-Limit": {
+                     *                     "$ref": "#/components/headers/X-RateLimit-Limit"
+                     *                   },
+                     *                   "X-RateLimit-Remaining": {
+                     *                     "$ref": "#/components/headers/X-RateLimit-Remaining"
+                     *                   },
+                     *                   "X-RateLimit-Reset": {
+                     *                     "$ref": "#/components/headers/X-RateLimit-Reset"
+                     *                   }
+                     *                 },
+                     *                 "content": {
+                     *                   "application/json": {
+                     *                     "schema": {
+                     *                       "$ref": "#/components/schemas/Started"
+                     *                     },
+                     *                     "example": {
+                     *                       "success": true,
+                     *                       "message": "Dynamics generation started",
+                     *                       "agent_id": "D80KTI2635",
+                     *                       "status": "processing"
+                     *                     }
+                     *                   }
+                     *                 }
+                     *               },
+                     *               "400": {
+                     *                 "$ref": "#/components/responses/BadRequest"
+                     *               },
+                     *               "401": {
+                     *                 "$ref": "#/components/responses/Unauthorized"
+                     *               },
+                     *               "402": {
+                     *                 "$ref": "#/components/responses/PaymentRequired"
+                     *               },
+                     *               "403": {
+                     *                 "$ref": "#/components/responses/Forbidden"
+                     *               },
+                     *               "404": {
+                     *                 "$ref": "#/components/responses/NotFound"
+                     *               },
+                     *               "409": {
+                     *                 "$ref": "#/components/responses/Conflict"
+                     *               },
+                     *               "413": {
+                     *                 "$ref": "#/components/responses/PayloadTooLarge"
+                     *               },
+                     *               "429": {
+                     *                 "$ref": "#/components/responses/RateLimited"
+                     *               },
+                     *               "431": {
+                     *                 "$ref": "#/components/responses/HeaderTooLarge"
+                     *               }
+                     *             }
+                     *           }
+                     *         },
+                     *         "/v1/dynamics/{agent_id}": {
+                     *           "get": {
+                     *             "operationId": "getDynamics",
+                     *             "summary": "Get an agent's dynamics",
+                     *             "tags": [
+                     *               "agents"
+                     *             ],
+                     *             "parameters": [
+                     *               {
+                     *                 "name": "agent_id",
+                     *                 "in": "path",
+                     *                 "required": true,
+                     *                 "description": "The agent code.",
+                     *                 "schema": {
+                     *                   "type": "string"
+                     *                 }
+                     *               }
+                     *             ],
+                     *             "security": [
+                     *               {
+                     *                 "apiSecret": []
+                     *               }
+                     *             ],
+                     *             "responses": {
+                     *               "200": {
+                     *                 "description": "OK",
+                     *                 "headers": {
+                     *                   "X-Request-Id": {
+                     *                     "$ref": "#/components/headers/X-Request-Id"
+                     *                   },
+                     *                   "X-RateLimit-Limit": {
+                     *                     "$ref": "#/components/headers/X-RateLimit-Limit"
+                     *                   },
+                     *                   "X-RateLimit-Remaining": {
+                     *                     "$ref": "#/components/headers/X-RateLimit-Remaining"
+                     *                   },
+                     *                   "X-RateLimit-Reset": {
+                     *                     "$ref": "#/components/headers/X-RateLimit-Reset"
+                     *                   }
+                     *                 },
+                     *                 "content": {
+                     *                   "application/json": {
+                     *                     "schema": {
+                     *                       "type": "object",
+                     *                       "properties": {
+                     *                         "success": {
+                     *                           "type": "boolean"
+                     *                         },
+                     *                         "data": {
+                     *                           "$ref": "#/components/schemas/Dynamics"
+                     *                         }
+                     *                       },
+                     *                       "required": [
+                     *                         "success",
+                     *                         "data"
+                     *                       ],
+                     *                       "additionalProperties": false
+                     *                     },
+                     *                     "example": {
+                     *                       "success": true,
+                     *                       "data": {
+                     *                         "url": null,
+                     *                         "status": "ready",
+                     *                         "agent_id": "W72HLU4491",
+                     *                         "gestures": {}
+                     *                       }
+                     *                     }
+                     *                   }
+                     *                 }
+                     *               },
+                     *               "401": {
+                     *                 "$ref": "#/components/responses/Unauthorized"
+                     *               },
+                     *               "404": {
+                     *                 "$ref": "#/components/responses/NotFound"
+                     *               },
+                     *               "429": {
+                     *                 "$ref": "#/components/responses/RateLimited"
+                     *               },
+                     *               "431": {
+                     *                 "$ref": "#/components/responses/HeaderTooLarge"
+                     *               }
+                     *             }
+                     *           },
+                     *           "put": {
+                     *             "operationId": "updateDynamics",
+                     *             "summary": "Update dynamics settings (merge patch)",
+                     *             "tags": [
+                     *               "agents"
+                     *             ],
+                     *             "parameters": [
+                     *               {
+                     *                 "name": "agent_id",
+                     *                 "in": "path",
+                     *                 "required": true,
+                     *                 "description": "The agent code.",
+                     *                 "schema": {
+                     *                   "type": "string"
+                     *                 }
+                     *               }
+                     *             ],
+                     *             "requestBody": {
+                     *               "required": true,
+                     *               "content": {
+                     *                 "application/json": {
+                     *                   "schema": {
+                     *                     "type": "object",
+                     *                     "properties": {
+                     *                       "dynamics": {
+                     *                         "type": "object",
+                     *                         "properties": {
+                     *                           "enabled": {
+                     *                             "type": "boolean"
+                     *                           },
+                     *                           "active_model": {
+                     *                             "type": "string",
+                     *                             "enum": [
+                     *                               "dynamics",
+                     *                               "talking"
+                     *                             ]
+                     *                           },
+                     *                           "keywords": {
+                     *                             "type": "object",
+                     *                             "additionalProperties": {
+                     *                               "type": "string"
+                     *                             }
+                     *                           },
+                     *                           "idle_gesture": {
+                     *                             "type": "string"
+                     *                           },
+                     *                           "movement_duration": {
+                     *                             "type": "number",
+                     *                             "exclusiveMinimum": 0,
+                     *                             "maximum": 30
+                     *                           }
+                     *                         },
+                     *                         "description": "Merged into the stored configuration (RFC 7386).",
+                     *                         "additionalProperties": false
+                     *                       },
+                     *                       "toggle_enabled": {
+                     *                         "type": "boolean"
+                     *                       }
+                     *                     },
+                     *                     "required": [
+                     *                       "dynamics"
+                     *                     ],
+                     *                     "additionalProperties": false
+                     *                   },
+                     *                   "example": {
+                     *                     "dynamics": {
+                     *                       "enabled": false
+                     *                     }
+                     *                   }
+                     *                 }
+                     *               }
+                     *             },
+                     *             "security": [
+                     *               {
+                     *                 "apiSecret": []
+                     *               }
+                     *             ],
+                     *             "responses": {
+                     *               "200": {
+                     *                 "description": "OK",
+                     *                 "headers": {
+                     *                   "X-Request-Id": {
+                     *                     "$ref": "#/components/headers/X-Request-Id"
+                     *                   },
+                     *                   "X-RateLimit-Limit": {
+                     *                     "$ref": "#/components/headers/X-RateLimit-Limit"
+                     *                   },
+                     *                   "X-RateLimit-Remaining": {
+                     *                     "$ref": "#/components/headers/X-RateLimit-Remaining"
+                     *                   },
+                     *                   "X-RateLimit-Reset": {
+                     *                     "$ref": "#/components/headers/X-RateLimit-Reset"
+                     *                   }
+                     *                 },
+                     *                 "content": {
+                     *                   "application/json": {
+                     *                     "schema": {
+                     *                       "type": "object",
+                     *                       "properties": {
+                     *                         "success": {
+                     *                           "type": "boolean"
+                     *                         },
+                     *                         "message": {
+                     *                           "type": "string"
+                     *                         },
+                     *                         "agent_id": {
+                     *                           "type": "string"
+                     *                         },
+                     *                         "regeneration_status": {
+                     *                           "type": "string",
+                     *                           "enum": [
+                     *                             "started",
+                     *                             "failed"
+                     *                           ]
+                     *                         },
+                     *                         "regeneration_error": {
+                     *                           "type": "string"
+                     *                         }
+                     *                       },
+                     *                       "required": [
+                     *                         "success",
+                     *                         "agent_id",
+                     *                         "regeneration_status"
+                     *                       ],
+                     *                       "additionalProperties": false
+                     *                     },
+                     *                     "example": {
+                     *                       "success": true,
+                     *                       "agent_id": "F54ADD0190",
+                     *                       "message": "Dynamics updated successfully and movements regeneration started",
+                     *                       "regeneration_status": "started"
+                     *                     }
+                     *                   }
+                     *                 }
+                     *               },
+                     *               "400": {
+                     *                 "$ref": "#/components/responses/BadRequest"
+                     *               },
+                     *               "401": {
+                     *                 "$ref": "#/components/responses/Unauthorized"
+                     *               },
+                     *               "404": {
+                     *                 "$ref": "#/components/responses/NotFound"
+                     *               },
+                     *               "413": {
+                     *                 "$ref": "#/components/responses/PayloadTooLarge"
+                     *               },
+                     *               "429": {
+                     *                 "$ref": "#/components/responses/RateLimited"
+                     *               },
+                     *               "431": {
+                     *                 "$ref": "#/components/responses/HeaderTooLarge"
+                     *               }
+                     *             }
+                     *           }
+                     *         },
+                     *         "/v1/video/generate": {
+                     *           "post": {
+                     *             "operationId": "generateVideo",
+                     *             "summary": "Render a talking video",
+                     *             "tags": [
+                     *               "video"
+                     *             ],
+                     *             "parameters": [
+                     *               {
+                     *                 "$ref": "#/components/parameters/IdempotencyKey"
+                     *               }
+                     *             ],
+                     *             "requestBody": {
+                     *               "required": true,
+                     *               "content": {
+                     *                 "application/json": {
+                     *                   "schema": {
+                     *                     "type": "object",
+                     *                     "properties": {
+                     *                       "agent_code": {
+                     *                         "type": "string"
+                     *                       },
+                     *                       "input": {
+                     *                         "type": "object",
+                     *                         "properties": {
+                     *                           "type": {
+                     *                             "type": "string",
+                     *                             "enum": [
+                     *                               "text",
+                     *                               "audio"
+                     *                             ]
+                     *                           },
+                     *                           "text": {
+                     *                             "type": "string",
+                     *                             "maxLength": 5000
+                     *                           },
+                     *                           "voice": {
+                     *                             "type": "string"
+                     *                           },
+                     *                           "audio_url": {
+                     *                             "type": "string"
+                     *                           }
+                     *                         },
+                     *                         "required": [
+                     *                           "type"
+                     *                         ],
+                     *                         "additionalProperties": false
+                     *                       },
+                     *                       "wait": {
+                     *                         "type": "boolean"
+                     *                       }
+                     *                     },
+                     *                     "required": [
+                     *                       "agent_code",
+                     *                       "input"
+                     *                     ],
+                     *                     "additionalProperties": false
+                     *                   },
+                     *                   "example": {
+                     *                     "agent_code": "M92CWM0594",
+                     *                     "input": {
+                     *                       "type": "text",
+                     *                       "text": "Hello there, nice to meet you."
+                     *                     },
+                     *                     "wait": true
+                     *                   }
+                     *                 }
+                     *               }
+                     *             },
+                     *             "security": [
+                     *               {
+                     *                 "apiSecret": []
+                     *               }
+                     *             ],
+                     *             "responses": {
+                     *               "200": {
+                     *                 "description": "OK",
+                     *                 "headers": {
+                     *                   "X-Request-Id": {
+                     *                     "$ref": "#/components/headers/X-Request-Id"
+                     *                   },
+                     *                   "X-RateLimit-Limit": {
+                     *                     "$ref": "#/components/headers/X-RateLimit-Limit"
+                     *                   },
+                     *                   "X-RateLimit-Remaining": {
+                     *                     "$ref": "#/components/headers/X-RateLimit-Remaining"
+                     *                   },
+                     *                   "X-RateLimit-Reset": {
+                     *                     "$ref": "#/components/headers/X-RateLimit-Reset"
+                     *                   }
+                     *                 },
+                     *                 "content": {
+                     *                   "application/json": {
+                     *                     "schema": {
+                     *                       "$ref": "#/components/schemas/VideoJob"
+                     *                     },
+                     *                     "example": {
+                     *                       "success": true,
+                     *                       "job_id": "job_ZdY6HM5PaULTSppsO0Nn",
+                     *                       "agent_code": "W10ZWC5862",
+                     *                       "status": "completed",
+                     *                       "duration": 4.12,
+                     *                       "credits": 2,
+                     *                       "video_url": "http://127.0.0.1:8080/v1/files/file_vZdY6HM5PaULTSppsO0Nn.mp4"
+                     *                     }
+                     *                   }
+                     *                 }
+                     *               },
+                     *               "400": {
+                     *                 "$ref": "#/components/responses/BadRequest"
+                     *               },
+                     *               "401": {
+                     *                 "$ref": "#/components/responses/Unauthorized"
+                     *               },
+                     *               "402": {
+                     *                 "$ref": "#/components/responses/PaymentRequired"
+                     *               },
+                     *               "403": {
+                     *                 "$ref": "#/components/responses/Forbidden"
+                     *               },
+                     *               "404": {
+                     *                 "$ref": "#/components/responses/NotFound"
+                     *               },
+                     *               "413": {
+                     *                 "$ref": "#/components/responses/PayloadTooLarge"
+                     *               },
+                     *               "429": {
+                     *                 "$ref": "#/components/responses/RateLimited"
+                     *               },
+                     *               "431": {
+                     *                 "$ref": "#/components/responses/HeaderTooLarge"
+                     *               }
+                     *             }
+                     *           }
+                     *         },
+                     *         "/v1/video/{job_id}": {
+                     *           "get": {
+                     *             "operationId": "getVideo",
+                     *             "summary": "Get a video job",
+                     *             "tags": [
+                     *               "video"
+                     *             ],
+                     *             "parameters": [
+                     *               {
+                     *                 "name": "job_id",
+                     *                 "in": "path",
+                     *                 "required": true,
+                     *                 "description": "The video job id.",
+                     *                 "schema": {
+                     *                   "type": "string"
+                     *                 }
+                     *               }
+                     *             ],
+                     *             "security": [
+                     *               {
+                     *                 "apiSecret": []
+                     *               }
+                     *             ],
+                     *             "responses": {
+                     *               "200": {
+                     *                 "description": "OK",
+                     *                 "headers": {
+                     *                   "X-Request-Id": {
+                     *                     "$ref": "#/components/headers/X-Request-Id"
+                     *                   },
+                     *                   "X-RateLimit-Limit": {
+                     *                     "$ref": "#/components/headers/X-RateLimit-Limit"
+                     *                   },
+                     *                   "X-RateLimit-Remaining": {
+                     *                     "$ref": "#/components/headers/X-RateLimit-Remaining"
+                     *                   },
+                     *                   "X-RateLimit-Reset": {
+                     *                     "$ref": "#/components/headers/X-RateLimit-Reset"
+                     *                   }
+                     *                 },
+                     *                 "content": {
+                     *                   "application/json": {
+                     *                     "schema": {
+                     *                       "$ref": "#/components/schemas/VideoJob"
+                     *                     },
+                     *                     "example": {
+                     *                       "success": true,
+                     *                       "job_id": "job_m40cyb7EPoEayOb3ElBb",
+                     *                       "agent_code": "Q63YCA1942",
+                     *                       "status": "failed",
+                     *                       "duration": 0.84,
+                     *                       "credits": 2,
+                     *                       "error_message": "Agent Q63YCA1942 was deleted"
+                     *                     }
+                     *                   }
+                     *                 }
+                     *               },
+                     *               "401": {
+                     *                 "$ref": "#/components/responses/Unauthorized"
+                     *               },
+                     *               "404": {
+                     *                 "$ref": "#/components/responses/NotFound"
+                     *               },
+                     *               "429": {
+                     *                 "$ref": "#/components/responses/RateLimited"
+                     *               },
+                     *               "431": {
+                     *                 "$ref": "#/components/responses/HeaderTooLarge"
+                     *               }
+                     *             }
+                     *           }
+                     *         },
+                     *         "/v1/files/upload": {
+                     *           "post": {
+                     *             "operationId": "uploadFile",
+                     *             "summary": "Upload an image, video or audio file",
+                     *             "tags": [
+                     *               "files"
+                     *             ],
+                     *             "requestBody": {
+                     *               "required": true,
+                     *               "content": {
+                     *                 "application/json": {
+                     *                   "schema": {
+                     *                     "type": "object",
+                     *                     "properties": {
+                     *                       "file_url": {
+                     *                         "type": "string"
+                     *                       },
+                     *                       "file_data": {
+                     *                         "type": "string",
+                     *                         "description": "Base64 or a data: URI."
+                     *                       },
+                     *                       "file_name": {
+                     *                         "type": "string"
+                     *                       },
+                     *                       "file_type": {
+                     *                         "type": "string",
+                     *                         "enum": [
+                     *                           "auto",
+                     *                           "image",
+                     *                           "video"
+                     *                         ]
+                     *                       }
+                     *                     },
+                     *                     "additionalProperties": false
+                     *                   },
+                     *                   "example": {
+                     *                     "file_data": "/9j/4AAQSkZJRgABAQAAAQABAAD/2wBDAAEBAQEBAQEBAQEBAQEBAQEBAQEB...",
+                     *                     "file_name": "me.jpg"
+                     *                   }
+                     *                 },
+                     *                 "multipart/form-data": {
+                     *                   "schema": {
+                     *                     "type": "object",
+                     *                     "properties": {
+                     *                       "file": {
+                     *                         "type": "string",
+                     *                         "contentMediaType": "application/octet-stream"
+                     *                       },
+                     *                       "file_type": {
+                     *                         "type": "string"
+                     *                       },
+                     *                       "file_name": {
+                     *                         "type": "string"
+                     *                       }
+                     *                     },
+                     *                     "additionalProperties": false
+                     *                   }
+                     *                 }
+                     *               }
+                     *             },
+                     *             "security": [
+                     *               {
+                     *                 "apiSecret": []
+                     *               }
+                     *             ],
+                     *             "responses": {
+                     *               "200": {
+                     *                 "description": "OK",
+                     *                 "headers": {
+                     *                   "X-Request-Id": {
+                     *                     "$ref": "#/components/headers/X-Request-Id"
+                     *                   },
+                     *                   "X-RateLimit-Limit": {
+                     *                     "$ref": "#/components/headers/X-RateLimit-Limit"
+                     *                   },
+                     *                   "X-RateLimit-Remaining": {
+                     *                     "$ref": "#/components/headers/X-RateLimit-Remaining"
+                     *                   },
+                     *                   "X-RateLimit-Reset": {
+                     *                     "$ref": "#/components/headers/X-RateLimit-Reset"
+                     *                   }
+                     *                 },
+                     *                 "content": {
+                     *                   "application/json": {
+                     *                     "schema": {
+                     *                       "type": "object",
+                     *                       "properties": {
+                     *                         "success": {
+                     *                           "type": "boolean"
+                     *                         },
+                     *                         "message": {
+                     *                           "type": "string"
+                     *                         },
+                     *                         "data": {
+                     *                           "$ref": "#/components/schemas/File"
+                     *                         }
+                     *                       },
+                     *                       "required": [
+                     *                         "success",
+                     *                         "data"
+                     *                       ],
+                     *                       "additionalProperties": false
+                     *                     },
+                     *                     "example": {
+                     *                       "success": true,
+                     *                       "message": "File uploaded successfully",
+                     *                       "data": {
+                     *                         "id": "file_kTVK5x7Ujy9gUgGlyAaQ",
+                     *                         "file_url": "http://127.0.0.1:8080/v1/files/file_kTVK5x7Ujy9gUgGlyAaQ.jpg",
+                     *                         "file_type": "image",
+                     *                         "mime_type": "image/jpeg",
+                     *                         "file_size": 59266,
+                     *                         "original_source": "http://127.0.0.1:8080/files/f.jpg",
+                     *                         "uploaded_at": "2026-11-25T10:25:19Z"
+                     *                       }
+                     *                     }
+                     *                   }
+                     *                 }
+                     *               },
+                     *               "400": {
+                     *                 "$ref": "#/components/responses/BadRequest"
+                     *               },
+                     *               "401": {
+                     *                 "$ref": "#/components/responses/Unauthorized"
+                     *               },
+                     *               "403": {
+                     *                 "$ref": "#/components/responses/Forbidden"
+                     *               },
+                     *               "413": {
+                     *                 "$ref": "#/components/responses/PayloadTooLarge"
+                     *               },
+                     *               "415": {
+                     *                 "$ref": "#/components/responses/UnsupportedMediaType"
+                     *               },
+                     *               "429": {
+                     *                 "$ref": "#/components/responses/RateLimited"
+                     *               },
+                     *               "431": {
+                     *                 "$ref": "#/components/responses/HeaderTooLarge"
+                     *               }
+                     *             }
+                     *           }
+                     *         },
+                     *         "/v1/files/{file}": {
+                     *           "get": {
+                     *             "operationId": "downloadFile",
+                     *             "summary": "Download a stored file (owner only)",
+                     *             "tags": [
+                     *               "files"
+                     *             ],
+                     *             "parameters": [
+                     *               {
+                     *                 "name": "file",
+                     *                 "in": "path",
+                     *                 "required": true,
+                     *                 "description": "File id, optionally with its extension (`file_....jpg`).",
+                     *                 "schema": {
+                     *                   "type": "string"
+                     *                 }
+                     *               }
+                     *             ],
+                     *             "security": [
+                     *               {
+                     *                 "apiSecret": []
+                     *               }
+                     *             ],
+                     *             "responses": {
+                     *               "200": {
+                     *                 "description": "The file, with its stored MIME type (`Cache-Control: private`).",
+                     *                 "headers": {
+                     *                   "X-Request-Id": {
+                     *                     "$ref": "#/components/headers/X-Request-Id"
+                     *                   },
+                     *                   "X-RateLimit-Limit": {
+                     *                     "$ref": "#/components/headers/X-RateLimit-Limit"
+                     *                   },
+                     *                   "X-RateLimit-Remaining": {
+                     *                     "$ref": "#/components/headers/X-RateLimit-Remaining"
+                     *                   },
+                     *                   "X-RateLimit-Reset": {
+                     *                     "$ref": "#/components/headers/X-RateLimit-Reset"
+                     *                   }
+                     *                 },
+                     *                 "content": {
+                     *                   "*\/*": {}
+                     *                 }
+                     *               },
+                     *               "401": {
+                     *                 "$ref": "#/components/responses/Unauthorized"
+                     *               },
+                     *               "404": {
+                     *                 "$ref": "#/components/responses/NotFound"
+                     *               },
+                     *               "429": {
+                     *                 "$ref": "#/components/responses/RateLimited"
+                     *               },
+                     *               "431": {
+                     *                 "$ref": "#/components/responses/HeaderTooLarge"
+                     *               }
+                     *             }
+                     *           },
+                     *           "delete": {
+                     *             "operationId": "deleteFile",
+                     *             "summary": "Delete an upload",
+                     *             "tags": [
+                     *               "files"
+                     *             ],
+                     *             "parameters": [
+                     *               {
+                     *                 "name": "file",
+                     *                 "in": "path",
+                     *                 "required": true,
+                     *                 "description": "File id.",
+                     *                 "schema": {
+                     *                   "type": "string"
+                     *                 }
+                     *               }
+                     *             ],
+                     *             "security": [
+                     *               {
+                     *                 "apiSecret": []
+                     *               }
+                     *             ],
+                     *             "responses": {
+                     *               "200": {
+                     *                 "description": "OK",
+                     *                 "headers": {
+                     *                   "X-Request-Id": {
+                     *                     "$ref": "#/components/headers/X-Request-Id"
+                     *                   },
+                     *                   "X-RateLimit-Limit": {
+                     *                     "$ref": "#/components/headers/X-RateLimit-Limit"
+                     *                   },
+                     *                   "X-RateLimit-Remaining": {
+                     *                     "$ref": "#/components/headers/X-RateLimit-Remaining"
+                     *                   },
+                     *                   "X-RateLimit-Reset": {
+                     *                     "$ref": "#/components/headers/X-RateLimit-Reset"
+                     *                   }
+                     *                 },
+                     *                 "content": {
+                     *                   "application/json": {
+                     *                     "schema": {
+                     *                       "type": "object",
+                     *                       "properties": {
+                     *                         "success": {
+                     *                           "type": "boolean"
+                     *                         },
+                     *                         "id": {
+                     *                           "type": "string"
+                     *                         },
+                     *                         "deleted": {
+                     *                           "type": "boolean"
+                     *                         }
+                     *                       },
+                     *                       "required": [
+                     *                         "success",
+                     *                         "id",
+                     *                         "deleted"
+                     *                       ],
+                     *                       "additionalProperties": false
+                     *                     },
+                     *                     "example": {
+                     *                       "success": true,
+                     *                       "id": "file_2mIKhzLmhDSKTyW9QYRr",
+                     *                       "deleted": true
+                     *                     }
+                     *                   }
+                     *                 }
+                     *               },
+                     *               "401": {
+                     *                 "$ref": "#/components/responses/Unauthorized"
+                     *               },
+                     *               "404": {
+                     *                 "$ref": "#/components/responses/NotFound"
+                     *               },
+                     *               "409": {
+                     *                 "$ref": "#/components/responses/Conflict"
+                     *               },
+                     *               "413": {
+                     *                 "$ref": "#/components/responses/PayloadTooLarge"
+                     *               },
+                     *               "429": {
+                     *                 "$ref": "#/components/responses/RateLimited"
+                     *               },
+                     *               "431": {
+                     *                 "$ref": "#/components/responses/HeaderTooLarge"
+                     *               }
+                     *             }
+                     *           }
+                     *         },
+                     *         "/v1/webhooks": {
+                     *           "get": {
+                     *             "operationId": "listWebhooks",
+                     *             "summary": "List webhooks",
+                     *             "tags": [
+                     *               "webhooks"
+                     *             ],
+                     *             "security": [
+                     *               {
+                     *                 "apiSecret": []
+                     *               }
+                     *             ],
+                     *             "responses": {
+                     *               "200": {
+                     *                 "description": "OK",
+                     *                 "headers": {
+                     *                   "X-Request-Id": {
+                     *                     "$ref": "#/components/headers/X-Request-Id"
+                     *                   },
+                     *                   "X-RateLimit-Limit": {
+                     *                     "$ref": "#/components/headers/X-RateLimit-Limit"
+                     *                   },
+                     *                   "X-RateLimit-Remaining": {
+                     *                     "$ref": "#/components/headers/X-RateLimit-Remaining"
+                     *                   },
+                     *                   "X-RateLimit-Reset": {
+                     *                     "$ref": "#/components/headers/X-RateLimit-Reset"
+                     *                   }
+                     *                 },
+                     *                 "content": {
+                     *                   "application/json": {
+                     *                     "schema": {
+                     *                       "type": "object",
+                     *                       "properties": {
+                     *                         "success": {
+                     *                           "type": "boolean"
+                     *                         },
+                     *                         "data": {
+                     *                           "type": "array",
+                     *                           "items": {
+                     *                             "$ref": "#/components/schemas/Webhook"
+                     *                           }
+                     *                         }
+                     *                       },
+                     *                       "required": [
+                     *                         "success",
+                     *                         "data"
+                     *                       ],
+                     *                       "additionalProperties": false
+                     *                     },
+                     *                     "example": {
+                     *                       "success": true,
+                     *                       "data": [
+                     *                         {
+                     *                           "id": "1702d58d-8aae-4a85-96f5-13a0b094bc77",
+                     *                           "url": "http://127.0.0.1:8080/hook/ready?fail=2",
+                     *                           "events": [
+                     *                             "agent.ready",
+                     *                             "agent.failed"
+                     *                           ],
+                     *                           "description": "test receiver",
+                     *                           "active": true,
+                     *                           "created_at": "2026-11-25T10:31:05Z",
+                     *                           "updated_at": "2026-11-25T10:31:05Z"
+                     *                         }
+                     *                       ]
+                     *                     }
+                     *                   }
+                     *                 }
+                     *               },
+                     *               "401": {
+                     *                 "$ref": "#/components/responses/Unauthorized"
+                     *               },
+                     *               "429": {
+                     *                 "$ref": "#/components/responses/RateLimited"
+                     *               },
+                     *               "431": {
+                     *                 "$ref": "#/components/responses/HeaderTooLarge"
+                     *               }
+                     *             }
+                     *           },
+                     *           "post": {
+                     *             "operationId": "createWebhook",
+                     *             "summary": "Register a webhook",
+                     *             "tags": [
+                     *               "webhooks"
+                     *             ],
+                     *             "requestBody": {
+                     *               "required": true,
+                     *               "content": {
+                     *                 "application/json": {
+                     *                   "schema": {
+                     *                     "type": "object",
+                     *                     "properties": {
+                     *                       "url": {
+                     *                         "type": "string",
+                     *                         "format": "uri"
+                     *                       },
+                     *                       "events": {
+                     *                         "type": "array",
+                     *                         "items": {
+                     *                           "type": "string",
+                     *                           "enum": [
+                     *                             "agent.ready",
+                     *                             "agent.failed",
+                     *                             "dynamics.ready"
+                     *                           ]
+                     *                         }
+                     *                       },
+                     *                       "description": {
+                     *                         "type": "string"
+                     *                       }
+                     *                     },
+                     *                     "required": [
+                     *                       "url"
+                     *                     ],
+                     *                     "additionalProperties": false
+                     *                   },
+                     *                   "example": {
+                     *                     "url": "http://127.0.0.1:8080/hook/dyn",
+                     *                     "events": [
+                     *                       "dynamics.ready"
+                     *                     ]
+                     *                   }
+                     *                 }
+                     *               }
+                     *             },
+                     *             "security": [
+                     *               {
+                     *                 "apiSecret": []
+                     *               }
+                     *             ],
+                     *             "responses": {
+                     *               "200": {
+                     *                 "description": "OK",
+                     *                 "headers": {
+                     *                   "X-Request-Id": {
+                     *                     "$ref": "#/components/headers/X-Request-Id"
+                     *                   },
+                     *                   "X-RateLimit-Limit": {
+                     *                     "$ref": "#/components/headers/X-RateLimit-Limit"
+                     *                   },
+                     *                   "X-RateLimit-Remaining": {
+                     *                     "$ref": "#/components/headers/X-RateLimit-Remaining"
+                     *                   },
+                     *                   "X-RateLimit-Reset": {
+                     *                     "$ref": "#/components/headers/X-RateLimit-Reset"
+                     *                   }
+                     *                 },
+                     *                 "content": {
+                     *                   "application/json": {
+                     *                     "schema": {
+                     *                       "type": "object",
+                     *                       "properties": {
+                     *                         "success": {
+                     *                           "type": "boolean"
+                     *                         },
+                     *                         "data": {
+                     *                           "$ref": "#/components/schemas/Webhook"
+                     *                         }
+                     *                       },
+                     *                       "required": [
+                     *                         "success",
+                     *                         "data"
+                     *                       ],
+                     *                       "additionalProperties": false
+                     *                     },
+                     *                     "example": {
+                     *                       "success": true,
+                     *                       "data": {
+                     *                         "id": "ec1e609c-0810-42f8-9f44-740ad6abb2d0",
+                     *                         "url": "http://127.0.0.1:8080/hook/crash",
+                     *                         "events": [],
+                     *                         "description": null,
+                     *                         "active": true,
+                     *                         "created_at": "2026-11-25T10:22:59Z",
+                     *                         "updated_at": "2026-11-25T10:22:59Z",
+                     *                         "secret": "whsec_xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"
+                     *                       }
+                     *                     }
+                     *                   }
+                     *                 }
+                     *               },
+                     *               "400": {
+                     *                 "$ref": "#/components/responses/BadRequest"
+                     *               },
+                     *               "401": {
+                     *                 "$ref": "#/components/responses/Unauthorized"
+                     *               },
+                     *               "409": {
+                     *                 "$ref": "#/components/responses/Conflict"
+                     *               },
+                     *               "413": {
+                     *                 "$ref": "#/components/responses/PayloadTooLarge"
+                     *               },
+                     *               "429": {
+                     *                 "$ref": "#/components/responses/RateLimited"
+                     *               },
+                     *               "431": {
+                     *                 "$ref": "#/components/responses/HeaderTooLarge"
+                     *               }
+                     *             }
+                     *           }
+                     *         },
+                     *         "/v1/webhooks/{id}": {
+                     *           "get": {
+                     *             "operationId": "getWebhook",
+                     *             "summary": "Get a webhook",
+                     *             "tags": [
+                     *               "webhooks"
+                     *             ],
+                     *             "parameters": [
+                     *               {
+                     *                 "name": "id",
+                     *                 "in": "path",
+                     *                 "required": true,
+                     *                 "description": "Webhook id.",
+                     *                 "schema": {
+                     *                   "type": "string"
+                     *                 }
+                     *               }
+                     *             ],
+                     *             "security": [
+                     *               {
+                     *                 "apiSecret": []
+                     *               }
+                     *             ],
+                     *             "responses": {
+                     *               "200": {
+                     *                 "description": "OK",
+                     *                 "headers": {
+                     *                   "X-Request-Id": {
+                     *                     "$ref": "#/components/headers/X-Request-Id"
+                     *                   },
+                     *                   "X-RateLimit-Limit": {
+                     *                     "$ref": "#/components/headers/X-RateLimit-Limit"
+                     *                   },
+                     *                   "X-RateLimit-Remaining": {
+                     *                     "$ref": "#/components/headers/X-RateLimit-Remaining"
+                     *                   },
+                     *                   "X-RateLimit-Reset": {
+                     *                     "$ref": "#/components/headers/X-RateLimit-Reset"
+                     *                   }
+                     *                 },
+                     *                 "content": {
+                     *                   "application/json": {
+                     *                     "schema": {
+                     *                       "type": "object",
+                     *                       "properties": {
+                     *                         "success": {
+                     *                           "type": "boolean"
+                     *                         },
+                     *                         "data": {
+                     *                           "$ref": "#/components/schemas/Webhook"
+                     *                         }
+                     *                       },
+                     *                       "required": [
+                     *                         "success",
+                     *                         "data"
+                     *                       ],
+                     *                       "additionalProperties": false
+                     *                     },
+                     *                     "example": {
+                     *                       "success": true,
+                     *                       "data": {
+                     *                         "id": "1702d58d-8aae-4a85-96f5-13a0b094bc77",
+                     *                         "url": "http://127.0.0.1:8080/hook/ready?fail=2",
+                     *                         "events": [
+                     *                           "agent.ready",
+                     *                           "agent.failed"
+                     *                         ],
+                     *                         "description": "test receiver",
+                     *                         "active": true,
+                     *                         "created_at": "2026-11-25T10:31:05Z",
+                     *                         "updated_at": "2026-11-25T10:31:05Z"
+                     *                       }
+                     *                     }
+                     *                   }
+                     *                 }
+                     *               },
+                     *               "401": {
+                     *                 "$ref": "#/components/responses/Unauthorized"
+                     *               },
+                     *               "404": {
+                     *                 "$ref": "#/components/responses/NotFound"
+                     *               },
+                     *               "429": {
+                     *                 "$ref": "#/components/responses/RateLimited"
+                     *               },
+                     *               "431": {
+                     *                 "$ref": "#/components/responses/HeaderTooLarge"
+                     *               }
+                     *             }
+                     *           },
+                     *           "delete": {
+                     *             "operationId": "deleteWebhook",
+                     *             "summary": "Delete a webhook",
+                     *             "tags": [
+                     *               "webhooks"
+                     *             ],
+                     *             "parameters": [
+                     *               {
+                     *                 "name": "id",
+                     *                 "in": "path",
+                     *                 "required": true,
+                     *                 "description": "Webhook id.",
+                     *                 "schema": {
+                     *                   "type": "string"
+                     *                 }
+                     *               }
+                     *             ],
+                     *             "security": [
+                     *               {
+                     *                 "apiSecret": []
+                     *               }
+                     *             ],
+                     *             "responses": {
+                     *               "200": {
+                     *                 "description": "OK",
+                     *                 "headers": {
+                     *                   "X-Request-Id": {
+                     *                     "$ref": "#/components/headers/X-Request-Id"
+                     *                   },
+                     *                   "X-RateLimit-Limit": {
+                     *                     "$ref": "#/components/headers/X-RateLimit-Limit"
+                     *                   },
+                     *                   "X-RateLimit-Remaining": {
+                     *                     "$ref": "#/components/headers/X-RateLimit-Remaining"
+                     *                   },
+                     *                   "X-RateLimit-Reset": {
+                     *                     "$ref": "#/components/headers/X-RateLimit-Reset"
+                     *                   }
+                     *                 },
+                     *                 "content": {
+                     *                   "application/json": {
+                     *                     "schema": {
+                     *                       "type": "object",
+                     *                       "properties": {
+                     *                         "success": {
+                     *                           "type": "boolean"
+                     *                         },
+                     *                         "id": {
+                     *                           "type": "string"
+                     *                         },
+                     *                         "deleted": {
+                     *                           "type": "boolean"
+                     *                         }
+                     *                       },
+                     *                       "required": [
+                     *                         "success",
+                     *                         "id",
+                     *                         "deleted"
+                     *                       ],
+                     *                       "additionalProperties": false
+                     *                     },
+                     *                     "example": {
+                     *                       "success": true,
+                     *                       "id": "1702d58d-8aae-4a85-96f5-13a0b094bc77",
+                     *                       "deleted": true
+                     *                     }
+                     *                   }
+                     *                 }
+                     *               },
+                     *               "401": {
+                     *                 "$ref": "#/components/responses/Unauthorized"
+                     *               },
+                     *               "404": {
+                     *                 "$ref": "#/components/responses/NotFound"
+                     *               },
+                     *               "413": {
+                     *                 "$ref": "#/components/responses/PayloadTooLarge"
+                     *               },
+                     *               "429": {
+                     *                 "$ref": "#/components/responses/RateLimited"
+                     *               },
+                     *               "431": {
+                     *                 "$ref": "#/components/responses/HeaderTooLarge"
+                     *               }
+                     *             }
+                     *           }
+                     *         },
+                     *         "/v1/webhooks/{id}/test": {
+                     *           "post": {
+                     *             "operationId": "testWebhook",
+                     *             "summary": "Send one signed ping now",
+                     *             "tags": [
+                     *               "webhooks"
+                     *             ],
+                     *             "description": "503 `SERVICE_UNAVAILABLE` while the account already has a request waiting on another host.",
+                     *             "parameters": [
+                     *               {
+                     *                 "name": "id",
+                     *                 "in": "path",
+                     *                 "required": true,
+                     *                 "description": "Webhook id.",
+                     *                 "schema": {
+                     *                   "type": "string"
+                     *                 }
+                     *               }
+                     *             ],
+                     *             "security": [
+                     *               {
+                     *                 "apiSecret": []
+                     *               }
+                     *             ],
+                     *             "responses": {
+                     *               "200": {
+                     *                 "description": "OK",
+                     *                 "headers": {
+                     *                   "X-Request-Id": {
+                     *                     "$ref": "#/components/headers/X-Request-Id"
+                     *                   },
+                     *                   "X-RateLimit-Limit": {
+                     *                     "$ref": "#/components/headers/X-RateLimit-Limit"
+                     *                   },
+                     *                   "X-RateLimit-Remaining": {
+                     *                     "$ref": "#/components/headers/X-RateLimit-Remaining"
+                     *                   },
+                     *                   "X-RateLimit-Reset": {
+                     *                     "$ref": "#/components/headers/X-RateLimit-Reset"
+                     *                   }
+                     *                 },
+                     *                 "content": {
+                     *                   "application/json": {
+                     *                     "schema": {
+                     *                       "type": "object",
+                     *                       "properties": {
+                     *                         "success": {
+                     *                           "type": "boolean"
+                     *                         },
+                     *                         "data": {
+                     *                           "type": "object",
+                     *                           "properties": {
+                     *                             "delivery_id": {
+                     *                               "type": "string"
+                     *                             },
+                     *                             "delivered": {
+                     *                               "type": "boolean"
+                     *                             },
+                     *                             "status_code": {
+                     *                               "type": [
+                     *                                 "integer",
+                     *                                 "null"
+                     *                               ]
+                     *                             },
+                     *                             "attempts": {
+                     *                               "type": "integer"
+                     *                             },
+                     *                             "error": {
+                     *                               "type": [
+                     *                                 "string",
+                     *                                 "null"
+                     *                               ]
+                     *                             }
+                     *                           },
+                     *                           "required": [
+                     *                             "delivered",
+                     *                             "attempts"
+                     *                           ],
+                     *                           "additionalProperties": false
+                     *                         }
+                     *                       },
+                     *                       "required": [
+                     *                         "success",
+                     *                         "data"
+                     *                       ],
+                     *                       "additionalProperties": false
+                     *                     },
+                     *                     "example": {
+                     *                       "success": true,
+                     *                       "data": {
+                     *                         "delivery_id": "493d6ab6-3ca2-48b0-b2de-94f08cba69a3",
+                     *                         "delivered": false,
+                     *                         "status_code": null,
+                     *                         "attempts": 1,
+                     *                         "error": "cannot fetch http://127.0.0.1:8080/x: Couldn't connect to server"
+                     *                       }
+                     *                     }
+                     *                   }
+                     *                 }
+                     *               },
+                     *               "401": {
+                     *                 "$ref": "#/components/responses/Unauthorized"
+                     *               },
+                     *               "404": {
+                     *                 "$ref": "#/components/responses/NotFound"
+                     *               },
+                     *               "413": {
+                     *                 "$ref": "#/components/responses/PayloadTooLarge"
+                     *               },
+                     *               "429": {
+                     *                 "$ref": "#/components/responses/RateLimited"
+                     *               },
+                     *               "431": {
+                     *                 "$ref": "#/components/responses/HeaderTooLarge"
+                     *               },
+                     *               "503": {
+                     *                 "$ref": "#/components/responses/ServiceUnavailable"
+                     *               }
+                     *             }
+                     *           }
+                     *         },
+                     *         "/v1/webhooks/{id}/deliveries": {
+                     *           "get": {
+                     *             "operationId": "listWebhookDeliveries",
+                     *             "summary": "Recent deliveries, newest first",
+                     *             "tags": [
+                     *               "webhooks"
+                     *             ],
+                     *             "parameters": [
+                     *               {
+                     *                 "name": "id",
+                     *                 "in": "path",
+                     *                 "required": true,
+                     *                 "description": "Webhook id.",
+                     *                 "schema": {
+                     *                   "type": "string"
+                     *                 }
+                     *               },
+                     *               {
+                     *                 "name": "limit",
+                     *                 "in": "query",
+                     *                 "schema": {
+                     *                   "type": "integer",
+                     *                   "minimum": 1,
+                     *                   "maximum": 100,
+                     *                   "default": 50
+                     *                 }
+                     *               }
+                     *             ],
+                     *             "security": [
+                     *               {
+                     *                 "apiSecret": []
+                     *               }
+                     *             ],
+                     *             "responses": {
+                     *               "200": {
+                     *                 "description": "OK",
+                     *                 "headers": {
+                     *                   "X-Request-Id": {
+                     *                     "$ref": "#/components/headers/X-Request-Id"
+                     *                   },
+                     *                   "X-RateLimit-Limit": {
+                     *                     "$ref": "#/components/headers/X-RateLimit-Limit"
+                     *                   },
+                     *                   "X-RateLimit-Remaining": {
+                     *                     "$ref": "#/components/headers/X-RateLimit-Remaining"
+                     *                   },
+                     *                   "X-RateLimit-Reset": {
+                     *                     "$ref": "#/components/headers/X-RateLimit-Reset"
+                     *                   }
+                     *                 },
+                     *                 "content": {
+                     *                   "application/json": {
+                     *                     "schema": {
+                     *                       "type": "object",
+                     *                       "properties": {
+                     *                         "success": {
+                     *                           "type": "boolean"
+                     *                         },
+                     *                         "data": {
+                     *                           "type": "array",
+                     *                           "items": {
+                     *                             "$ref": "#/components/schemas/Delivery"
+                     *                           }
+                     *                         }
+                     *                       },
+                     *                       "required": [
+                     *                         "success",
+                     *                         "data"
+                     *                       ],
+                     *                       "additionalProperties": false
+                     *                     },
+                     *                     "example": {
+                     *                       "success": true,
+                     *                       "data": [
+                     *                         {
+                     *                           "id": "d0e196f5-4bf1-4920-90e3-9714709fd859",
+                     *                           "event_type": "agent.ready",
+                     *                           "state": "delivered",
+                     *                           "delivered": true,
+                     *                           "status_code": 200,
+                     *                           "attempts": 3,
+                     *                           "last_error": null,
+                     *                           "created_at": "2026-11-25T10:31:05Z",
+                     *                           "updated_at": "2026-11-25T10:31:08Z",
+                     *                           "delivered_at": "2026-11-25T10:31:08Z",
+                     *                           "attempt_log": [
+                     *                             {
+                     *                               "attempt": 1,
+                     *                               "status_code": 500,
+                     *                               "error": "HTTP 500",
+                     *                               "duration_ms": 8,
+                     *                               "at": "2026-11-25T10:31:05Z"
+                     *                             },
+                     *                             {
+                     *                               "attempt": 2,
+                     *                               "status_code": 500,
+                     *                               "error": "HTTP 500",
+                     *                               "duration_ms": 1,
+                     *                               "at": "2026-11-25T10:31:06Z"
+                     *                             },
+                     *                             {
+                     *                               "attempt": 3,
+                     *                               "status_code": 200,
+                     *                               "error": null,
+                     *                               "duration_ms": 1,
+                     *                               "at": "2026-11-25T10:31:08Z"
+                     *                             }
+                     *                           ]
+                     *                         }
+                     *                       ]
+                     *                     }
+                     *                   }
+                     *                 }
+                     *               },
+                     *               "400": {
+                     *                 "$ref": "#/components/responses/BadRequest"
+                     *               },
+                     *               "401": {
+                     *                 "$ref": "#/components/responses/Unauthorized"
+                     *               },
+                     *               "404": {
+                     *                 "$ref": "#/components/responses/NotFound"
+                     *               },
+                     *               "429": {
+                     *                 "$ref": "#/components/responses/RateLimited"
+                     *               },
+                     *               "431": {
+                     *                 "$ref": "#/components/responses/HeaderTooLarge"
+                     *               }
+                     *             }
+                     *           }
+                     *         },
+                     *         "/v1/tts": {
+                     *           "post": {
+                     *             "operationId": "synthesize",
+                     *             "summary": "Text to speech",
+                     *             "tags": [
+                     *               "speech"
+                     *             ],
+                     *             "description": "404 `VOICE_NOT_FOUND` for an unknown or revoked `voice_code` (no fallback voice).",
+                     *             "requestBody": {
+                     *               "required": true,
+                     *               "content": {
+                     *                 "application/json": {
+                     *                   "schema": {
+                     *                     "type": "object",
+                     *                     "properties": {
+                     *                       "text": {
+                     *                         "type": "string",
+                     *                         "minLength": 1
+                     *                       },
+                     *                       "voice": {
+                     *                         "type": "string",
+                     *                         "default": "M1"
+                     *                       },
+                     *                       "voice_code": {
+                     *                         "type": "string"
+                     *                       },
+                     *                       "axes": {
+                     *                         "$ref": "#/components/schemas/Axes"
+                     *                       },
+                     *                       "language": {
+                     *                         "type": "string",
+                     *                         "default": "en"
+                     *                       },
+                     *                       "total_steps": {
+                     *                         "type": "integer",
+                     *                         "minimum": 1,
+                     *                         "maximum": 100,
+                     *                         "default": 8
+                     *                       },
+                     *                       "speed": {
+                     *                         "type": "number",
+                     *                         "minimum": 0.7,
+                     *                         "maximum": 2,
+                     *                         "default": 1.05
+                     *                       },
+                     *                       "stream": {
+                     *                         "type": "boolean"
+                     *                       },
+                     *                       "format": {
+                     *                         "type": "string",
+                     *                         "enum": [
+                     *                           "wav",
+                     *                           "pcm_s16le",
+                     *                           "pcm"
+                     *                         ],
+                     *                         "default": "wav",
+                     *                         "description": "`pcm` is an alias of `pcm_s16le`."
+                     *                       }
+                     *                     },
+                     *                     "required": [
+                     *                       "text"
+                     *                     ],
+                     *                     "additionalProperties": false
+                     *                   },
+                     *                   "example": {
+                     *                     "text": "This long request keeps the only synthesis worker busy for a..."
+                     *                   }
+                     *                 }
+                     *               }
+                     *             },
+                     *             "security": [
+                     *               {
+                     *                 "apiSecret": []
+                     *               }
+                     *             ],
+                     *             "responses": {
+                     *               "200": {
+                     *                 "description": "OK",
+                     *                 "headers": {
+                     *                   "X-Request-Id": {
+                     *                     "$ref": "#/components/headers/X-Request-Id"
+                     *                   },
+                     *                   "X-RateLimit-Limit": {
+                     *                     "$ref": "#/components/headers/X-RateLimit-Limit"
+                     *                   },
+                     *                   "X-RateLimit-Remaining": {
+                     *                     "$ref": "#/components/headers/X-RateLimit-Remaining"
+                     *                   },
+                     *                   "X-RateLimit-Reset": {
+                     *                     "$ref": "#/components/headers/X-RateLimit-Reset"
+                     *                   }
+                     *                 },
+                     *                 "content": {
+                     *                   "audio/wav": {
+                     *                     "schema": {
+                     *                       "type": "string",
+                     *                       "contentMediaType": "audio/wav"
+                     *                     }
+                     *                   },
+                     *                   "audio/pcm": {
+                     *                     "schema": {
+                     *                       "type": "string",
+                     *                       "contentMediaType": "audio/pcm"
+                     *                     }
+                     *                   },
+                     *                   "application/vnd.imago.pcm-frames": {
+                     *                     "schema": {
+                     *                       "type": "string"
+                     *                     }
+                     *                   }
+                     *                 }
+                     *               },
+                     *               "400": {
+                     *                 "$ref": "#/components/responses/BadRequest"
+                     *               },
+                     *               "401": {
+                     *                 "$ref": "#/components/responses/Unauthorized"
+                     *               },
+                     *               "404": {
+                     *                 "$ref": "#/components/responses/NotFound"
+                     *               },
+                     *               "413": {
+                     *                 "$ref": "#/components/responses/PayloadTooLarge"
+                     *               },
+                     *               "429": {
+                     *                 "$ref": "#/components/responses/RateLimited"
+                     *               },
+                     *               "431": {
+                     *                 "$ref": "#/components/responses/HeaderTooLarge"
+                     *               },
+                     *               "503": {
+                     *                 "$ref": "#/components/responses/ServiceUnavailable"
+                     *               }
+                     *             }
+                     *           }
+                     *         },
+                     *         "/v1/voices": {
+                     *           "get": {
+                     *             "operationId": "listVoices",
+                     *             "summary": "Voices and languages",
+                     *             "tags": [
+                     *               "speech"
+                     *             ],
+                     *             "security": [
+                     *               {
+                     *                 "apiSecret": []
+                     *               }
+                     *             ],
+                     *             "responses": {
+                     *               "200": {
+                     *                 "description": "OK",
+                     *                 "headers": {
+                     *                   "X-Request-Id": {
+                     *                     "$ref": "#/components/headers/X-Request-Id"
+                     *                   },
+                     *                   "X-RateLimit-Limit": {
+                     *                     "$ref": "#/components/headers/X-RateLimit-Limit"
+                     *                   },
+                     *                   "X-RateLimit-Remaining": {
+                     *                     "$ref": "#/components/headers/X-RateLimit-Remaining"
+                     *                   },
+                     *                   "X-RateLimit-Reset": {
+                     *                     "$ref": "#/components/headers/X-RateLimit-Reset"
+                     *                   }
+                     *                 },
+                     *                 "content": {
+                     *                   "application/json": {
+                     *                     "schema": {
+                     *                       "type": "object",
+                     *                       "properties": {
+                     *                         "voices": {
+                     *                           "type": "array",
+                     *                           "items": {
+                     *                             "$ref": "#/components/schemas/Voice"
+                     *                           }
+                     *                         },
+                     *                         "languages": {
+                     *                           "type": "array",
+                     *                           "items": {
+                     *                             "$ref": "#/components/schemas/Language"
+                     *                           }
+                     *                         }
+                     *                       },
+                     *                       "required": [
+                     *                         "voices"
+                     *                       ],
+                     *                       "additionalProperties": false
+                     *                     },
+                     *                     "example": {
+                     *                       "voices": [
+                     *                         {
+                     *                           "id": "M1",
+                     *                           "kind": "builtin",
+                     *                           "description": "neutral male, mid pitch"
+                     *                         },
+                     *                         {
+                     *                           "id": "M2",
+                     *                           "kind": "builtin",
+                     *                           "description": "deep, dark male"
+                     *                         },
+                     *                         {
+                     *                           "id": "M3",
+                     *                           "kind": "builtin",
+                     *                           "description": "young, bright male"
+                     *                         }
+                     *                       ],
+                     *                       "languages": [
+                     *                         {
+                     *                           "code": "af",
+                     *                           "name": "Afrikaans",
+                     *                           "espeak_voice": "af"
+                     *                         },
+                     *                         {
+                     *                           "code": "am",
+                     *                           "name": "Amharic",
+                     *                           "espeak_voice": "am"
+                     *                         },
+                     *                         {
+                     *                           "code": "ar",
+                     *                           "name": "Arabic",
+                     *                           "espeak_voice": "ar",
+                     *                           "note": "reads vocalised text (with tashkeel) well; unvocalised words may lose short vowels"
+                     *                         }
+                     *                       ]
+                     *                     }
+                     *                   }
+                     *                 }
+                     *               },
+                     *               "401": {
+                     *                 "$ref": "#/components/responses/Unauthorized"
+                     *               },
+                     *               "429": {
+                     *                 "$ref": "#/components/responses/RateLimited"
+                     *               },
+                     *               "431": {
+                     *                 "$ref": "#/components/responses/HeaderTooLarge"
+                     *               }
+                     *             }
+                     *           }
+                     *         },
+                     *         "/v1/studio/axes": {
+                     *           "get": {
+                     *             "operationId": "getAxes",
+                     *             "summary": "Tuning axes",
+                     *             "tags": [
+                     *               "speech"
+                     *             ],
+                     *             "security": [
+                     *               {
+                     *                 "apiSecret": []
+                     *               }
+                     *             ],
+                     *             "responses": {
+                     *               "200": {
+                     *                 "description": "OK",
+                     *                 "headers": {
+                     *                   "X-Request-Id": {
+                     *                     "$ref": "#/components/headers/X-Request-Id"
+                     *                   },
+                     *                   "X-RateLimit-Limit": {
+                     *                     "$ref": "#/components/headers/X-RateLimit-Limit"
+                     *                   },
+                     *                   "X-RateLimit-Remaining": {
+                     *                     "$ref": "#/components/headers/X-RateLimit-Remaining"
+                     *                   },
+                     *                   "X-RateLimit-Reset": {
+                     *                     "$ref": "#/components/headers/X-RateLimit-Reset"
+                     *                   }
+                     *                 },
+                     *                 "content": {
+                     *                   "application/json": {
+                     *                     "schema": {
+                     *                       "type": "object",
+                     *                       "properties": {
+                     *                         "axes": {
+                     *                           "type": "array",
+                     *                           "items": {
+                     *                             "type": "object",
+                     *                             "properties": {
+                     *                               "name": {
+                     *                                 "type": "string"
+                     *                               },
+                     *                               "description": {
+                     *                                 "type": "string"
+                     *                               },
+                     *                               "suggested_min": {
+                     *                                 "type": "number"
+                     *                               },
+                     *                               "suggested_max": {
+                     *                                 "type": "number"
+                     *                               },
+                     *                               "min": {
+                     *                                 "type": "number"
+                     *                               },
+                     *                               "max": {
+                     *                                 "type": "number"
+                     *                               },
+                     *                               "anchor_projections": {
+                     *                                 "type": "object",
+                     *                                 "additionalProperties": {
+                     *                                   "type": "number"
+                     *                                 }
+                     *                               }
+                     *                             },
+                     *                             "required": [
+                     *                               "name",
+                     *                               "suggested_min",
+                     *                               "suggested_max"
+                     *                             ],
+                     *                             "additionalProperties": false
+                     *                           }
+                     *                         }
+                     *                       },
+                     *                       "required": [
+                     *                         "axes"
+                     *                       ],
+                     *                       "additionalProperties": false
+                     *                     },
+                     *                     "example": {
+                     *                       "axes": [
+                     *                         {
+                     *                           "name": "gender",
+                     *                           "description": "Moves F0 (x2^(1.2g)) and the formants (x e^(0.47g)) together; positive is more feminine.",
+                     *                           "suggested_min": -0.3,
+                     *                           "suggested_max": 0.3,
+                     *                           "min": -0.5,
+                     *                           "max": 0.5,
+                     *                           "anchor_projections": {
+                     *                             "M1": -0.124,
+                     *                             "M2": -0.301,
+                     *                             "M3": -0.041,
+                     *                             "M4": -0.189,
+                     *                             "M5": 0.02,
+                     *                             "F1": 0.173,
+                     *                             "F2": 0.079,
+                     *                             "F3": 0.246,
+                     *                             "F4": 0.117,
+                     *                             "F5": 0.192
+                     *                           }
+                     *                         },
+                     *                         {
+                     *                           "name": "pitch",
+                     *                           "description": "Moves the fundamental frequency and its intonation range (x2^p); positive is higher.",
+                     *                           "suggested_min": -0.3,
+                     *                           "suggested_max": 0.3,
+                     *                           "min": -0.5,
+                     *                           "max": 0.5,
+                     *                           "anchor_projections": {
+                     *                             "M1": -0.337,
+                     *                             "M2": -0.482,
+                     *                             "M3": -0.174,
+                     *                             "M4": -0.411,
+                     *                             "M5": -0.024,
+                     *                             "F1": 0.233,
+                     *                             "F2": 0.098,
+                     *                             "F3": 0.452,
+                     *                             "F4": 0.374,
+                     *                             "F5": 0.092
+                     *                           }
+                     *                         },
+                     *                         {
+                     *                           "name": "rate",
+                     *                           "description": "Speaking rate in words per minute (x2^(1.5r)); positive is faster.",
+                     *                           "suggested_min": -0.3,
+                     *                           "suggested_max": 0.3,
+                     *                           "min": -0.5,
+                     *                           "max": 0.5,
+                     *                           "anchor_projections": {
+                     *                             "M1": 0,
+                     *                             "M2": -0.057,
+                     *                             "M3": 0.053,
+                     *                             "M4": -0.086,
+                     *                             "M5": 0.079,
+                     *                             "F1": 0,
+                     *                             "F2": -0.028,
+                     *                             "F3": 0.053,
+                     *                             "F4": 0.027,
+                     *                             "F5": -0.057
+                     *                           }
+                     *                         }
+                     *                       ]
+                     *                     }
+                     *                   }
+                     *                 }
+                     *               },
+                     *               "401": {
+                     *                 "$ref": "#/components/responses/Unauthorized"
+                     *               },
+                     *               "429": {
+                     *                 "$ref": "#/components/responses/RateLimited"
+                     *               },
+                     *               "431": {
+                     *                 "$ref": "#/components/responses/HeaderTooLarge"
+                     *               }
+                     *             }
+                     *           }
+                     *         },
+                     *         "/v1/studio/voices": {
+                     *           "post": {
+                     *             "operationId": "createDesignedVoice",
+                     *             "summary": "Design a voice (a voice code)",
+                     *             "tags": [
+                     *               "speech"
+                     *             ],
+                     *             "requestBody": {
+                     *               "required": true,
+                     *               "content": {
+                     *                 "application/json": {
+                     *                   "schema": {
+                     *                     "type": "object",
+                     *                     "properties": {
+                     *                       "name": {
+                     *                         "type": "string",
+                     *                         "minLength": 1,
+                     *                         "maxLength": 100
+                     *                       },
+                     *                       "base_voice": {
+                     *                         "type": "string"
+                     *                       },
+                     *                       "description": {
+                     *                         "type": "string",
+                     *                         "maxLength": 1000
+                     *                       },
+                     *                       "axes": {
+                     *                         "$ref": "#/components/schemas/Axes"
+                     *                       }
+                     *                     },
+                     *                     "additionalProperties": false,
+                     *                     "required": [
+                     *                       "name",
+                     *                       "base_voice"
+                     *                     ]
+                     *                   },
+                     *                   "example": {
+                     *                     "name": "Mine",
+                     *                     "base_voice": "F2"
+                     *                   }
+                     *                 }
+                     *               }
+                     *             },
+                     *             "security": [
+                     *               {
+                     *                 "apiSecret": []
+                     *               }
+                     *             ],
+                     *             "responses": {
+                     *               "201": {
+                     *                 "description": "Created",
+                     *                 "headers": {
+                     *                   "X-Request-Id": {
+                     *                     "$ref": "#/components/headers/X-Request-Id"
+                     *                   },
+                     *                   "X-RateLimit-Limit": {
+                     *                     "$ref": "#/components/headers/X-RateLimit-Limit"
+                     *                   },
+                     *                   "X-RateLimit-Remaining": {
+                     *                     "$ref": "#/components/headers/X-RateLimit-Remaining"
+                     *                   },
+                     *                   "X-RateLimit-Reset": {
+                     *                     "$ref": "#/components/headers/X-RateLimit-Reset"
+                     *                   }
+                     *                 },
+                     *                 "content": {
+                     *                   "application/json": {
+                     *                     "schema": {
+                     *                       "$ref": "#/components/schemas/DesignedVoice"
+                     *                     },
+                     *                     "example": {
+                     *                       "voice_code": "eebcb1da-271f-44c1-95f0-5e452e6f358f",
+                     *                       "name": "Warm",
+                     *                       "base_voice": "M4",
+                     *                       "description": "",
+                     *                       "axes": {
+                     *                         "gender": 0,
+                     *                         "pitch": -0.2,
+                     *                         "rate": 0.1,
+                     *                         "brightness": 0
+                     *                       },
+                     *                       "created_at": "2026-11-25T10:24:50Z",
+                     *                       "updated_at": "2026-11-25T10:24:50Z",
+                     *                       "success": true
+                     *                     }
+                     *                   }
+                     *                 }
+                     *               },
+                     *               "400": {
+                     *                 "$ref": "#/components/responses/BadRequest"
+                     *               },
+                     *               "401": {
+                     *                 "$ref": "#/components/responses/Unauthorized"
+                     *               },
+                     *               "413": {
+                     *                 "$ref": "#/components/responses/PayloadTooLarge"
+                     *               },
+                     *               "429": {
+                     *                 "$ref": "#/components/responses/RateLimited"
+                     *               },
+                     *               "431": {
+                     *                 "$ref": "#/components/responses/HeaderTooLarge"
+                     *               }
+                     *             }
+                     *           },
+                     *           "get": {
+                     *             "operationId": "listDesignedVoices",
+                     *             "summary": "List designed voices",
+                     *             "tags": [
+                     *               "speech"
+                     *             ],
+                     *             "security": [
+                     *               {
+                     *                 "apiSecret": []
+                     *               }
+                     *             ],
+                     *             "responses": {
+                     *               "200": {
+                     *                 "description": "OK",
+                     *                 "headers": {
+                     *                   "X-Request-Id": {
+                     *                     "$ref": "#/components/headers/X-Request-Id"
+                     *                   },
+                     *                   "X-RateLimit-Limit": {
+                     *                     "$ref": "#/components/headers/X-RateLimit-Limit"
+                     *                   },
+                     *                   "X-RateLimit-Remaining": {
+                     *                     "$ref": "#/components/headers/X-RateLimit-Remaining"
+                     *                   },
+                     *                   "X-RateLimit-Reset": {
+                     *                     "$ref": "#/components/headers/X-RateLimit-Reset"
+                     *                   }
+                     *                 },
+                     *                 "content": {
+                     *                   "application/json": {
+                     *                     "schema": {
+                     *                       "type": "object",
+                     *                       "properties": {
+                     *                         "voices": {
+                     *                           "type": "array",
+                     *                           "items": {
+                     *                             "$ref": "#/components/schemas/DesignedVoice"
+                     *                           }
+                     *                         }
+                     *                       },
+                     *                       "required": [
+                     *                         "voices"
+                     *                       ],
+                     *                       "additionalProperties": false
+                     *                     },
+                     *                     "example": {
+                     *                       "voices": [
+                     *                         {
+                     *                           "voice_code": "3e63c097-ef9d-4944-99e4-eedf3d4ef983",
+                     *                           "name": "Narrator",
+                     *                           "base_voice": "M1",
+                     *                           "description": "warm",
+                     *                           "axes": {
+                     *                             "gender": 0,
+                     *                             "pitch": 0.25,
+                     *                             "rate": 0,
+                     *                             "brightness": 0
+                     *                           },
+                     *                           "created_at": "2026-11-25T10:23:52Z",
+                     *                           "updated_at": "2026-11-25T10:23:52Z"
+                     *                         }
+                     *                       ]
+                     *                     }
+                     *                   }
+                     *                 }
+                     *               },
+                     *               "401": {
+                     *                 "$ref": "#/components/responses/Unauthorized"
+                     *               },
+                     *               "429": {
+                     *                 "$ref": "#/components/responses/RateLimited"
+                     *               },
+                     *               "431": {
+                     *                 "$ref": "#/components/responses/HeaderTooLarge"
+                     *               }
+                     *             }
+                     *           }
+                     *         },
+                     *         "/v1/studio/voices/{code}": {
+                     *           "get": {
+                     *             "operationId": "getDesignedVoice",
+                     *             "summary": "Get a designed voice",
+                     *             "tags": [
+                     *               "speech"
+                     *             ],
+                     *             "parameters": [
+                     *               {
+                     *                 "name": "code",
+                     *                 "in": "path",
+                     *                 "required": true,
+                     *                 "description": "The voice code (UUID).",
+                     *                 "schema": {
+                     *                   "type": "string"
+                     *                 }
+                     *               }
+                     *             ],
+                     *             "security": [
+                     *               {
+                     *                 "apiSecret": []
+                     *               }
+                     *             ],
+                     *             "responses": {
+                     *               "200": {
+                     *                 "description": "OK",
+                     *                 "headers": {
+                     *                   "X-Request-Id": {
+                     *                     "$ref": "#/components/headers/X-Request-Id"
+                     *                   },
+                     *                   "X-RateLimit-Limit": {
+                     *                     "$ref": "#/components/headers/X-RateLimit-Limit"
+                     *                   },
+                     *                   "X-RateLimit-Remaining": {
+                     *                     "$ref": "#/components/headers/X-RateLimit-Remaining"
+                     *                   },
+                     *                   "X-RateLimit-Reset": {
+                     *                     "$ref": "#/components/headers/X-RateLimit-Reset"
+                     *                   }
+                     *                 },
+                     *                 "content": {
+                     *                   "application/json": {
+                     *                     "schema": {
+                     *                       "$ref": "#/components/schemas/DesignedVoice"
+                     *                     },
+                     *                     "example": {
+                     *                       "voice_code": "3e63c097-ef9d-4944-99e4-eedf3d4ef983",
+                     *                       "name": "Narrator",
+                     *                       "base_voice": "M1",
+                     *                       "description": "warm",
+                     *                       "axes": {
+                     *                         "gender": 0,
+                     *                         "pitch": 0.25,
+                     *                         "rate": 0,
+                     *                         "brightness": 0
+                     *                       },
+                     *                       "created_at": "2026-11-25T10:23:52Z",
+                     *                       "updated_at": "2026-11-25T10:23:52Z",
+                     *                       "success": true
+                     *                     }
+                     *                   }
+                     *                 }
+                     *               },
+                     *               "401": {
+                     *                 "$ref": "#/components/responses/Unauthorized"
+                     *               },
+                     *               "404": {
+                     *                 "$ref": "#/components/responses/NotFound"
+                     *               },
+                     *               "429": {
+                     *                 "$ref": "#/components/responses/RateLimited"
+                     *               },
+                     *               "431": {
+                     *                 "$ref": "#/components/responses/HeaderTooLarge"
+                     *               }
+                     *             }
+                     *           },
+                     *           "put": {
+                     *             "operationId": "updateDesignedVoice",
+                     *             "summary": "Update a designed voice",
+                     *             "tags": [
+                     *               "speech"
+                     *             ],
+                     *             "parameters": [
+                     *               {
+                     *                 "name": "code",
+                     *                 "in": "path",
+                     *                 "required": true,
+                     *                 "description": "The voice code (UUID).",
+                     *                 "schema": {
+                     *                   "type": "string"
+                     *                 }
+                     *               }
+                     *             ],
+                     *             "requestBody": {
+                     *               "required": true,
+                     *               "content": {
+                     *                 "application/json": {
+                     *                   "schema": {
+                     *                     "type": "object",
+                     *                     "properties": {
+                     *                       "name": {
+                     *                         "type": "string",
+                     *                         "minLength": 1,
+                     *                         "maxLength": 100
+                     *                       },
+                     *                       "base_voice": {
+                     *                         "type": "string"
+                     *                       },
+                     *                       "description": {
+                     *                         "type": "string",
+                     *                         "maxLength": 1000
+                     *                       },
+                     *                       "axes": {
+                     *                         "$ref": "#/components/schemas/Axes"
+                     *                       }
+                     *                     },
+                     *                     "additionalProperties": false
+                     *                   },
+                     *                   "example": {
+                     *                     "axes": {
+                     *                       "pitch": -0.25
+                     *                     }
+                     *                   }
+                     *                 }
+                     *               }
+                     *             },
+                     *             "security": [
+                     *               {
+                     *                 "apiSecret": []
+                     *               }
+                     *             ],
+                     *             "responses": {
+                     *               "200": {
+                     *                 "description": "OK",
+                     *                 "headers": {
+                     *                   "X-Request-Id": {
+                     *                     "$ref": "#/components/headers/X-Request-Id"
+                     *                   },
+                     *                   "X-RateLimit-Limit": {
+                     *                     "$ref": "#/components/headers/X-RateLimit-Limit"
+                     *                   },
+                     *                   "X-RateLimit-Remaining": {
+                     *                     "$ref": "#/components/headers/X-RateLimit-Remaining"
+                     *                   },
+                     *                   "X-RateLimit-Reset": {
+                     *                     "$ref": "#/components/headers/X-RateLimit-Reset"
+                     *                   }
+                     *                 },
+                     *                 "content": {
+                     *                   "application/json": {
+                     *                     "schema": {
+                     *                       "$ref": "#/components/schemas/DesignedVoice"
+                     *                     },
+                     *                     "example": {
+                     *                       "voice_code": "3e63c097-ef9d-4944-99e4-eedf3d4ef983",
+                     *                       "name": "Narrator",
+                     *                       "base_voice": "M1",
+                     *                       "description": "warm",
+                     *                       "axes": {
+                     *                         "gender": 0,
+                     *                         "pitch": -0.25,
+                     *                         "rate": 0,
+                     *                         "brightness": 0
+                     *                       },
+                     *                       "created_at": "2026-11-25T10:23:52Z",
+                     *                       "updated_at": "2026-11-25T10:23:52Z",
+                     *                       "success": true
+                     *                     }
+                     *                   }
+                     *                 }
+                     *               },
+                     *               "400": {
+                     *                 "$ref": "#/components/responses/BadRequest"
+                     *               },
+                     *               "401": {
+                     *                 "$ref": "#/components/responses/Unauthorized"
+                     *               },
+                     *               "404": {
+                     *                 "$ref": "#/components/responses/NotFound"
+                     *               },
+                     *               "413": {
+                     *                 "$ref": "#/components/responses/PayloadTooLarge"
+                     *               },
+                     *               "429": {
+                     *                 "$ref": "#/components/responses/RateLimited"
+                     *               },
+                     *               "431": {
+                     *                 "$ref": "#/components/responses/HeaderTooLarge"
+                     *               }
+                     *             }
+                     *           },
+                     *           "delete": {
+                     *             "operationId": "deleteDesignedVoice",
+                     *             "summary": "Revoke a designed voice",
+                     *             "tags": [
+                     *               "speech"
+                     *             ],
+                     *             "parameters": [
+                     *               {
+                     *                 "name": "code",
+                     *                 "in": "path",
+                     *                 "required": true,
+                     *                 "description": "The voice code (UUID).",
+                     *                 "schema": {
+                     *                   "type": "string"
+                     *                 }
+                     *               }
+                     *             ],
+                     *             "security": [
+                     *               {
+                     *                 "apiSecret": []
+                     *               }
+                     *             ],
+                     *             "responses": {
+                     *               "200": {
+                     *                 "description": "OK",
+                     *                 "headers": {
+                     *                   "X-Request-Id": {
+                     *                     "$ref": "#/components/headers/X-Request-Id"
+                     *                   },
+                     *                   "X-RateLimit-Limit": {
+                     *                     "$ref": "#/components/headers/X-RateLimit-Limit"
+                     *                   },
+                     *                   "X-RateLimit-Remaining": {
+                     *                     "$ref": "#/components/headers/X-RateLimit-Remaining"
+                     *                   },
+                     *                   "X-RateLimit-Reset": {
+                     *                     "$ref": "#/components/headers/X-RateLimit-Reset"
+                     *                   }
+                     *                 },
+                     *                 "content": {
+                     *                   "application/json": {
+                     *                     "schema": {
+                     *                       "type": "object",
+                     *                       "properties": {
+                     *                         "success": {
+                     *                           "type": "boolean"
+                     *                         },
+                     *                         "voice_code": {
+                     *                           "type": "string"
+                     *                         },
+                     *                         "deleted": {
+                     *                           "type": "boolean"
+                     *                         }
+                     *                       },
+                     *                       "required": [
+                     *                         "success",
+                     *                         "voice_code",
+                     *                         "deleted"
+                     *                       ],
+                     *                       "additionalProperties": false
+                     *                     },
+                     *                     "example": {
+                     *                       "success": true,
+                     *                       "voice_code": "3e63c097-ef9d-4944-99e4-eedf3d4ef983",
+                     *                       "deleted": true
+                     *                     }
+                     *                   }
+                     *                 }
+                     *               },
+                     *               "401": {
+                     *                 "$ref": "#/components/responses/Unauthorized"
+                     *               },
+                     *               "404": {
+                     *                 "$ref": "#/components/responses/NotFound"
+                     *               },
+                     *               "413": {
+                     *                 "$ref": "#/components/responses/PayloadTooLarge"
+                     *               },
+                     *               "429": {
+                     *                 "$ref": "#/components/responses/RateLimited"
+                     *               },
+                     *               "431": {
+                     *                 "$ref": "#/components/responses/HeaderTooLarge"
+                     *               }
+                     *             }
+                     *           }
+                     *         },
+                     *         "/v1/studio/preview": {
+                     *           "post": {
+                     *             "operationId": "previewVoice",
+                     *             "summary": "Hear unsaved voice settings",
+                     *             "tags": [
+                     *               "speech"
+                     *             ],
+                     *             "requestBody": {
+                     *               "required": false,
+                     *               "content": {
+                     *                 "application/json": {
+                     *                   "schema": {
+                     *                     "type": "object",
+                     *                     "properties": {
+                     *                       "base_voice": {
+                     *                         "type": "string"
+                     *                       },
+                     *                       "voice": {
+                     *                         "type": "string"
+                     *                       },
+                     *                       "axes": {
+                     *                         "$ref": "#/components/schemas/Axes"
+                     *                       },
+                     *                       "text": {
+                     *                         "type": "string",
+                     *                         "maxLength": 300
+                     *                       },
+                     *                       "language": {
+                     *                         "type": "string"
+                     *                       },
+                     *                       "speed": {
+                     *                         "type": "number",
+                     *                         "minimum": 0.7,
+                     *                         "maximum": 2
+                     *                       }
+                     *                     },
+                     *                     "additionalProperties": false
+                     *                   },
+                     *                   "example": {
+                     *                     "base_voice": "F4",
+                     *                     "axes": {
+                     *                       "brightness": 0.2
+                     *                     }
+                     *                   }
+                     *                 }
+                     *               }
+                     *             },
+                     *             "security": [
+                     *               {
+                     *                 "apiSecret": []
+                     *               }
+                     *             ],
+                     *             "responses": {
+                     *               "200": {
+                     *                 "description": "OK",
+                     *                 "headers": {
+                     *                   "X-Request-Id": {
+                     *                     "$ref": "#/components/headers/X-Request-Id"
+                     *                   },
+                     *                   "X-RateLimit-Limit": {
+                     *                     "$ref": "#/components/headers/X-RateLimit-Limit"
+                     *                   },
+                     *                   "X-RateLimit-Remaining": {
+                     *                     "$ref": "#/components/headers/X-RateLimit-Remaining"
+                     *                   },
+                     *                   "X-RateLimit-Reset": {
+                     *                     "$ref": "#/components/headers/X-RateLimit-Reset"
+                     *                   }
+                     *                 },
+                     *                 "content": {
+                     *                   "audio/wav": {
+                     *                     "schema": {
+                     *                       "type": "string",
+                     *                       "contentMediaType": "audio/wav"
+                     *                     }
+                     *                   }
+                     *                 }
+                     *               },
+                     *               "400": {
+                     *                 "$ref": "#/components/responses/BadRequest"
+                     *               },
+                     *               "401": {
+                     *                 "$ref": "#/components/responses/Unauthorized"
+                     *               },
+                     *               "413": {
+                     *                 "$ref": "#/components/responses/PayloadTooLarge"
+                     *               },
+                     *               "429": {
+                     *                 "$ref": "#/components/responses/RateLimited"
+                     *               },
+                     *               "431": {
+                     *                 "$ref": "#/components/responses/HeaderTooLarge"
+                     *               },
+                     *               "503": {
+                     *                 "$ref": "#/components/responses/ServiceUnavailable"
+                     *               }
+                     *             }
+                     *           }
+                     *         },
+                     *         "/v1/audio/speech": {
+                     *           "post": {
+                     *             "operationId": "createSpeech",
+                     *             "summary": "Speech, OpenAI-compatible",
+                     *             "tags": [
+                     *               "speech"
+                     *             ],
+                     *             "requestBody": {
+                     *               "required": true,
+                     *               "content": {
+                     *                 "application/json": {
+                     *                   "schema": {
+                     *                     "type": "object",
+                     *                     "properties": {
+                     *                       "model": {
+                     *                         "type": "string"
+                     *                       },
+                     *                       "input": {
+                     *                         "type": "string",
+                     *                         "minLength": 1,
+                     *                         "maxLength": 4096
+                     *                       },
+                     *                       "voice": {
+                     *                         "type": "string"
+                     *                       },
+                     *                       "response_format": {
+                     *                         "type": "string",
+                     *                         "enum": [
+                     *                           "mp3",
+                     *                           "opus",
+                     *                           "aac"
+                     *                         ],
+                     *                         "default": "mp3"
+                     *                       },
+                     *                       "speed": {
+                     *                         "type": "number",
+                     *                         "minimum": 0.25,
+                     *                         "maximum": 4,
+                     *                         "default": 1
+                     *                       },
+                     *                       "instructions": {
+                     *                         "type": "string"
+                     *                       },
+                     *                       "stream_format": {
+                     *                         "type": "string",
+                     *                         "enum": [
+                     *                           "audio",
+                     *                           "sse"
+                     *                         ],
+                     *                         "default": "audio"
+                     *                       }
+                     *                     },
+                     *                     "required": [
+                     *                       "input",
+                     *                       "voice"
+                     *                     ],
+                     *                     "additionalProperties": false
+                     *                   },
+                     *                   "example": {
+                     *                     "model": "gpt-4o-mini-tts",
+                     *                     "input": "First sentence here. Second sentence there.",
+                     *                     "voice": "nova",
+                     *                     "response_format": "mp3",
+                     *                     "stream_format": "sse",
+                     *                     "instructions": "Speak cheerfully."
+                     *                   }
+                     *                 }
+                     *               }
+                     *             },
+                     *             "security": [
+                     *               {
+                     *                 "apiSecret": []
+                     *               },
+                     *               {
+                     *                 "bearerApiSecret": []
+                     *               }
+                     *             ],
+                     *             "responses": {
+                     *               "200": {
+                     *                 "description": "OK",
+                     *                 "headers": {
+                     *                   "X-Request-Id": {
+                     *                     "$ref": "#/components/headers/X-Request-Id"
+                     *                   },
+                     *                   "X-RateLimit-Limit": {
+                     *                     "$ref": "#/components/headers/X-RateLimit-Limit"
+                     *                   },
+                     *                   "X-RateLimit-Remaining": {
+                     *                     "$ref": "#/components/headers/X-RateLimit-Remaining"
+                     *                   },
+                     *                   "X-RateLimit-Reset": {
+                     *                     "$ref": "#/components/headers/X-RateLimit-Reset"
+                     *                   }
+                     *                 },
+                     *                 "content": {
+                     *                   "audio/mpeg": {
+                     *                     "schema": {
+                     *                       "type": "string",
+                     *                       "contentMediaType": "audio/mpeg"
+                     *                     }
+                     *                   },
+                     *                   "audio/ogg": {
+                     *                     "schema": {
+                     *                       "type": "string",
+                     *                       "contentMediaType": "audio/ogg"
+                     *                     }
+                     *                   },
+                     *                   "audio/aac": {
+                     *                     "schema": {
+                     *                       "type": "string",
+                     *                       "contentMediaType": "audio/aac"
+                     *                     }
+                     *                   },
+                     *                   "audio/flac": {
+                     *                     "schema": {
+                     *                       "type": "string",
+                     *                       "contentMediaType": "audio/flac"
+                     *                     }
+                     *                   },
+                     *                   "audio/wav": {
+                     *                     "schema": {
+                     *                       "type": "string",
+                     *                       "contentMediaType": "audio/wav"
+                     *                     }
+                     *                   },
+                     *                   "audio/pcm": {
+                     *                     "schema": {
+                     *                       "type": "string",
+                     *                       "contentMediaType": "audio/pcm"
+                     *                     }
+                     *                   },
+                     *                   "text/event-stream": {
+                     *                     "schema": {
+                     *                       "type": "string",
+                     *                       "contentMediaType": "text/event-stream"
+                     *                     }
+                     *                   }
+                     *                 }
+                     *               },
+                     *               "400": {
+                     *                 "$ref": "#/components/responses/BadRequest"
+                     *               },
+                     *               "401": {
+                     *                 "$ref": "#/components/responses/Unauthorized"
+                     *               },
+                     *               "404": {
+                     *                 "$ref": "#/components/responses/NotFound"
+                     *               },
+                     *               "413": {
+                     *                 "$ref": "#/components/responses/PayloadTooLarge"
+                     *               },
+                     *               "429": {
+                     *                 "$ref": "#/components/responses/RateLimited"
+                     *               },
+                     *               "431": {
+                     *                 "$ref": "#/components/responses/HeaderTooLarge"
+                     *               },
+                     *               "503": {
+                     *                 "$ref": "#/components/responses/ServiceUnavailable"
+                     *               }
+                     *             }
+                     *           }
+                     *         },
+                     *         "/v1/runtime-tokens/request": {
+                     *           "post": {
+                     *             "operationId": "requestRuntimeToken",
+                     *             "summary": "Exchange the api-secret for a runtime token",
+                     *             "tags": [
+                     *               "live"
+                     *             ],
+                     *             "requestBody": {
+                     *               "required": false,
+                     *               "content": {
+                     *                 "application/json": {
+                     *                   "schema": {
+                     *                     "type": "object",
+                     *                     "properties": {
+                     *                       "agent_code": {
+                     *                         "type": "string"
+                     *                       },
+                     *                       "room_id": {
+                     *                         "type": "string"
+                     *                       },
+                     *                       "billing_type": {
+                     *                         "type": "string"
+                     *                       }
+                     *                     },
+                     *                     "additionalProperties": false
+                     *                   },
+                     *                   "example": {
+                     *                     "agent_code": "cli-ada"
+                     *                   }
+                     *                 }
+                     *               }
+                     *             },
+                     *             "security": [
+                     *               {
+                     *                 "apiSecret": []
+                     *               }
+                     *             ],
+                     *             "responses": {
+                     *               "200": {
+                     *                 "description": "OK",
+                     *                 "headers": {
+                     *                   "X-Request-Id": {
+                     *                     "$ref": "#/components/headers/X-Request-Id"
+                     *                   }
+                     *                 },
+                     *                 "content": {
+                     *                   "application/json": {
+                     *                     "schema": {
+                     *                       "$ref": "#/components/schemas/TokenData"
+                     *                     },
+                     *                     "example": {
+                     *                       "status": "success",
+                     *                       "status_code": 200,
+                     *                       "data": {
+                     *                         "token": "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCIsImtpZCI6InJrX2VBQ1BFVjFU...",
+                     *                         "transaction_id": "30359779-518b-4a8f-b8c5-d0311f47a91c",
+                     *                         "expires_at": 1795602618
+                     *                       }
+                     *                     }
+                     *                   }
+                     *                 }
+                     *               },
+                     *               "400": {
+                     *                 "$ref": "#/components/responses/BadRequest"
+                     *               },
+                     *               "401": {
+                     *                 "$ref": "#/components/responses/Unauthorized"
+                     *               },
+                     *               "402": {
+                     *                 "$ref": "#/components/responses/PaymentRequired"
+                     *               },
+                     *               "404": {
+                     *                 "$ref": "#/components/responses/NotFound"
+                     *               },
+                     *               "413": {
+                     *                 "$ref": "#/components/responses/PayloadTooLarge"
+                     *               },
+                     *               "429": {
+                     *                 "$ref": "#/components/responses/RateLimited"
+                     *               },
+                     *               "431": {
+                     *                 "$ref": "#/components/responses/HeaderTooLarge"
+                     *               }
+                     *             }
+                     *           }
+                     *         },
+                     *         "/v1/runtime/heartbeat": {
+                     *           "post": {
+                     *             "operationId": "heartbeat",
+                     *             "summary": "Renew a runtime token (heartbeat)",
+                     *             "tags": [
+                     *               "live"
+                     *             ],
+                     *             "description": "404 `NOT_FOUND` when the session named by `session_id` is no longer active.",
+                     *             "requestBody": {
+                     *               "required": false,
+                     *               "content": {
+                     *                 "application/json": {
+                     *                   "schema": {
+                     *                     "type": "object",
+                     *                     "properties": {
+                     *                       "session_id": {
+                     *                         "type": "string"
+                     *                       },
+                     *                       "billing_type": {
+                     *                         "type": "string"
+                     *                       }
+                     *                     },
+                     *                     "additionalProperties": false
+                     *                   },
+                     *                   "example": {
+                     *                     "billing_type": "expression_self_hosted",
+                     *                     "session_id": "my-sdk-session"
+                     *                   }
+                     *                 }
+                     *               }
+                     *             },
+                     *             "security": [
+                     *               {
+                     *                 "runtimeToken": []
+                     *               }
+                     *             ],
+                     *             "responses": {
+                     *               "200": {
+                     *                 "description": "OK",
+                     *                 "headers": {
+                     *                   "X-Request-Id": {
+                     *                     "$ref": "#/components/headers/X-Request-Id"
+                     *                   }
+                     *                 },
+                     *                 "content": {
+                     *                   "application/json": {
+                     *                     "schema": {
+                     *                       "$ref": "#/components/schemas/TokenData"
+                     *                     },
+                     *                     "example": {
+                     *                       "status": "success",
+                     *                       "status_code": 200,
+                     *                       "data": {
+                     *                         "token": "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCIsImtpZCI6InJrX0U3MldHZ0NO...",
+                     *                         "expires_at": 1795602616
+                     *                       }
+                     *                     }
+                     *                   }
+                     *                 }
+                     *               },
+                     *               "400": {
+                     *                 "$ref": "#/components/responses/BadRequest"
+                     *               },
+                     *               "401": {
+                     *                 "$ref": "#/components/responses/Unauthorized"
+                     *               },
+                     *               "402": {
+                     *                 "$ref": "#/components/responses/PaymentRequired"
+                     *               },
+                     *               "404": {
+                     *                 "$ref": "#/components/responses/NotFound"
+                     *               },
+                     *               "413": {
+                     *                 "$ref": "#/components/responses/PayloadTooLarge"
+                     *               },
+                     *               "431": {
+                     *                 "$ref": "#/components/responses/HeaderTooLarge"
+                     *               }
+                     *             }
+                     *           }
+                     *         },
+                     *         "/v1/embed-tokens/request": {
+                     *           "post": {
+                     *             "operationId": "requestEmbedToken",
+                     *             "summary": "Mint an embed token for a browser embed",
+                     *             "tags": [
+                     *               "live"
+                     *             ],
+                     *             "requestBody": {
+                     *               "required": true,
+                     *               "content": {
+                     *                 "application/json": {
+                     *                   "schema": {
+                     *                     "type": "object",
+                     *                     "properties": {
+                     *                       "agent_id": {
+                     *                         "type": "string"
+                     *                       },
+                     *                       "fingerprint": {
+                     *                         "type": "string"
+                     *                       }
+                     *                     },
+                     *                     "required": [
+                     *                       "agent_id"
+                     *                     ],
+                     *                     "additionalProperties": false
+                     *                   },
+                     *                   "example": {
+                     *                     "agent_id": "my-bot",
+                     *                     "fingerprint": "f00d"
+                     *                   }
+                     *                 }
+                     *               }
+                     *             },
+                     *             "security": [
+                     *               {
+                     *                 "apiSecret": []
+                     *               }
+                     *             ],
+                     *             "responses": {
+                     *               "200": {
+                     *                 "description": "OK",
+                     *                 "headers": {
+                     *                   "X-Request-Id": {
+                     *                     "$ref": "#/components/headers/X-Request-Id"
+                     *                   },
+                     *                   "X-RateLimit-Limit": {
+                     *                     "$ref": "#/components/headers/X-RateLimit-Limit"
+                     *                   },
+                     *                   "X-RateLimit-Remaining": {
+                     *                     "$ref": "#/components/headers/X-RateLimit-Remaining"
+                     *                   },
+                     *                   "X-RateLimit-Reset": {
+                     *                     "$ref": "#/components/headers/X-RateLimit-Reset"
+                     *                   }
+                     *                 },
+                     *                 "content": {
+                     *                   "application/json": {
+                     *                     "schema": {
+                     *                       "$ref": "#/components/schemas/TokenData"
+                     *                     },
+                     *                     "example": {
+                     *                       "status": "success",
+                     *                       "status_code": 200,
+                     *                       "data": {
+                     *                         "token": "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCIsImtpZCI6InJrX3pXenVVdTNm...",
+                     *                         "sid": "emb_R0RdYNOwdHZy4ByJAy4x"
+                     *                       }
+                     *                     }
+                     *                   }
+                     *                 }
+                     *               },
+                     *               "400": {
+                     *                 "$ref": "#/components/responses/BadRequest"
+                     *               },
+                     *               "401": {
+                     *                 "$ref": "#/components/responses/Unauthorized"
+                     *               },
+                     *               "402": {
+                     *                 "$ref": "#/components/responses/PaymentRequired"
+                     *               },
+                     *               "404": {
+                     *                 "$ref": "#/components/responses/NotFound"
+                     *               },
+                     *               "413": {
+                     *                 "$ref": "#/components/responses/PayloadTooLarge"
+                     *               },
+                     *               "429": {
+                     *                 "$ref": "#/components/responses/RateLimited"
+                     *               },
+                     *               "431": {
+                     *                 "$ref": "#/components/responses/HeaderTooLarge"
+                     *               }
+                     *             }
+                     *           }
+                     *         },
+                     *         "/v1/rooms": {
+                     *           "get": {
+                     *             "operationId": "listRooms",
+                     *             "summary": "The account's live rooms",
+                     *             "tags": [
+                     *               "live"
+                     *             ],
+                     *             "security": [
+                     *               {
+                     *                 "apiSecret": []
+                     *               }
+                     *             ],
+                     *             "responses": {
+                     *               "200": {
+                     *                 "description": "OK",
+                     *                 "headers": {
+                     *                   "X-Request-Id": {
+                     *                     "$ref": "#/components/headers/X-Request-Id"
+                     *                   },
+                     *                   "X-RateLimit-Limit": {
+                     *                     "$ref": "#/components/headers/X-RateLimit-Limit"
+                     *                   },
+                     *                   "X-RateLimit-Remaining": {
+                     *                     "$ref": "#/components/headers/X-RateLimit-Remaining"
+                     *                   },
+                     *                   "X-RateLimit-Reset": {
+                     *                     "$ref": "#/components/headers/X-RateLimit-Reset"
+                     *                   }
+                     *                 },
+                     *                 "content": {
+                     *                   "application/json": {
+                     *                     "schema": {
+                     *                       "type": "object",
+                     *                       "properties": {
+                     *                         "data": {
+                     *                           "type": "array",
+                     *                           "items": {
+                     *                             "$ref": "#/components/schemas/Room"
+                     *                           }
+                     *                         }
+                     *                       },
+                     *                       "required": [
+                     *                         "data"
+                     *                       ],
+                     *                       "additionalProperties": false
+                     *                     },
+                     *                     "example": {
+                     *                       "data": []
+                     *                     }
+                     *                   }
+                     *                 }
+                     *               },
+                     *               "401": {
+                     *                 "$ref": "#/components/responses/Unauthorized"
+                     *               },
+                     *               "429": {
+                     *                 "$ref": "#/components/responses/RateLimited"
+                     *               },
+                     *               "431": {
+                     *                 "$ref": "#/components/responses/HeaderTooLarge"
+                     *               }
+                     *             }
+                     *           }
+                     *         },
+                     *         "/v1/rooms/{room_id}": {
+                     *           "get": {
+                     *             "operationId": "getRoom",
+                     *             "summary": "A live room",
+                     *             "tags": [
+                     *               "live"
+                     *             ],
+                     *             "parameters": [
+                     *               {
+                     *                 "name": "room_id",
+                     *                 "in": "path",
+                     *                 "required": true,
+                     *                 "description": "Room id.",
+                     *                 "schema": {
+                     *                   "type": "string"
+                     *                 }
+                     *               }
+                     *             ],
+                     *             "security": [
+                     *               {
+                     *                 "apiSecret": []
+                     *               }
+                     *             ],
+                     *             "responses": {
+                     *               "200": {
+                     *                 "description": "OK",
+                     *                 "headers": {
+                     *                   "X-Request-Id": {
+                     *                     "$ref": "#/components/headers/X-Request-Id"
+                     *                   },
+                     *                   "X-RateLimit-Limit": {
+                     *                     "$ref": "#/components/headers/X-RateLimit-Limit"
+                     *                   },
+                     *                   "X-RateLimit-Remaining": {
+                     *                     "$ref": "#/components/headers/X-RateLimit-Remaining"
+                     *                   },
+                     *                   "X-RateLimit-Reset": {
+                     *                     "$ref": "#/components/headers/X-RateLimit-Reset"
+                     *                   }
+                     *                 },
+                     *                 "content": {
+                     *                   "application/json": {
+                     *                     "schema": {
+                     *                       "type": "object",
+                     *                       "properties": {
+                     *                         "data": {
+                     *                           "$ref": "#/components/schemas/Room"
+                     *                         }
+                     *                       },
+                     *                       "required": [
+                     *                         "data"
+                     *                       ],
+                     *                       "additionalProperties": false
+                     *                     },
+                     *                     "example": {
+                     *                       "data": {
+                     *                         "room_id": "lobby",
+                     *                         "session_id": "ses_AaoGoxHcA5L9kRebV6bp",
+                     *                         "agent_code": "O40PVK9782",
+                     *                         "state": "active",
+                     *                         "started_at": "2026-11-25T10:25:17Z",
+                     *                         "viewers": 1,
+                     *                         "billed_minutes": 1,
+                     *                         "billing_type": "voice_chat",
+                     *                         "context_items": 0
+                     *                       }
+                     *                     }
+                     *                   }
+                     *                 }
+                     *               },
+                     *               "401": {
+                     *                 "$ref": "#/components/responses/Unauthorized"
+                     *               },
+                     *               "404": {
+                     *                 "$ref": "#/components/responses/NotFound"
+                     *               },
+                     *               "429": {
+                     *                 "$ref": "#/components/responses/RateLimited"
+                     *               },
+                     *               "431": {
+                     *                 "$ref": "#/components/responses/HeaderTooLarge"
+                     *               }
+                     *             }
+                     *           },
+                     *           "delete": {
+                     *             "operationId": "endRoom",
+                     *             "summary": "End a live session",
+                     *             "tags": [
+                     *               "live"
+                     *             ],
+                     *             "parameters": [
+                     *               {
+                     *                 "name": "room_id",
+                     *                 "in": "path",
+                     *                 "required": true,
+                     *                 "description": "Room id.",
+                     *                 "schema": {
+                     *                   "type": "string"
+                     *                 }
+                     *               }
+                     *             ],
+                     *             "security": [
+                     *               {
+                     *                 "apiSecret": []
+                     *               }
+                     *             ],
+                     *             "responses": {
+                     *               "200": {
+                     *                 "description": "OK",
+                     *                 "headers": {
+                     *                   "X-Request-Id": {
+                     *                     "$ref": "#/components/headers/X-Request-Id"
+                     *                   },
+                     *                   "X-RateLimit-Limit": {
+                     *                     "$ref": "#/components/headers/X-RateLimit-Limit"
+                     *                   },
+                     *                   "X-RateLimit-Remaining": {
+                     *                     "$ref": "#/components/headers/X-RateLimit-Remaining"
+                     *                   },
+                     *                   "X-RateLimit-Reset": {
+                     *                     "$ref": "#/components/headers/X-RateLimit-Reset"
+                     *                   }
+                     *                 },
+                     *                 "content": {
+                     *                   "application/json": {
+                     *                     "schema": {
+                     *                       "type": "object",
+                     *                       "properties": {
+                     *                         "room_id": {
+                     *                           "type": "string"
+                     *                         },
+                     *                         "session_id": {
+                     *                           "type": "string"
+                     *                         },
+                     *                         "ended": {
+                     *                           "type": "boolean"
+                     *                         },
+                     *                         "reason": {
+                     *                           "type": "string"
+                     *                         },
+                     *                         "billed_minutes": {
+                     *                           "type": "integer"
+                     *                         }
+                     *                       },
+                     *                       "required": [
+                     *                         "room_id",
+                     *                         "ended"
+                     *                       ],
+                     *                       "additionalProperties": false
+                     *                     },
+                     *                     "example": {
+                     *                       "room_id": "cli-room",
+                     *                       "session_id": "ses_ehbAFoWQsk8b5Rb9SKSG",
+                     *                       "ended": true,
+                     *                       "reason": "terminated",
+                     *                       "billed_minutes": 1
+                     *                     }
+                     *                   }
+                     *                 }
+                     *               },
+                     *               "401": {
+                     *                 "$ref": "#/components/responses/Unauthorized"
+                     *               },
+                     *               "404": {
+                     *                 "$ref": "#/components/responses/NotFound"
+                     *               },
+                     *               "413": {
+                     *                 "$ref": "#/components/responses/PayloadTooLarge"
+                     *               },
+                     *               "429": {
+                     *                 "$ref": "#/components/responses/RateLimited"
+                     *               },
+                     *               "431": {
+                     *                 "$ref": "#/components/responses/HeaderTooLarge"
+                     *               }
+                     *             }
+                     *           }
+                     *         },
+                     *         "/v1/rooms/{room_id}/interrupt": {
+                     *           "post": {
+                     *             "operationId": "interruptRoom",
+                     *             "summary": "Stop the agent's current speech",
+                     *             "tags": [
+                     *               "live"
+                     *             ],
+                     *             "parameters": [
+                     *               {
+                     *                 "name": "room_id",
+                     *                 "in": "path",
+                     *                 "required": true,
+                     *                 "description": "Room id.",
+                     *                 "schema": {
+                     *                   "type": "string"
+                     *                 }
+                     *               }
+                     *             ],
+                     *             "security": [
+                     *               {
+                     *                 "apiSecret": []
+                     *               }
+                     *             ],
+                     *             "responses": {
+                     *               "200": {
+                     *                 "description": "OK",
+                     *                 "headers": {
+                     *                   "X-Request-Id": {
+                     *                     "$ref": "#/components/headers/X-Request-Id"
+                     *                   },
+                     *                   "X-RateLimit-Limit": {
+                     *                     "$ref": "#/components/headers/X-RateLimit-Limit"
+                     *                   },
+                     *                   "X-RateLimit-Remaining": {
+                     *                     "$ref": "#/components/headers/X-RateLimit-Remaining"
+                     *                   },
+                     *                   "X-RateLimit-Reset": {
+                     *                     "$ref": "#/components/headers/X-RateLimit-Reset"
+                     *                   }
+                     *                 },
+                     *                 "content": {
+                     *                   "application/json": {
+                     *                     "schema": {
+                     *                       "type": "object",
+                     *                       "properties": {
+                     *                         "room_id": {
+                     *                           "type": "string"
+                     *                         },
+                     *                         "interrupted": {
+                     *                           "type": "boolean"
+                     *                         }
+                     *                       },
+                     *                       "required": [
+                     *                         "room_id",
+                     *                         "interrupted"
+                     *                       ],
+                     *                       "additionalProperties": false
+                     *                     },
+                     *                     "example": {
+                     *                       "room_id": "lobby",
+                     *                       "interrupted": true
+                     *                     }
+                     *                   }
+                     *                 }
+                     *               },
+                     *               "401": {
+                     *                 "$ref": "#/components/responses/Unauthorized"
+                     *               },
+                     *               "404": {
+                     *                 "$ref": "#/components/responses/NotFound"
+                     *               },
+                     *               "413": {
+                     *                 "$ref": "#/components/responses/PayloadTooLarge"
+                     *               },
+                     *               "429": {
+                     *                 "$ref": "#/components/responses/RateLimited"
+                     *               },
+                     *               "431": {
+                     *                 "$ref": "#/components/responses/HeaderTooLarge"
+                     *               }
+                     *             }
+                     *           }
+                     *         },
+                     *         "/v1/cli/device/code": {
+                     *           "post": {
+                     *             "operationId": "startDeviceLogin",
+                     *             "summary": "CLI sign-in: start a device code",
+                     *             "tags": [
+                     *               "cli"
+                     *             ],
+                     *             "requestBody": {
+                     *               "required": true,
+                     *               "content": {
+                     *                 "application/json": {
+                     *                   "schema": {
+                     *                     "type": "object",
+                     *                     "properties": {
+                     *                       "hostname": {
+                     *                         "type": "string"
+                     *                       }
+                     *                     },
+                     *                     "required": [
+                     *                       "hostname"
+                     *                     ],
+                     *                     "additionalProperties": false
+                     *                   },
+                     *                   "example": {
+                     *                     "hostname": "ci-box"
+                     *                   }
+                     *                 }
+                     *               }
+                     *             },
+                     *             "security": [],
+                     *             "responses": {
+                     *               "200": {
+                     *                 "description": "OK",
+                     *                 "headers": {
+                     *                   "X-Request-Id": {
+                     *                     "$ref": "#/components/headers/X-Request-Id"
+                     *                   }
+                     *                 },
+                     *                 "content": {
+                     *                   "application/json": {
+                     *                     "schema": {
+                     *                       "type": "object",
+                     *                       "properties": {
+                     *                         "device_code": {
+                     *                           "type": "string"
+                     *                         },
+                     *                         "user_code": {
+                     *                           "type": "string"
+                     *                         },
+                     *                         "verification_uri": {
+                     *                           "type": "string"
+                     *                         },
+                     *                         "verification_uri_complete": {
+                     *                           "type": "string"
+                     *                         },
+                     *                         "expires_in": {
+                     *                           "type": "integer"
+                     *                         },
+                     *                         "interval": {
+                     *                           "type": "integer"
+                     *                         }
+                     *                       },
+                     *                       "required": [
+                     *                         "device_code",
+                     *                         "user_code",
+                     *                         "verification_uri"
+                     *                       ],
+                     *                       "additionalProperties": false
+                     *                     },
+                     *                     "example": {
+                     *                       "device_code": "D4X8kHt8hEnjuRDVyXGpZ3FdiKee5vHZZiaiJidqm5J",
+                     *                       "user_code": "HQMN-ZGHG",
+                     *                       "verification_uri": "http://127.0.0.1:8080/device",
+                     *                       "verification_uri_complete": "http://127.0.0.1:8080/device?user_code=HQMN-ZGHG",
+                     *                       "expires_in": 600,
+                     *                       "interval": 5
+                     *                     }
+                     *                   }
+                     *                 }
+                     *               },
+                     *               "400": {
+                     *                 "$ref": "#/components/responses/BadRequest"
+                     *               },
+                     *               "413": {
+                     *                 "$ref": "#/components/responses/PayloadTooLarge"
+                     *               },
+                     *               "429": {
+                     *                 "$ref": "#/components/responses/RateLimited"
+                     *               },
+                     *               "431": {
+                     *                 "$ref": "#/components/responses/HeaderTooLarge"
+                     *               }
+                     *             }
+                     *           }
+                     *         },
+                     *         "/v1/cli/device/token": {
+                     *           "post": {
+                     *             "operationId": "pollDeviceLogin",
+                     *             "summary": "CLI sign-in: poll for the device's key",
+                     *             "tags": [
+                     *               "cli"
+                     *             ],
+                     *             "description": "Errors use OAuth-style codes in the envelope: `authorization...",
+                     *             "requestBody": {
+                     *               "required": true,
+                     *               "content": {
+                     *                 "application/json": {
+                     *                   "schema": {
+                     *                     "type": "object",
+                     *                     "properties": {
+                     *                       "grant_type": {
+                     *                         "type": "string",
+                     *                         "const": "urn:ietf:params:oauth:grant-type:device_code"
+                     *                       },
+                     *                       "device_code": {
+                     *                         "type": "string"
+                     *                       }
+                     *                     },
+                     *                     "required": [
+                     *                       "grant_type",
+                     *                       "device_code"
+                     *                     ],
+                     *                     "additionalProperties": false
+                     *                   },
+                     *                   "example": {
+                     *                     "grant_type": "urn:ietf:params:oauth:grant-type:device_code",
+                     *                     "device_code": "MeNpCUE309GaXNcwNArooalYlvXMFB62oFfP0VyAZby"
+                     *                   }
+                     *                 }
+                     *               }
+                     *             },
+                     *             "security": [],
+                     *             "responses": {
+                     *               "200": {
+                     *                 "description": "OK",
+                     *                 "headers": {
+                     *                   "X-Request-Id": {
+                     *                     "$ref": "#/components/headers/X-Request-Id"
+                     *                   }
+                     *                 },
+                     *                 "content": {
+                     *                   "application/json": {
+                     *                     "schema": {
+                     *                       "type": "object",
+                     *                       "properties": {
+                     *                         "success": {
+                     *                           "type": "boolean"
+                     *                         },
+                     *                         "data": {
+                     *                           "type": "object",
+                     *                           "properties": {
+                     *                             "api_secret": {
+                     *                               "type": "string"
+                     *                             },
+                     *                             "key_id": {
+                     *                               "type": "string"
+                     *                             },
+                     *                             "alias": {
+                     *                               "type": "string"
+                     *                             },
+                     *                             "account_id": {
+                     *                               "type": "string"
+                     *                             }
+                     *                           },
+                     *                           "required": [
+                     *                             "api_secret",
+                     *                             "key_id"
+                     *                           ],
+                     *                           "additionalProperties": false
+                     *                         }
+                     *                       },
+                     *                       "required": [
+                     *                         "data"
+                     *                       ],
+                     *                       "additionalProperties": false
+                     *                     },
+                     *                     "example": {
+                     *                       "success": true,
+                     *                       "data": {
+                     *                         "api_secret": "imago_sk_xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx",
+                     *                         "key_id": "key_bze8f9IOxKwuxJmxQgNn",
+                     *                         "alias": "cli@ci-box",
+                     *                         "account_id": "usr_HpockLPPu9sAcI7ETq7w"
+                     *                       }
+                     *                     }
+                     *                   }
+                     *                 }
+                     *               },
+                     *               "400": {
+                     *                 "$ref": "#/components/responses/OAuthError"
+                     *               },
+                     *               "403": {
+                     *                 "$ref": "#/components/responses/OAuthDenied"
+                     *               },
+                     *               "413": {
+                     *                 "$ref": "#/components/responses/PayloadTooLarge"
+                     *               },
+                     *               "429": {
+                     *                 "$ref": "#/components/responses/RateLimited"
+                     *               },
+                     *               "431": {
+                     *                 "$ref": "#/components/responses/HeaderTooLarge"
+                     *               },
+                     *               "503": {
+                     *                 "$ref": "#/components/responses/OAuthServerError"
+                     *               }
+                     *             }
+                     *           }
+                     *         },
+                     *         "/v1/cli/token": {
+                     *           "post": {
+                     *             "operationId": "redeemBrowserLogin",
+                     *             "summary": "CLI sign-in: redeem a browser login code",
+                     *             "tags": [
+                     *               "cli"
+                     *             ],
+                     *             "requestBody": {
+                     *               "required": true,
+                     *               "content": {
+                     *                 "application/json": {
+                     *                   "schema": {
+                     *                     "type": "object",
+                     *                     "properties": {
+                     *                       "code": {
+                     *                         "type": "string"
+                     *                       },
+                     *                       "code_verifier": {
+                     *                         "type": "string"
+                     *                       }
+                     *                     },
+                     *                     "required": [
+                     *                       "code",
+                     *                       "code_verifier"
+                     *                     ],
+                     *                     "additionalProperties": false
+                     *                   }
+                     *                 }
+                     *               }
+                     *             },
+                     *             "security": [],
+                     *             "responses": {
+                     *               "200": {
+                     *                 "description": "OK",
+                     *                 "headers": {
+                     *                   "X-Request-Id": {
+                     *                     "$ref": "#/components/headers/X-Request-Id"
+                     *                   }
+                     *                 },
+                     *                 "content": {
+                     *                   "application/json": {
+                     *                     "schema": {
+                     *                       "type": "object",
+                     *                       "properties": {
+                     *                         "success": {
+                     *                           "type": "boolean"
+                     *                         },
+                     *                         "data": {
+                     *                           "type": "object",
+                     *                           "properties": {
+                     *                             "api_secret": {
+                     *                               "type": "string"
+                     *                             },
+                     *                             "key_id": {
+                     *                               "type": "string"
+                     *                             },
+                     *                             "alias": {
+                     *                               "type": "string"
+                     *                             },
+                     *                             "account_id": {
+                     *                               "type": "string"
+                     *                             }
+                     *                           },
+                     *                           "required": [
+                     *                             "api_secret",
+                     *                             "key_id"
+                     *                           ],
+                     *                           "additionalProperties": false
+                     *                         }
+                     *                       },
+                     *                       "required": [
+                     *                         "data"
+                     *                       ],
+                     *                       "additionalProperties": false
+                     *                     }
+                     *                   }
+                     *                 }
+                     *               },
+                     *               "400": {
+                     *                 "$ref": "#/components/responses/OAuthError"
+                     *               },
+                     *               "403": {
+                     *                 "$ref": "#/components/responses/OAuthDenied"
+                     *               },
+                     *               "413": {
+                     *                 "$ref": "#/components/responses/PayloadTooLarge"
+                     *               },
+                     *               "429": {
+                     *                 "$ref": "#/components/responses/RateLimited"
+                     *               },
+                     *               "431": {
+                     *                 "$ref": "#/components/responses/HeaderTooLarge"
+                     *               },
+                     *               "503": {
+                     *                 "$ref": "#/components/responses/OAuthServerError"
+                     *               }
+                     *             }
+                     *           }
+                     *         },
+                     *         "/admin/v1/accounts": {
+                     *           "post": {
+                     *             "operationId": "adminCreateAccount",
+                     *             "summary": "Create an account with its first key",
+                     *             "tags": [
+                     *               "admin"
+                     *             ],
+                     *             "requestBody": {
+                     *               "required": true,
+                     *               "content": {
+                     *                 "application/json": {
+                     *                   "schema": {
+                     *                     "type": "object",
+                     *                     "properties": {
+                     *                       "name": {
+                     *                         "type": "string"
+                     *                       },
+                     *                       "plan": {
+                     *                         "type": "string",
+                     *                         "enum": [
+                     *                           "free",
+                     *                           "creator",
+                     *                           "pro"
+                     *                         ]
+                     *                       },
+                     *                       "credits": {
+                     *                         "type": "integer",
+                     *                         "minimum": 0
+                     *                       },
+                     *                       "limits": {
+                     *                         "$ref": "#/components/schemas/Limits"
+                     *                       }
+                     *                     },
+                     *                     "required": [
+                     *                       "name"
+                     *                     ],
+                     *                     "additionalProperties": false
+                     *                   },
+                     *                   "example": {
+                     *                     "name": "test",
+                     *                     "plan": "enterprise",
+                     *                     "credits": 5000
+                     *                   }
+                     *                 }
+                     *               }
+                     *             },
+                     *             "security": [
+                     *               {
+                     *                 "adminToken": []
+                     *               }
+                     *             ],
+                     *             "responses": {
+                     *               "201": {
+                     *                 "description": "Created",
+                     *                 "headers": {
+                     *                   "X-Request-Id": {
+                     *                     "$ref": "#/components/headers/X-Request-Id"
+                     *                   }
+                     *                 },
+                     *                 "content": {
+                     *                   "application/json": {
+                     *                     "schema": {
+                     *                       "type": "object",
+                     *                       "properties": {
+                     *                         "success": {
+                     *                           "type": "boolean"
+                     *                         },
+                     *                         "account_id": {
+                     *                           "type": "string"
+                     *                         },
+                     *                         "api_secret": {
+                     *                           "type": "string"
+                     *                         },
+                     *                         "key_id": {
+                     *                           "type": "string"
+                     *                         },
+                     *                         "name": {
+                     *                           "type": "string"
+                     *                         },
+                     *                         "plan": {
+                     *                           "type": "string"
+                     *                         },
+                     *                         "balance": {
+                     *                           "type": "integer"
+                     *                         }
+                     *                       },
+                     *                       "required": [
+                     *                         "account_id",
+                     *                         "api_secret",
+                     *                         "key_id"
+                     *                       ],
+                     *                       "additionalProperties": false
+                     *                     },
+                     *                     "example": {
+                     *                       "success": true,
+                     *                       "account_id": "usr_ReSOnIufmOMX0UZJJ5tJ",
+                     *                       "api_secret": "imago_sk_xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx",
+                     *                       "key_id": "key_SllZqjWxXYoBWhEj8sq4",
+                     *                       "name": "speech",
+                     *                       "plan": "enterprise",
+                     *                       "balance": 0
+                     *                     }
+                     *                   }
+                     *                 }
+                     *               },
+                     *               "400": {
+                     *                 "$ref": "#/components/responses/BadRequest"
+                     *               },
+                     *               "401": {
+                     *                 "$ref": "#/components/responses/Unauthorized"
+                     *               },
+                     *               "413": {
+                     *                 "$ref": "#/components/responses/PayloadTooLarge"
+                     *               },
+                     *               "429": {
+                     *                 "$ref": "#/components/responses/RateLimited"
+                     *               },
+                     *               "431": {
+                     *                 "$ref": "#/components/responses/HeaderTooLarge"
+                     *               }
+                     *             }
+                     *           },
+                     *           "get": {
+                     *             "operationId": "adminListAccounts",
+                     *             "summary": "List accounts",
+                     *             "tags": [
+                     *               "admin"
+                     *             ],
+                     *             "parameters": [
+                     *               {
+                     *                 "$ref": "#/components/parameters/Limit"
+                     *               },
+                     *               {
+                     *                 "$ref": "#/components/parameters/Offset"
+                     *               }
+                     *             ],
+                     *             "security": [
+                     *               {
+                     *                 "adminToken": []
+                     *               }
+                     *             ],
+                     *             "responses": {
+                     *               "200": {
+                     *                 "description": "OK",
+                     *                 "headers": {
+                     *                   "X-Request-Id": {
+                     *                     "$ref": "#/components/headers/X-Request-Id"
+                     *                   }
+                     *                 },
+                     *                 "content": {
+                     *                   "application/json": {
+                     *                     "schema": {
+                     *                       "type": "object",
+                     *                       "properties": {
+                     *                         "data": {
+                     *                           "type": "array",
+                     *                           "items": {
+                     *                             "$ref": "#/components/schemas/Account"
+                     *                           }
+                     *                         },
+                     *                         "pagination": {
+                     *                           "$ref": "#/components/schemas/Pagination"
+                     *                         }
+                     *                       },
+                     *                       "required": [
+                     *                         "data",
+                     *                         "pagination"
+                     *                       ],
+                     *                       "additionalProperties": false
+                     *                     },
+                     *                     "example": {
+                     *                       "data": [],
+                     *                       "pagination": {
+                     *                         "limit": 20,
+                     *                         "offset": 0,
+                     *                         "total": 0,
+                     *                         "has_more": false
+                     *                       }
+                     *                     }
+                     *                   }
+                     *                 }
+                     *               },
+                     *               "400": {
+                     *                 "$ref": "#/components/responses/BadRequest"
+                     *               },
+                     *               "401": {
+                     *                 "$ref": "#/components/responses/Unauthorized"
+                     *               },
+                     *               "429": {
+                     *                 "$ref": "#/components/responses/RateLimited"
+                     *               },
+                     *               "431": {
+                     *                 "$ref": "#/components/responses/HeaderTooLarge"
+                     *               }
+                     *             }
+                     *           }
+                     *         },
+                     *         "/admin/v1/accounts/{id}": {
+                     *           "get": {
+                     *             "operationId": "adminGetAccount",
+                     *             "summary": "Get an account",
+                     *             "tags": [
+                     *               "admin"
+                     *             ],
+                     *             "parameters": [
+                     *               {
+                     *                 "name": "id",
+                     *                 "in": "path",
+                     *                 "required": true,
+                     *                 "description": "Account id.",
+                     *                 "schema": {
+                     *                   "type": "string"
+                     *                 }
+                     *               }
+                     *             ],
+                     *             "security": [
+                     *               {
+                     *                 "adminToken": []
+                     *               }
+                     *             ],
+                     *             "responses": {
+                     *               "200": {
+                     *                 "description": "OK",
+                     *                 "headers": {
+                     *                   "X-Request-Id": {
+                     *                     "$ref": "#/components/headers/X-Request-Id"
+                     *                   }
+                     *                 },
+                     *                 "content": {
+                     *                   "application/json": {
+                     *                     "schema": {
+                     *                       "type": "object",
+                     *                       "properties": {
+                     *                         "success": {
+                     *                           "type": "boolean"
+                     *                         },
+                     *                         "data": {
+                     *                           "$ref": "#/components/schemas/Account"
+                     *                         }
+                     *                       },
+                     *                       "required": [
+                     *                         "success",
+                     *                         "data"
+                     *                       ],
+                     *                       "additionalProperties": false
+                     *                     },
+                     *                     "example": {
+                     *                       "success": true,
+                     *                       "data": {
+                     *                         "id": "usr_OSN9ikY7mGNrWEmoWVPo",
+                     *                         "name": "test",
+                     *                         "plan": "free",
+                     *                         "limits": {
+                     *                           "generate": 4,
+                     *                           "write": 30,
+                     *                           "read": 120
+                     *                         },
+                     *                         "custom_limits": false,
+                     *                         "balance": 100,
+                     *                         "plan_credits": 0,
+                     *                         "topup_credits": 100,
+                     *                         "live_spend_cap": {
+                     *                           "live_monthly_credits": null,
+                     *                           "operator_live_monthly_credits": 30,
+                     *                           "effective_live_monthly_credits": 30,
+                     *                           "period": "2026-11",
+                     *                           "period_start": "2026-11-01T00:00:00Z",
+                     *                           "period_end": "2026-12-01T00:00:00Z",
+                     *                           "live_spent_credits": 0,
+                     *                           "live_remaining_credits": 30
+                     *                         },
+                     *                         "created_at": "2026-11-25T10:30:48Z",
+                     *                         "keys": [
+                     *                           {
+                     *                             "id": "key_UADPu17O6cwL2dX1GfoY",
+                     *                             "alias": "default",
+                     *                             "prefix": "imago_sk_xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx",
+                     *                             "last4": "f1hl",
+                     *                             "created_at": "2026-11-25T10:30:48Z",
+                     *                             "last_used_at": null
+                     *                           }
+                     *                         ]
+                     *                       }
+                     *                     }
+                     *                   }
+                     *                 }
+                     *               },
+                     *               "401": {
+                     *                 "$ref": "#/components/responses/Unauthorized"
+                     *               },
+                     *               "404": {
+                     *                 "$ref": "#/components/responses/NotFound"
+                     *               },
+                     *               "429": {
+                     *                 "$ref": "#/components/responses/RateLimited"
+                     *               },
+                     *               "431": {
+                     *                 "$ref": "#/components/responses/HeaderTooLarge"
+                     *               }
+                     *             }
+                     *           }
+                     *         },
+                     *         "/admin/v1/accounts/{id}/plan": {
+                     *           "put": {
+                     *             "operationId": "adminSetPlan",
+                     *             "summary": "Change an account's plan",
+                     *             "tags": [
+                     *               "admin"
+                     *             ],
+                     *             "parameters": [
+                     *               {
+                     *                 "name": "id",
+                     *                 "in": "path",
+                     *                 "required": true,
+                     *                 "description": "Account id.",
+                     *                 "schema": {
+                     *                   "type": "string"
+                     *                 }
+                     *               }
+                     *             ],
+                     *             "requestBody": {
+                     *               "required": true,
+                     *               "content": {
+                     *                 "application/json": {
+                     *                   "schema": {
+                     *                     "type": "object",
+                     *                     "properties": {
+                     *                       "plan": {
+                     *                         "type": "string",
+                     *                         "enum": [
+                     *                           "free",
+                     *                           "creator",
+                     *                           "pro"
+                     *                         ]
+                     *                       },
+                     *                       "limits": {
+                     *                         "$ref": "#/components/schemas/Limits"
+                     *                       }
+                     *                     },
+                     *                     "required": [
+                     *                       "plan"
+                     *                     ],
+                     *                     "additionalProperties": false
+                     *                   },
+                     *                   "example": {
+                     *                     "plan": "enterprise",
+                     *                     "limits": {
+                     *                       "read": 60
+                     *                     }
+                     *                   }
+                     *                 }
+                     *               }
+                     *             },
+                     *             "security": [
+                     *               {
+                     *                 "adminToken": []
+                     *               }
+                     *             ],
+                     *             "responses": {
+                     *               "200": {
+                     *                 "description": "OK",
+                     *                 "headers": {
+                     *                   "X-Request-Id": {
+                     *                     "$ref": "#/components/headers/X-Request-Id"
+                     *                   }
+                     *                 },
+                     *                 "content": {
+                     *                   "application/json": {
+                     *                     "schema": {
+                     *                       "type": "object",
+                     *                       "properties": {
+                     *                         "success": {
+                     *                           "type": "boolean"
+                     *                         },
+                     *                         "data": {
+                     *                           "$ref": "#/components/schemas/Account"
+                     *                         }
+                     *                       },
+                     *                       "required": [
+                     *                         "success",
+                     *                         "data"
+                     *                       ],
+                     *                       "additionalProperties": false
+                     *                     },
+                     *                     "example": {
+                     *                       "success": true,
+                     *                       "data": {
+                     *                         "id": "usr_ydOWf9OKjoIbwGQenKnn",
+                     *                         "name": "test",
+                     *                         "plan": "pro",
+                     *                         "limits": {
+                     *                           "generate": 30,
+                     *                           "write": 180,
+                     *                           "read": 720
+                     *                         },
+                     *                         "custom_limits": false,
+                     *                         "balance": 0,
+                     *                         "plan_credits": 0,
+                     *                         "topup_credits": 0,
+                     *                         "live_spend_cap": {
+                     *                           "live_monthly_credits": null,
+                     *                           "operator_live_monthly_credits": null,
+                     *                           "effective_live_monthly_credits": null,
+                     *                           "period": "2026-11",
+                     *                           "period_start": "2026-11-01T00:00:00Z",
+                     *                           "period_end": "2026-12-01T00:00:00Z",
+                     *                           "live_spent_credits": 0,
+                     *                           "live_remaining_credits": null
+                     *                         },
+                     *                         "created_at": "2026-11-25T10:30:56Z",
+                     *                         "keys": [
+                     *                           {
+                     *                             "id": "key_d4np5SUTxz1V384hnE6y",
+                     *                             "alias": "default",
+                     *                             "prefix": "imago_sk_xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx",
+                     *                             "last4": "9268",
+                     *                             "created_at": "2026-11-25T10:30:56Z",
+                     *                             "last_used_at": "2026-11-25T10:30:56Z"
+                     *                           }
+                     *                         ]
+                     *                       }
+                     *                     }
+                     *                   }
+                     *                 }
+                     *               },
+                     *               "400": {
+                     *                 "$ref": "#/components/responses/BadRequest"
+                     *               },
+                     *               "401": {
+                     *                 "$ref": "#/components/responses/Unauthorized"
+                     *               },
+                     *               "404": {
+                     *                 "$ref": "#/components/responses/NotFound"
+                     *               },
+                     *               "413": {
+                     *                 "$ref": "#/components/responses/PayloadTooLarge"
+                     *               },
+                     *               "429": {
+                     *                 "$ref": "#/components/responses/RateLimited"
+                     *               },
+                     *               "431": {
+                     *                 "$ref": "#/components/responses/HeaderTooLarge"
+                     *               }
+                     *             }
+                     *           }
+                     *         },
+                     *         "/admin/v1/accounts/{id}/credits": {
+                     *           "post": {
+                     *             "operationId": "adminAddCredits",
+                     *             "summary": "Top up credits",
+                     *             "tags": [
+                     *               "admin"
+                     *             ],
+                     *             "parameters": [
+                     *               {
+                     *                 "name": "id",
+                     *                 "in": "path",
+                     *                 "required": true,
+                     *                 "description": "Account id.",
+                     *                 "schema": {
+                     *                   "type": "string"
+                     *                 }
+                     *               },
+                     *               {
+                     *                 "$ref": "#/components/parameters/IdempotencyKey"
+                     *               }
+                     *             ],
+                     *             "requestBody": {
+                     *               "required": true,
+                     *               "content": {
+                     *                 "application/json": {
+                     *                   "schema": {
+                     *                     "type": "object",
+                     *                     "properties": {
+                     *                       "amount": {
+                     *                         "type": "integer",
+                     *                         "exclusiveMinimum": 0
+                     *                       },
+                     *                       "reason": {
+                     *                         "type": "string"
+                     *                       }
+                     *                     },
+                     *                     "required": [
+                     *                       "amount"
+                     *                     ],
+                     *                     "additionalProperties": false
+                     *                   },
+                     *                   "example": {
+                     *                     "amount": 50,
+                     *                     "reason": "invoice 42"
+                     *                   }
+                     *                 }
+                     *               }
+                     *             },
+                     *             "security": [
+                     *               {
+                     *                 "adminToken": []
+                     *               }
+                     *             ],
+                     *             "responses": {
+                     *               "200": {
+                     *                 "description": "OK",
+                     *                 "headers": {
+                     *                   "X-Request-Id": {
+                     *                     "$ref": "#/components/headers/X-Request-Id"
+                     *                   }
+                     *                 },
+                     *                 "content": {
+                     *                   "application/json": {
+                     *                     "schema": {
+                     *                       "type": "object",
+                     *                       "properties": {
+                     *                         "success": {
+                     *                           "type": "boolean"
+                     *                         },
+                     *                         "data": {
+                     *                           "$ref": "#/components/schemas/LedgerEntry"
+                     *                         },
+                     *                         "balance": {
+                     *                           "type": "integer"
+                     *                         }
+                     *                       },
+                     *                       "required": [
+                     *                         "success",
+                     *                         "data",
+                     *                         "balance"
+                     *                       ],
+                     *                       "additionalProperties": false
+                     *                     },
+                     *                     "example": {
+                     *                       "success": true,
+                     *                       "data": {
+                     *                         "id": "led_6IUhgCZKBiF3adey8cln",
+                     *                         "kind": "topup",
+                     *                         "amount": 12,
+                     *                         "balance_after": 333,
+                     *                         "reason": "bonus",
+                     *                         "operation_key": "admin-topup:guo5HxHeljIZtQNKwxTulUvh",
+                     *                         "created_at": "2026-11-25T10:24:49Z",
+                     *                         "reference": null
+                     *                       },
+                     *                       "balance": 333
+                     *                     }
+                     *                   }
+                     *                 }
+                     *               },
+                     *               "400": {
+                     *                 "$ref": "#/components/responses/BadRequest"
+                     *               },
+                     *               "401": {
+                     *                 "$ref": "#/components/responses/Unauthorized"
+                     *               },
+                     *               "404": {
+                     *                 "$ref": "#/components/responses/NotFound"
+                     *               },
+                     *               "409": {
+                     *                 "$ref": "#/components/responses/Conflict"
+                     *               },
+                     *               "413": {
+                     *                 "$ref": "#/components/responses/PayloadTooLarge"
+                     *               },
+                     *               "429": {
+                     *                 "$ref": "#/components/responses/RateLimited"
+                     *               },
+                     *               "431": {
+                     *                 "$ref": "#/components/responses/HeaderTooLarge"
+                     *               }
+                     *             }
+                     *           }
+                     *         },
+                     *         "/admin/v1/accounts/{id}/spend-cap": {
+                     *           "get": {
+                     *             "operationId": "adminGetSpendCap",
+                     *             "summary": "The operator's live spend cap of an account",
+                     *             "tags": [
+                     *               "admin"
+                     *             ],
+                     *             "parameters": [
+                     *               {
+                     *                 "name": "id",
+                     *                 "in": "path",
+                     *                 "required": true,
+                     *                 "description": "Account id.",
+                     *                 "schema": {
+                     *                   "type": "string"
+                     *                 }
+                     *               }
+                     *             ],
+                     *             "security": [
+                     *               {
+                     *                 "adminToken": []
+                     *               }
+                     *             ],
+                     *             "responses": {
+                     *               "200": {
+                     *                 "description": "OK",
+                     *                 "headers": {
+                     *                   "X-Request-Id": {
+                     *                     "$ref": "#/components/headers/X-Request-Id"
+                     *                   }
+                     *                 },
+                     *                 "content": {
+                     *                   "application/json": {
+                     *                     "schema": {
+                     *                       "type": "object",
+                     *                       "properties": {
+                     *                         "success": {
+                     *                           "type": "boolean"
+                     *                         },
+                     *                         "data": {
+                     *                           "$ref": "#/components/schemas/SpendCap"
+                     *                         }
+                     *                       },
+                     *                       "required": [
+                     *                         "success",
+                     *                         "data"
+                     *                       ],
+                     *                       "additionalProperties": false
+                     *                     },
+                     *                     "example": {
+                     *                       "success": true,
+                     *                       "data": {
+                     *                         "live_monthly_credits": null,
+                     *                         "operator_live_monthly_credits": 30,
+                     *                         "effective_live_monthly_credits": 30,
+                     *                         "period": "2026-11",
+                     *                         "period_start": "2026-11-01T00:00:00Z",
+                     *                         "period_end": "2026-12-01T00:00:00Z",
+                     *                         "live_spent_credits": 0,
+                     *                         "live_remaining_credits": 30
+                     *                       }
+                     *                     }
+                     *                   }
+                     *                 }
+                     *               },
+                     *               "401": {
+                     *                 "$ref": "#/components/responses/Unauthorized"
+                     *               },
+                     *               "404": {
+                     *                 "$ref": "#/components/responses/NotFound"
+                     *               },
+                     *               "429": {
+                     *                 "$ref": "#/components/responses/RateLimited"
+                     *               },
+                     *               "431": {
+                     *                 "$ref": "#/components/responses/HeaderTooLarge"
+                     *               }
+                     *             }
+                     *           },
+                     *           "put": {
+                     *             "operationId": "adminSetSpendCap",
+                     *             "summary": "Set the operator's live spend cap",
+                     *             "tags": [
+                     *               "admin"
+                     *             ],
+                     *             "parameters": [
+                     *               {
+                     *                 "name": "id",
+                     *                 "in": "path",
+                     *                 "required": true,
+                     *                 "description": "Account id.",
+                     *                 "schema": {
+                     *                   "type": "string"
+                     *                 }
+                     *               }
+                     *             ],
+                     *             "requestBody": {
+                     *               "required": true,
+                     *               "content": {
+                     *                 "application/json": {
+                     *                   "schema": {
+                     *                     "type": "object",
+                     *                     "properties": {
+                     *                       "live_monthly_credits": {
+                     *                         "type": [
+                     *                           "integer",
+                     *                           "null"
+                     *                         ],
+                     *                         "minimum": 0
+                     *                       }
+                     *                     },
+                     *                     "required": [
+                     *                       "live_monthly_credits"
+                     *                     ],
+                     *                     "additionalProperties": false
+                     *                   },
+                     *                   "example": {
+                     *                     "live_monthly_credits": 30
+                     *                   }
+                     *                 }
+                     *               }
+                     *             },
+                     *             "security": [
+                     *               {
+                     *                 "adminToken": []
+                     *               }
+                     *             ],
+                     *             "responses": {
+                     *               "200": {
+                     *                 "description": "OK",
+                     *                 "headers": {
+                     *                   "X-Request-Id": {
+                     *                     "$ref": "#/components/headers/X-Request-Id"
+                     *                   }
+                     *                 },
+                     *                 "content": {
+                     *                   "application/json": {
+                     *                     "schema": {
+                     *                       "type": "object",
+                     *                       "properties": {
+                     *                         "success": {
+                     *                           "type": "boolean"
+                     *                         },
+                     *                         "data": {
+                     *                           "$ref": "#/components/schemas/SpendCap"
+                     *                         }
+                     *                       },
+                     *                       "required": [
+                     *                         "success",
+                     *                         "data"
+                     *                       ],
+                     *                       "additionalProperties": false
+                     *                     },
+                     *                     "example": {
+                     *                       "success": true,
+                     *                       "data": {
+                     *                         "live_monthly_credits": null,
+                     *                         "operator_live_monthly_credits": null,
+                     *                         "effective_live_monthly_credits": null,
+                     *                         "period": "2026-11",
+                     *                         "period_start": "2026-11-01T00:00:00Z",
+                     *                         "period_end": "2026-12-01T00:00:00Z",
+                     *                         "live_spent_credits": 0,
+                     *                         "live_remaining_credits": null
+                     *                       }
+                     *                     }
+                     *                   }
+                     *                 }
+                     *               },
+                     *               "400": {
+                     *                 "$ref": "#/components/responses/BadRequest"
+                     *               },
+                     *               "401": {
+                     *                 "$ref": "#/components/responses/Unauthorized"
+                     *               },
+                     *               "404": {
+                     *                 "$ref": "#/components/responses/NotFound"
+                     *               },
+                     *               "413": {
+                     *                 "$ref": "#/components/responses/PayloadTooLarge"
+                     *               },
+                     *               "429": {
+                     *                 "$ref": "#/components/responses/RateLimited"
+                     *               },
+                     *               "431": {
+                     *                 "$ref": "#/components/responses/HeaderTooLarge"
+                     *               }
+                     *             }
+                     *           }
+                     *         },
+                     *         "/admin/v1/accounts/{id}/keys": {
+                     *           "post": {
+                     *             "operationId": "adminCreateKey",
+                     *             "summary": "Create a key for an account",
+                     *             "tags": [
+                     *               "admin"
+                     *             ],
+                     *             "parameters": [
+                     *               {
+                     *                 "name": "id",
+                     *                 "in": "path",
+                     *                 "required": true,
+                     *                 "description": "Account id.",
+                     *                 "schema": {
+                     *                   "type": "string"
+                     *                 }
+                     *               }
+                     *             ],
+                     *             "requestBody": {
+                     *               "required": true,
+                     *               "content": {
+                     *                 "application/json": {
+                     *                   "schema": {
+                     *                     "type": "object",
+                     *                     "properties": {
+                     *                       "alias": {
+                     *                         "type": "string"
+                     *                       }
+                     *                     },
+                     *                     "required": [
+                     *                       "alias"
+                     *                     ],
+                     *                     "additionalProperties": false
+                     *                   },
+                     *                   "example": {
+                     *                     "alias": "ops"
+                     *                   }
+                     *                 }
+                     *               }
+                     *             },
+                     *             "security": [
+                     *               {
+                     *                 "adminToken": []
+                     *               }
+                     *             ],
+                     *             "responses": {
+                     *               "201": {
+                     *                 "description": "Created",
+                     *                 "headers": {
+                     *                   "X-Request-Id": {
+                     *                     "$ref": "#/components/headers/X-Request-Id"
+                     *                   }
+                     *                 },
+                     *                 "content": {
+                     *                   "application/json": {
+                     *                     "schema": {
+                     *                       "type": "object",
+                     *                       "properties": {
+                     *                         "success": {
+                     *                           "type": "boolean"
+                     *                         },
+                     *                         "key_id": {
+                     *                           "type": "string"
+                     *                         },
+                     *                         "alias": {
+                     *                           "type": "string"
+                     *                         },
+                     *                         "api_secret": {
+                     *                           "type": "string"
+                     *                         }
+                     *                       },
+                     *                       "required": [
+                     *                         "key_id",
+                     *                         "api_secret"
+                     *                       ],
+                     *                       "additionalProperties": false
+                     *                     },
+                     *                     "example": {
+                     *                       "success": true,
+                     *                       "key_id": "key_sMJfwkdwIszXNlVdjCKJ",
+                     *                       "alias": "ops",
+                     *                       "api_secret": "imago_sk_xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"
+                     *                     }
+                     *                   }
+                     *                 }
+                     *               },
+                     *               "400": {
+                     *                 "$ref": "#/components/responses/BadRequest"
+                     *               },
+                     *               "401": {
+                     *                 "$ref": "#/components/responses/Unauthorized"
+                     *               },
+                     *               "404": {
+                     *                 "$ref": "#/components/responses/NotFound"
+                     *               },
+                     *               "413": {
+                     *                 "$ref": "#/components/responses/PayloadTooLarge"
+                     *               },
+                     *               "429": {
+                     *                 "$ref": "#/components/responses/RateLimited"
+                     *               },
+                     *               "431": {
+                     *                 "$ref": "#/components/responses/HeaderTooLarge"
+                     *               }
+                     *             }
+                     *           }
+                     *         },
+                     *         "/admin/v1/keys/{key_id}": {
+                     *           "delete": {
+                     *             "operationId": "adminRevokeKey",
+                     *             "summary": "Revoke a key",
+                     *             "tags": [
+                     *               "admin"
+                     *             ],
+                     *             "parameters": [
+                     *               {
+                     *                 "name": "key_id",
+                     *                 "in": "path",
+                     *                 "required": true,
+                     *                 "description": "Key id.",
+                     *                 "schema": {
+                     *                   "type": "string"
+                     *                 }
+                     *               }
+                     *             ],
+                     *             "security": [
+                     *               {
+                     *                 "adminToken": []
+                     *               }
+                     *             ],
+                     *             "responses": {
+                     *               "200": {
+                     *                 "description": "OK",
+                     *                 "headers": {
+                     *                   "X-Request-Id": {
+                     *                     "$ref": "#/components/headers/X-Request-Id"
+                     *                   }
+                     *                 },
+                     *                 "content": {
+                     *                   "application/json": {
+                     *                     "schema": {
+                     *                       "type": "object",
+                     *                       "properties": {
+                     *                         "success": {
+                     *                           "type": "boolean"
+                     *                         },
+                     *                         "key_id": {
+                     *                           "type": "string"
+                     *                         },
+                     *                         "revoked": {
+                     *                           "type": "boolean"
+                     *                         }
+                     *                       },
+                     *                       "required": [
+                     *                         "key_id",
+                     *                         "revoked"
+                     *                       ],
+                     *                       "additionalProperties": false
+                     *                     },
+                     *                     "example": {
+                     *                       "success": true,
+                     *                       "key_id": "key_sMJfwkdwIszXNlVdjCKJ",
+                     *                       "revoked": true
+                     *                     }
+                     *                   }
+                     *                 }
+                     *               },
+                     *               "401": {
+                     *                 "$ref": "#/components/responses/Unauthorized"
+                     *               },
+                     *               "404": {
+                     *                 "$ref": "#/components/responses/NotFound"
+                     *               },
+                     *               "413": {
+                     *                 "$ref": "#/components/responses/PayloadTooLarge"
+                     *               },
+                     *               "429": {
+                     *                 "$ref": "#/components/responses/RateLimited"
+                     *               },
+                     *               "431": {
+                     *                 "$ref": "#/components/responses/HeaderTooLarge"
+                     *               }
+                     *             }
+                     *           }
+                     *         },
+                     *         "/admin/v1/keys/{key_id}/rotate": {
+                     *           "post": {
+                     *             "operationId": "adminRotateKey",
+                     *             "summary": "Rotate a key",
+                     *             "tags": [
+                     *               "admin"
+                     *             ],
+                     *             "parameters": [
+                     *               {
+                     *                 "name": "key_id",
+                     *                 "in": "path",
+                     *                 "required": true,
+                     *                 "description": "Key id.",
+                     *                 "schema": {
+                     *                   "type": "string"
+                     *                 }
+                     *               }
+                     *             ],
+                     *             "security": [
+                     *               {
+                     *                 "adminToken": []
+                     *               }
+                     *             ],
+                     *             "responses": {
+                     *               "201": {
+                     *                 "description": "Created",
+                     *                 "headers": {
+                     *                   "X-Request-Id": {
+                     *                     "$ref": "#/components/headers/X-Request-Id"
+                     *                   }
+                     *                 },
+                     *                 "content": {
+                     *                   "application/json": {
+                     *                     "schema": {
+                     *                       "type": "object",
+                     *                       "properties": {
+                     *                         "success": {
+                     *                           "type": "boolean"
+                     *                         },
+                     *                         "key_id": {
+                     *                           "type": "string"
+                     *                         },
+                     *                         "alias": {
+                     *                           "type": "string"
+                     *                         },
+                     *                         "api_secret": {
+                     *                           "type": "string"
+                     *                         },
+                     *                         "replaces": {
+                     *                           "type": "string"
+                     *                         }
+                     *                       },
+                     *                       "required": [
+                     *                         "key_id",
+                     *                         "api_secret",
+                     *                         "replaces"
+                     *                       ],
+                     *                       "additionalProperties": false
+                     *                     }
+                     *                   }
+                     *                 }
+                     *               },
+                     *               "401": {
+                     *                 "$ref": "#/components/responses/Unauthorized"
+                     *               },
+                     *               "404": {
+                     *                 "$ref": "#/components/responses/NotFound"
+                     *               },
+                     *               "413": {
+                     *                 "$ref": "#/components/responses/PayloadTooLarge"
+                     *               },
+                     *               "429": {
+                     *                 "$ref": "#/components/responses/RateLimited"
+                     *               },
+                     *               "431": {
+                     *                 "$ref": "#/components/responses/HeaderTooLarge"
+                     *               }
+                     *             }
+                     *           }
+                     *         },
+                     *         "/admin/v1/accounts/{id}/members": {
+                     *           "post": {
+                     *             "operationId": "adminAddMember",
+                     *             "summary": "Add a dashboard member",
+                     *             "tags": [
+                     *               "admin"
+                     *             ],
+                     *             "parameters": [
+                     *               {
+                     *                 "name": "id",
+                     *                 "in": "path",
+                     *                 "required": true,
+                     *                 "description": "Account id.",
+                     *                 "schema": {
+                     *                   "type": "string"
+                     *                 }
+                     *               }
+                     *             ],
+                     *             "requestBody": {
+                     *               "required": true,
+                     *               "content": {
+                     *                 "application/json": {
+                     *                   "schema": {
+                     *                     "type": "object",
+                     *                     "properties": {
+                     *                       "email": {
+                     *                         "type": "string"
+                     *                       },
+                     *                       "password": {
+                     *                         "type": "string"
+                     *                       }
+                     *                     },
+                     *                     "required": [
+                     *                       "email",
+                     *                       "password"
+                     *                     ],
+                     *                     "additionalProperties": false
+                     *                   },
+                     *                   "example": {
+                     *                     "email": "ada@example.org",
+                     *                     "password": "correct horse battery"
+                     *                   }
+                     *                 }
+                     *               }
+                     *             },
+                     *             "security": [
+                     *               {
+                     *                 "adminToken": []
+                     *               }
+                     *             ],
+                     *             "responses": {
+                     *               "201": {
+                     *                 "description": "Created",
+                     *                 "headers": {
+                     *                   "X-Request-Id": {
+                     *                     "$ref": "#/components/headers/X-Request-Id"
+                     *                   }
+                     *                 },
+                     *                 "content": {
+                     *                   "application/json": {
+                     *                     "schema": {
+                     *                       "type": "object",
+                     *                       "properties": {
+                     *                         "success": {
+                     *                           "type": "boolean"
+                     *                         },
+                     *                         "data": {
+                     *                           "$ref": "#/components/schemas/Member"
+                     *                         }
+                     *                       },
+                     *                       "required": [
+                     *                         "success",
+                     *                         "data"
+                     *                       ],
+                     *                       "additionalProperties": false
+                     *                     },
+                     *                     "example": {
+                     *                       "success": true,
+                     *                       "data": {
+                     *                         "id": "mem_0zvg0KtL2ufP8ZH2l6bL",
+                     *                         "email": "ada@example.org",
+                     *                         "account_id": "usr_cf7GFiI4D7VNtmqLYAri",
+                     *                         "created_at": 1795602268,
+                     *                         "password_changed_at": 1795602268
+                     *                       }
+                     *                     }
+                     *                   }
+                     *                 }
+                     *               },
+                     *               "400": {
+                     *                 "$ref": "#/components/responses/BadRequest"
+                     *               },
+                     *               "401": {
+                     *                 "$ref": "#/components/responses/Unauthorized"
+                     *               },
+                     *               "404": {
+                     *                 "$ref": "#/components/responses/NotFound"
+                     *               },
+                     *               "409": {
+                     *                 "$ref": "#/components/responses/Conflict"
+                     *               },
+                     *               "413": {
+                     *                 "$ref": "#/components/responses/PayloadTooLarge"
+                     *               },
+                     *               "429": {
+                     *                 "$ref": "#/components/responses/RateLimited"
+                     *               },
+                     *               "431": {
+                     *                 "$ref": "#/components/responses/HeaderTooLarge"
+                     *               }
+                     *             }
+                     *           },
+                     *           "get": {
+                     *             "operationId": "adminListMembers",
+                     *             "summary": "List dashboard members",
+                     *             "tags": [
+                     *               "admin"
+                     *             ],
+                     *             "parameters": [
+                     *               {
+                     *                 "name": "id",
+                     *                 "in": "path",
+                     *                 "required": true,
+                     *                 "description": "Account id.",
+                     *                 "schema": {
+                     *                   "type": "string"
+                     *                 }
+                     *               }
+                     *             ],
+                     *             "security": [
+                     *               {
+                     *                 "adminToken": []
+                     *               }
+                     *             ],
+                     *             "responses": {
+                     *               "200": {
+                     *                 "description": "OK",
+                     *                 "headers": {
+                     *                   "X-Request-Id": {
+                     *                     "$ref": "#/components/headers/X-Request-Id"
+                     *                   }
+                     *                 },
+                     *                 "content": {
+                     *                   "application/json": {
+                     *                     "schema": {
+                     *                       "type": "object",
+                     *                       "properties": {
+                     *                         "success": {
+                     *                           "type": "boolean"
+                     *                         },
+                     *                         "data": {
+                     *                           "type": "array",
+                     *                           "items": {
+                     *                             "$ref": "#/components/schemas/Member"
+                     *                           }
+                     *                         }
+                     *                       },
+                     *                       "required": [
+                     *                         "success",
+                     *                         "data"
+                     *                       ],
+                     *                       "additionalProperties": false
+                     *                     },
+                     *                     "example": {
+                     *                       "success": true,
+                     *                       "data": [
+                     *                         {
+                     *                           "id": "mem_GOk9ye6Oin4ynqaifb1x",
+                     *                           "email": "shell@example.org",
+                     *                           "account_id": "usr_j3v0UZ9Y3HcUeJc0Gtxb",
+                     *                           "created_at": 1795602444,
+                     *                           "password_changed_at": 1795602444
+                     *                         }
+                     *                       ]
+                     *                     }
+                     *                   }
+                     *                 }
+                     *               },
+                     *               "401": {
+                     *                 "$ref": "#/components/responses/Unauthorized"
+                     *               },
+                     *               "404": {
+                     *                 "$ref": "#/components/responses/NotFound"
+                     *               },
+                     *               "429": {
+                     *                 "$ref": "#/components/responses/RateLimited"
+                     *               },
+                     *               "431": {
+                     *                 "$ref": "#/components/responses/HeaderTooLarge"
+                     *               }
+                     *             }
+                     *           }
+                     *         },
+                     *         "/admin/v1/runtime-token-keys/rotate": {
+                     *           "post": {
+                     *             "operationId": "adminRotateTokenKey",
+                     *             "summary": "Rotate the runtime-token signing key",
+                     *             "tags": [
+                     *               "admin"
+                     *             ],
+                     *             "security": [
+                     *               {
+                     *                 "adminToken": []
+                     *               }
+                     *             ],
+                     *             "responses": {
+                     *               "200": {
+                     *                 "description": "OK",
+                     *                 "headers": {
+                     *                   "X-Request-Id": {
+                     *                     "$ref": "#/components/headers/X-Request-Id"
+                     *                   }
+                     *                 },
+                     *                 "content": {
+                     *                   "application/json": {
+                     *                     "schema": {
+                     *                       "type": "object",
+                     *                       "properties": {
+                     *                         "rotated": {
+                     *                           "type": "boolean"
+                     *                         },
+                     *                         "key_id": {
+                     *                           "type": "string"
+                     *                         }
+                     *                       },
+                     *                       "required": [
+                     *                         "rotated",
+                     *                         "key_id"
+                     *                       ],
+                     *                       "additionalProperties": false
+                     *                     },
+                     *                     "example": {
+                     *                       "rotated": true,
+                     *                       "key_id": "rk_7q5kdnUQ4KOwsjrP"
+                     *                     }
+                     *                   }
+                     *                 }
+                     *               },
+                     *               "401": {
+                     *                 "$ref": "#/components/responses/Unauthorized"
+                     *               },
+                     *               "413": {
+                     *                 "$ref": "#/components/responses/PayloadTooLarge"
+                     *               },
+                     *               "429": {
+                     *                 "$ref": "#/components/responses/RateLimited"
+                     *               },
+                     *               "431": {
+                     *                 "$ref": "#/components/responses/HeaderTooLarge"
+                     *               }
+                     *             }
+                     *           }
+                     *         },
+                     *         "/v1/runtime/rooms/{room_id}": {
+                     *           "get": {
+                     *             "operationId": "joinRoom",
+                     *             "summary": "Join a live room (WebSocket)",
+                     *             "tags": [
+                     *               "live"
+                     *             ],
+                     *             "description": "A WebSocket: GET with `Upgrade: websocket`, authenticated wi...",
+                     *             "parameters": [
+                     *               {
+                     *                 "name": "room_id",
+                     *                 "in": "path",
+                     *                 "required": true,
+                     *                 "description": "Room id (chosen by the client).",
+                     *                 "schema": {
+                     *                   "type": "string"
+                     *                 }
+                     *               },
+                     *               {
+                     *                 "name": "agent_code",
+                     *                 "in": "query",
+                     *                 "required": true,
+                     *                 "description": "The agent that runs the room.",
+                     *                 "schema": {
+                     *                   "type": "string"
+                     *                 }
+                     *               }
+                     *             ],
+                     *             "security": [
+                     *               {
+                     *                 "runtimeToken": []
+                     *               },
+                     *               {
+                     *                 "embedToken": []
+                     *               }
+                     *             ],
+                     *             "responses": {
+                     *               "101": {
+                     *                 "description": "Switching Protocols: the live session (messages in `x-websocket`)."
+                     *               },
+                     *               "400": {
+                     *                 "$ref": "#/components/responses/BadRequest"
+                     *               },
+                     *               "401": {
+                     *                 "$ref": "#/components/responses/Unauthorized"
+                     *               },
+                     *               "402": {
+                     *                 "$ref": "#/components/responses/PaymentRequired"
+                     *               },
+                     *               "403": {
+                     *                 "description": "`FORBIDDEN`: an embed token of another agent.",
+                     *                 "headers": {
+                     *                   "X-Request-Id": {
+                     *                     "$ref": "#/components/headers/X-Request-Id"
+                     *                   }
+                     *                 },
+                     *                 "content": {
+                     *                   "application/json": {
+                     *                     "schema": {
+                     *                       "$ref": "#/components/schemas/Error"
+                     *                     }
+                     *                   }
+                     *                 }
+                     *               },
+                     *               "404": {
+                     *                 "$ref": "#/components/responses/NotFound"
+                     *               },
+                     *               "409": {
+                     *                 "description": "`CONFLICT`: the room runs another agent.",
+                     *                 "headers": {
+                     *                   "X-Request-Id": {
+                     *                     "$ref": "#/components/headers/X-Request-Id"
+                     *                   }
+                     *                 },
+                     *                 "content": {
+                     *                   "application/json": {
+                     *                     "schema": {
+                     *                       "$ref": "#/components/schemas/Error"
+                     *                     }
+                     *                   }
+                     *                 }
+                     *               },
+                     *               "426": {
+                     *                 "description": "A plain GET without the WebSocket upgrade headers.",
+                     *                 "headers": {
+                     *                   "X-Request-Id": {
+                     *                     "$ref": "#/components/headers/X-Request-Id"
+                     *                   }
+                     *                 },
+                     *                 "content": {
+                     *                   "application/json": {
+                     *                     "schema": {
+                     *                       "$ref": "#/components/schemas/Error"
+                     *                     }
+                     *                   }
+                     *                 }
+                     *               },
+                     *               "503": {
+                     *                 "$ref": "#/components/responses/ServiceUnavailable"
+                     *               }
+                     *             },
+                     *             "x-websocket": {
+                     *               "subprotocols": [
+                     *                 "imago.v1",
+                     *                 "bearer.<token>"
+                     *               ],
+                     *               "reference": "docs/live-protocol.md",
+                     *               "serverEvents": {
+                     *                 "session.started": "room_id, session_id, agent_code, width, height, fps, audio_rate, video_codec (jpeg), audio_codec (pcm_s16le), state: first message on every connection",
+                     *                 "speech.started": "utterance_id, text: before the first audio frame of an utterance",
+                     *                 "playback_finished": "utterance_id, playback_position (s), interrupted",
+                     *                 "dynamics.triggered": "action, animation_triggered: answer to trigger_dynamics",
+                     *                 "session.paused": "reason (token_not_renewed): the grace window passed",
+                     *                 "session.resumed": "a renewal arrived",
+                     *                 "session.ended": "reason, detail: then the server closes with 1000 (1001 on shutdown)",
+                     *                 "heartbeat.ok": "token, expires_at: answer to heartbeat",
+                     *                 "transcript": "role (user | agent), text, final: captions",
+                     *                 "agent.thinking": "the agent started working on an answer",
+                     *                 "error": "code, message: VALIDATION_ERROR, FORBIDDEN, UNAUTHORIZED, SPEECH_FAILED, TTS_BUSY, LLM_UNAVAILABLE, SPEECH_RECOGNITION_UNAVAILABLE, SPEND_CAP_REACHED"
+                     *               },
+                     *               "clientMessages": {
+                     *                 "speak": "text: the agent says it verbatim",
+                     *                 "user_text": "text: the viewer said something; the conversation answers",
+                     *                 "camera_frame": "image (data: URL): camera_chat only",
+                     *                 "add_context": "text: knowledge for the session, no spoken reply",
+                     *                 "interrupt": "stops the current answer, synthesis and rendering",
+                     *                 "trigger_dynamics": "action: plays a gesture",
+                     *                 "keep_alive": "resets the idle timeout",
+                     *                 "heartbeat": "token: renews the session's token; answered by heartbeat.ok"
+                     *               },
+                     *               "binaryFrames": "Server -> client media: a 20-byte little-endian header (kind..."
+                     *             }
+                     *           }
+                     *         }
+                     *       },
+                     *       "components": {
+                     *         "schemas": {
+                     *           "Error": {
+                     *             "type": "object",
+                     *             "properties": {
+                     *               "error": {
+                     *                 "type": "object",
+                     *                 "properties": {
+                     *                   "code": {
+                     *                     "type": "string",
+                     *                     "description": "Machine-readable error code, e.g. VALIDATION_ERROR."
+                     *                   },
+                     *                   "message": {
+                     *                     "type": "string",
+                     *                     "description": "Human-readable reason; names the field at fault."
+                     *                   },
+                     *                   "httpStatus": {
+                     *                     "type": "integer"
+                     *                   }
+                     *                 },
+                     *                 "required": [
+                     *                   "code",
+                     *                   "message",
+                     *                   "httpStatus"
+                     *                 ],
+                     *                 "additionalProperties": false
+                     *               },
+                     *               "status": {
+                     *                 "type": "string",
+                     *                 "const": "error"
+                     *               },
+                     *               "status_code": {
+                     *                 "type": "integer"
+                     *               }
+                     *             },
+                     *             "required": [
+                     *               "error",
+                     *               "status",
+                     *               "status_code"
+                     *             ],
+                     *             "description": "The error envelope every error answer uses.",
+                     *             "additionalProperties": false
+                     *           },
+                     *           "Pagination": {
+                     *             "type": "object",
+                     *             "properties": {
+                     *               "limit": {
+                     *                 "type": "integer"
+                     *               },
+                     *               "offset": {
+                     *                 "type": "integer"
+                     *               },
+                     *               "total": {
+                     *                 "type": "integer"
+                     *               },
+                     *               "has_more": {
+                     *                 "type": "boolean"
+                     *               }
+                     *             },
+                     *             "required": [
+                     *               "limit",
+                     *               "offset",
+                     *               "total"
+                     *             ],
+                     *             "additionalProperties": false
+                     *           },
+                     *           "Axes": {
+                     *             "type": "object",
+                     *             "properties": {
+                     *               "gender": {
+                     *                 "type": "number"
+                     *               },
+                     *               "pitch": {
+                     *                 "type": "number"
+                     *               },
+                     *               "rate": {
+                     *                 "type": "number"
+                     *               },
+                     *               "brightness": {
+                     *                 "type": "number"
+                     *               }
+                     *             },
+                     *             "description": "Voice tuning offsets, -0.5..0.5 each (suggested ±0.3); 0 is neutral.",
+                     *             "additionalProperties": false
+                     *           },
+                     *           "AgentStatus": {
+                     *             "type": "string",
+                     *             "enum": [
+                     *               "processing",
+                     *               "generating",
+                     *               "completed"
+                     *             ],
+                     *             "description": "`completed` is an intermediate marker: keep polling until `success`, `ready` or `failed`."
+                     *           },
+                     *           "AgentVoice": {
+                     *             "type": [
+                     *               "object",
+                     *               "null"
+                     *             ],
+                     *             "properties": {
+                     *               "id": {
+                     *                 "type": "string"
+                     *               },
+                     *               "axes": {
+                     *                 "$ref": "#/components/schemas/Axes"
+                     *               },
+                     *               "source": {
+                     *                 "type": "string",
+                     *                 "enum": [
+                     *                   "requested",
+                     *                   "voice_code",
+                     *                   "matched"
+                     *                 ]
+                     *               },
+                     *               "voice_code": {
+                     *                 "type": "string"
+                     *               }
+                     *             },
+                     *             "required": [
+                     *               "id",
+                     *               "source"
+                     *             ],
+                     *             "additionalProperties": false
+                     *           },
+                     *           "Agent": {
+                     *             "type": "object",
+                     *             "properties": {
+                     *               "agent_id": {
+                     *                 "type": "string"
+                     *               },
+                     *               "status": {
+                     *                 "$ref": "#/components/schemas/AgentStatus"
+                     *               },
+                     *               "system_prompt": {
+                     *                 "type": "string"
+                     *               },
+                     *               "image_url": {
+                     *                 "type": "string"
+                     *               },
+                     *               "video_url": {
+                     *                 "type": "string"
+                     *               },
+                     *               "model_url": {
+                     *                 "type": "string"
+                     *               },
+                     *               "name": {
+                     *                 "type": "string"
+                     *               },
+                     *               "voice": {
+                     *                 "$ref": "#/components/schemas/AgentVoice"
+                     *               }
+                     *             },
+                     *             "required": [
+                     *               "agent_id",
+                     *               "status",
+                     *               "system_prompt"
+                     *             ],
+                     *             "additionalProperties": false
+                     *           },
+                     *           "AgentProgress": {
+                     *             "type": "object",
+                     *             "properties": {
+                     *               "agent_id": {
+                     *                 "type": "string"
+                     *               },
+                     *               "status": {
+                     *                 "$ref": "#/components/schemas/AgentStatus"
+                     *               },
+                     *               "progress": {
+                     *                 "type": "number",
+                     *                 "minimum": 0,
+                     *                 "maximum": 1
+                     *               },
+                     *               "progress_msg": {
+                     *                 "type": "string"
+                     *               },
+                     *               "current_step": {
+                     *                 "type": "string"
+                     *               },
+                     *               "error_message": {
+                     *                 "type": [
+                     *                   "string",
+                     *                   "null"
+                     *                 ]
+                     *               },
+                     *               "system_prompt": {
+                     *                 "type": "string"
+                     *               },
+                     *               "image_url": {
+                     *                 "type": "string"
+                     *               },
+                     *               "video_url": {
+                     *                 "type": "string"
+                     *               },
+                     *               "model_url": {
+                     *                 "type": "string"
+                     *               },
+                     *               "name": {
+                     *                 "type": "string"
+                     *               }
+                     *             },
+                     *             "required": [
+                     *               "agent_id",
+                     *               "status",
+                     *               "progress"
+                     *             ],
+                     *             "additionalProperties": false
+                     *           },
+                     *           "AgentListItem": {
+                     *             "type": "object",
+                     *             "properties": {
+                     *               "code": {
+                     *                 "type": "string"
+                     *               },
+                     *               "agent_id": {
+                     *                 "type": "string"
+                     *               },
+                     *               "name": {
+                     *                 "type": "string"
+                     *               },
+                     *               "status": {
+                     *                 "$ref": "#/components/schemas/AgentStatus"
+                     *               },
+                     *               "progress": {
+                     *                 "type": "number"
+                     *               },
+                     *               "model": {
+                     *                 "type": "string"
+                     *               },
+                     *               "created_at": {
+                     *                 "type": "string",
+                     *                 "format": "date-time"
+                     *               }
+                     *             },
+                     *             "required": [
+                     *               "code",
+                     *               "status"
+                     *             ],
+                     *             "additionalProperties": false
+                     *           },
+                     *           "Started": {
+                     *             "type": "object",
+                     *             "properties": {
+                     *               "success": {
+                     *                 "type": "boolean"
+                     *               },
+                     *               "message": {
+                     *                 "type": "string"
+                     *               },
+                     *               "agent_id": {
+                     *                 "type": "string"
+                     *               },
+                     *               "status": {
+                     *                 "type": "string",
+                     *                 "const": "processing"
+                     *               }
+                     *             },
+                     *             "required": [
+                     *               "success",
+                     *               "message",
+                     *               "agent_id"
+                     *             ],
+                     *             "additionalProperties": false
+                     *           },
+                     *           "Key": {
+                     *             "type": "object",
+                     *             "properties": {
+                     *               "id": {
+                     *                 "type": "string"
+                     *               },
+                     *               "alias": {
+                     *                 "type": "string"
+                     *               },
+                     *               "prefix": {
+                     *                 "type": "string"
+                     *               },
+                     *               "last4": {
+                     *                 "type": "string"
+                     *               },
+                     *               "created_at": {
+                     *                 "type": "string",
+                     *                 "format": "date-time"
+                     *               },
+                     *               "last_used_at": {
+                     *                 "type": [
+                     *                   "string",
+                     *                   "null"
+                     *                 ],
+                     *                 "format": "date-time"
+                     *               }
+                     *             },
+                     *             "required": [
+                     *               "id",
+                     *               "alias",
+                     *               "prefix"
+                     *             ],
+                     *             "description": "An API key; never carries the secret except right after creation or rotation.",
+                     *             "additionalProperties": false
+                     *           },
+                     *           "LedgerEntry": {
+                     *             "type": "object",
+                     *             "properties": {
+                     *               "id": {
+                     *                 "type": "string"
+                     *               },
+                     *               "kind": {
+                     *                 "type": "string",
+                     *                 "enum": [
+                     *                   "topup",
+                     *                   "grant",
+                     *                   "charge"
+                     *                 ]
+                     *               },
+                     *               "amount": {
+                     *                 "type": "integer"
+                     *               },
+                     *               "balance_after": {
+                     *                 "type": "integer"
+                     *               },
+                     *               "reason": {
+                     *                 "type": "string"
+                     *               },
+                     *               "operation_key": {
+                     *                 "type": "string"
+                     *               },
+                     *               "reference": {
+                     *                 "type": [
+                     *                   "string",
+                     *                   "null"
+                     *                 ]
+                     *               },
+                     *               "created_at": {
+                     *                 "type": "string",
+                     *                 "format": "date-time"
+                     *               }
+                     *             },
+                     *             "required": [
+                     *               "id",
+                     *               "kind",
+                     *               "amount"
+                     *             ],
+                     *             "additionalProperties": false
+                     *           },
+                     *           "Limits": {
+                     *             "type": "object",
+                     *             "properties": {
+                     *               "generate": {
+                     *                 "type": "integer"
+                     *               },
+                     *               "write": {
+                     *                 "type": "integer"
+                     *               },
+                     *               "read": {
+                     *                 "type": "integer"
+                     *               },
+                     *               "storage_mb": {
+                     *                 "type": "integer"
+                     *               }
+                     *             },
+                     *             "description": "Requests per minute per tier, and the storage quota.",
+                     *             "additionalProperties": false
+                     *           },
+                     *           "SpendCap": {
+                     *             "type": "object",
+                     *             "properties": {
+                     *               "live_monthly_credits": {
+                     *                 "type": [
+                     *                   "integer",
+                     *                   "null"
+                     *                 ]
+                     *               },
+                     *               "operator_live_monthly_credits": {
+                     *                 "type": [
+                     *                   "integer",
+                     *                   "null"
+                     *                 ]
+                     *               },
+                     *               "effective_live_monthly_credits": {
+                     *                 "type": [
+                     *                   "integer",
+                     *                   "null"
+                     *                 ]
+                     *               },
+                     *               "period": {
+                     *                 "type": "string"
+                     *               },
+                     *               "period_start": {
+                     *                 "type": "string",
+                     *                 "format": "date-time"
+                     *               },
+                     *               "period_end": {
+                     *                 "type": "string",
+                     *                 "format": "date-time"
+                     *               },
+                     *               "live_spent_credits": {
+                     *                 "type": "integer"
+                     *               },
+                     *               "live_remaining_credits": {
+                     *                 "type": [
+                     *                   "integer",
+                     *                   "null"
+                     *                 ]
+                     *               }
+                     *             },
+                     *             "required": [
+                     *               "live_monthly_credits",
+                     *               "operator_live_monthly_credits",
+                     *               "effective_live_monthly_credits"
+                     *             ],
+                     *             "additionalProperties": false
+                     *           },
+                     *           "Voice": {
+                     *             "type": "object",
+                     *             "properties": {
+                     *               "id": {
+                     *                 "type": "string"
+                     *               },
+                     *               "kind": {
+                     *                 "type": "string",
+                     *                 "enum": [
+                     *                   "builtin",
+                     *                   "custom"
+                     *                 ]
+                     *               },
+                     *               "description": {
+                     *                 "type": "string"
+                     *               },
+                     *               "voice_code": {
+                     *                 "type": "string"
+                     *               },
+                     *               "name": {
+                     *                 "type": "string"
+                     *               },
+                     *               "base_voice": {
+                     *                 "type": "string"
+                     *               },
+                     *               "axes": {
+                     *                 "$ref": "#/components/schemas/Axes"
+                     *               },
+                     *               "created_at": {
+                     *                 "type": "string",
+                     *                 "format": "date-time"
+                     *               },
+                     *               "updated_at": {
+                     *                 "type": "string",
+                     *                 "format": "date-time"
+                     *               }
+                     *             },
+                     *             "required": [
+                     *               "id",
+                     *               "kind"
+                     *             ],
+                     *             "additionalProperties": false
+                     *           },
+                     *           "Language": {
+                     *             "type": "object",
+                     *             "properties": {
+                     *               "code": {
+                     *                 "type": "string"
+                     *               },
+                     *               "name": {
+                     *                 "type": "string"
+                     *               },
+                     *               "espeak_voice": {
+                     *                 "type": "string"
+                     *               },
+                     *               "note": {
+                     *                 "type": "string",
+                     *                 "description": "Caveats of this language, when there are any."
+                     *               }
+                     *             },
+                     *             "required": [
+                     *               "code",
+                     *               "name"
+                     *             ],
+                     *             "additionalProperties": false
+                     *           },
+                     *           "DesignedVoice": {
+                     *             "type": "object",
+                     *             "properties": {
+                     *               "success": {
+                     *                 "type": "boolean"
+                     *               },
+                     *               "voice_code": {
+                     *                 "type": "string",
+                     *                 "format": "uuid"
+                     *               },
+                     *               "name": {
+                     *                 "type": "string"
+                     *               },
+                     *               "base_voice": {
+                     *                 "type": "string"
+                     *               },
+                     *               "description": {
+                     *                 "type": "string"
+                     *               },
+                     *               "axes": {
+                     *                 "$ref": "#/components/schemas/Axes"
+                     *               },
+                     *               "created_at": {
+                     *                 "type": "string",
+                     *                 "format": "date-time"
+                     *               },
+                     *               "updated_at": {
+                     *                 "type": "string",
+                     *                 "format": "date-time"
+                     *               }
+                     *             },
+                     *             "required": [
+                     *               "voice_code",
+                     *               "name",
+                     *               "base_voice"
+                     *             ],
+                     *             "additionalProperties": false
+                     *           },
+                     *           "File": {
+                     *             "type": "object",
+                     *             "properties": {
+                     *               "id": {
+                     *                 "type": "string"
+                     *               },
+                     *               "file_url": {
+                     *                 "type": "string"
+                     *               },
+                     *               "file_type": {
+                     *                 "type": "string",
+                     *                 "enum": [
+                     *                   "image",
+                     *                   "video",
+                     *                   "audio"
+                     *                 ]
+                     *               },
+                     *               "mime_type": {
+                     *                 "type": "string"
+                     *               },
+                     *               "file_size": {
+                     *                 "type": "integer"
+                     *               },
+                     *               "original_source": {
+                     *                 "type": "string"
+                     *               },
+                     *               "uploaded_at": {
+                     *                 "type": "string",
+                     *                 "format": "date-time"
+                     *               }
+                     *             },
+                     *             "required": [
+                     *               "id",
+                     *               "file_url",
+                     *               "file_type"
+                     *             ],
+                     *             "additionalProperties": false
+                     *           },
+                     *           "Dynamics": {
+                     *             "type": "object",
+                     *             "properties": {
+                     *               "url": {
+                     *                 "type": [
+                     *                   "string",
+                     *                   "null"
+                     *                 ]
+                     *               },
+                     *               "status": {
+                     *                 "type": "string",
+                     *                 "enum": [
+                     *                   "generating",
+                     *                   "ready"
+                     *                 ]
+                     *               },
+                     *               "agent_id": {
+                     *                 "type": "string"
+                     *               },
+                     *               "gestures": {
+                     *                 "type": "object",
+                     *                 "additionalProperties": {
+                     *                   "type": "string"
+                     *                 },
+                     *                 "description": "Gesture action name -> clip URL."
+                     *               }
+                     *             },
+                     *             "required": [
+                     *               "url",
+                     *               "status",
+                     *               "agent_id"
+                     *             ],
+                     *             "additionalProperties": false
+                     *           },
+                     *           "Webhook": {
+                     *             "type": "object",
+                     *             "properties": {
+                     *               "id": {
+                     *                 "type": "string"
+                     *               },
+                     *               "url": {
+                     *                 "type": "string"
+                     *               },
+                     *               "events": {
+                     *                 "type": "array",
+                     *                 "items": {
+                     *                   "type": "string",
+                     *                   "enum": [
+                     *                     "agent.ready",
+                     *                     "agent.failed",
+                     *                     "dynamics.ready"
+                     *                   ]
+                     *                 }
+                     *               },
+                     *               "description": {
+                     *                 "type": [
+                     *                   "string",
+                     *                   "null"
+                     *                 ]
+                     *               },
+                     *               "active": {
+                     *                 "type": "boolean"
+                     *               },
+                     *               "created_at": {
+                     *                 "type": "string",
+                     *                 "format": "date-time"
+                     *               },
+                     *               "updated_at": {
+                     *                 "type": "string",
+                     *                 "format": "date-time"
+                     *               },
+                     *               "secret": {
+                     *                 "type": "string",
+                     *                 "description": "`whsec_...`; only in the creation answer."
+                     *               }
+                     *             },
+                     *             "required": [
+                     *               "id",
+                     *               "url",
+                     *               "events"
+                     *             ],
+                     *             "additionalProperties": false
+                     *           },
+                     *           "Delivery": {
+                     *             "type": "object",
+                     *             "properties": {
+                     *               "id": {
+                     *                 "type": "string"
+                     *               },
+                     *               "event_type": {
+                     *                 "type": "string"
+                     *               },
+                     *               "state": {
+                     *                 "type": "string",
+                     *                 "enum": [
+                     *                   "pending",
+                     *                   "delivered",
+                     *                   "failed"
+                     *                 ]
+                     *               },
+                     *               "delivered": {
+                     *                 "type": "boolean"
+                     *               },
+                     *               "status_code": {
+                     *                 "type": [
+                     *                   "integer",
+                     *                   "null"
+                     *                 ]
+                     *               },
+                     *               "attempts": {
+                     *                 "type": "integer"
+                     *               },
+                     *               "last_error": {
+                     *                 "type": [
+                     *                   "string",
+                     *                   "null"
+                     *                 ]
+                     *               },
+                     *               "created_at": {
+                     *                 "type": "string",
+                     *                 "format": "date-time"
+                     *               },
+                     *               "updated_at": {
+                     *                 "type": "string",
+                     *                 "format": "date-time"
+                     *               },
+                     *               "delivered_at": {
+                     *                 "type": [
+                     *                   "string",
+                     *                   "null"
+                     *                 ],
+                     *                 "format": "date-time"
+                     *               },
+                     *               "attempt_log": {
+                     *                 "type": "array",
+                     *                 "items": {
+                     *                   "type": "object",
+                     *                   "properties": {
+                     *                     "attempt": {
+                     *                       "type": "integer"
+                     *                     },
+                     *                     "status_code": {
+                     *                       "type": [
+                     *                         "integer",
+                     *                         "null"
+                     *                       ]
+                     *                     },
+                     *                     "error": {
+                     *                       "type": [
+                     *                         "string",
+                     *                         "null"
+                     *                       ]
+                     *                     },
+                     *                     "duration_ms": {
+                     *                       "type": "number"
+                     *                     },
+                     *                     "at": {
+                     *                       "type": "string",
+                     *                       "format": "date-time"
+                     *                     }
+                     *                   },
+                     *                   "additionalProperties": false
+                     *                 }
+                     *               }
+                     *             },
+                     *             "required": [
+                     *               "id",
+                     *               "event_type",
+                     *               "state"
+                     *             ],
+                     *             "additionalProperties": false
+                     *           },
+                     *           "VideoJob": {
+                     *             "type": "object",
+                     *             "properties": {
+                     *               "success": {
+                     *                 "type": "boolean"
+                     *               },
+                     *               "job_id": {
+                     *                 "type": "string"
+                     *               },
+                     *               "agent_code": {
+                     *                 "type": "string"
+                     *               },
+                     *               "status": {
+                     *                 "type": "string",
+                     *                 "enum": [
+                     *                   "processing",
+                     *                   "completed",
+                     *                   "failed"
+                     *                 ]
+                     *               },
+                     *               "duration": {
+                     *                 "type": "number"
+                     *               },
+                     *               "credits": {
+                     *                 "type": "integer"
+                     *               },
+                     *               "video_url": {
+                     *                 "type": "string"
+                     *               },
+                     *               "error_message": {
+                     *                 "type": [
+                     *                   "string",
+                     *                   "null"
+                     *                 ]
+                     *               }
+                     *             },
+                     *             "required": [
+                     *               "job_id",
+                     *               "agent_code",
+                     *               "status"
+                     *             ],
+                     *             "additionalProperties": false
+                     *           },
+                     *           "Room": {
+                     *             "type": "object",
+                     *             "properties": {
+                     *               "room_id": {
+                     *                 "type": "string"
+                     *               },
+                     *               "session_id": {
+                     *                 "type": "string"
+                     *               },
+                     *               "agent_code": {
+                     *                 "type": "string"
+                     *               },
+                     *               "state": {
+                     *                 "type": "string"
+                     *               },
+                     *               "started_at": {
+                     *                 "type": "string",
+                     *                 "format": "date-time"
+                     *               },
+                     *               "viewers": {
+                     *                 "type": "integer"
+                     *               },
+                     *               "billed_minutes": {
+                     *                 "type": "integer"
+                     *               },
+                     *               "billing_type": {
+                     *                 "type": "string"
+                     *               },
+                     *               "context_items": {
+                     *                 "type": "integer"
+                     *               }
+                     *             },
+                     *             "required": [
+                     *               "room_id",
+                     *               "session_id",
+                     *               "agent_code"
+                     *             ],
+                     *             "additionalProperties": false
+                     *           },
+                     *           "Account": {
+                     *             "type": "object",
+                     *             "properties": {
+                     *               "id": {
+                     *                 "type": "string"
+                     *               },
+                     *               "name": {
+                     *                 "type": "string"
+                     *               },
+                     *               "plan": {
+                     *                 "type": "string"
+                     *               },
+                     *               "limits": {
+                     *                 "$ref": "#/components/schemas/Limits"
+                     *               },
+                     *               "custom_limits": {
+                     *                 "type": "boolean"
+                     *               },
+                     *               "balance": {
+                     *                 "type": "integer"
+                     *               },
+                     *               "plan_credits": {
+                     *                 "type": "integer"
+                     *               },
+                     *               "topup_credits": {
+                     *                 "type": "integer"
+                     *               },
+                     *               "live_spend_cap": {
+                     *                 "$ref": "#/components/schemas/SpendCap"
+                     *               },
+                     *               "created_at": {
+                     *                 "type": "string",
+                     *                 "format": "date-time"
+                     *               },
+                     *               "keys": {
+                     *                 "type": "array",
+                     *                 "items": {
+                     *                   "$ref": "#/components/schemas/Key"
+                     *                 }
+                     *               }
+                     *             },
+                     *             "required": [
+                     *               "id",
+                     *               "name",
+                     *               "plan"
+                     *             ],
+                     *             "additionalProperties": false
+                     *           },
+                     *           "Member": {
+                     *             "type": "object",
+                     *             "properties": {
+                     *               "id": {
+                     *                 "type": "string"
+                     *               },
+                     *               "email": {
+                     *                 "type": "string"
+                     *               },
+                     *               "account_id": {
+                     *                 "type": "string"
+                     *               },
+                     *               "created_at": {
+                     *                 "type": "integer",
+                     *                 "description": "Unix seconds."
+                     *               },
+                     *               "password_changed_at": {
+                     *                 "type": "integer",
+                     *                 "description": "Unix seconds."
+                     *               }
+                     *             },
+                     *             "required": [
+                     *               "id",
+                     *               "email",
+                     *               "account_id"
+                     *             ],
+                     *             "additionalProperties": false
+                     *           },
+                     *           "TokenData": {
+                     *             "type": "object",
+                     *             "properties": {
+                     *               "status": {
+                     *                 "type": "string",
+                     *                 "const": "success"
+                     *               },
+                     *               "status_code": {
+                     *                 "type": "integer",
+                     *                 "const": 200
+                     *               },
+                     *               "data": {
+                     *                 "type": "object",
+                     *                 "properties": {
+                     *                   "token": {
+                     *                     "type": "string"
+                     *                   },
+                     *                   "expires_at": {
+                     *                     "type": [
+                     *                       "integer",
+                     *                       "string"
+                     *                     ]
+                     *                   },
+                     *                   "transaction_id": {
+                     *                     "type": "string"
+                     *                   },
+                     *                   "sid": {
+                     *                     "type": "string"
+                     *                   }
+                     *                 },
+                     *                 "required": [
+                     *                   "token"
+                     *                 ],
+                     *                 "additionalProperties": false
+                     *               }
+                     *             },
+                     *             "required": [
+                     *               "status",
+                     *               "status_code",
+                     *               "data"
+                     *             ],
+                     *             "additionalProperties": false
+                     *           }
+                     *         },
+                     *         "responses": {
+                     *           "BadRequest": {
+                     *             "description": "`VALIDATION_ERROR`: an invalid body, field or parameter (the message names it), including an unknown field of a JSON body. Nothing is charged.",
+                     *             "headers": {
+                     *               "X-Request-Id": {
+                     *                 "$ref": "#/components/headers/X-Request-Id"
+                     *               }
+                     *             },
+                     *             "content": {
+                     *               "application/json": {
+                     *                 "schema": {
+                     *                   "$ref": "#/components/schemas/Error"
+                     *                 }
+                     *               }
+                     *             }
+                     *           },
+                     *           "Unauthorized": {
+                     *             "description": "`MISSING_AUTH` (no credential) or `UNAUTHORIZED` (malformed, unknown or revoked).",
+                     *             "headers": {
+                     *               "X-Request-Id": {
+                     *                 "$ref": "#/components/headers/X-Request-Id"
+                     *               }
+                     *             },
+                     *             "content": {
+                     *               "application/json": {
+                     *                 "schema": {
+                     *                   "$ref": "#/components/schemas/Error"
+                     *                 }
+                     *               }
+                     *             }
+                     *           },
+                     *           "PaymentRequired": {
+                     *             "description": "`INSUFFICIENT_BALANCE` (\"Insufficient credits\") or, for live sessions, `SPEND_CAP_REACHED`.",
+                     *             "headers": {
+                     *               "X-Request-Id": {
+                     *                 "$ref": "#/components/headers/X-Request-Id"
+                     *               }
+                     *             },
+                     *             "content": {
+                     *               "application/json": {
+                     *                 "schema": {
+                     *                   "$ref": "#/components/schemas/Error"
+                     *                 }
+                     *               }
+                     *             }
+                     *           },
+                     *           "Forbidden": {
+                     *             "description": "`STORAGE_QUOTA_EXCEEDED`: the account keeps its plan's storage quota.",
+                     *             "headers": {
+                     *               "X-Request-Id": {
+                     *                 "$ref": "#/components/headers/X-Request-Id"
+                     *               }
+                     *             },
+                     *             "content": {
+                     *               "application/json": {
+                     *                 "schema": {
+                     *                   "$ref": "#/components/schemas/Error"
+                     *                 }
+                     *               }
+                     *             }
+                     *           },
+                     *           "NotFound": {
+                     *             "description": "`NOT_FOUND` (another account's resources look missing too).",
+                     *             "headers": {
+                     *               "X-Request-Id": {
+                     *                 "$ref": "#/components/headers/X-Request-Id"
+                     *               }
+                     *             },
+                     *             "content": {
+                     *               "application/json": {
+                     *                 "schema": {
+                     *                   "$ref": "#/components/schemas/Error"
+                     *                 }
+                     *               }
+                     *             }
+                     *           },
+                     *           "Conflict": {
+                     *             "description": "`CONFLICT`.",
+                     *             "headers": {
+                     *               "X-Request-Id": {
+                     *                 "$ref": "#/components/headers/X-Request-Id"
+                     *               }
+                     *             },
+                     *             "content": {
+                     *               "application/json": {
+                     *                 "schema": {
+                     *                   "$ref": "#/components/schemas/Error"
+                     *                 }
+                     *               }
+                     *             }
+                     *           },
+                     *           "PayloadTooLarge": {
+                     *             "description": "`PAYLOAD_TOO_LARGE`: the body is over the route's limit.",
+                     *             "headers": {
+                     *               "X-Request-Id": {
+                     *                 "$ref": "#/components/headers/X-Request-Id"
+                     *               }
+                     *             },
+                     *             "content": {
+                     *               "application/json": {
+                     *                 "schema": {
+                     *                   "$ref": "#/components/schemas/Error"
+                     *                 }
+                     *               }
+                     *             }
+                     *           },
+                     *           "UnsupportedMediaType": {
+                     *             "description": "`UNSUPPORTED_MEDIA_TYPE`.",
+                     *             "headers": {
+                     *               "X-Request-Id": {
+                     *                 "$ref": "#/components/headers/X-Request-Id"
+                     *               }
+                     *             },
+                     *             "content": {
+                     *               "application/json": {
+                     *                 "schema": {
+                     *                   "$ref": "#/components/schemas/Error"
+                     *                 }
+                     *               }
+                     *             }
+                     *           },
+                     *           "OAuthError": {
+                     *             "description": "An RFC 8628 error as the envelope's code: `authorization_pen...",
+                     *             "headers": {
+                     *               "X-Request-Id": {
+                     *                 "$ref": "#/components/headers/X-Request-Id"
+                     *               }
+                     *             },
+                     *             "content": {
+                     *               "application/json": {
+                     *                 "schema": {
+                     *                   "$ref": "#/components/schemas/Error"
+                     *                 }
+                     *               }
+                     *             }
+                     *           },
+                     *           "OAuthDenied": {
+                     *             "description": "`access_denied`: the sign-in was refused in the browser.",
+                     *             "headers": {
+                     *               "X-Request-Id": {
+                     *                 "$ref": "#/components/headers/X-Request-Id"
+                     *               }
+                     *             },
+                     *             "content": {
+                     *               "application/json": {
+                     *                 "schema": {
+                     *                   "$ref": "#/components/schemas/Error"
+                     *                 }
+                     *               }
+                     *             }
+                     *           },
+                     *           "OAuthServerError": {
+                     *             "description": "`server_error`: the login could not complete; try again.",
+                     *             "headers": {
+                     *               "X-Request-Id": {
+                     *                 "$ref": "#/components/headers/X-Request-Id"
+                     *               },
+                     *               "Retry-After": {
+                     *                 "$ref": "#/components/headers/Retry-After"
+                     *               }
+                     *             },
+                     *             "content": {
+                     *               "application/json": {
+                     *                 "schema": {
+                     *                   "$ref": "#/components/schemas/Error"
+                     *                 }
+                     *               }
+                     *             }
+                     *           },
+                     *           "HeaderTooLarge": {
+                     *             "description": "`HEADER_TOO_LARGE`: the request headers are over 16 KiB (any route).",
+                     *             "headers": {
+                     *               "X-Request-Id": {
+                     *                 "$ref": "#/components/headers/X-Request-Id"
+                     *               }
+                     *             },
+                     *             "content": {
+                     *               "application/json": {
+                     *                 "schema": {
+                     *                   "$ref": "#/components/schemas/Error"
+                     *                 }
+                     *               }
+                     *             }
+                     *           },
+                     *           "RateLimited": {
+                     *             "description": "`RATE_LIMITED`: the account's bucket for this tier is empty, the failed-authentication throttle or a per-IP cap.",
+                     *             "headers": {
+                     *               "X-Request-Id": {
+                     *                 "$ref": "#/components/headers/X-Request-Id"
+                     *               },
+                     *               "Retry-After": {
+                     *                 "$ref": "#/components/headers/Retry-After"
+                     *               }
+                     *             },
+                     *             "content": {
+                     *               "application/json": {
+                     *                 "schema": {
+                     *                   "$ref": "#/components/schemas/Error"
+                     *                 }
+                     *               }
+                     *             }
+                     *           },
+                     *           "ServiceUnavailable": {
+                     *             "description": "`SERVICE_UNAVAILABLE` or `TTS_BUSY`: a dependency is down or a queue is full.",
+                     *             "headers": {
+                     *               "X-Request-Id": {
+                     *                 "$ref": "#/components/headers/X-Request-Id"
+                     *               },
+                     *               "Retry-After": {
+                     *                 "$ref": "#/components/headers/Retry-After"
+                     *               }
+                     *             },
+                     *             "content": {
+                     *               "application/json": {
+                     *                 "schema": {
+                     *                   "$ref": "#/components/schemas/Error"
+                     *                 }
+                     *               }
+                     *             }
+                     *           }
+                     *         },
+                     *         "parameters": {
+                     *           "Limit": {
+                     *             "name": "limit",
+                     *             "in": "query",
+                     *             "description": "Page size, 1-100 (out of range is a 400, never clamped).",
+                     *             "schema": {
+                     *               "type": "integer",
+                     *               "minimum": 1,
+                     *               "maximum": 100,
+                     *               "default": 20
+                     *             }
+                     *           },
+                     *           "Offset": {
+                     *             "name": "offset",
+                     *             "in": "query",
+                     *             "description": "Items to skip.",
+                     *             "schema": {
+                     *               "type": "integer",
+                     *               "minimum": 0,
+                     *               "default": 0
+                     *             }
+                     *           },
+                     *           "IdempotencyKey": {
+                     *             "name": "Idempotency-Key",
+                     *             "in": "header",
+                     *             "description": "1-200 characters: a retry with the same key returns the first result and charges nothing more.",
+                     *             "schema": {
+                     *               "type": "string",
+                     *               "minLength": 1,
+                     *               "maxLength": 200
+                     *             }
+                     *           }
+                     *         },
+                     *         "headers": {
+                     *           "X-Request-Id": {
+                     *             "description": "Correlation id of the request (a sane incoming one is echoed).",
+                     *             "required": true,
+                     *             "schema": {
+                     *               "type": "string"
+                     *             }
+                     *           },
+                     *           "X-RateLimit-Limit": {
+                     *             "required": true,
+                     *             "description": "The plan's requests per minute for this request's tier.",
+                     *             "schema": {
+                     *               "type": "integer"
+                     *             }
+                     *           },
+                     *           "X-RateLimit-Remaining": {
+                     *             "required": true,
+                     *             "description": "Whole tokens left in the bucket now.",
+                     *             "schema": {
+                     *               "type": "integer"
+                     *             }
+                     *           },
+                     *           "X-RateLimit-Reset": {
+                     *             "required": true,
+                     *             "description": "Unix time when the bucket is full again.",
+                     *             "schema": {
+                     *               "type": "integer"
+                     *             }
+                     *           },
+                     *           "Retry-After": {
+                     *             "description": "Seconds to wait before retrying (at least 1).",
+                     *             "required": true,
+                     *             "schema": {
+                     *               "type": "integer"
+                     *             }
+                     *           }
+                     *         },
+                     *         "securitySchemes": {
+                     *           "apiSecret": {
+                     *             "type": "apiKey",
+                     *             "in": "header",
+                     *             "name": "api-secret",
+                     *             "description": "The account's API key (`imago_sk_...`)."
+                     *           },
+                     *           "bearerApiSecret": {
+                     *             "type": "http",
+                     *             "scheme": "bearer",
+                     *             "description": "`Authorization: Bearer <api-secret>`: accepted by the OpenAI-compatible route."
+                     *           },
+                     *           "runtimeToken": {
+                     *             "type": "http",
+                     *             "scheme": "bearer",
+                     *             "bearerFormat": "JWT",
+                     *             "description": "A runtime token (HS256, about 5 minutes) from `POST /v1/runtime-tokens/request`."
+                     *           },
+                     *           "embedToken": {
+                     *             "type": "http",
+                     *             "scheme": "bearer",
+                     *             "description": "An embed token from `POST /v1/embed-tokens/request` (browser..."
+                     *           },
+                     *           "adminToken": {
+                     *             "type": "http",
+                     *             "scheme": "bearer",
+                     *             "description": "The operator token: `IMAGO_ADMIN_TOKEN` or `<data-dir>/admin.token`."
+                     *           }
+                     *         }
+                     *       }
+                     *     }
+                     */
                     "application/json": Record<string, never>;
                 };
             };
@@ -1619,10 +9995,10 @@ export interface operations {
                      * @example {
                      *       "success": true,
                      *       "data": {
-                     *         "user_id": "usr_Sh2unyO4iMr2vC5mOEAI",
-                     *         "name": "Ada",
-                     *         "plan": "creator",
-                     *         "key_id": "key_lg0LxhcLuR5wrJ8TVxVF",
+                     *         "user_id": "usr_9FDDoTA3Z9sAXsBMdmiL",
+                     *         "name": "test",
+                     *         "plan": "free",
+                     *         "key_id": "key_bHrkI16p513qf8dkxDO3",
                      *         "key_alias": "default"
                      *       }
                      *     }
@@ -1668,12 +10044,12 @@ export interface operations {
                      *       "success": true,
                      *       "data": [
                      *         {
-                     *           "id": "key_6jL7CwXqcZGccglaKLu8",
+                     *           "id": "key_z0avQ3F6s0R9Rs3kCl6x",
                      *           "alias": "default",
                      *           "prefix": "imago_sk_xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx",
-                     *           "last4": "oXOf",
-                     *           "created_at": "2026-11-25T10:24:57Z",
-                     *           "last_used_at": "2026-11-25T10:24:57Z"
+                     *           "last4": "uxbq",
+                     *           "created_at": "2026-11-25T10:43:50Z",
+                     *           "last_used_at": null
                      *         }
                      *       ]
                      *     }
@@ -1700,7 +10076,7 @@ export interface operations {
             content: {
                 /**
                  * @example {
-                 *       "alias": "bob-secret-key"
+                 *       "alias": "temp"
                  *     }
                  */
                 "application/json": {
@@ -1723,11 +10099,11 @@ export interface operations {
                      * @example {
                      *       "success": true,
                      *       "data": {
-                     *         "id": "key_0BKm9zGKcx4DLZII8oQf",
-                     *         "alias": "ci@build-01",
+                     *         "id": "key_7lZfRjbB7kT9rNiWzNPT",
+                     *         "alias": "second",
                      *         "prefix": "imago_sk_xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx",
-                     *         "last4": "t3Kz",
-                     *         "created_at": "2026-11-25T10:24:57Z",
+                     *         "last4": "M4dS",
+                     *         "created_at": "2026-11-25T10:39:58Z",
                      *         "last_used_at": null,
                      *         "api_secret": "imago_sk_xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"
                      *       }
@@ -1735,7 +10111,16 @@ export interface operations {
                      */
                     "application/json": {
                         success: boolean;
-                        data: components["schemas"]["Key"] & {
+                        /** @description A key with its secret, shown this once. */
+                        data: {
+                            id: string;
+                            alias: string;
+                            prefix: string;
+                            last4: string;
+                            /** Format: date-time */
+                            created_at: string;
+                            /** Format: date-time */
+                            last_used_at?: string | null;
                             api_secret: string;
                         };
                     };
@@ -1773,7 +10158,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "success": true,
-                     *       "id": "key_McJRcv9dB5rO46wMPtYq",
+                     *       "id": "key_7lZfRjbB7kT9rNiWzNPT",
                      *       "revoked": true
                      *     }
                      */
@@ -1817,20 +10202,29 @@ export interface operations {
                      * @example {
                      *       "success": true,
                      *       "data": {
-                     *         "id": "key_McJRcv9dB5rO46wMPtYq",
-                     *         "alias": "ci@build-01",
+                     *         "id": "key_OCmB3uXpfXgXG5zVtTxi",
+                     *         "alias": "default",
                      *         "prefix": "imago_sk_xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx",
-                     *         "last4": "YTn6",
-                     *         "created_at": "2026-11-25T10:24:57Z",
+                     *         "last4": "0zNB",
+                     *         "created_at": "2026-11-25T10:43:29Z",
                      *         "last_used_at": null,
                      *         "api_secret": "imago_sk_xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx",
-                     *         "replaces": "key_0BKm9zGKcx4DLZII8oQf"
+                     *         "replaces": "key_fmwnVBTr6E0m3bBrnwsn"
                      *       }
                      *     }
                      */
                     "application/json": {
                         success: boolean;
-                        data: components["schemas"]["Key"] & {
+                        /** @description A key with its secret, shown this once. */
+                        data: {
+                            id: string;
+                            alias: string;
+                            prefix: string;
+                            last4: string;
+                            /** Format: date-time */
+                            created_at: string;
+                            /** Format: date-time */
+                            last_used_at?: string | null;
                             api_secret: string;
                             replaces: string;
                         };
@@ -1867,19 +10261,19 @@ export interface operations {
                      * @example {
                      *       "success": true,
                      *       "data": {
-                     *         "user_id": "usr_nYwfPCnDRtF3yeA3ZiUG",
-                     *         "balance": 1746,
+                     *         "user_id": "usr_F35OdvsYCmIsiZU9VHHy",
+                     *         "balance": 100,
                      *         "plan_credits": 0,
-                     *         "topup_credits": 1746,
+                     *         "topup_credits": 100,
                      *         "minutes_estimate": {
-                     *           "voice_chat": 174.6,
-                     *           "camera_chat": 58.2,
-                     *           "essence_cloud": 873,
-                     *           "essence_self_hosted": 1746,
-                     *           "expression_cloud": 436.5,
-                     *           "expression_self_hosted": 873
+                     *           "voice_chat": 10,
+                     *           "camera_chat": 3.3333333333333335,
+                     *           "essence_cloud": 50,
+                     *           "essence_self_hosted": 100,
+                     *           "expression_cloud": 25,
+                     *           "expression_self_hosted": 50
                      *         },
-                     *         "is_enterprise": true
+                     *         "is_enterprise": false
                      *       }
                      *     }
                      */
@@ -1931,40 +10325,30 @@ export interface operations {
                      * @example {
                      *       "data": [
                      *         {
-                     *           "id": "led_l7y2fziILTeUt45t8FVf",
-                     *           "kind": "charge",
-                     *           "amount": -10,
-                     *           "balance_after": 4740,
-                     *           "reason": "live_minute:voice_chat",
-                     *           "operation_key": "live_minute:ses_AaoGoxHcA5L9kRebV6bp:0",
-                     *           "created_at": "2026-11-25T10:25:17Z",
-                     *           "reference": "ses_AaoGoxHcA5L9kRebV6bp"
-                     *         },
-                     *         {
-                     *           "id": "led_LK35YKLFFjbWWNnRqq06",
+                     *           "id": "led_Ooj4CNuWN5YIzTFluNCg",
                      *           "kind": "charge",
                      *           "amount": -250,
-                     *           "balance_after": 4750,
+                     *           "balance_after": 750,
                      *           "reason": "agent_generation",
-                     *           "operation_key": "agent_generation:job_58UJT92tOFpUl8WOu8Nr",
-                     *           "created_at": "2026-11-25T10:25:17Z",
-                     *           "reference": "O40PVK9782"
+                     *           "operation_key": "agent_generation:job_xPd7zvWGhcYMorbn0k3B",
+                     *           "created_at": "2026-11-25T10:37:49Z",
+                     *           "reference": "N66YIY4318"
                      *         },
                      *         {
-                     *           "id": "led_emIpkxRUVKJTxvhy0ANq",
+                     *           "id": "led_jEXMRj3SO96ww4kxe0v3",
                      *           "kind": "topup",
-                     *           "amount": 5000,
-                     *           "balance_after": 5000,
+                     *           "amount": 1000,
+                     *           "balance_after": 1000,
                      *           "reason": "initial credits",
                      *           "operation_key": "account-created",
-                     *           "created_at": "2026-11-25T10:25:17Z",
+                     *           "created_at": "2026-11-25T10:37:49Z",
                      *           "reference": null
                      *         }
                      *       ],
                      *       "pagination": {
-                     *         "limit": 100,
+                     *         "limit": 20,
                      *         "offset": 0,
-                     *         "total": 3,
+                     *         "total": 2,
                      *         "has_more": false
                      *       }
                      *     }
@@ -2004,14 +10388,14 @@ export interface operations {
                      * @example {
                      *       "success": true,
                      *       "data": {
-                     *         "live_monthly_credits": 5,
-                     *         "operator_live_monthly_credits": null,
-                     *         "effective_live_monthly_credits": 5,
+                     *         "live_monthly_credits": null,
+                     *         "operator_live_monthly_credits": 25,
+                     *         "effective_live_monthly_credits": 25,
                      *         "period": "2026-11",
                      *         "period_start": "2026-11-01T00:00:00Z",
                      *         "period_end": "2026-12-01T00:00:00Z",
-                     *         "live_spent_credits": 4,
-                     *         "live_remaining_credits": 1
+                     *         "live_spent_credits": 0,
+                     *         "live_remaining_credits": 25
                      *       }
                      *     }
                      */
@@ -2037,7 +10421,7 @@ export interface operations {
             content: {
                 /**
                  * @example {
-                 *       "live_monthly_credits": 100
+                 *       "live_monthly_credits": 5
                  *     }
                  */
                 "application/json": {
@@ -2060,14 +10444,14 @@ export interface operations {
                      * @example {
                      *       "success": true,
                      *       "data": {
-                     *         "live_monthly_credits": 100,
-                     *         "operator_live_monthly_credits": null,
-                     *         "effective_live_monthly_credits": 100,
+                     *         "live_monthly_credits": null,
+                     *         "operator_live_monthly_credits": 30,
+                     *         "effective_live_monthly_credits": 30,
                      *         "period": "2026-11",
                      *         "period_start": "2026-11-01T00:00:00Z",
                      *         "period_end": "2026-12-01T00:00:00Z",
-                     *         "live_spent_credits": 5,
-                     *         "live_remaining_credits": 95
+                     *         "live_spent_credits": 0,
+                     *         "live_remaining_credits": 30
                      *       }
                      *     }
                      */
@@ -2098,8 +10482,7 @@ export interface operations {
             content: {
                 /**
                  * @example {
-                 *       "prompt": "A friendly guide.",
-                 *       "aspect_ratio": "1:1"
+                 *       "agent_id": "taken-id"
                  *     }
                  */
                 "application/json": {
@@ -2139,7 +10522,7 @@ export interface operations {
                      * @example {
                      *       "success": true,
                      *       "message": "Agent generation started",
-                     *       "agent_id": "W19NOV8030",
+                     *       "agent_id": "T87VUT3310",
                      *       "status": "processing"
                      *     }
                      */
@@ -2182,17 +10565,17 @@ export interface operations {
                      * @example {
                      *       "success": true,
                      *       "data": {
-                     *         "agent_id": "W19NOV8030",
+                     *         "agent_id": "X57DOB5434",
                      *         "status": "ready",
                      *         "progress": 1,
                      *         "progress_msg": "Agent is ready",
                      *         "current_step": "done",
                      *         "error_message": null,
-                     *         "system_prompt": "You are a patient tutor who breaks problems into small steps and checks understanding.",
-                     *         "image_url": "http://127.0.0.1:8080/v1/files/file_2mIKhzLmhDSKTyW9QYRr.jpg",
+                     *         "system_prompt": "hook me",
+                     *         "image_url": "",
                      *         "video_url": "",
-                     *         "model_url": "http://127.0.0.1:8080/v1/files/file_t84ftBsVQEmuRliRpu1X.imx",
-                     *         "name": "Agent W19NOV8030"
+                     *         "model_url": "http://127.0.0.1:8080/v1/files/file_PWMGxQkxOiTrec1cKhfV.imx",
+                     *         "name": "Agent X57DOB5434"
                      *       }
                      *     }
                      */
@@ -2234,11 +10617,11 @@ export interface operations {
                      * @example {
                      *       "success": true,
                      *       "data": {
-                     *         "agent_id": "O40PVK9782",
+                     *         "agent_id": "T87VUT3310",
                      *         "status": "ready",
                      *         "system_prompt": "A friendly guide.",
                      *         "voice": {
-                     *           "id": "F4",
+                     *           "id": "M5",
                      *           "axes": {
                      *             "gender": 0,
                      *             "pitch": 0,
@@ -2249,8 +10632,8 @@ export interface operations {
                      *         },
                      *         "image_url": "",
                      *         "video_url": "",
-                     *         "model_url": "http://127.0.0.1:8080/v1/files/file_Bq5E6ovOiKVpS4BZwM99.imx",
-                     *         "name": "Agent O40PVK9782"
+                     *         "model_url": "http://127.0.0.1:8080/v1/files/file_iubJz3UjOfxe05ilTXKr.imx",
+                     *         "name": "Agent T87VUT3310"
                      *       }
                      *     }
                      */
@@ -2301,7 +10684,7 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "agent_code": "O40PVK9782",
+                     *       "agent_code": "T87VUT3310",
                      *       "updated": true
                      *     }
                      */
@@ -2344,7 +10727,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "success": true,
-                     *       "agent_code": "Q15JRZ1411",
+                     *       "agent_code": "T19CIZ6737",
                      *       "deleted": true
                      *     }
                      */
@@ -2449,7 +10832,7 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "agent_code": "J40VWL1109",
+                     *       "agent_code": "S55NJI5310",
                      *       "context_type": "speak",
                      *       "delivered_to_rooms": 1
                      *     }
@@ -2511,7 +10894,7 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "agent_code": "P62ERD1204",
+                     *       "agent_code": "T87VUT3310",
                      *       "context_type": "add_context",
                      *       "delivered_to_rooms": 1
                      *     }
@@ -2546,7 +10929,7 @@ export interface operations {
             content: {
                 /**
                  * @example {
-                 *       "action": "mini_wave_hello"
+                 *       "action": "laugh_react"
                  *     }
                  */
                 "application/json": {
@@ -2569,9 +10952,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "agent_code": "F54ADD0190",
-                     *       "action": "laugh_react",
-                     *       "animation_triggered": true,
+                     *       "agent_code": "S55NJI5310",
+                     *       "action": "mini_wave_hello",
+                     *       "animation_triggered": false,
                      *       "delivered_to_rooms": 1
                      *     }
                      */
@@ -2602,7 +10985,7 @@ export interface operations {
             content: {
                 /**
                  * @example {
-                 *       "agent_id": "U35KZX7639",
+                 *       "agent_id": "E47VQW4638",
                  *       "duration": 1,
                  *       "model": "auto"
                  *     }
@@ -2631,7 +11014,7 @@ export interface operations {
                      * @example {
                      *       "success": true,
                      *       "message": "Dynamics generation started",
-                     *       "agent_id": "D80KTI2635",
+                     *       "agent_id": "V58AEN7302",
                      *       "status": "processing"
                      *     }
                      */
@@ -2675,10 +11058,16 @@ export interface operations {
                      * @example {
                      *       "success": true,
                      *       "data": {
-                     *         "url": null,
+                     *         "url": "http://127.0.0.1:8080/v1/files/file_B9JI5nRxolHOr4BpQX5o.json",
                      *         "status": "ready",
-                     *         "agent_id": "W72HLU4491",
-                     *         "gestures": {}
+                     *         "agent_id": "V58AEN7302",
+                     *         "gestures": {
+                     *           "mini_wave_hello": "http://127.0.0.1:8080/v1/files/file_6fYDJLn3tDhQoHgffzy1.mp4",
+                     *           "talk_head_nod_subtle": "http://127.0.0.1:8080/v1/files/file_KoUfK9QqNtwN1CwdHazP.mp4",
+                     *           "blow_kiss_heart": "http://127.0.0.1:8080/v1/files/file_2mlLSQ2dudNNpb3XO1rH.mp4",
+                     *           "laugh_react": "http://127.0.0.1:8080/v1/files/file_cG09n7B9yGigjhozt2T9.mp4",
+                     *           "idle_subtle": "http://127.0.0.1:8080/v1/files/file_mTROt4oHlUCBpcqz8TUC.mp4"
+                     *         }
                      *       }
                      *     }
                      */
@@ -2708,13 +11097,12 @@ export interface operations {
             content: {
                 /**
                  * @example {
-                 *       "dynamics": {
-                 *         "enabled": false
-                 *       }
+                 *       "dynamics": {},
+                 *       "toggle_enabled": true
                  *     }
                  */
                 "application/json": {
-                    /** @description Merged into the stored configuration (RFC 7386). */
+                    /** @description Merged into the stored configuration (RFC 7386); other keys are stored as given. */
                     dynamics: {
                         enabled?: boolean;
                         /** @enum {string} */
@@ -2743,7 +11131,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "success": true,
-                     *       "agent_id": "F54ADD0190",
+                     *       "agent_id": "V58AEN7302",
                      *       "message": "Dynamics updated successfully and movements regeneration started",
                      *       "regeneration_status": "started"
                      *     }
@@ -2780,12 +11168,11 @@ export interface operations {
             content: {
                 /**
                  * @example {
-                 *       "agent_code": "M92CWM0594",
+                 *       "agent_code": "F38JRX4683",
                  *       "input": {
                  *         "type": "text",
-                 *         "text": "Hello there, nice to meet you."
-                 *       },
-                 *       "wait": true
+                 *         "text": "Hello."
+                 *       }
                  *     }
                  */
                 "application/json": {
@@ -2815,12 +11202,12 @@ export interface operations {
                     /**
                      * @example {
                      *       "success": true,
-                     *       "job_id": "job_ZdY6HM5PaULTSppsO0Nn",
-                     *       "agent_code": "W10ZWC5862",
+                     *       "job_id": "job_v6e65e35ae8f5f0134e6ed947",
+                     *       "agent_code": "W64MTH9563",
                      *       "status": "completed",
-                     *       "duration": 4.12,
+                     *       "duration": 2,
                      *       "credits": 2,
-                     *       "video_url": "http://127.0.0.1:8080/v1/files/file_vZdY6HM5PaULTSppsO0Nn.mp4"
+                     *       "video_url": "http://127.0.0.1:8080/v1/files/file_vv6e65e35ae8f5f0134e6ed947.mp4"
                      *     }
                      */
                     "application/json": components["schemas"]["VideoJob"];
@@ -2861,12 +11248,12 @@ export interface operations {
                     /**
                      * @example {
                      *       "success": true,
-                     *       "job_id": "job_m40cyb7EPoEayOb3ElBb",
-                     *       "agent_code": "Q63YCA1942",
-                     *       "status": "failed",
-                     *       "duration": 0.84,
+                     *       "job_id": "job_v6e65e35ae8f5f0134e6ed947",
+                     *       "agent_code": "W64MTH9563",
+                     *       "status": "completed",
+                     *       "duration": 2,
                      *       "credits": 2,
-                     *       "error_message": "Agent Q63YCA1942 was deleted"
+                     *       "video_url": "http://127.0.0.1:8080/v1/files/file_vv6e65e35ae8f5f0134e6ed947.mp4"
                      *     }
                      */
                     "application/json": components["schemas"]["VideoJob"];
@@ -2924,13 +11311,13 @@ export interface operations {
                      *       "success": true,
                      *       "message": "File uploaded successfully",
                      *       "data": {
-                     *         "id": "file_kTVK5x7Ujy9gUgGlyAaQ",
-                     *         "file_url": "http://127.0.0.1:8080/v1/files/file_kTVK5x7Ujy9gUgGlyAaQ.jpg",
+                     *         "id": "file_BB2NLGpzpShl75BBJpqN",
+                     *         "file_url": "http://127.0.0.1:8080/v1/files/file_BB2NLGpzpShl75BBJpqN.jpg",
                      *         "file_type": "image",
                      *         "mime_type": "image/jpeg",
                      *         "file_size": 59266,
                      *         "original_source": "http://127.0.0.1:8080/files/f.jpg",
-                     *         "uploaded_at": "2026-11-25T10:25:19Z"
+                     *         "uploaded_at": "2026-11-25T10:39:50Z"
                      *       }
                      *     }
                      */
@@ -3006,7 +11393,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "success": true,
-                     *       "id": "file_2mIKhzLmhDSKTyW9QYRr",
+                     *       "id": "file_yZjJXq7HAL7GDE13Pk4z",
                      *       "deleted": true
                      *     }
                      */
@@ -3049,7 +11436,7 @@ export interface operations {
                      *       "success": true,
                      *       "data": [
                      *         {
-                     *           "id": "1702d58d-8aae-4a85-96f5-13a0b094bc77",
+                     *           "id": "0892fd8a-ded1-433d-ba32-0efe8b322de5",
                      *           "url": "http://127.0.0.1:8080/hook/ready?fail=2",
                      *           "events": [
                      *             "agent.ready",
@@ -3057,8 +11444,8 @@ export interface operations {
                      *           ],
                      *           "description": "test receiver",
                      *           "active": true,
-                     *           "created_at": "2026-11-25T10:31:05Z",
-                     *           "updated_at": "2026-11-25T10:31:05Z"
+                     *           "created_at": "2026-11-25T10:40:00Z",
+                     *           "updated_at": "2026-11-25T10:40:00Z"
                      *         }
                      *       ]
                      *     }
@@ -3085,9 +11472,9 @@ export interface operations {
             content: {
                 /**
                  * @example {
-                 *       "url": "http://127.0.0.1:8080/hook/dyn",
+                 *       "url": "http://127.0.0.1:8080/hook/failed",
                  *       "events": [
-                 *         "dynamics.ready"
+                 *         "agent.failed"
                  *       ]
                  *     }
                  */
@@ -3114,13 +11501,16 @@ export interface operations {
                      * @example {
                      *       "success": true,
                      *       "data": {
-                     *         "id": "ec1e609c-0810-42f8-9f44-740ad6abb2d0",
-                     *         "url": "http://127.0.0.1:8080/hook/crash",
-                     *         "events": [],
-                     *         "description": null,
+                     *         "id": "0892fd8a-ded1-433d-ba32-0efe8b322de5",
+                     *         "url": "http://127.0.0.1:8080/hook/ready?fail=2",
+                     *         "events": [
+                     *           "agent.ready",
+                     *           "agent.failed"
+                     *         ],
+                     *         "description": "test receiver",
                      *         "active": true,
-                     *         "created_at": "2026-11-25T10:22:59Z",
-                     *         "updated_at": "2026-11-25T10:22:59Z",
+                     *         "created_at": "2026-11-25T10:40:00Z",
+                     *         "updated_at": "2026-11-25T10:40:00Z",
                      *         "secret": "whsec_xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"
                      *       }
                      *     }
@@ -3165,7 +11555,7 @@ export interface operations {
                      * @example {
                      *       "success": true,
                      *       "data": {
-                     *         "id": "1702d58d-8aae-4a85-96f5-13a0b094bc77",
+                     *         "id": "0892fd8a-ded1-433d-ba32-0efe8b322de5",
                      *         "url": "http://127.0.0.1:8080/hook/ready?fail=2",
                      *         "events": [
                      *           "agent.ready",
@@ -3173,8 +11563,8 @@ export interface operations {
                      *         ],
                      *         "description": "test receiver",
                      *         "active": true,
-                     *         "created_at": "2026-11-25T10:31:05Z",
-                     *         "updated_at": "2026-11-25T10:31:05Z"
+                     *         "created_at": "2026-11-25T10:40:00Z",
+                     *         "updated_at": "2026-11-25T10:40:00Z"
                      *       }
                      *     }
                      */
@@ -3215,7 +11605,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "success": true,
-                     *       "id": "1702d58d-8aae-4a85-96f5-13a0b094bc77",
+                     *       "id": "0892fd8a-ded1-433d-ba32-0efe8b322de5",
                      *       "deleted": true
                      *     }
                      */
@@ -3259,11 +11649,11 @@ export interface operations {
                      * @example {
                      *       "success": true,
                      *       "data": {
-                     *         "delivery_id": "493d6ab6-3ca2-48b0-b2de-94f08cba69a3",
-                     *         "delivered": false,
-                     *         "status_code": null,
+                     *         "delivery_id": "f0f966dc-5329-452e-842e-c3ae83709d13",
+                     *         "delivered": true,
+                     *         "status_code": 200,
                      *         "attempts": 1,
-                     *         "error": "cannot fetch http://127.0.0.1:8080/x: Couldn't connect to server"
+                     *         "error": null
                      *       }
                      *     }
                      */
@@ -3316,37 +11706,37 @@ export interface operations {
                      *       "success": true,
                      *       "data": [
                      *         {
-                     *           "id": "d0e196f5-4bf1-4920-90e3-9714709fd859",
+                     *           "id": "3dd3dfe9-fe15-4649-b31a-3e5b215ee2d8",
                      *           "event_type": "agent.ready",
                      *           "state": "delivered",
                      *           "delivered": true,
                      *           "status_code": 200,
                      *           "attempts": 3,
                      *           "last_error": null,
-                     *           "created_at": "2026-11-25T10:31:05Z",
-                     *           "updated_at": "2026-11-25T10:31:08Z",
-                     *           "delivered_at": "2026-11-25T10:31:08Z",
+                     *           "created_at": "2026-11-25T10:40:01Z",
+                     *           "updated_at": "2026-11-25T10:40:04Z",
+                     *           "delivered_at": "2026-11-25T10:40:04Z",
                      *           "attempt_log": [
                      *             {
                      *               "attempt": 1,
                      *               "status_code": 500,
                      *               "error": "HTTP 500",
-                     *               "duration_ms": 8,
-                     *               "at": "2026-11-25T10:31:05Z"
+                     *               "duration_ms": 1,
+                     *               "at": "2026-11-25T10:40:01Z"
                      *             },
                      *             {
                      *               "attempt": 2,
                      *               "status_code": 500,
                      *               "error": "HTTP 500",
-                     *               "duration_ms": 1,
-                     *               "at": "2026-11-25T10:31:06Z"
+                     *               "duration_ms": 2,
+                     *               "at": "2026-11-25T10:40:02Z"
                      *             },
                      *             {
                      *               "attempt": 3,
                      *               "status_code": 200,
                      *               "error": null,
                      *               "duration_ms": 1,
-                     *               "at": "2026-11-25T10:31:08Z"
+                     *               "at": "2026-11-25T10:40:04Z"
                      *             }
                      *           ]
                      *         }
@@ -3624,7 +12014,7 @@ export interface operations {
                      * @example {
                      *       "voices": [
                      *         {
-                     *           "voice_code": "3e63c097-ef9d-4944-99e4-eedf3d4ef983",
+                     *           "voice_code": "955090c9-6a48-4ab8-b88f-6aba748a4c56",
                      *           "name": "Narrator",
                      *           "base_voice": "M1",
                      *           "description": "warm",
@@ -3634,8 +12024,8 @@ export interface operations {
                      *             "rate": 0,
                      *             "brightness": 0
                      *           },
-                     *           "created_at": "2026-11-25T10:23:52Z",
-                     *           "updated_at": "2026-11-25T10:23:52Z"
+                     *           "created_at": "2026-11-25T10:41:03Z",
+                     *           "updated_at": "2026-11-25T10:41:03Z"
                      *         }
                      *       ]
                      *     }
@@ -3661,8 +12051,12 @@ export interface operations {
             content: {
                 /**
                  * @example {
-                 *       "name": "Mine",
-                 *       "base_voice": "F2"
+                 *       "name": "Narrator",
+                 *       "base_voice": "M1",
+                 *       "axes": {
+                 *         "pitch": 0.25
+                 *       },
+                 *       "description": "warm"
                  *     }
                  */
                 "application/json": {
@@ -3686,7 +12080,7 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "voice_code": "eebcb1da-271f-44c1-95f0-5e452e6f358f",
+                     *       "voice_code": "3ecc80a1-e3ad-42ac-881f-cee2c2fc6acc",
                      *       "name": "Warm",
                      *       "base_voice": "M4",
                      *       "description": "",
@@ -3696,8 +12090,8 @@ export interface operations {
                      *         "rate": 0.1,
                      *         "brightness": 0
                      *       },
-                     *       "created_at": "2026-11-25T10:24:50Z",
-                     *       "updated_at": "2026-11-25T10:24:50Z",
+                     *       "created_at": "2026-11-25T10:38:46Z",
+                     *       "updated_at": "2026-11-25T10:38:46Z",
                      *       "success": true
                      *     }
                      */
@@ -3735,7 +12129,7 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "voice_code": "3e63c097-ef9d-4944-99e4-eedf3d4ef983",
+                     *       "voice_code": "955090c9-6a48-4ab8-b88f-6aba748a4c56",
                      *       "name": "Narrator",
                      *       "base_voice": "M1",
                      *       "description": "warm",
@@ -3745,8 +12139,8 @@ export interface operations {
                      *         "rate": 0,
                      *         "brightness": 0
                      *       },
-                     *       "created_at": "2026-11-25T10:23:52Z",
-                     *       "updated_at": "2026-11-25T10:23:52Z",
+                     *       "created_at": "2026-11-25T10:41:03Z",
+                     *       "updated_at": "2026-11-25T10:41:03Z",
                      *       "success": true
                      *     }
                      */
@@ -3799,7 +12193,7 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "voice_code": "3e63c097-ef9d-4944-99e4-eedf3d4ef983",
+                     *       "voice_code": "955090c9-6a48-4ab8-b88f-6aba748a4c56",
                      *       "name": "Narrator",
                      *       "base_voice": "M1",
                      *       "description": "warm",
@@ -3809,8 +12203,8 @@ export interface operations {
                      *         "rate": 0,
                      *         "brightness": 0
                      *       },
-                     *       "created_at": "2026-11-25T10:23:52Z",
-                     *       "updated_at": "2026-11-25T10:23:52Z",
+                     *       "created_at": "2026-11-25T10:41:03Z",
+                     *       "updated_at": "2026-11-25T10:41:04Z",
                      *       "success": true
                      *     }
                      */
@@ -3850,7 +12244,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "success": true,
-                     *       "voice_code": "3e63c097-ef9d-4944-99e4-eedf3d4ef983",
+                     *       "voice_code": "955090c9-6a48-4ab8-b88f-6aba748a4c56",
                      *       "deleted": true
                      *     }
                      */
@@ -3929,11 +12323,12 @@ export interface operations {
                 /**
                  * @example {
                  *       "model": "gpt-4o-mini-tts",
-                 *       "input": "First sentence here. Second sentence there.",
-                 *       "voice": "nova",
-                 *       "response_format": "mp3",
-                 *       "stream_format": "sse",
-                 *       "instructions": "Speak cheerfully."
+                 *       "input": "Hello there.",
+                 *       "voice": "marin",
+                 *       "instructions": "Speak warmly.",
+                 *       "response_format": "wav",
+                 *       "speed": 1,
+                 *       "stream_format": "audio"
                  *     }
                  */
                 "application/json": {
@@ -4019,13 +12414,13 @@ export interface operations {
                      *       "status": "success",
                      *       "status_code": 200,
                      *       "data": {
-                     *         "token": "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCIsImtpZCI6InJrX2VBQ1BFVjFU...",
-                     *         "transaction_id": "30359779-518b-4a8f-b8c5-d0311f47a91c",
-                     *         "expires_at": 1795602618
+                     *         "token": "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCIsImtpZCI6InJrXzhDRFRxVkxm...",
+                     *         "transaction_id": "4e921252-b4f8-46c8-8a53-81a943d1a98b",
+                     *         "expires_at": 1795603506
                      *       }
                      *     }
                      */
-                    "application/json": components["schemas"]["TokenData"];
+                    "application/json": components["schemas"]["RuntimeToken"];
                 };
             };
             400: components["responses"]["BadRequest"];
@@ -4048,8 +12443,8 @@ export interface operations {
             content: {
                 /**
                  * @example {
-                 *       "billing_type": "expression_self_hosted",
-                 *       "session_id": "my-sdk-session"
+                 *       "billing_type": "essence_self_hosted",
+                 *       "session_id": "sh1"
                  *     }
                  */
                 "application/json": {
@@ -4071,12 +12466,12 @@ export interface operations {
                      *       "status": "success",
                      *       "status_code": 200,
                      *       "data": {
-                     *         "token": "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCIsImtpZCI6InJrX0U3MldHZ0NO...",
-                     *         "expires_at": 1795602616
+                     *         "token": "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCIsImtpZCI6InJrX0ZVSUJMVjJj...",
+                     *         "expires_at": 1795603467
                      *       }
                      *     }
                      */
-                    "application/json": components["schemas"]["TokenData"];
+                    "application/json": components["schemas"]["RenewedToken"];
                 };
             };
             400: components["responses"]["BadRequest"];
@@ -4124,12 +12519,12 @@ export interface operations {
                      *       "status": "success",
                      *       "status_code": 200,
                      *       "data": {
-                     *         "token": "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCIsImtpZCI6InJrX3pXenVVdTNm...",
-                     *         "sid": "emb_R0RdYNOwdHZy4ByJAy4x"
+                     *         "token": "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCIsImtpZCI6InJrX2lSbWlpa3lm...",
+                     *         "sid": "emb_stzWEShXvQmVunDYqUyS"
                      *       }
                      *     }
                      */
-                    "application/json": components["schemas"]["TokenData"];
+                    "application/json": components["schemas"]["EmbedToken"];
                 };
             };
             400: components["responses"]["BadRequest"];
@@ -4162,7 +12557,21 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "data": []
+                     *       "data": [
+                     *         {
+                     *           "room_id": "front",
+                     *           "session_id": "ses_yXmUGl7CnKnS914kzSs9",
+                     *           "agent_code": "R80TOI0936",
+                     *           "state": "active",
+                     *           "started_at": "2026-11-25T10:38:50Z",
+                     *           "viewers": 1,
+                     *           "billed_minutes": 1,
+                     *           "billing_type": "essence_cloud",
+                     *           "context_items": 0,
+                     *           "remote": true,
+                     *           "details_as_of": "2026-11-25T10:38:52Z"
+                     *         }
+                     *       ]
                      *     }
                      */
                     "application/json": {
@@ -4200,14 +12609,14 @@ export interface operations {
                     /**
                      * @example {
                      *       "data": {
-                     *         "room_id": "lobby",
-                     *         "session_id": "ses_AaoGoxHcA5L9kRebV6bp",
-                     *         "agent_code": "O40PVK9782",
+                     *         "room_id": "front",
+                     *         "session_id": "ses_saLs5j32a2d4yybMINHH",
+                     *         "agent_code": "N36TXQ2864",
                      *         "state": "active",
-                     *         "started_at": "2026-11-25T10:25:17Z",
+                     *         "started_at": "2026-11-25T10:39:35Z",
                      *         "viewers": 1,
                      *         "billed_minutes": 1,
-                     *         "billing_type": "voice_chat",
+                     *         "billing_type": "essence_cloud",
                      *         "context_items": 0
                      *       }
                      *     }
@@ -4247,11 +12656,11 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "room_id": "cli-room",
-                     *       "session_id": "ses_ehbAFoWQsk8b5Rb9SKSG",
+                     *       "room_id": "lobby",
+                     *       "session_id": "ses_n9L8cLgHc6Wv8Noqu0Dl",
                      *       "ended": true,
                      *       "reason": "terminated",
-                     *       "billed_minutes": 1
+                     *       "billed_minutes": 0
                      *     }
                      */
                     "application/json": {
@@ -4340,10 +12749,10 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "device_code": "D4X8kHt8hEnjuRDVyXGpZ3FdiKee5vHZZiaiJidqm5J",
-                     *       "user_code": "HQMN-ZGHG",
+                     *       "device_code": "2lzjHBzWrytM6QdPh207yFL5gVeITY8jq0IR6F86B7o",
+                     *       "user_code": "DMQD-KSKR",
                      *       "verification_uri": "http://127.0.0.1:8080/device",
-                     *       "verification_uri_complete": "http://127.0.0.1:8080/device?user_code=HQMN-ZGHG",
+                     *       "verification_uri_complete": "http://127.0.0.1:8080/device?user_code=DMQD-KSKR",
                      *       "expires_in": 600,
                      *       "interval": 5
                      *     }
@@ -4376,7 +12785,7 @@ export interface operations {
                 /**
                  * @example {
                  *       "grant_type": "urn:ietf:params:oauth:grant-type:device_code",
-                 *       "device_code": "MeNpCUE309GaXNcwNArooalYlvXMFB62oFfP0VyAZby"
+                 *       "device_code": "0ypbRexTwMTPiOZBZSme6P5GH6kZZD02Hs28HvNyWSh"
                  *     }
                  */
                 "application/json": {
@@ -4399,9 +12808,9 @@ export interface operations {
                      *       "success": true,
                      *       "data": {
                      *         "api_secret": "imago_sk_xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx",
-                     *         "key_id": "key_bze8f9IOxKwuxJmxQgNn",
+                     *         "key_id": "key_pTcoyjgDCWOqKwlTriNQ",
                      *         "alias": "cli@ci-box",
-                     *         "account_id": "usr_HpockLPPu9sAcI7ETq7w"
+                     *         "account_id": "usr_GY6JpC9zvd4jBXmy3E1K"
                      *       }
                      *     }
                      */
@@ -4489,11 +12898,23 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "data": [],
+                     *       "data": [
+                     *         {
+                     *           "id": "usr_yQ3q8oI56eOjwo8vH5VU",
+                     *           "name": "Grace",
+                     *           "plan": "free",
+                     *           "limits": {
+                     *             "generate": 4,
+                     *             "write": 30,
+                     *             "read": 120
+                     *           },
+                     *           "created_at": "2026-11-25T10:43:33Z"
+                     *         }
+                     *       ],
                      *       "pagination": {
-                     *         "limit": 20,
+                     *         "limit": 10,
                      *         "offset": 0,
-                     *         "total": 0,
+                     *         "total": 1,
                      *         "has_more": false
                      *       }
                      *     }
@@ -4523,7 +12944,7 @@ export interface operations {
                  * @example {
                  *       "name": "test",
                  *       "plan": "enterprise",
-                 *       "credits": 5000
+                 *       "credits": 1000
                  *     }
                  */
                 "application/json": {
@@ -4546,12 +12967,12 @@ export interface operations {
                     /**
                      * @example {
                      *       "success": true,
-                     *       "account_id": "usr_ReSOnIufmOMX0UZJJ5tJ",
+                     *       "account_id": "usr_shcsKU0Mv2wxJ5f2moDW",
                      *       "api_secret": "imago_sk_xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx",
-                     *       "key_id": "key_SllZqjWxXYoBWhEj8sq4",
-                     *       "name": "speech",
+                     *       "key_id": "key_ISepI6tgsXCVzKOdqxDw",
+                     *       "name": "test",
                      *       "plan": "enterprise",
-                     *       "balance": 0
+                     *       "balance": 5000
                      *     }
                      */
                     "application/json": {
@@ -4595,7 +13016,7 @@ export interface operations {
                      * @example {
                      *       "success": true,
                      *       "data": {
-                     *         "id": "usr_OSN9ikY7mGNrWEmoWVPo",
+                     *         "id": "usr_h2dFDVs7DtOXmPm4O4AF",
                      *         "name": "test",
                      *         "plan": "free",
                      *         "limits": {
@@ -4617,15 +13038,15 @@ export interface operations {
                      *           "live_spent_credits": 0,
                      *           "live_remaining_credits": 30
                      *         },
-                     *         "created_at": "2026-11-25T10:30:48Z",
+                     *         "created_at": "2026-11-25T10:43:36Z",
                      *         "keys": [
                      *           {
-                     *             "id": "key_UADPu17O6cwL2dX1GfoY",
+                     *             "id": "key_mnjVscQ4Ic6eqSTkX18Y",
                      *             "alias": "default",
                      *             "prefix": "imago_sk_xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx",
-                     *             "last4": "f1hl",
-                     *             "created_at": "2026-11-25T10:30:48Z",
-                     *             "last_used_at": null
+                     *             "last4": "iVn0",
+                     *             "created_at": "2026-11-25T10:43:36Z",
+                     *             "last_used_at": "2026-11-25T10:43:36Z"
                      *           }
                      *         ]
                      *       }
@@ -4682,18 +13103,18 @@ export interface operations {
                      * @example {
                      *       "success": true,
                      *       "data": {
-                     *         "id": "usr_ydOWf9OKjoIbwGQenKnn",
-                     *         "name": "test",
-                     *         "plan": "pro",
+                     *         "id": "usr_yQ3q8oI56eOjwo8vH5VU",
+                     *         "name": "Grace",
+                     *         "plan": "enterprise",
                      *         "limits": {
-                     *           "generate": 30,
-                     *           "write": 180,
-                     *           "read": 720
+                     *           "generate": 120,
+                     *           "write": 720,
+                     *           "read": 5
                      *         },
-                     *         "custom_limits": false,
-                     *         "balance": 0,
+                     *         "custom_limits": true,
+                     *         "balance": 100,
                      *         "plan_credits": 0,
-                     *         "topup_credits": 0,
+                     *         "topup_credits": 100,
                      *         "live_spend_cap": {
                      *           "live_monthly_credits": null,
                      *           "operator_live_monthly_credits": null,
@@ -4704,15 +13125,15 @@ export interface operations {
                      *           "live_spent_credits": 0,
                      *           "live_remaining_credits": null
                      *         },
-                     *         "created_at": "2026-11-25T10:30:56Z",
+                     *         "created_at": "2026-11-25T10:43:33Z",
                      *         "keys": [
                      *           {
-                     *             "id": "key_d4np5SUTxz1V384hnE6y",
+                     *             "id": "key_lmrocjPFy5isEv9cL1wL",
                      *             "alias": "default",
                      *             "prefix": "imago_sk_xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx",
-                     *             "last4": "9268",
-                     *             "created_at": "2026-11-25T10:30:56Z",
-                     *             "last_used_at": "2026-11-25T10:30:56Z"
+                     *             "last4": "ZBER",
+                     *             "created_at": "2026-11-25T10:43:33Z",
+                     *             "last_used_at": null
                      *           }
                      *         ]
                      *       }
@@ -4749,8 +13170,8 @@ export interface operations {
             content: {
                 /**
                  * @example {
-                 *       "amount": 50,
-                 *       "reason": "invoice 42"
+                 *       "amount": 10,
+                 *       "reason": "bonus"
                  *     }
                  */
                 "application/json": {
@@ -4771,16 +13192,16 @@ export interface operations {
                      * @example {
                      *       "success": true,
                      *       "data": {
-                     *         "id": "led_6IUhgCZKBiF3adey8cln",
+                     *         "id": "led_4RjCeUU6qI42nlt3BOGE",
                      *         "kind": "topup",
-                     *         "amount": 12,
-                     *         "balance_after": 333,
-                     *         "reason": "bonus",
-                     *         "operation_key": "admin-topup:guo5HxHeljIZtQNKwxTulUvh",
-                     *         "created_at": "2026-11-25T10:24:49Z",
+                     *         "amount": 50,
+                     *         "balance_after": 150,
+                     *         "reason": "invoice 42",
+                     *         "operation_key": "admin-topup:invoice-42",
+                     *         "created_at": "2026-11-25T10:43:33Z",
                      *         "reference": null
                      *       },
-                     *       "balance": 333
+                     *       "balance": 150
                      *     }
                      */
                     "application/json": {
@@ -4937,7 +13358,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "success": true,
-                     *       "key_id": "key_sMJfwkdwIszXNlVdjCKJ",
+                     *       "key_id": "key_Ojd3tusr0BKF1X4rM3QQ",
                      *       "alias": "ops",
                      *       "api_secret": "imago_sk_xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"
                      *     }
@@ -4980,7 +13401,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "success": true,
-                     *       "key_id": "key_sMJfwkdwIszXNlVdjCKJ",
+                     *       "key_id": "key_Ojd3tusr0BKF1X4rM3QQ",
                      *       "revoked": true
                      *     }
                      */
@@ -5057,11 +13478,11 @@ export interface operations {
                      *       "success": true,
                      *       "data": [
                      *         {
-                     *           "id": "mem_GOk9ye6Oin4ynqaifb1x",
+                     *           "id": "mem_wCMfVVaQTAP62wxxFFoQ",
                      *           "email": "shell@example.org",
-                     *           "account_id": "usr_j3v0UZ9Y3HcUeJc0Gtxb",
-                     *           "created_at": 1795602444,
-                     *           "password_changed_at": 1795602444
+                     *           "account_id": "usr_TU1DVvuaH4t5OYLXJFI3",
+                     *           "created_at": 1795603343,
+                     *           "password_changed_at": 1795603343
                      *         }
                      *       ]
                      *     }
@@ -5114,11 +13535,11 @@ export interface operations {
                      * @example {
                      *       "success": true,
                      *       "data": {
-                     *         "id": "mem_0zvg0KtL2ufP8ZH2l6bL",
-                     *         "email": "ada@example.org",
-                     *         "account_id": "usr_cf7GFiI4D7VNtmqLYAri",
-                     *         "created_at": 1795602268,
-                     *         "password_changed_at": 1795602268
+                     *         "id": "mem_We6EeYz78n2V0LbGsNGz",
+                     *         "email": "cli@example.org",
+                     *         "account_id": "usr_fIKTIBrPyukdieQR8TEk",
+                     *         "created_at": 1795603193,
+                     *         "password_changed_at": 1795603193
                      *       }
                      *     }
                      */
@@ -5156,7 +13577,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "rotated": true,
-                     *       "key_id": "rk_7q5kdnUQ4KOwsjrP"
+                     *       "key_id": "rk_FUIBLV2ciZfMXp1H"
                      *     }
                      */
                     "application/json": {
