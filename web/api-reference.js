@@ -7,6 +7,12 @@ const $ = (tag, attrs = {}, ...kids) => {
   return e;
 };
 
+// `code` spans of the document's prose as <code>, the rest as text (never as HTML).
+const prose = (text) =>
+  String(text || '')
+    .split('`')
+    .map((part, i) => (i % 2 ? $('code', {}, part) : document.createTextNode(part)));
+
 let doc;
 const deref = (o) => {
   while (o && o.$ref) o = o.$ref.slice(2).split('/').reduce((a, k) => a[k.replace(/~1/g, '/')], doc);
@@ -36,27 +42,32 @@ function operation(path, method, op) {
   const id = op.operationId || `${method}-${path}`;
   const sec = $('section', { class: 'op', id });
   sec.append($('h2', {}, $('span', { class: `method ${method}` }, method.toUpperCase()), ' ', $('code', {}, path)));
-  sec.append($('p', {}, op.summary || ''));
-  if (op.description) sec.append($('p', {}, op.description));
+  sec.append($('p', {}, prose(op.summary)));
+  if (op.description) sec.append($('p', {}, prose(op.description)));
   const auth = (op.security ?? doc.security ?? []).map((r) => Object.keys(r).join(' + ')).join(' or ');
   sec.append($('p', {}, $('strong', {}, 'Authentication: '), auth || 'none'));
   const params = (op.parameters || []).map(deref);
   if (params.length) {
     sec.append($('table', {}, $('tr', {}, $('th', {}, 'parameter'), $('th', {}, 'in'), $('th', {}, 'type'), $('th', {}, 'notes')),
       params.map((p) => $('tr', {}, $('td', {}, $('code', {}, p.name), p.required ? ' (required)' : ''), $('td', {}, p.in),
-        $('td', {}, schemaText(p.schema)), $('td', {}, p.description || '')))));
+        $('td', {}, schemaText(p.schema)), $('td', {}, prose(p.description))))));
   }
   const body = deref(op.requestBody);
   if (body) {
     for (const [type, media] of Object.entries(body.content || {})) {
       sec.append($('h3', {}, `Request body (${type})${body.required ? '' : ', optional'}`), $('pre', {}, schemaText(media.schema)));
+      if (media.example !== undefined) sec.append($('details', {}, $('summary', {}, 'Example'), $('pre', {}, JSON.stringify(media.example, null, 2))));
     }
   }
   sec.append($('h3', {}, 'Responses'));
   const rows = Object.entries(op.responses || {}).map(([status, r0]) => {
     const r = deref(r0);
-    const types = Object.entries(r.content || {}).map(([t, m]) => `${t}: ${schemaText(m.schema)}`).join('\n');
-    return $('tr', {}, $('td', {}, status), $('td', {}, r.description || ''), $('td', {}, $('pre', {}, types)));
+    const media = Object.entries(r.content || {});
+    const types = media.map(([t, m]) => `${t}: ${schemaText(m.schema)}`).join('\n');
+    const examples = media
+      .filter(([, m]) => m.example !== undefined)
+      .map(([t, m]) => $('details', {}, $('summary', {}, `Example (${t}, from a real answer)`), $('pre', {}, JSON.stringify(m.example, null, 2))));
+    return $('tr', {}, $('td', {}, status), $('td', {}, prose(r.description)), $('td', {}, $('pre', {}, types), examples));
   });
   sec.append($('table', {}, rows));
   return sec;
@@ -66,7 +77,7 @@ async function main() {
   doc = await (await fetch('/openapi.json')).json();
   const main = document.getElementById('ops');
   const toc = document.getElementById('toc');
-  main.replaceChildren($('p', {}, doc.info.description || ''));
+  main.replaceChildren($('p', {}, prose(doc.info.description)));
   const byTag = new Map((doc.tags || []).map((t) => [t.name, []]));
   for (const [path, item] of Object.entries(doc.paths)) {
     for (const method of ['get', 'post', 'put', 'patch', 'delete']) {
