@@ -23,6 +23,8 @@ PACKAGES=(
   libdlib-dev libdlib-data
   # tests and benchmarks
   libgtest-dev libgmock-dev libbenchmark-dev curl python3 nodejs npm wrk nginx-light
+  # docs/openapi.yaml -> the JSON compiled into imagod (scripts/openapi_to_cpp.py)
+  python3-yaml
   # dashboard members (argon2id), the imago CLI keychain, browser tests (Debian's chromium, driven by playwright-core)
   libargon2-dev libsecret-1-dev chromium
   # formatting check (tests/structure/check_format.sh)

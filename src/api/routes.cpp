@@ -24,6 +24,7 @@ void register_all_routes(http::Router& router, Services& services) {
   register_dashboard_device_routes(router, services);
   register_cli_login_routes(router, services);
   register_member_admin_routes(router, services);
+  register_openapi_routes(router, services);
   register_dashboard_static_routes(router, services);
 }
 

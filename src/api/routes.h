@@ -37,7 +37,8 @@ void register_dashboard_auth_routes(http::Router& router, Services& services);  
 void register_dashboard_device_routes(http::Router& router, Services& services);  // keys, /device approval
 void register_cli_login_routes(http::Router& router, Services& services);         // /v1/cli/*
 void register_member_admin_routes(http::Router& router,
-                                  Services& services);  // /admin/v1/accounts/{id}/members
+                                  Services& services);                   // /admin/v1/accounts/{id}/members
+void register_openapi_routes(http::Router& router, Services& services);  // /openapi.json, /docs/api
 void register_dashboard_static_routes(http::Router& router, Services& services);  // web/dashboard/ at /
 
 }  // namespace imago::api

@@ -367,11 +367,78 @@ void TestServer::start(std::vector<std::string> extra_args, std::map<std::string
   }
 }
 
+namespace {
+
+// API traffic log (docs/openapi.yaml's check): while IMAGO_API_TRAFFIC_DIR exists, every request a
+// TestServer sends to imagod and its answer become one JSON line in DIR/traffic-<pid>.jsonl, which
+// tests/openapi/validate_traffic.mjs checks against the document after the suite. One file per
+// process, so the parallel test processes never interleave their lines.
+void record_traffic(const std::string& method, const std::string& path, const std::string& body,
+                    const HttpRequestOptions& opts, const HttpResponse& res) {
+  static const std::string dir = [] {
+    const char* e = std::getenv("IMAGO_API_TRAFFIC_DIR");
+#ifdef IMAGO_API_TRAFFIC_DIR
+    if (!e || !*e) e = IMAGO_API_TRAFFIC_DIR;
+#endif
+    return std::string(e ? e : "");
+  }();
+  // Only while the directory exists: CTest's openapi.traffic_reset makes it for a run.
+  if (dir.empty() || res.status == 0 || !std::filesystem::is_directory(dir)) return;
+  boost::json::object line{{"method", method}, {"status", res.status}};
+  const size_t q = path.find('?');
+  line["path"] = path.substr(0, q);
+  line["query"] = q == std::string::npos ? "" : path.substr(q + 1);
+  boost::json::object req_headers;
+  for (const auto& [k, v] : opts.headers) {
+    const std::string name = lower(k);
+    // Credentials are recorded as present, never by value.
+    req_headers[name] = (name == "api-secret" || name == "authorization") ? std::string("<set>") : v;
+  }
+  std::string content_type = opts.content_type;
+  if (req_headers.contains("content-type"))
+    content_type = std::string(req_headers["content-type"].as_string());
+  if (!body.empty()) {
+    req_headers["content-type"] = content_type;
+    boost::system::error_code ec;
+    boost::json::value v = boost::json::parse(body, ec);
+    if (!ec && content_type.rfind("application/json", 0) == 0) {
+      line["body"] = v;
+    } else {
+      line["body_size"] = body.size();
+      line["body_valid_json"] = !ec;
+    }
+  }
+  line["request_headers"] = req_headers;
+  boost::json::object res_headers;
+  for (const auto& [k, v] : res.headers) res_headers[k] = v;
+  line["response_headers"] = res_headers;
+  const std::string type = res.header("content-type");
+  boost::system::error_code ec;
+  boost::json::value v = boost::json::parse(res.body, ec);
+  if (!ec && type.rfind("application/json", 0) == 0) {
+    line["response_body"] = v;
+  } else {
+    line["response_body_size"] = res.body.size();
+  }
+  const std::string text = boost::json::serialize(line) + "\n";
+  const std::string file = dir + "/traffic-" + std::to_string(::getpid()) + ".jsonl";
+  static std::mutex mu;
+  std::lock_guard<std::mutex> lock(mu);
+  if (FILE* f = std::fopen(file.c_str(), "a")) {
+    std::fwrite(text.data(), 1, text.size(), f);
+    std::fclose(f);
+  }
+}
+
+}  // namespace
+
 HttpResponse TestServer::request(const std::string& method, const std::string& path, const std::string& body,
                                  const std::string& secret, HttpRequestOptions opts) const {
   if (!secret.empty()) opts.headers["api-secret"] = secret;
   if (opts.ca_file.empty()) opts.ca_file = ca_file_;
-  return http_request(method, url_ + path, body, opts);
+  HttpResponse res = http_request(method, url_ + path, body, opts);
+  record_traffic(method, path, body, opts, res);
+  return res;
 }
 
 HttpResponse TestServer::get(const std::string& path, const std::string& secret) const {
@@ -397,7 +464,9 @@ HttpResponse TestServer::admin(const std::string& method, const std::string& pat
   HttpRequestOptions opts;
   opts.headers["Authorization"] = "Bearer " + admin_token_;
   opts.ca_file = ca_file_;
-  return http_request(method, url_ + path, body, opts);
+  HttpResponse res = http_request(method, url_ + path, body, opts);
+  record_traffic(method, path, body, opts, res);
+  return res;
 }
 
 TestAccount TestServer::create_account(const std::string& plan, long long credits, const std::string& name) {

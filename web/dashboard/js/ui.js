@@ -44,6 +44,7 @@ const NAV = [
   ['/webhooks', 'Webhooks'],
   ['/keys', 'API keys'],
   ['/account', 'Account'],
+  ['/docs/api', 'API reference'],
 ];
 
 // Loads the session (redirecting to sign-in when there is none) and draws the header.
