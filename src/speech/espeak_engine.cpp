@@ -220,6 +220,7 @@ Result<std::string> EspeakEngine::transcribe_ipa(const std::string& text, const 
   if (espeak_SetVoiceByName(espeak_voice.c_str()) != EE_OK) {
     return Status::Internal("espeak-ng cannot load voice " + espeak_voice);
   }
+  phonemised_ = true;
   std::string out;
   const void* p = text.c_str();
   // Returns one clause per call and advances p (to null at the end of the text).
@@ -237,6 +238,7 @@ Result<std::vector<std::string>> EspeakEngine::phonemes(const std::string& text,
   if (espeak_SetVoiceByName(espeak_voice.c_str()) != EE_OK) {
     return Status::Internal("espeak-ng cannot load voice " + espeak_voice);
   }
+  phonemised_ = true;
   std::vector<std::string> out;
   const void* p = text.c_str();
   // Mnemonics separated by '|' (bits 8-23 of phonememode), words by spaces.
@@ -258,6 +260,13 @@ Result<std::vector<std::string>> EspeakEngine::phonemes(const std::string& text,
 }
 
 Result<EngineResult> EspeakEngine::synthesize(const EngineRequest& req) {
+  if (phonemised_) {
+    // After espeak_TextToPhonemes the next espeak_Synth loses its first WORD event (measured:
+    // "Grüße aus München." came back as two words); a throwaway synthesis of a pause resets that.
+    phonemised_ = false;
+    espeak_Synth(".", 2, 0, POS_CHARACTER, 0, espeakCHARS_UTF8, nullptr, nullptr);
+    espeak_Synchronize();
+  }
   auto variant = variant_for(req.voice);
   if (!variant.ok()) return variant.status();
   std::string full = req.espeak_voice + "+" + *variant;

@@ -51,6 +51,7 @@ class EspeakEngine final : public SpeechEngine {
   std::string scratch_;
   bool owns_scratch_ = false;
   std::vector<std::string> written_variants_;
+  bool phonemised_ = false;  // the phonemiser ran since the last synthesis
 };
 
 // The espeak variant file text for a definition (exposed for tests).

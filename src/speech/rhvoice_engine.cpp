@@ -150,6 +150,7 @@ Result<EngineResult> RhvoiceEngine::synthesize(const EngineRequest& req) {
     if (w.empty()) continue;
     words.push_back({w, static_cast<double>(s.sample) / c.rate, static_cast<double>(end) / c.rate});
   }
+  refine_word_times(words, c.samples, c.rate);
   std::vector<std::vector<std::string>> phones;
   {
     std::lock_guard lock(impl_->phonemiser->mutex());

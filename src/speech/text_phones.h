@@ -2,6 +2,7 @@
 // (espeak-ng's phonemiser) and are placed inside the word's time span; the gaps between words
 // are pauses. Engine-neutral phone set: espeak-ng mnemonics (docs/speech.md, "Phones").
 #pragma once
+#include <cstdint>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -16,6 +17,13 @@ namespace imago::speech {
 std::vector<PhonemeTiming> place_phones_in_words(const std::vector<WordTiming>& words,
                                                  const std::vector<std::vector<std::string>>& word_phones,
                                                  double total_s);
+
+// Moves word boundaries reported at a coarse granularity (RHVoice fires its word callbacks
+// between 100 ms output chunks) onto the audio: each boundary between two words goes to the
+// quietest 10 ms within `slack_s` of it; then every word is trimmed to its frames louder than
+// -40 dB of the loudest frame, so silences inside a word's span become pauses.
+void refine_word_times(std::vector<WordTiming>& words, const std::vector<int16_t>& samples, int rate,
+                       double slack_s = 0.06);
 
 // True for espeak-ng vowel (and diphthong) mnemonics, stress and length marks ignored.
 bool is_vowel_phone(std::string_view phone);
