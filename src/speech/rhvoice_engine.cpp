@@ -150,7 +150,6 @@ Result<EngineResult> RhvoiceEngine::synthesize(const EngineRequest& req) {
     if (w.empty()) continue;
     words.push_back({w, static_cast<double>(s.sample) / c.rate, static_cast<double>(end) / c.rate});
   }
-  refine_word_times(words, c.samples, c.rate);
   std::vector<std::vector<std::string>> phones;
   {
     std::lock_guard lock(impl_->phonemiser->mutex());
@@ -159,8 +158,9 @@ Result<EngineResult> RhvoiceEngine::synthesize(const EngineRequest& req) {
       phones.push_back(p.ok() ? std::move(*p) : std::vector<std::string>());
     }
   }
-  double total = static_cast<double>(c.samples.size()) / c.rate;
-  auto placed = place_phones_in_words(words, phones, total);
+  spread_crowded_words(words, phones);
+  refine_word_times(words, c.samples, c.rate);
+  auto placed = align_phones_in_words(words, phones, c.samples, c.rate);
   EngineResult out;
   out.truncated = c.truncated;
   out.audio = finish_voice(c.samples, c.rate, shaping, std::move(words), std::move(placed));
