@@ -106,7 +106,13 @@ Result<EngineResult> FliteEngine::synthesize(const EngineRequest& req) {
     cst_item* ls = item_as(last, "Segment");
     double start = fs && item_prev(fs) ? item_feat_float(item_prev(fs), "end") : 0;
     double end = ls ? item_feat_float(ls, "end") : start;
-    words.push_back({item_feat_string(wd, "name"), std::min(total, start), std::min(total, end)});
+    // The word as written: the token it came from ("Hello", punctuation split off by flite) when
+    // the word is the token's first; flite's normalised word otherwise ("123" -> "one" "hundred" ...).
+    std::string name = item_feat_string(wd, "name");
+    cst_item* tw = item_as(wd, "Token");
+    if (cst_item* tok = tw ? item_parent(tw) : nullptr; tok && item_daughter(tok) == tw)
+      name = item_feat_string(tok, "name");
+    words.push_back({name, std::min(total, start), std::min(total, end)});
   }
   delete_utterance(u);
 

@@ -281,3 +281,22 @@ TEST(Service, FullQueueIsUnavailable) {
 
 }  // namespace
 }  // namespace imago::speech
+
+namespace imago::speech {
+namespace {
+
+// Text the engines may find nothing to say in never fails a request (RHVoice, flite and
+// espeak-ng each get it through some built-in voice).
+TEST(Service, EveryEngineTakesOddText) {
+  for (const char* text : {"...", "?!", "123", "\xF0\x9F\x99\x82", "a", "M1 - F5 & 50%"}) {
+    for (const char* voice : {"M1", "M2", "F3"}) {
+      VoiceSettings s;
+      s.voice = voice;
+      auto a = test_service().synthesize(text, s);
+      EXPECT_TRUE(a.ok()) << voice << " '" << text << "': " << a.status().message();
+    }
+  }
+}
+
+}  // namespace
+}  // namespace imago::speech
