@@ -1,6 +1,7 @@
 // Speech throughput and latency (issue 3), in one run:
-//  1. raw espeak-ng: a fixed 200-word paragraph synthesized in a loop, in this process, through
-//     the same Engine the server uses (the engine's limit: it is single-threaded by design);
+//  1. the default voice's raw engine (RHVoice bdl for M1): a fixed 200-word paragraph synthesized
+//     in a loop, in this process, through the same engine the server uses (the engine's limit:
+//     one synthesis at a time per engine);
 //  2. the same paragraph through POST /v1/tts of a real `imagod serve` with 1, 2 and 8 concurrent
 //     clients: audio-seconds produced per wall-second and the ratio to (1);
 //  3. time to first byte and to the first audio frame with "stream": true (loopback, so it bounds
@@ -20,7 +21,7 @@
 #include <thread>
 #include <vector>
 
-#include "speech/engine.h"
+#include "speech/speech_engines.h"
 #include "speech/text.h"
 #include "speech/voices.h"
 #include "support/test_server.h"
@@ -59,24 +60,24 @@ int count_words(const char* s) {
   return n;
 }
 
-// Audio seconds per wall second of the bare engine: the whole paragraph per espeak_Synth call, or
+// Audio seconds per wall second of the bare engine: the whole paragraph per synthesis call, or
 // sentence by sentence as the service feeds it.
 double raw_engine(double budget_s, bool by_sentence) {
-  auto engine = speech::Engine::shared();
-  if (!engine.ok()) {
-    std::fprintf(stderr, "engine: %s\n", engine.status().message().c_str());
+  auto engines = speech::open_speech_engines("");
+  if (!engines.ok()) {
+    std::fprintf(stderr, "engine: %s\n", engines.status().message().c_str());
     std::exit(1);
   }
+  speech::EngineChoice choice = speech::choose_engine(*engines, *speech::find_builtin_voice("M1"), "en");
   std::vector<std::string> pieces =
       by_sentence ? speech::split_sentences(kParagraph) : std::vector<std::string>{kParagraph};
-  const auto& voice = speech::find_builtin_voice("M1")->definition;
   double audio = 0;
   int runs = 0;
   auto t0 = Clock::now();
   while (seconds_since(t0) < budget_s || runs < 2) {
     for (const auto& p : pieces) {
-      std::lock_guard lock((*engine)->mutex());
-      auto r = (*engine)->synthesize({p, "en-us", voice, 0});
+      std::lock_guard lock(choice.engine->mutex());
+      auto r = choice.engine->synthesize({p, "en-us", choice.definition, 0, choice.engine_voice});
       if (!r.ok()) std::exit(1);
       audio += r->audio.duration_s();
     }
@@ -84,9 +85,10 @@ double raw_engine(double budget_s, bool by_sentence) {
   }
   double wall = seconds_since(t0);
   std::printf(
-      "raw espeak-ng %-9s: %d runs, %.1f s audio in %.2f s wall -> %.1f audio-s/s (%.1f s audio per "
+      "raw %s %-9s: %d runs, %.1f s audio in %.2f s wall -> %.1f audio-s/s (%.1f s audio per "
       "paragraph)\n",
-      by_sentence ? "sentences" : "paragraph", runs, audio, wall, audio / wall, audio / runs);
+      choice.engine->name(), by_sentence ? "sentences" : "paragraph", runs, audio, wall, audio / wall,
+      audio / runs);
   return audio / wall;
 }
 

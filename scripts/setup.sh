@@ -11,6 +11,9 @@ PACKAGES=(
   libssl-dev libsqlite3-dev libpq-dev libcurl4-openssl-dev
   # speech
   espeak-ng libespeak-ng-dev libsoxr-dev libsonic-dev
+  flite flite1-dev
+  # RHVoice's English voices, from Debian's non-free component (added below when missing)
+  rhvoice rhvoice-english librhvoice-dev
   libmp3lame-dev libopusenc-dev libopus-dev libflac-dev
   # speech recognition (conversation): pocketsphinx with its US English model
   libpocketsphinx-dev pocketsphinx-en-us
@@ -55,6 +58,21 @@ fi
 
 SUDO=""
 if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
+
+# RHVoice is in Debian's non-free component. When a package from it is missing and apt cannot
+# see it, add that component in a sources file of our own (the machine's own sources are left as
+# they are), with the same mirror and suites as the main Debian entry.
+NONFREE=/etc/apt/sources.list.d/imago-non-free.sources
+needs_nonfree=false
+for p in "${missing[@]}"; do
+  case "$p" in rhvoice | rhvoice-english | librhvoice-dev) needs_nonfree=true ;; esac
+done
+if $needs_nonfree && [ ! -e "$NONFREE" ] && ! apt-cache policy rhvoice-english 2>/dev/null | grep -q "Candidate: [0-9]"; then
+  codename=$(. /etc/os-release && echo "${VERSION_CODENAME:-bookworm}")
+  echo "setup: adding Debian's non-free component for RHVoice in $NONFREE"
+  printf '%s\n' "Types: deb" "URIs: http://deb.debian.org/debian" "Suites: $codename $codename-updates" \
+    "Components: non-free" "Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg" | $SUDO tee "$NONFREE" >/dev/null
+fi
 echo "setup: installing ${#missing[@]} package(s): ${missing[*]}"
 export DEBIAN_FRONTEND=noninteractive
 $SUDO apt-get update -qq

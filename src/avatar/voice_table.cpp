@@ -5,11 +5,12 @@
 namespace imago::avatar {
 
 const std::vector<VoiceReference>& voice_reference_table() {
-  // Measured by lipsync_test.cpp (VoiceMatch.ReferenceTableMatchesTheSpeechEngine).
+  // Measured by lipsync_test.cpp (VoiceMatch.ReferenceTableMatchesTheSpeechEngine), English on
+  // the RHVoice and flite voices.
   static const std::vector<VoiceReference> table = {
-      {"M1", 130, 2795, 5.15}, {"M2", 99, 1825, 4.25},  {"M3", 160, 3281, 5.22}, {"M4", 103, 3045, 4.71},
-      {"M5", 185, 2541, 4.74}, {"F1", 248, 2958, 4.76}, {"F2", 202, 2107, 4.25}, {"F3", 303, 3461, 5.04},
-      {"F4", 233, 3385, 5.12}, {"F5", 225, 2027, 4.29},
+      {"M1", 125, 2431, 3.91}, {"M2", 101, 1666, 4.32}, {"M3", 137, 1598, 4.59}, {"M4", 118, 1196, 4.09},
+      {"M5", 151, 2704, 4.24}, {"F1", 173, 2095, 3.52}, {"F2", 164, 1350, 2.91}, {"F3", 220, 1540, 3.81},
+      {"F4", 199, 1632, 4.05}, {"F5", 185, 1516, 3.15},
   };
   return table;
 }

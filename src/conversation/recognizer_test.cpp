@@ -45,7 +45,13 @@ std::vector<int16_t> spoken(const std::string& text, const std::string& voice = 
   s.speed = 1.0;
   auto a = speech::test_service().synthesize(text, s);
   if (!a.ok()) throw std::runtime_error(a.status().message());
-  return a->samples;
+  // Without the engine's own edge silence (RHVoice ends a sentence with ~200 ms of it), so the
+  // gaps a test puts between parts are the viewer's pauses.
+  auto& x = a->samples;
+  size_t b = 0, e = x.size();
+  while (b < e && std::abs(x[b]) < 300) ++b;
+  while (e > b && std::abs(x[e - 1]) < 300) --e;
+  return std::vector<int16_t>(x.begin() + b, x.begin() + e);
 }
 
 TEST(WordErrorRate, Counts) {
@@ -211,10 +217,11 @@ TEST(Listener, TurnsThatLookFinished) {
 
 // Microphone-like audio of `parts` spoken one after another with `gap_ms` of quiet between them
 // and a second of quiet at the end.
-std::vector<int16_t> mic_with_gaps(const std::vector<std::string>& parts, int gap_ms) {
+std::vector<int16_t> mic_with_gaps(const std::vector<std::string>& parts, int gap_ms,
+                                   const std::string& voice = "M1") {
   std::vector<int16_t> mic(kRecognizerSampleRate / 2, 0);
   for (const auto& p : parts) {
-    auto q = spoken(p);
+    auto q = spoken(p, voice);
     mic.insert(mic.end(), q.begin(), q.end());
     mic.insert(mic.end(), static_cast<size_t>(kRecognizerSampleRate * gap_ms / 1000), 0);
   }
@@ -265,7 +272,10 @@ TEST(Listener, PausesAreJoinedOrWaitedFor) {
     sink.barge_in = [&] { ++barge_ins; };
     Listener ears(std::move(rec.value()), sink);
     ears.set_domain(domain_sentences());
-    auto mic = mic_with_gaps(parts, 450);
+    // M5: spoken on its own as a sentence, "Where is the" ends in a stressed "thee" that the
+    // recogniser hears as "the left" (M1), "tough" (M3) or "that" (F1), words a sentence may end
+    // with; M5's reading is heard as "where is the", which this test is about.
+    auto mic = mic_with_gaps(parts, 450, "M5");
     ears.push(mic.data(), mic.size());
     for (const auto& h : heard) std::printf("[endpoint] heard \"%s\"\n", h.c_str());
     return ears.early_ends();

@@ -16,10 +16,11 @@ namespace imago::speech {
 
 Quality quality_for_steps(int steps) {
   Quality q;
-  // Up to 9 steps libsonic searches the pitch period on a decimated signal (its default); from 10
-  // it searches at the full rate (about 60% more post-processing time, fewer warbles at large
-  // speed changes). soxr goes from its quick cubic recipe to 28-bit quality as steps grow.
-  q.sonic_high = steps >= 10;
+  // Up to 7 steps libsonic searches the pitch period on a decimated signal (its default); from 8
+  // (the default) it searches at the full rate (about 60% more post-processing time, fewer
+  // warbles at large speed changes: on RHVoice's voices the decimated search raised the heard
+  // pitch by 7% at speed 2). soxr goes from its quick cubic recipe to 28-bit quality as steps grow.
+  q.sonic_high = steps >= 8;
   if (steps <= 3)
     q.soxr_recipe = SOXR_QQ;
   else if (steps <= 5)

@@ -12,8 +12,8 @@
 
 #include "config/config.h"
 #include "speech/dsp.h"
-#include "speech/engine.h"
 #include "speech/languages.h"
+#include "speech/speech_engines.h"
 #include "speech/text.h"
 #include "speech/voices.h"
 #include "util/log.h"
@@ -36,6 +36,8 @@ namespace {
 struct Job {
   std::vector<std::string> sentences;
   VoiceSettings settings;
+  SpeechEngine* engine = nullptr;  // chosen for the voice and language (speech_engines.h)
+  std::string engine_voice;
   VoiceDefinition definition;
   std::string espeak_voice;
   Quality quality;
@@ -110,8 +112,8 @@ void append_audio(Audio& a, const Audio& b) {
 
 class SpeechServiceImpl final : public SpeechService {
  public:
-  SpeechServiceImpl(SpeechOptions opts, std::shared_ptr<Engine> engine)
-      : opts_(std::move(opts)), engine_(std::move(engine)) {}
+  SpeechServiceImpl(SpeechOptions opts, SpeechEngines engines)
+      : opts_(std::move(opts)), engines_(std::move(engines)) {}
 
   ~SpeechServiceImpl() override {
     stopping_ = true;  // running jobs stop at their next sentence
@@ -125,18 +127,20 @@ class SpeechServiceImpl final : public SpeechService {
   }
 
   // Offers a language only when espeak-ng reads its native sample sentence correctly (phonemes
-  // compared with a known reading) and it synthesizes audible speech. Partial languages are
-  // offered with a note; texts they cannot read are refused in validate().
+  // compared with a known reading) and the engine that speaks it for M1 synthesizes audible
+  // speech. Partial languages are offered with a note; texts they cannot read are refused in
+  // validate().
   void verify_languages() {
-    std::lock_guard lock(engine_->mutex());
-    const VoiceDefinition& voice = find_builtin_voice("M1")->definition;
+    const BuiltinVoice& m1 = *find_builtin_voice("M1");
+    EspeakEngine* espeak = engines_.espeak.get();
+    std::unique_lock lock(espeak->mutex());
     for (const auto& c : language_candidates()) {
-      if (!engine_->has_voice(c.espeak_voice)) continue;
+      if (!espeak->has_voice(c.espeak_voice)) continue;
       auto unavailable = [&](const std::string& why) {
         log::warn("speech_language_unavailable",
                   {{"language", c.code}, {"espeak_voice", c.espeak_voice}, {"reason", why}});
       };
-      auto ipa = engine_->transcribe_ipa(c.sample, c.espeak_voice);
+      auto ipa = espeak->transcribe_ipa(c.sample, c.espeak_voice);
       if (!ipa.ok()) {
         unavailable(ipa.status().message());
         continue;
@@ -146,16 +150,28 @@ class SpeechServiceImpl final : public SpeechService {
         unavailable(check.reason + ": " + *ipa);
         continue;
       }
-      EngineRequest r{c.sample, c.espeak_voice, voice, 0};
-      auto res = engine_->synthesize(r);
-      if (!res.ok() || active_duration(res->audio.samples, Engine::kSampleRate) < 0.2) {
+      EngineChoice choice = choose_engine(engines_, m1, c.code);
+      EngineRequest r{c.sample, c.espeak_voice, choice.definition, 0, choice.engine_voice};
+      Result<EngineResult> res = Status::Internal("not run");
+      if (choice.engine == espeak) {
+        res = espeak->synthesize(r);  // its mutex is held already
+      } else {
+        // RHVoice takes espeak-ng's mutex for its phones: release it meanwhile.
+        lock.unlock();
+        {
+          std::lock_guard engine_lock(choice.engine->mutex());
+          res = choice.engine->synthesize(r);
+        }
+        lock.lock();
+      }
+      if (!res.ok() || active_duration(res->audio.samples, kEngineSampleRate) < 0.2) {
         unavailable("no audible speech");
         continue;
       }
-      LanguageInfo info{c.code, c.espeak_voice, c.name, ""};
+      LanguageInfo info{c.code, c.espeak_voice, c.name, "", choice.engine->name()};
       if (const char* caveat = language_caveat(c.code)) info.note = caveat;
       if (const PartialLanguage* p = find_partial_language(c.code)) {
-        auto full = engine_->transcribe_ipa(p->full_sample, c.espeak_voice);
+        auto full = espeak->transcribe_ipa(p->full_sample, c.espeak_voice);
         if (!full.ok() || !check_transcription(*full, p->full_expected_ipa).passed) {
           info.note = p->note;
           partial_.push_back(c.code);
@@ -164,8 +180,8 @@ class SpeechServiceImpl final : public SpeechService {
       languages_.push_back(std::move(info));
     }
     // Leave espeak-ng in the default language, like every later request expects.
-    EngineRequest en{"Ready.", "en-us", voice, 0};
-    (void)engine_->synthesize(en);
+    EngineRequest en{"Ready.", "en-us", m1.espeak, 0};
+    (void)espeak->synthesize(en);
   }
 
   void start_workers() {
@@ -216,7 +232,7 @@ class SpeechServiceImpl final : public SpeechService {
 
   Result<Audio> synthesize(const std::string& text, const VoiceSettings& s) override {
     Audio all;
-    all.sample_rate = s.output_rate ? s.output_rate : Engine::kSampleRate;
+    all.sample_rate = s.output_rate ? s.output_rate : kEngineSampleRate;
     // About 15 characters per second of speech: one allocation for most texts.
     all.samples.reserve(std::min<size_t>(text.size() * all.sample_rate / 12, 4u << 20));
     Status st = synthesize_stream(text, s, [&](const Audio& a) {
@@ -245,10 +261,13 @@ class SpeechServiceImpl final : public SpeechService {
     auto job = std::make_shared<Job>();
     job->sentences = split_sentences(text);
     job->settings = s;
-    job->definition = apply_axes(find_builtin_voice(s.voice)->definition, s.axes);
+    EngineChoice choice = choose_engine(engines_, *find_builtin_voice(s.voice), s.language);
+    job->engine = choice.engine;
+    job->engine_voice = choice.engine_voice;
+    job->definition = apply_axes(choice.definition, s.axes);
     job->espeak_voice = *language_voice(s.language);
     job->quality = quality_for_steps(s.total_steps);
-    job->max_raw_samples = static_cast<int64_t>(opts_.max_audio_s * s.speed * Engine::kSampleRate);
+    job->max_raw_samples = static_cast<int64_t>(opts_.max_audio_s * s.speed * kEngineSampleRate);
     {
       std::lock_guard lock(mu_);
       // Idle workers take a job at once; beyond them `queue` jobs may wait.
@@ -264,7 +283,9 @@ class SpeechServiceImpl final : public SpeechService {
 
   std::vector<BuiltinVoiceInfo> builtin_voices() const override {
     std::vector<BuiltinVoiceInfo> out;
-    for (const auto& v : builtin_voice_table()) out.push_back({v.id, v.description});
+    for (const auto& v : builtin_voice_table()) {
+      out.push_back({v.id, v.description, choose_engine(engines_, v, "en").engine->name()});
+    }
     return out;
   }
   bool is_builtin_voice(const std::string& id) const override { return find_builtin_voice(id) != nullptr; }
@@ -323,12 +344,13 @@ class SpeechServiceImpl final : public SpeechService {
       if (job.cancelled) return Status::Ok();
       if (stopping_) return Status::Unavailable("speech service is shutting down");
       EngineRequest req{sentence, job.espeak_voice, job.definition,
-                        std::max<int64_t>(1, job.max_raw_samples - raw_used)};
+                        std::max<int64_t>(1, job.max_raw_samples - raw_used), job.engine_voice};
       Result<EngineResult> r = Status::Internal("not run");
       {
-        // The engine is held for one sentence only, so concurrent requests interleave.
-        std::lock_guard lock(engine_->mutex());
-        r = engine_->synthesize(req);
+        // The engine is held for one sentence only, so concurrent requests interleave (and
+        // requests on different engines run in parallel).
+        std::lock_guard lock(job.engine->mutex());
+        r = job.engine->synthesize(req);
       }
       if (!r.ok()) return r.status();
       if (r->truncated) {
@@ -348,7 +370,7 @@ class SpeechServiceImpl final : public SpeechService {
   }
 
   SpeechOptions opts_;
-  std::shared_ptr<Engine> engine_;
+  SpeechEngines engines_;
   std::vector<LanguageInfo> languages_;  // written once before the workers start
   std::vector<std::string> partial_;     // codes offered in part (see PartialLanguage)
 
@@ -369,9 +391,15 @@ Result<std::unique_ptr<SpeechService>> make_speech_service(const SpeechOptions& 
   SpeechOptions opts = options;
   opts.workers = std::max(1, opts.workers);
   opts.queue = std::max(0, opts.queue);
-  auto engine = Engine::shared(opts.scratch_dir);
-  if (!engine.ok()) return engine.status();
-  auto svc = std::make_unique<SpeechServiceImpl>(opts, std::move(engine.value()));
+  auto engines = open_speech_engines(opts.scratch_dir);
+  if (!engines.ok()) return engines.status();
+  if (!engines->rhvoice) {
+    std::string fallbacks;
+    for (const auto& f : voices_falling_back(*engines)) fallbacks += (fallbacks.empty() ? "" : ", ") + f;
+    log::warn("speech_rhvoice_unavailable",
+              {{"reason", engines->rhvoice_missing}, {"fallback_to_flite", fallbacks}});
+  }
+  auto svc = std::make_unique<SpeechServiceImpl>(opts, std::move(engines.value()));
   svc->verify_languages();
   svc->start_workers();
   log::info("speech_ready", {{"workers", opts.workers},

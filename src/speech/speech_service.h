@@ -1,11 +1,11 @@
 // The speech service: the one entry point to text-to-speech for /v1/tts, /v1/audio/speech, the
 // avatar renderer (`imagod render --text`) and live sessions.
 //
-// espeak-ng keeps all of its state in globals, so exactly one synthesis runs inside it at a time
-// (per process). The service owns a bounded queue of requests and `workers` threads; a worker
-// holds the engine only while espeak produces one sentence, so several requests interleave
-// sentence by sentence. Post-processing (time-stretch, resampling) runs on the thread reading
-// the stream, overlapping espeak on the next sentence.
+// Each engine (RHVoice, flite, espeak-ng: speech/speech_engines.h) runs one synthesis at a time
+// per process. The service owns a bounded queue of requests and `workers` threads; a worker
+// holds an engine only while it produces one sentence, so several requests interleave sentence
+// by sentence, and requests on different engines run in parallel. Post-processing (time-stretch,
+// resampling) runs on the thread reading the stream, overlapping the engine on the next sentence.
 // Callers never run synthesis on an HTTP I/O thread: they block on the queue from a handler
 // worker (or a stream producer) thread.
 #pragma once
@@ -54,6 +54,7 @@ struct LanguageInfo {
   std::string name;          // English name, e.g. "Chinese (Mandarin)"
   // Set for languages that work only in part (e.g. Japanese: kana only), or with a caveat.
   std::string note;
+  std::string engine;  // the engine that speaks it for the default voice: rhvoice, flite, espeak-ng
 };
 
 // A tuning axis as shown by GET /v1/studio/axes.
@@ -69,6 +70,7 @@ struct AxisInfo {
 struct BuiltinVoiceInfo {
   std::string id;           // M1..M5, F1..F5
   std::string description;  // short human description
+  std::string engine;       // the engine that speaks its English: rhvoice or flite
 };
 
 struct SpeechStats {
@@ -123,8 +125,8 @@ class SpeechService {
   virtual const SpeechOptions& options() const = 0;
 };
 
-// Initializes espeak-ng (once per process) and starts the workers. Fails when espeak-ng's data
-// cannot be loaded.
+// Opens the engines (once per process) and starts the workers. Fails when espeak-ng's data cannot
+// be loaded; without RHVoice it logs which voices fall back to flite.
 Result<std::unique_ptr<SpeechService>> make_speech_service(const SpeechOptions& options);
 
 }  // namespace imago::speech

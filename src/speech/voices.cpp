@@ -33,19 +33,62 @@ VoiceDefinition def(double f0, double range, double formant, double tilt, int ra
 }  // namespace
 
 const std::vector<BuiltinVoice>& builtin_voice_table() {
-  // Tuned so that every pair differs by more than 5% in median F0 or in spectral centroid on the
-  // same sentence (measured in voices_test.cpp).
+  // English: RHVoice's slt, clb, bdl, alan and flite's rms, awb, slt, moved in pitch, tilt and
+  // rate no further than they stay clear (docs/speech.md has the word error rates). Every pair
+  // differs by more than 5% in median F0 or in spectral centroid on the same sentence, and every
+  // male voice is lower than every female one (voices_test.cpp).
+  // espeak-ng (other languages): the formant voices tuned the same way.
   static const std::vector<BuiltinVoice> table = {
-      {"M1", "neutral male, mid pitch", def(100, 45, 1.00, 0.0, 175, false)},
-      {"M2", "deep, dark male", def(78, 35, 0.92, -0.5, 165, false)},
-      {"M3", "young, bright male", def(120, 55, 1.04, 0.5, 185, false)},
-      {"M4", "calm low narrator", def(90, 25, 0.97, 0.25, 160, false, 0, 2)},
-      {"M5", "lively high male", def(140, 65, 1.07, -0.2, 190, false)},
-      {"F1", "neutral female, mid pitch", def(190, 80, 1.15, 0.0, 175, true)},
-      {"F2", "low, warm female", def(160, 60, 1.10, -0.4, 170, true)},
-      {"F3", "high, bright female", def(235, 90, 1.19, 0.4, 185, true)},
-      {"F4", "crisp female", def(200, 50, 1.12, 0.7, 180, true)},
-      {"F5", "soft, dark female", def(175, 70, 1.16, -0.8, 165, true, 0, 1)},
+      {"M1",
+       "neutral American male (RHVoice bdl)",
+       {"rhvoice", "bdl", def(119, 0, 1.00, 0.0, 175, false)},
+       {"flite", "rms", def(102, 0, 1.00, 0.0, 175, false)},
+       def(100, 45, 1.00, 0.0, 175, false)},
+      {"M2",
+       "deep, dark American male (flite rms)",
+       {"flite", "rms", def(102, 0, 1.00, -0.4, 165, false)},
+       {"flite", "rms", def(102, 0, 1.00, -0.4, 165, false)},
+       def(78, 35, 0.92, -0.5, 165, false)},
+      {"M3",
+       "bright Scottish male (RHVoice alan)",
+       {"rhvoice", "alan", def(135, 0, 1.00, 0.3, 180, false)},
+       {"flite", "awb", def(135, 0, 1.00, 0.3, 180, false)},
+       def(120, 55, 1.04, 0.5, 185, false)},
+      {"M4",
+       "calm, low Scottish narrator (flite awb)",
+       {"flite", "awb", def(111, 0, 1.00, 0.0, 160, false)},
+       {"flite", "awb", def(111, 0, 1.00, 0.0, 160, false)},
+       def(90, 25, 0.97, 0.25, 160, false, 0, 2)},
+      {"M5",
+       "lively, higher American male (RHVoice bdl)",
+       {"rhvoice", "bdl", def(145, 0, 1.00, 0.2, 190, false)},
+       {"flite", "kal16", def(140, 0, 1.00, 0.2, 190, false)},
+       def(140, 65, 1.07, -0.2, 190, false)},
+      {"F1",
+       "neutral American female (RHVoice slt)",
+       {"rhvoice", "slt", def(173, 0, 1.15, 0.0, 175, true)},
+       {"flite", "slt", def(173, 0, 1.15, 0.0, 175, true)},
+       def(190, 80, 1.15, 0.0, 175, true)},
+      {"F2",
+       "low, warm American female (RHVoice clb)",
+       {"rhvoice", "clb", def(160, 0, 1.15, -0.3, 170, true)},
+       {"flite", "slt", def(158, 0, 1.15, -0.3, 170, true)},
+       def(160, 60, 1.10, -0.4, 170, true)},
+      {"F3",
+       "high, bright American female (flite slt)",
+       {"flite", "slt", def(215, 0, 1.15, 0.3, 180, true)},
+       {"flite", "slt", def(215, 0, 1.15, 0.3, 180, true)},
+       def(235, 90, 1.19, 0.4, 185, true)},
+      {"F4",
+       "crisp American female (RHVoice clb)",
+       {"rhvoice", "clb", def(195, 0, 1.15, 0.5, 180, true)},
+       {"flite", "slt", def(195, 0, 1.15, 0.5, 180, true)},
+       def(200, 50, 1.12, 0.7, 180, true)},
+      {"F5",
+       "soft, dark American female (RHVoice slt)",
+       {"rhvoice", "slt", def(185, 0, 1.15, -0.6, 165, true)},
+       {"flite", "slt", def(185, 0, 1.15, -0.6, 165, true)},
+       def(175, 70, 1.16, -0.8, 165, true, 0, 1)},
   };
   return table;
 }
@@ -95,14 +138,13 @@ std::vector<AxisInfo> axis_table() {
        {}},
       {"rate", "Speaking rate in words per minute (x2^(1.5r)); positive is faster.", -0.3, 0.3, {}},
       {"brightness",
-       "Tilts the spectrum of voiced sound around 1.2 kHz (espeak tone curve); positive is brighter (higher "
-       "spectral centroid).",
+       "Tilts the spectrum around 1.2 kHz; positive is brighter (higher spectral centroid).",
        -0.3,
        0.3,
        {}},
   };
   for (const auto& v : builtin_voice_table()) {
-    Axes p = project_onto_axes(v.definition);
+    Axes p = project_onto_axes(v.english.definition);
     auto round3 = [](double x) { return std::round(x * 1000) / 1000; };
     axes[0].anchor_projections.emplace_back(v.id, round3(p.gender));
     axes[1].anchor_projections.emplace_back(v.id, round3(p.pitch));

@@ -1,22 +1,32 @@
-// The ten built-in voices and the tuning axes (SPEC 2.3, 2.5): each voice is a definition (pitch
-// base and range, formant scaling, spectral tone, rate), and each axis is a documented change of
-// that definition, so an axis does exactly what its name says and a voice's position on an axis
-// can be computed from its definition.
+// The ten built-in voices and the tuning axes (docs/speech.md): each voice is a recorded engine
+// voice (RHVoice or flite) for English, moved to a definition (pitch, formant scaling, spectral
+// tone, rate), plus an espeak-ng definition for the other languages; each axis is a documented
+// change of a definition, so an axis does exactly what its name says on every engine and a
+// voice's position on an axis can be computed from its definition.
 #pragma once
 #include <optional>
 #include <string>
 #include <vector>
 
-#include "speech/engine.h"
+#include "speech/speech_engine.h"
 #include "speech/speech_service.h"
 #include "speech/synthesis.h"
 
 namespace imago::speech {
 
+// One engine voice moved to a definition.
+struct EngineVoice {
+  const char* engine;  // "rhvoice" or "flite"
+  const char* voice;   // the engine's own voice name, e.g. "bdl"
+  VoiceDefinition definition;
+};
+
 struct BuiltinVoice {
   const char* id;
   const char* description;
-  VoiceDefinition definition;
+  EngineVoice english;     // how it speaks English
+  EngineVoice fallback;    // English when RHVoice is not available: always a flite voice
+  VoiceDefinition espeak;  // every other language, on espeak-ng
 };
 
 const std::vector<BuiltinVoice>& builtin_voice_table();

@@ -97,7 +97,7 @@ TEST(Axes, BrightnessKeepsF0) {
 }
 
 TEST(Axes, ProjectionsInvertApplyAxes) {
-  const auto& base = find_builtin_voice("F2")->definition;
+  const auto& base = find_builtin_voice("F2")->english.definition;
   Axes a{0.1, -0.2, 0.15, 0.05};
   Axes p0 = project_onto_axes(base), p1 = project_onto_axes(apply_axes(base, a));
   EXPECT_NEAR(p1.gender - p0.gender, 0.1, 1e-6);

@@ -1,4 +1,4 @@
-#include "speech/engine.h"
+#include "speech/espeak_engine.h"
 
 #include <espeak-ng/espeak_ng.h>
 #include <espeak-ng/speak_lib.h>
@@ -58,7 +58,7 @@ int synth_callback(short* wav, int n, espeak_EVENT* events) {
   for (espeak_EVENT* e = events; e && e->type != espeakEVENT_LIST_TERMINATED; ++e) {
     Collector::Ev ev{e->type, e->text_position, e->length, 0, {}};
     // audio_position is in ms from the start of this espeak_Synth call.
-    ev.sample = static_cast<int64_t>(e->audio_position) * Engine::kSampleRate / 1000;
+    ev.sample = static_cast<int64_t>(e->audio_position) * EspeakEngine::kSampleRate / 1000;
     if (e->type == espeakEVENT_PHONEME) ev.phoneme.assign(e->id.string, strnlen(e->id.string, 8));
     if (e->type == espeakEVENT_WORD || e->type == espeakEVENT_PHONEME || e->type == espeakEVENT_END ||
         e->type == espeakEVENT_MSG_TERMINATED || e->type == espeakEVENT_SENTENCE) {
@@ -154,14 +154,14 @@ Status prepare_data_dir(const std::string& scratch_dir) {
 }
 }  // namespace
 
-Result<std::shared_ptr<Engine>> Engine::shared(const std::string& scratch_dir) {
+Result<std::shared_ptr<EspeakEngine>> EspeakEngine::shared(const std::string& scratch_dir) {
   static std::mutex mu;
-  static std::weak_ptr<Engine> current;
+  static std::weak_ptr<EspeakEngine> current;
   static bool initialized = false;
   std::lock_guard lock(mu);
   if (auto e = current.lock()) return e;
 
-  std::shared_ptr<Engine> e(new Engine());
+  std::shared_ptr<EspeakEngine> e(new EspeakEngine());
   e->scratch_ = scratch_dir;
   if (e->scratch_.empty()) {
     std::string tmpl = (fs::temp_directory_path() / "imago-speech-XXXXXX").string();
@@ -188,7 +188,7 @@ Result<std::shared_ptr<Engine>> Engine::shared(const std::string& scratch_dir) {
   return e;
 }
 
-Engine::~Engine() {
+EspeakEngine::~EspeakEngine() {
   std::error_code ec;
   if (owns_scratch_) {
     fs::remove_all(scratch_, ec);
@@ -197,7 +197,7 @@ Engine::~Engine() {
   }
 }
 
-Result<std::string> Engine::variant_for(const VoiceDefinition& v) {
+Result<std::string> EspeakEngine::variant_for(const VoiceDefinition& v) {
   // The file name is a hash of the content: espeak may cache a variant by name, so a name never
   // changes meaning; identical definitions reuse their file.
   std::string text = render_variant_file(v);
@@ -212,14 +212,15 @@ Result<std::string> Engine::variant_for(const VoiceDefinition& v) {
   return name;
 }
 
-bool Engine::has_voice(const std::string& espeak_voice) {
+bool EspeakEngine::has_voice(const std::string& espeak_voice) {
   return espeak_SetVoiceByName(espeak_voice.c_str()) == EE_OK;
 }
 
-Result<std::string> Engine::transcribe_ipa(const std::string& text, const std::string& espeak_voice) {
+Result<std::string> EspeakEngine::transcribe_ipa(const std::string& text, const std::string& espeak_voice) {
   if (espeak_SetVoiceByName(espeak_voice.c_str()) != EE_OK) {
     return Status::Internal("espeak-ng cannot load voice " + espeak_voice);
   }
+  phonemised_ = true;
   std::string out;
   const void* p = text.c_str();
   // Returns one clause per call and advances p (to null at the end of the text).
@@ -232,7 +233,40 @@ Result<std::string> Engine::transcribe_ipa(const std::string& text, const std::s
   return out;
 }
 
-Result<EngineResult> Engine::synthesize(const EngineRequest& req) {
+Result<std::vector<std::string>> EspeakEngine::phonemes(const std::string& text,
+                                                        const std::string& espeak_voice) {
+  if (espeak_SetVoiceByName(espeak_voice.c_str()) != EE_OK) {
+    return Status::Internal("espeak-ng cannot load voice " + espeak_voice);
+  }
+  phonemised_ = true;
+  std::vector<std::string> out;
+  const void* p = text.c_str();
+  // Mnemonics separated by '|' (bits 8-23 of phonememode), words by spaces.
+  while (p) {
+    const char* ph = espeak_TextToPhonemes(&p, espeakCHARS_UTF8, '|' << 8);
+    if (!ph) break;
+    std::string cur;
+    for (const char* c = ph;; ++c) {
+      if (*c == '|' || *c == ' ' || *c == '\0') {
+        if (!cur.empty()) out.push_back(cur);
+        cur.clear();
+        if (*c == '\0') break;
+      } else {
+        cur.push_back(*c);
+      }
+    }
+  }
+  return out;
+}
+
+Result<EngineResult> EspeakEngine::synthesize(const EngineRequest& req) {
+  if (phonemised_) {
+    // After espeak_TextToPhonemes the next espeak_Synth loses its first WORD event (measured:
+    // "Grüße aus München." came back as two words); a throwaway synthesis of a pause resets that.
+    phonemised_ = false;
+    espeak_Synth(".", 2, 0, POS_CHARACTER, 0, espeakCHARS_UTF8, nullptr, nullptr);
+    espeak_Synchronize();
+  }
   auto variant = variant_for(req.voice);
   if (!variant.ok()) return variant.status();
   std::string full = req.espeak_voice + "+" + *variant;

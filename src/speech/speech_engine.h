@@ -1,0 +1,66 @@
+// The speech-engine interface: one synthesis of one sentence with a fully specified voice, in
+// 22050 Hz PCM with the timing of every word and phone. One implementation per engine
+// (espeak_engine.h, rhvoice_engine.h, flite_engine.h); speech_engines.h picks the engine for a
+// voice and language. Nothing outside src/speech/ knows which engine spoke.
+//
+// Phones are reported in one engine-neutral phone set, espeak-ng's phoneme mnemonics ("p", "aI",
+// "_:" for a pause; docs/speech.md, "Phones"), whatever the engine's own phone set: the avatar's
+// visemes are defined on that set only.
+#pragma once
+#include <cstdint>
+#include <mutex>
+#include <string>
+
+#include "speech/synthesis.h"
+#include "util/status.h"
+
+namespace imago::speech {
+
+// Every engine's output is converted to this rate, so callers never see an engine's own rate.
+inline constexpr int kEngineSampleRate = 22050;
+
+// The physical voice asked of an engine, resolved from a built-in voice plus axes. espeak-ng
+// builds a voice variant from it; RHVoice and flite start from one of their recorded voices and
+// move it to these figures (speech/voice_shaping.h).
+struct VoiceDefinition {
+  double pitch_base_hz = 100;  // bottom of the intonation range
+  double pitch_range_hz = 40;  // intonation range above the base
+  double formant_scale = 1.0;  // multiplies formants F1..F5 (vocal tract length)
+  double tone_tilt = 0;        // spectral tilt, -1 (dark) .. +1 (bright); espeak "tone" curve
+  int rate_wpm = 175;          // speaking rate, words per minute
+  // Pitch jitter (espeak "flutter"). Always written, as 0 by default: espeak-ng's flutter phase
+  // runs on across utterances, so flutter makes the same request differ a little every time.
+  // (Other wave-generator state also carries over between utterances, so output is reproducible
+  // only to within a few milliseconds, not bit for bit.)
+  int flutter = 0;
+  int roughness = 0;    // creak (espeak "roughness")
+  bool female = false;  // espeak "gender" (affects a few language rules)
+};
+
+struct EngineRequest {
+  std::string text;          // UTF-8, one sentence
+  std::string espeak_voice;  // language voice for espeak-ng, e.g. "en-us" (and its phonemiser)
+  VoiceDefinition voice;
+  // Stop (and fail) once this many samples have been produced; 0: unlimited.
+  int64_t max_samples = 0;
+  // The engine's own voice, e.g. "slt" (RHVoice, flite); unused by espeak-ng.
+  std::string engine_voice;
+};
+
+struct EngineResult {
+  Audio audio;             // kEngineSampleRate
+  bool truncated = false;  // stopped at max_samples
+};
+
+class SpeechEngine {
+ public:
+  virtual ~SpeechEngine() = default;
+  // "espeak-ng", "rhvoice" or "flite" (GET /v1/voices shows it).
+  virtual const char* name() const = 0;
+  // Hold this while calling synthesize(): each engine runs one synthesis at a time (its library
+  // keeps process-wide state), and different engines run in parallel.
+  virtual std::mutex& mutex() = 0;
+  virtual Result<EngineResult> synthesize(const EngineRequest& req) = 0;
+};
+
+}  // namespace imago::speech

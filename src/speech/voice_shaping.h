@@ -1,0 +1,43 @@
+// Moving a recorded engine voice (RHVoice, flite) to the figures of a VoiceDefinition: the engine
+// changes F0 and rate itself where it can; a formant shift (resampling, then a time-stretch back
+// to the original duration) and a spectral tilt are applied to its output here, which also
+// converts it to kEngineSampleRate.
+#pragma once
+#include <cstdint>
+#include <vector>
+
+#include "speech/speech_engine.h"
+
+namespace imago::speech {
+
+// A voice of an engine as it speaks unmodified: its median F0 (pitch_base_hz), a nominal
+// formant scale on espeak's scale (1.0 for the male voices, about 1.15 for the female ones),
+// tilt 0 and 175 words per minute as its own rate.
+struct NativeVoice {
+  const char* name;
+  VoiceDefinition natural;
+  // False when the engine cannot move this voice's F0 (flite's rms ignores f0_shift): then F0
+  // moves with the formants in post-processing.
+  bool engine_pitch = true;
+};
+
+struct Shaping {
+  double engine_f0 = 1;    // F0 factor asked of the engine
+  double engine_rate = 1;  // speaking-rate factor asked of the engine (> 1 faster)
+  double shift = 1;        // post-processing factor on formants (and F0) at constant duration
+  double tilt = 0;         // spectral tilt, as VoiceDefinition::tone_tilt
+};
+
+// What to ask of the engine and what to do after it, to turn `native` into `target`.
+Shaping shaping_for(const VoiceDefinition& target, const NativeVoice& native);
+
+// Converts an engine's output at `rate` to kEngineSampleRate, applying `shaping.shift` and
+// `shaping.tilt`; word and phone times are rescaled to the new length.
+Audio finish_voice(const std::vector<int16_t>& samples, int rate, const Shaping& shaping,
+                   std::vector<WordTiming> words, std::vector<PhonemeTiming> phonemes);
+
+// The spectral tilt alone (exposed for tests): a one-pole split at about 1.2 kHz, the low band
+// scaled by 2^(-0.8 t) and the high band by 2^(0.8 t), at the input's RMS level.
+std::vector<int16_t> apply_tilt(const std::vector<int16_t>& in, int rate, double tilt);
+
+}  // namespace imago::speech
