@@ -1424,7 +1424,7 @@ export interface components {
                 "application/json": components["schemas"]["Error"];
             };
         };
-        /** @description `RATE_LIMITED`: the account's bucket for this tier is empty, the failed-authentication throttle or a per-IP cap. */
+        /** @description `RATE_LIMITED`: the account's bucket for this tier is empty, the failed-authentication throttle or a per-IP cap. On live routes also `SPEECH_QUEUE_FULL` (every room reached holds its 16 utterances / 32 KiB of queued speech) and `LIVE_SESSION_LIMIT` (the account already runs its share of the node's live sessions, `--live-sessions-per-account`). */
         RateLimited: {
             headers: {
                 "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -4166,6 +4166,11 @@ export interface operations {
                 "application/json": {
                     agent_id: string;
                     fingerprint?: string;
+                    /**
+                     * @description The only session type the token may start. Absent (or an avatar type) allows the avatar session; `voice_chat` or `camera_chat` allows that one. A join asking for another type is refused with 403 before anything is charged.
+                     * @enum {string}
+                     */
+                    billing_type?: "essence_cloud" | "expression_cloud" | "voice_chat" | "camera_chat";
                 };
             };
         };
