@@ -56,8 +56,9 @@ struct Config {
   int tts_max_audio_s = 600;  // longest audio one request may produce
 
   // --- jobs (issue 5) ---
-  bool run_workers = true;  // serve also runs job workers
-  int job_workers = 2;      // concurrent jobs per node
+  bool run_workers = true;         // serve also runs job workers
+  int job_workers = 2;             // concurrent jobs per node
+  int background_job_workers = 1;  // free movement regenerations per node, apart from job_workers
   // Per-plan storage quotas over the defaults, "PLAN=MB,..." (parsed by limits/storage_quota.h).
   std::string storage_quota;
   int job_lease_ms = 15000;  // a claimed job is re-claimable this long after its last heartbeat
