@@ -223,6 +223,11 @@ const std::vector<Option>& options() {
        [](Config& c, const std::string& v) { return set_int(c.tts_workers, v, "tts-workers", 1, 64); }},
       {"tts-queue", "IMAGO_TTS_QUEUE", "N", "synthesis requests that may wait before 503 (default 64)",
        [](Config& c, const std::string& v) { return set_int(c.tts_queue, v, "tts-queue", 0, 100000); }},
+      {"tts-account-queue", "IMAGO_TTS_ACCOUNT_QUEUE", "N",
+       "synthesis requests one account may have in progress before 429 (live rooms excepted; default 8)",
+       [](Config& c, const std::string& v) {
+         return set_int(c.tts_account_queue, v, "tts-account-queue", 1, 100000);
+       }},
       {"tts-max-chars", "IMAGO_TTS_MAX_CHARS", "N", "longest accepted TTS text in characters (default 20000)",
        [](Config& c, const std::string& v) {
          return set_int(c.tts_max_chars, v, "tts-max-chars", 1, 1000000);

@@ -52,6 +52,7 @@ struct Config {
   // --- speech (issue 3) ---
   int tts_workers = 0;        // 0: one per core
   int tts_queue = 64;         // pending synthesis requests before 503
+  int tts_account_queue = 8;  // synthesis requests one account may have in progress before 429
   int tts_max_chars = 20000;  // longest accepted text
   int tts_max_audio_s = 600;  // longest audio one request may produce
 

@@ -512,13 +512,15 @@ void Room::speech_loop() {
       gen = speech_generation_;
     }
     bool pushed = false;
-    Status st = speech_->synthesize_stream(text, s_.voice, [&](const speech::Audio& sentence) {
-      std::lock_guard lock(mu_);
-      if (stop_ || gen != speech_generation_) return false;
-      if (!renderer_->push_audio(sentence, false).ok()) return false;
-      pushed = true;
-      return true;
-    });
+    Status st = speech_->synthesize_stream(
+        text, s_.voice, speech::SynthesisRequester{s_.account_id, speech::SynthesisPriority::kLive},
+        [&](const speech::Audio& sentence) {
+          std::lock_guard lock(mu_);
+          if (stop_ || gen != speech_generation_) return false;
+          if (!renderer_->push_audio(sentence, false).ok()) return false;
+          pushed = true;
+          return true;
+        });
     std::lock_guard lock(mu_);
     if (stop_) return;
     if (gen != speech_generation_) continue;  // interrupted: already reported
