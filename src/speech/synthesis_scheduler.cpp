@@ -22,16 +22,18 @@ Status SynthesisScheduler::admit(std::shared_ptr<SynthesisTask> task) {
     ++mine;
   }
   ++admitted_;
-  push(std::move(task));
+  push(std::move(task), true);
   return Status::Ok();
 }
 
-void SynthesisScheduler::push(std::shared_ptr<SynthesisTask> task) {
+void SynthesisScheduler::push(std::shared_ptr<SynthesisTask> task, bool admitted) {
   PriorityClass& pc = classes_[static_cast<int>(task->requester.priority)];
   AccountQueue& q = pc.accounts[task->requester.account_id];
-  if (!q.in_ring) {
-    q.in_ring = true;
-    pc.ring.push_back(task->requester.account_id);
+  if (!q.listed) {
+    q.listed = true;
+    // A requeued task goes to the back of the round even when it is its account's only one, so
+    // an account never keeps the front by being served.
+    (admitted ? pc.fresh : pc.ring).push_back(task->requester.account_id);
   }
   q.tasks.push_back(std::move(task));
   ++ready_;
@@ -39,9 +41,10 @@ void SynthesisScheduler::push(std::shared_ptr<SynthesisTask> task) {
 
 std::shared_ptr<SynthesisTask> SynthesisScheduler::next() {
   for (PriorityClass& pc : classes_) {
-    if (pc.ring.empty()) continue;
-    std::string account = std::move(pc.ring.front());
-    pc.ring.pop_front();
+    std::deque<std::string>& from = pc.fresh.empty() ? pc.ring : pc.fresh;
+    if (from.empty()) continue;
+    std::string account = std::move(from.front());
+    from.pop_front();
     auto it = pc.accounts.find(account);
     AccountQueue& q = it->second;
     std::shared_ptr<SynthesisTask> task = std::move(q.tasks.front());
@@ -58,7 +61,7 @@ std::shared_ptr<SynthesisTask> SynthesisScheduler::next() {
 }
 
 void SynthesisScheduler::requeue(std::shared_ptr<SynthesisTask> task) {
-  push(std::move(task));
+  push(std::move(task), false);
 }
 
 void SynthesisScheduler::retire(const SynthesisTask& task) {

@@ -4,6 +4,8 @@
 // The scheduler hands it out one sentence (a slice) at a time: a task goes back to its account's
 // queue after each sentence, accounts with ready tasks are served round robin, and a higher
 // priority class (live rooms, then interactive HTTP, then batch renders) is always served first.
+// An account that had nothing ready goes before the round (like a new flow in fq_codel): it has
+// not been served lately, and its first sentence, often its only one, waits for no full round.
 // One account's 30 long requests therefore delay another account's one-sentence request by about
 // one sentence per busy worker, not by the whole backlog.
 //
@@ -58,8 +60,9 @@ class SynthesisScheduler {
   Status admit(std::shared_ptr<SynthesisTask> task);
 
   // The task whose next slice runs now, removed from its queue (nullptr when none is ready):
-  // the highest priority class with ready work, within it the next account in round-robin order,
-  // within the account its tasks in turn. The caller then requeue()s or retire()s it.
+  // the highest priority class with ready work, within it an account that has just become ready
+  // (admitted with nothing else ready), else the next account in round-robin order, within the
+  // account its tasks in turn. The caller then requeue()s or retire()s it.
   std::shared_ptr<SynthesisTask> next();
   // Back behind its account's other ready tasks after a slice, with more slices to run.
   void requeue(std::shared_ptr<SynthesisTask> task);
@@ -76,13 +79,14 @@ class SynthesisScheduler {
  private:
   struct AccountQueue {
     std::deque<std::shared_ptr<SynthesisTask>> tasks;
-    bool in_ring = false;
+    bool listed = false;  // in `fresh` or `ring`
   };
   struct PriorityClass {
     std::map<std::string, AccountQueue> accounts;
-    std::deque<std::string> ring;  // accounts with ready tasks, in serving order
+    std::deque<std::string> fresh;  // accounts that became ready on admission: served first
+    std::deque<std::string> ring;   // the other accounts with ready tasks, in serving order
   };
-  void push(std::shared_ptr<SynthesisTask> task);
+  void push(std::shared_ptr<SynthesisTask> task, bool admitted);
 
   SchedulerLimits limits_;
   PriorityClass classes_[kSynthesisPriorities];

@@ -60,6 +60,22 @@ TEST(SynthesisScheduler, AccountsAreServedRoundRobinBySentence) {
   EXPECT_EQ(run_all(s), (std::vector<std::string>{"a1", "b1", "a2", "b1", "a1", "b1", "a2"}));
 }
 
+// An account that becomes ready goes before the accounts already in the round: its first
+// sentence waits for no full round of the busy accounts; afterwards it takes its turn.
+TEST(SynthesisScheduler, AnAccountThatBecomesReadyGoesBeforeTheRound) {
+  SynthesisScheduler s({100, 8});
+  ASSERT_TRUE(s.admit(task("a", "a", 3)).ok());
+  ASSERT_TRUE(s.admit(task("b", "b", 3)).ok());
+  for (int i = 0; i < 2; ++i) {  // a and b have had a turn each: the round is a, b
+    auto t = s.next();
+    static_cast<Task&>(*t).slices--;
+    s.requeue(t);
+  }
+  ASSERT_TRUE(s.admit(task("c", "c", 2)).ok());
+  auto order = run_all(s);
+  EXPECT_EQ(order, (std::vector<std::string>{"c", "a", "b", "c", "a", "b"}));
+}
+
 // Live speech goes before interactive requests, which go before batch renders, whatever the
 // arrival order; a lower class runs when the higher ones have nothing ready.
 TEST(SynthesisScheduler, HigherPriorityClassesGoFirst) {
