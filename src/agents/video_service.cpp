@@ -42,8 +42,10 @@ size_t utf8_chars(std::string_view s) {
 
 Status invalid_input(const Status& st) {
   // Anything wrong with what the caller sent (a bad URL, a file that is not audio, a voice that
-  // does not exist) is a 400 naming the field; a full speech queue stays a 503.
-  if (st.code() == Code::kUnavailable || st.code() == Code::kInternal) return st;
+  // does not exist) is a 400 naming the field; a full speech queue stays a 503, and an account
+  // holding its share of the synthesizer a 429.
+  if (st.code() == Code::kUnavailable || st.code() == Code::kRateLimited || st.code() == Code::kInternal)
+    return st;
   return Status::Invalid(st.message());
 }
 
@@ -119,7 +121,7 @@ Result<VideoJob> VideoService::start(const std::string& account, const VideoRequ
     vs.axes = r.voice ? speech::Axes{} : m.axes;  // the model's tuning goes with its own voice
     vs.language = m.language;
     if (Status st = d_.speech->validate(*r.text, vs); !st.ok()) return invalid_input(st);
-    auto a = d_.speech->synthesize(*r.text, vs);
+    auto a = d_.speech->synthesize(*r.text, vs, {account, speech::SynthesisPriority::kBatch});
     if (!a.ok()) return invalid_input(a.status());
     audio = std::move(a).value();
   } else {

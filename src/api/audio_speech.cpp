@@ -129,7 +129,7 @@ void register_audio_speech_routes(http::Router& router, Services& s) {
                if (r->format == speech::AudioFormat::kPcm) content_type = "audio/pcm";
 
                if (!r->sse) {
-                 auto audio = s.speech->synthesize(r->input, r->settings);
+                 auto audio = s.speech->synthesize(r->input, r->settings, interactive_requester(req));
                  if (!audio.ok()) return speech_error(audio.status());
                  auto bytes = speech::encode_audio(r->format, audio->sample_rate, audio->samples.data(),
                                                    audio->samples.size());
@@ -141,7 +141,7 @@ void register_audio_speech_routes(http::Router& router, Services& s) {
 
                // SSE: speech.audio.delta events carry base64 chunks of the encoded stream as each
                // sentence is ready; speech.audio.done closes it.
-               auto started = s.speech->start(r->input, r->settings);
+               auto started = s.speech->start(r->input, r->settings, interactive_requester(req));
                if (!started.ok()) return speech_error(started.status());
                auto enc = speech::make_encoder(r->format, kRate, true);
                if (!enc.ok()) return http::Response::from_status(enc.status());

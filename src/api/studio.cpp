@@ -193,7 +193,7 @@ void register_studio_routes(http::Router& router, Services& s) {
                                        "Field 'text' of a preview must be at most " +
                                            std::to_string(kMaxPreviewChars) + " characters");
         }
-        auto audio = s.speech->synthesize(t, st);
+        auto audio = s.speech->synthesize(t, st, interactive_requester(req));
         if (!audio.ok()) return speech_error(audio.status());
         auto wav = speech::encode_audio(speech::AudioFormat::kWav, audio->sample_rate, audio->samples.data(),
                                         audio->samples.size());

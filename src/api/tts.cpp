@@ -110,7 +110,7 @@ void register_tts_routes(http::Router& router, Services& s) {
                const int rate = 22050;
 
                if (!t->stream) {
-                 auto audio = s.speech->synthesize(t->text, t->settings);
+                 auto audio = s.speech->synthesize(t->text, t->settings, interactive_requester(req));
                  if (!audio.ok()) return speech_error(audio.status());
                  http::Response r;
                  const auto& a = *audio;
@@ -132,7 +132,7 @@ void register_tts_routes(http::Router& router, Services& s) {
                }
 
                // Admission happens here so that a full queue is still a plain 503, not a broken stream.
-               auto started = s.speech->start(t->text, t->settings);
+               auto started = s.speech->start(t->text, t->settings, interactive_requester(req));
                if (!started.ok()) return speech_error(started.status());
                std::shared_ptr<speech::SpeechStream> stream(std::move(started.value()));
                http::Response r;

@@ -58,7 +58,16 @@ http::Response speech_error(const Status& st) {
     r.headers.set("Retry-After", std::to_string(speech::kBusyRetryAfterS));
     return r;
   }
+  if (st.code() == Code::kRateLimited) {  // the account holds its share of the synthesizer
+    auto r = http::Response::from_status(st);
+    r.headers.set("Retry-After", std::to_string(speech::kBusyRetryAfterS));
+    return r;
+  }
   return http::Response::from_status(st);
+}
+
+speech::SynthesisRequester interactive_requester(const http::Request& req) {
+  return {req.principal ? req.principal->account_id : std::string(), speech::SynthesisPriority::kInteractive};
 }
 
 std::string error_envelope_json(const http::Response& r) {

@@ -27,6 +27,9 @@ speech::VoiceSettings settings_for(const DesignedVoice& v);
 // Speech errors: queue full -> 503 TTS_BUSY with Retry-After; voice code not found -> 404
 // VOICE_NOT_FOUND; everything else through Response::from_status.
 http::Response speech_error(const Status& st);
+// The caller's account and the interactive priority class: HTTP text-to-speech shares the
+// synthesizer fairly between accounts (docs/speech.md, "Scheduling").
+speech::SynthesisRequester interactive_requester(const http::Request& req);
 http::Response voice_not_found(const std::string& code);
 // The SPEC 7 envelope as JSON text (for errors inside a stream that already started).
 std::string error_envelope_json(const http::Response& r);

@@ -223,6 +223,11 @@ const std::vector<Option>& options() {
        [](Config& c, const std::string& v) { return set_int(c.tts_workers, v, "tts-workers", 1, 64); }},
       {"tts-queue", "IMAGO_TTS_QUEUE", "N", "synthesis requests that may wait before 503 (default 64)",
        [](Config& c, const std::string& v) { return set_int(c.tts_queue, v, "tts-queue", 0, 100000); }},
+      {"tts-account-queue", "IMAGO_TTS_ACCOUNT_QUEUE", "N",
+       "synthesis requests one account may have in progress before 429 (live rooms excepted; default 8)",
+       [](Config& c, const std::string& v) {
+         return set_int(c.tts_account_queue, v, "tts-account-queue", 1, 100000);
+       }},
       {"tts-max-chars", "IMAGO_TTS_MAX_CHARS", "N", "longest accepted TTS text in characters (default 20000)",
        [](Config& c, const std::string& v) {
          return set_int(c.tts_max_chars, v, "tts-max-chars", 1, 1000000);
@@ -254,6 +259,11 @@ const std::vector<Option>& options() {
        }},
       {"job-workers", "IMAGO_JOB_WORKERS", "N", "generation jobs run at once on this node (default 2)",
        [](Config& c, const std::string& v) { return set_int(c.job_workers, v, "job-workers", 1, 256); }},
+      {"background-job-workers", "IMAGO_BACKGROUND_JOB_WORKERS", "N",
+       "free movement regenerations run at once on this node, apart from --job-workers (default 1)",
+       [](Config& c, const std::string& v) {
+         return set_int(c.background_job_workers, v, "background-job-workers", 1, 256);
+       }},
       {"runtime-token-ttl-s", "IMAGO_RUNTIME_TOKEN_TTL_S", "SECONDS", "runtime token lifetime (default 300)",
        [](Config& c, const std::string& v) {
          return set_int(c.runtime_token_ttl_s, v, "runtime-token-ttl-s", 10, 86400);
@@ -268,9 +278,8 @@ const std::vector<Option>& options() {
        }},
       {"live-absent-s", "IMAGO_LIVE_ABSENT_S", "SECONDS",
        "end a session nobody joined after this long (default 300)",
-       [](Config& c, const std::string& v) {
-         return set_int(c.live_absent_s, v, "live-absent-s", 1, 86400);
-       }},
+       [](Config& c,
+          const std::string& v) { return set_int(c.live_absent_s, v, "live-absent-s", 1, 86400); }},
       {"live-left-s", "IMAGO_LIVE_LEFT_S", "SECONDS",
        "end a session this long after its last viewer left (default 60)",
        [](Config& c, const std::string& v) { return set_int(c.live_left_s, v, "live-left-s", 1, 86400); }},

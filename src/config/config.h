@@ -52,12 +52,14 @@ struct Config {
   // --- speech (issue 3) ---
   int tts_workers = 0;        // 0: one per core
   int tts_queue = 64;         // pending synthesis requests before 503
+  int tts_account_queue = 8;  // synthesis requests one account may have in progress before 429
   int tts_max_chars = 20000;  // longest accepted text
   int tts_max_audio_s = 600;  // longest audio one request may produce
 
   // --- jobs (issue 5) ---
-  bool run_workers = true;  // serve also runs job workers
-  int job_workers = 2;      // concurrent jobs per node
+  bool run_workers = true;         // serve also runs job workers
+  int job_workers = 2;             // concurrent jobs per node
+  int background_job_workers = 1;  // free movement regenerations per node, apart from job_workers
   // Per-plan storage quotas over the defaults, "PLAN=MB,..." (parsed by limits/storage_quota.h).
   std::string storage_quota;
   int job_lease_ms = 15000;  // a claimed job is re-claimable this long after its last heartbeat

@@ -77,8 +77,13 @@ void Runtime::start_workers() {
   generate_pool_ = std::make_unique<JobWorkerPool>(*queue_, g);
   generate_pool_->add_handler(std::string(kJobAgentGenerate), agent_handler_.get());
   generate_pool_->add_handler(std::string(kJobDynamicsGenerate), dynamics_handler_.get());
-  generate_pool_->add_handler(std::string(kJobDynamicsMovements), dynamics_handler_.get());
   generate_pool_->add_handler(std::string(kJobVideoRender), video_handler_.get());
+
+  JobWorkerPoolOptions b = g;
+  b.lane = std::string(kLaneBackground);
+  b.threads = std::max(1, config_->background_job_workers);
+  background_pool_ = std::make_unique<JobWorkerPool>(*queue_, b);
+  background_pool_->add_handler(std::string(kJobDynamicsMovements), dynamics_handler_.get());
 
   JobWorkerPoolOptions l = g;
   l.lane = std::string(kLaneLight);
@@ -88,15 +93,18 @@ void Runtime::start_workers() {
   light_pool_->add_handler(std::string(kJobBlobDelete), blob_handler_.get());
 
   generate_pool_->start();
+  background_pool_->start();
   light_pool_->start();
   log::info("job_workers_started", {{"owner", owner},
                                     {"generate_workers", g.threads},
+                                    {"background_workers", b.threads},
                                     {"light_workers", l.threads},
                                     {"lease_ms", options_.lease_ms}});
 }
 
 void Runtime::stop_workers() {
   if (generate_pool_) generate_pool_->stop();
+  if (background_pool_) background_pool_->stop();
   if (light_pool_) light_pool_->stop();
 }
 

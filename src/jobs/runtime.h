@@ -70,6 +70,7 @@ class Runtime {
   std::unique_ptr<BlobDeleteHandler> blob_handler_;
   std::unique_ptr<VideoRenderHandler> video_handler_;
   std::unique_ptr<JobWorkerPool> generate_pool_;
+  std::unique_ptr<JobWorkerPool> background_pool_;  // free work, so it never holds a generate worker
   std::unique_ptr<JobWorkerPool> light_pool_;
 };
 

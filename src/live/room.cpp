@@ -574,18 +574,20 @@ void Room::speech_loop() {
       gen = speech_generation_;
     }
     bool pushed = false;
-    Status st = speech_->synthesize_stream(text, s_.voice, [&](const speech::Audio& sentence) {
-      std::unique_lock lock(mu_);
-      // Synthesize only a little ahead of playback: a long queue stays text, not audio.
-      while (!stop_ && gen == speech_generation_ &&
-             renderer_->queued_seconds() > s_.limits.synthesis_ahead_s) {
-        speech_cv_.wait_for(lock, std::chrono::milliseconds(50));
-      }
-      if (stop_ || gen != speech_generation_) return false;
-      if (!renderer_->push_audio(sentence, false).ok()) return false;
-      pushed = true;
-      return true;
-    });
+    Status st = speech_->synthesize_stream(
+        text, s_.voice, speech::SynthesisRequester{s_.account_id, speech::SynthesisPriority::kLive},
+        [&](const speech::Audio& sentence) {
+          std::unique_lock lock(mu_);
+          // Synthesize only a little ahead of playback: a long queue stays text, not audio.
+          while (!stop_ && gen == speech_generation_ &&
+                 renderer_->queued_seconds() > s_.limits.synthesis_ahead_s) {
+            speech_cv_.wait_for(lock, std::chrono::milliseconds(50));
+          }
+          if (stop_ || gen != speech_generation_) return false;
+          if (!renderer_->push_audio(sentence, false).ok()) return false;
+          pushed = true;
+          return true;
+        });
     std::lock_guard lock(mu_);
     if (stop_) return;
     if (gen != speech_generation_) continue;  // interrupted: already reported

@@ -258,7 +258,7 @@ int render_main(int argc, char** argv) {
     vs.voice = a.flags.count("voice") ? a.flags["voice"] : m.voice;
     vs.axes = a.flags.count("voice") ? speech::Axes{} : m.axes;  // the model's tuning goes with its voice
     vs.language = a.flags.count("language") ? a.flags["language"] : m.language;
-    auto audio = (*svc)->synthesize(a.flags["text"], vs);
+    auto audio = (*svc)->synthesize(a.flags["text"], vs, {"", speech::SynthesisPriority::kBatch});
     if (!audio.ok()) return fail(audio.status().message());
     job.speech = std::move(*audio);
     // With speech, --duration only sets a minimum length; the gesture keeps its own duration.

@@ -7,6 +7,7 @@
 #include <cmath>
 #include <future>
 #include <thread>
+#include <vector>
 
 #include "speech/test_speech.h"
 
@@ -277,6 +278,56 @@ TEST(Service, FullQueueIsUnavailable) {
   release.set_value();
   EXPECT_TRUE(fut.get().ok());
   EXPECT_TRUE(svc.synthesize("Now there is room.", settings()).ok());
+}
+
+// Another account's one-sentence request is synthesized between the sentences of a flood's long
+// requests, not after them: when its sentence arrives, the flood's requests are still waiting
+// for their next sentences. With one FIFO of whole jobs (the old service) it ran only after every
+// flood job had finished, so nothing was queued or running then.
+TEST(Service, AnotherAccountIsServedBetweenTheSentencesOfAFlood) {
+  SpeechOptions o;
+  o.workers = 1;
+  auto made = make_speech_service(o);
+  ASSERT_TRUE(made.ok());
+  auto& svc = **made;
+  std::string longtext;
+  for (int i = 0; i < 60; ++i) longtext += "One more sentence from the flood. ";
+  std::vector<std::unique_ptr<SpeechStream>> flood;
+  for (int i = 0; i < 4; ++i) {
+    auto st = svc.start(longtext, settings(), {"acct_flood", SynthesisPriority::kInteractive});
+    ASSERT_TRUE(st.ok()) << st.status().message();
+    flood.push_back(std::move(st.value()));
+  }
+  SpeechStats at_delivery;
+  Status st = svc.synthesize_stream("Hello there.", settings(),
+                                    {"acct_other", SynthesisPriority::kInteractive}, [&](const Audio&) {
+                                      at_delivery = svc.stats();
+                                      return true;
+                                    });
+  ASSERT_TRUE(st.ok()) << st.message();
+  EXPECT_GE(at_delivery.queued + at_delivery.running, 3);  // the flood's 4 requests, 1 maybe in a slice
+  flood.clear();                                           // cancels the rest
+}
+
+// Beyond its share an account is refused with kRateLimited (429), counted apart from 503s.
+TEST(Service, AnAccountBeyondItsShareIsRateLimited) {
+  SpeechOptions o;
+  o.workers = 1;
+  o.account_queue = 2;
+  auto made = make_speech_service(o);
+  ASSERT_TRUE(made.ok());
+  auto& svc = **made;
+  std::string longtext;
+  for (int i = 0; i < 40; ++i) longtext += "This sentence keeps the account busy. ";
+  SynthesisRequester a{"acct_a", SynthesisPriority::kInteractive};
+  auto s1 = svc.start(longtext, settings(), a);
+  auto s2 = svc.start(longtext, settings(), a);
+  ASSERT_TRUE(s1.ok() && s2.ok());
+  auto third = svc.start("One more.", settings(), a);
+  EXPECT_EQ(third.status().code(), Code::kRateLimited);
+  EXPECT_EQ(svc.stats().rejected_account, 1);
+  EXPECT_TRUE(
+      svc.synthesize("Another account.", settings(), {"acct_b", SynthesisPriority::kInteractive}).ok());
 }
 
 }  // namespace

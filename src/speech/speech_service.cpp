@@ -26,6 +26,7 @@ SpeechOptions speech_options_from_config(const Config& cfg) {
   o.workers = std::max(
       1, cfg.tts_workers > 0 ? cfg.tts_workers : static_cast<int>(std::thread::hardware_concurrency()));
   o.queue = std::max(0, cfg.tts_queue);
+  o.account_queue = std::max(1, cfg.tts_account_queue);
   o.max_chars = cfg.tts_max_chars;
   o.max_audio_s = cfg.tts_max_audio_s;
   return o;
@@ -33,8 +34,12 @@ SpeechOptions speech_options_from_config(const Config& cfg) {
 
 namespace {
 
-struct Job {
+// One request: its sentences and where synthesis has got to. A worker advances it one sentence
+// per slice (see SynthesisScheduler); only that worker touches next_sentence and raw_used.
+struct Job : SynthesisTask {
   std::vector<std::string> sentences;
+  size_t next_sentence = 0;
+  int64_t raw_used = 0;  // engine samples produced so far (against max_raw_samples)
   VoiceSettings settings;
   SpeechEngine* engine = nullptr;  // chosen for the voice and language (speech_engines.h)
   std::string engine_voice;
@@ -113,7 +118,9 @@ void append_audio(Audio& a, const Audio& b) {
 class SpeechServiceImpl final : public SpeechService {
  public:
   SpeechServiceImpl(SpeechOptions opts, SpeechEngines engines)
-      : opts_(std::move(opts)), engines_(std::move(engines)) {}
+      : opts_(std::move(opts)),
+        engines_(std::move(engines)),
+        scheduler_(SchedulerLimits{opts_.workers + opts_.queue, opts_.account_queue}) {}
 
   ~SpeechServiceImpl() override {
     stopping_ = true;  // running jobs stop at their next sentence
@@ -123,7 +130,8 @@ class SpeechServiceImpl final : public SpeechService {
     }
     cv_.notify_all();
     for (auto& t : workers_) t.join();
-    for (auto& j : queue_) finish(*j, Status::Unavailable("speech service stopped"));
+    for (auto& j : scheduler_.drain())
+      finish(static_cast<Job&>(*j), Status::Unavailable("speech service stopped"));
   }
 
   // Offers a language only when espeak-ng reads its native sample sentence correctly (phonemes
@@ -185,12 +193,6 @@ class SpeechServiceImpl final : public SpeechService {
   }
 
   void start_workers() {
-    // Workers count as idle from the start, not from when their threads first run: otherwise a
-    // request arriving right after start-up is refused as "queue full" with nothing queued.
-    {
-      std::lock_guard lock(mu_);
-      idle_ = opts_.workers;
-    }
     for (int i = 0; i < opts_.workers; ++i) workers_.emplace_back([this] { worker_loop(); });
   }
 
@@ -230,12 +232,13 @@ class SpeechServiceImpl final : public SpeechService {
     return Status::Ok();
   }
 
-  Result<Audio> synthesize(const std::string& text, const VoiceSettings& s) override {
+  Result<Audio> synthesize(const std::string& text, const VoiceSettings& s,
+                           const SynthesisRequester& requester) override {
     Audio all;
     all.sample_rate = s.output_rate ? s.output_rate : kEngineSampleRate;
     // About 15 characters per second of speech: one allocation for most texts.
     all.samples.reserve(std::min<size_t>(text.size() * all.sample_rate / 12, 4u << 20));
-    Status st = synthesize_stream(text, s, [&](const Audio& a) {
+    Status st = synthesize_stream(text, s, requester, [&](const Audio& a) {
       append_audio(all, a);
       return true;
     });
@@ -244,8 +247,9 @@ class SpeechServiceImpl final : public SpeechService {
   }
 
   Status synthesize_stream(const std::string& text, const VoiceSettings& s,
+                           const SynthesisRequester& requester,
                            const std::function<bool(const Audio&)>& on_sentence) override {
-    auto stream = start(text, s);
+    auto stream = start(text, s, requester);
     if (!stream.ok()) return stream.status();
     for (;;) {
       auto next = (*stream)->next();
@@ -255,10 +259,12 @@ class SpeechServiceImpl final : public SpeechService {
     }
   }
 
-  Result<std::unique_ptr<SpeechStream>> start(const std::string& text, const VoiceSettings& s) override {
+  Result<std::unique_ptr<SpeechStream>> start(const std::string& text, const VoiceSettings& s,
+                                              const SynthesisRequester& requester) override {
     Status v = validate(text, s);
     if (!v.ok()) return v;
     auto job = std::make_shared<Job>();
+    job->requester = requester;
     job->sentences = split_sentences(text);
     job->settings = s;
     EngineChoice choice = choose_engine(engines_, *find_builtin_voice(s.voice), s.language);
@@ -270,12 +276,12 @@ class SpeechServiceImpl final : public SpeechService {
     job->max_raw_samples = static_cast<int64_t>(opts_.max_audio_s * s.speed * kEngineSampleRate);
     {
       std::lock_guard lock(mu_);
-      // Idle workers take a job at once; beyond them `queue` jobs may wait.
-      if (static_cast<int>(queue_.size()) >= idle_ + opts_.queue) {
-        ++rejected_;
-        return Status::Unavailable("speech synthesis queue is full; retry shortly");
+      // Up to `workers` requests run and `queue` more wait; one account holds `account_queue`.
+      Status admitted = scheduler_.admit(job);
+      if (!admitted.ok()) {
+        ++(admitted.code() == Code::kRateLimited ? rejected_account_ : rejected_);
+        return admitted;
       }
-      queue_.push_back(job);
     }
     cv_.notify_one();
     return std::unique_ptr<SpeechStream>(new JobStream(std::move(job)));
@@ -294,7 +300,7 @@ class SpeechServiceImpl final : public SpeechService {
   const SpeechOptions& options() const override { return opts_; }
   SpeechStats stats() const override {
     std::lock_guard lock(mu_);
-    return {opts_.workers, opts_.queue, static_cast<int>(queue_.size()), running_, rejected_};
+    return {opts_.workers, opts_.queue, scheduler_.ready(), running_, rejected_, rejected_account_};
   }
 
  private:
@@ -314,37 +320,43 @@ class SpeechServiceImpl final : public SpeechService {
     job.cv.notify_all();
   }
 
+  // One slice per turn: the scheduler's pick synthesizes one sentence, then goes back to its
+  // account's queue (or is finished), so the next pick may be another account's request.
   void worker_loop() {
     std::unique_lock lock(mu_);
     for (;;) {
-      cv_.wait(lock, [&] { return stop_ || !queue_.empty(); });
-      if (stop_) {
-        --idle_;
-        return;
-      }
-      std::shared_ptr<Job> job = std::move(queue_.front());
-      queue_.pop_front();
-      --idle_;
+      cv_.wait(lock, [&] { return stop_ || scheduler_.has_ready(); });
+      if (stop_) return;
+      std::shared_ptr<SynthesisTask> task = scheduler_.next();
       ++running_;
       lock.unlock();
-      Status st = run(*job);
+      Job& job = static_cast<Job&>(*task);
+      bool more = false;
+      Status st = run(job, more);
       lock.lock();
-      // Idle again before the caller learns the job is done, so its next request finds room.
       --running_;
-      ++idle_;
+      if (st.ok() && more) {
+        scheduler_.requeue(std::move(task));
+        continue;  // this worker is free: it takes the next pick itself
+      }
+      // Admission freed before the caller learns the job is done, so its next request finds room.
+      scheduler_.retire(job);
       lock.unlock();
-      finish(*job, std::move(st));
+      finish(job, std::move(st));
       lock.lock();
     }
   }
 
-  Status run(Job& job) {
-    int64_t raw_used = 0;
-    for (const auto& sentence : job.sentences) {
-      if (job.cancelled) return Status::Ok();
-      if (stopping_) return Status::Unavailable("speech service is shutting down");
+  // Synthesizes the job's next sentence; `more` says whether sentences remain.
+  Status run(Job& job, bool& more) {
+    more = false;
+    if (job.cancelled) return Status::Ok();
+    if (stopping_) return Status::Unavailable("speech service is shutting down");
+    if (job.next_sentence >= job.sentences.size()) return Status::Ok();
+    const std::string& sentence = job.sentences[job.next_sentence++];
+    {
       EngineRequest req{sentence, job.espeak_voice, job.definition,
-                        std::max<int64_t>(1, job.max_raw_samples - raw_used), job.engine_voice};
+                        std::max<int64_t>(1, job.max_raw_samples - job.raw_used), job.engine_voice};
       Result<EngineResult> r = Status::Internal("not run");
       {
         // The engine is held for one sentence only, so concurrent requests interleave (and
@@ -358,7 +370,7 @@ class SpeechServiceImpl final : public SpeechService {
                                std::to_string(static_cast<int>(opts_.max_audio_s)) +
                                " seconds of audio (the per-request limit); split it into smaller requests");
       }
-      raw_used += static_cast<int64_t>(r->audio.samples.size());
+      job.raw_used += static_cast<int64_t>(r->audio.samples.size());
       Audio a = std::move(r->audio);  // post-processed by the reader (JobStream::next)
       {
         std::lock_guard lock(job.mu);
@@ -366,6 +378,7 @@ class SpeechServiceImpl final : public SpeechService {
       }
       job.cv.notify_all();
     }
+    more = job.next_sentence < job.sentences.size();
     return Status::Ok();
   }
 
@@ -376,11 +389,11 @@ class SpeechServiceImpl final : public SpeechService {
 
   mutable std::mutex mu_;
   std::condition_variable cv_;
-  std::deque<std::shared_ptr<Job>> queue_;
+  SynthesisScheduler scheduler_;
   std::vector<std::thread> workers_;
-  int idle_ = 0;
-  int running_ = 0;
+  int running_ = 0;  // slices being synthesized
   int64_t rejected_ = 0;
+  int64_t rejected_account_ = 0;
   bool stop_ = false;
   std::atomic<bool> stopping_{false};
 };

@@ -2,10 +2,13 @@
 // avatar renderer (`imagod render --text`) and live sessions.
 //
 // Each engine (RHVoice, flite, espeak-ng: speech/speech_engines.h) runs one synthesis at a time
-// per process. The service owns a bounded queue of requests and `workers` threads; a worker
-// holds an engine only while it produces one sentence, so several requests interleave sentence
-// by sentence, and requests on different engines run in parallel. Post-processing (time-stretch,
-// resampling) runs on the thread reading the stream, overlapping the engine on the next sentence.
+// per process. The service admits requests to a SynthesisScheduler and runs `workers` threads; a
+// worker takes one sentence of the request the scheduler picks (live rooms first, accounts in
+// round robin), holds that request's engine only while it produces the sentence, then hands the
+// request back, so requests interleave sentence by sentence, one account cannot starve the others
+// (docs/speech.md, "Scheduling"), and requests on different engines run in parallel.
+// Post-processing (time-stretch, resampling) runs on the thread reading the stream, overlapping
+// the engine on the next sentence.
 // Callers never run synthesis on an HTTP I/O thread: they block on the queue from a handler
 // worker (or a stream producer) thread.
 #pragma once
@@ -17,6 +20,7 @@
 #include <vector>
 
 #include "speech/synthesis.h"
+#include "speech/synthesis_scheduler.h"
 #include "util/status.h"
 
 namespace imago {
@@ -33,6 +37,7 @@ inline constexpr int kBusyRetryAfterS = 1;
 struct SpeechOptions {
   int workers = 2;           // synthesis worker threads (>= 1)
   int queue = 64;            // requests that may wait for a worker before kUnavailable
+  int account_queue = 8;     // requests one account may have admitted (live excepted), else 429
   int max_chars = 20000;     // longest accepted text (characters, UTF-8 code points)
   double max_audio_s = 600;  // longest audio one request may produce (after `speed`)
   std::string scratch_dir;   // where generated espeak voice variants go; empty: a temp dir
@@ -76,9 +81,10 @@ struct BuiltinVoiceInfo {
 struct SpeechStats {
   int workers = 0;
   int queue_capacity = 0;
-  int queued = 0;   // waiting for a worker
-  int running = 0;  // being synthesized
-  int64_t rejected_busy = 0;
+  int queued = 0;                // waiting for a worker
+  int running = 0;               // being synthesized
+  int64_t rejected_busy = 0;     // 503 TTS_BUSY: the server's queue was full
+  int64_t rejected_account = 0;  // 429: the account held its share (account_queue)
 };
 
 // A synthesis admitted to the queue, read sentence by sentence. Destroying it cancels the rest.
@@ -98,9 +104,12 @@ class SpeechService {
   // axes range, language, speed, total_steps, output rate. kInvalidArgument with a message.
   virtual Status validate(const std::string& text, const VoiceSettings& settings) const = 0;
 
-  // Synthesizes the whole text. Errors: kInvalidArgument (bad input, or the audio would exceed
-  // max_audio_s), kUnavailable (queue full: respond 503 kBusyErrorCode), kInternal.
-  virtual Result<Audio> synthesize(const std::string& text, const VoiceSettings& settings) = 0;
+  // Synthesizes the whole text for `requester` (whose share and priority class it uses). Errors:
+  // kInvalidArgument (bad input, or the audio would exceed max_audio_s), kUnavailable (queue
+  // full: respond 503 kBusyErrorCode), kRateLimited (the account holds `account_queue` requests:
+  // respond 429 with Retry-After), kInternal.
+  virtual Result<Audio> synthesize(const std::string& text, const VoiceSettings& settings,
+                                   const SynthesisRequester& requester) = 0;
 
   // Synthesizes sentence by sentence and calls `on_sentence` on the calling thread with each
   // sentence's audio as soon as it is ready (timings relative to that sentence's first sample),
@@ -108,12 +117,22 @@ class SpeechService {
   // rest. Queue-full is reported before any callback; a limit hit midway returns the error after
   // the sentences already delivered.
   virtual Status synthesize_stream(const std::string& text, const VoiceSettings& settings,
+                                   const SynthesisRequester& requester,
                                    const std::function<bool(const Audio& sentence)>& on_sentence) = 0;
 
-  // Validates and admits the request (kUnavailable at once when the queue is full), so an HTTP
-  // handler can answer 503 before it commits to a streamed 200.
-  virtual Result<std::unique_ptr<SpeechStream>> start(const std::string& text,
-                                                      const VoiceSettings& settings) = 0;
+  // Validates and admits the request (kUnavailable / kRateLimited at once, as for synthesize), so
+  // an HTTP handler can answer 503 or 429 before it commits to a streamed 200.
+  virtual Result<std::unique_ptr<SpeechStream>> start(const std::string& text, const VoiceSettings& settings,
+                                                      const SynthesisRequester& requester) = 0;
+
+  // For tools and tests: the server's own share (empty account), interactive priority.
+  Result<Audio> synthesize(const std::string& text, const VoiceSettings& settings) {
+    return synthesize(text, settings, SynthesisRequester{});
+  }
+  Status synthesize_stream(const std::string& text, const VoiceSettings& settings,
+                           const std::function<bool(const Audio& sentence)>& on_sentence) {
+    return synthesize_stream(text, settings, SynthesisRequester{}, on_sentence);
+  }
 
   virtual std::vector<BuiltinVoiceInfo> builtin_voices() const = 0;
   virtual bool is_builtin_voice(const std::string& id) const = 0;

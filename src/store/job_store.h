@@ -15,8 +15,10 @@
 
 namespace imago {
 
-// Job kinds and lanes. Generation kinds share the "generate" lane (bounded by job_workers per
-// node); short network jobs use the "light" lane so a long generation never delays a webhook.
+// Job kinds and lanes. Paid generation kinds share the "generate" lane (bounded by job_workers per
+// node); free movement regenerations (PUT /v1/dynamics) have the "background" lane and its own
+// workers, so paid generation never waits behind free work; short network jobs use the "light"
+// lane so a long generation never delays a webhook.
 inline constexpr std::string_view kJobAgentGenerate = "agent_generate";
 inline constexpr std::string_view kJobDynamicsGenerate = "dynamics_generate";
 inline constexpr std::string_view kJobDynamicsMovements = "dynamics_movements";
@@ -24,6 +26,7 @@ inline constexpr std::string_view kJobVideoRender = "video_render";  // POST /v1
 inline constexpr std::string_view kJobWebhookDelivery = "webhook_delivery";
 inline constexpr std::string_view kJobBlobDelete = "blob_delete";
 inline constexpr std::string_view kLaneGenerate = "generate";
+inline constexpr std::string_view kLaneBackground = "background";
 inline constexpr std::string_view kLaneLight = "light";
 
 // Per-account concurrency (SPEC 8.5: generations queue and run as capacity frees up).

@@ -13,6 +13,7 @@
 #include <filesystem>
 #include <fstream>
 #include <future>
+#include <optional>
 #include <thread>
 
 #include "support/audio_measure.h"
@@ -690,6 +691,43 @@ TEST(SpeechLimits, FullQueueIs503WithRetryAfter) {
   EXPECT_EQ(r.header("retry-after"), "1");
   EXPECT_EQ(busy.get().status, 200);
   EXPECT_EQ(srv.post("/v1/tts", R"({"text":"Now it works."})", acct.api_secret).status, 200);
+}
+
+// One account holding its share of the synthesizer (--tts-account-queue) gets 429 with
+// Retry-After; another account is still served meanwhile.
+TEST(SpeechLimits, AnAccountBeyondItsShareIs429AndOthersAreServed) {
+  TestServer srv({"--tts-workers", "1", "--tts-account-queue", "1", "--tts-max-audio", "3600"});
+  auto flood = srv.create_account("enterprise", 0);
+  auto other = srv.create_account("enterprise", 0);
+  std::string text;
+  for (int i = 0; i < 230; ++i) text += "This long request holds the account's only synthesis slot. ";
+  auto long_request = [&] {
+    return std::async(std::launch::async, [&] {
+      return srv.post("/v1/tts", json::serialize(json::object{{"text", text}}), flood.api_secret);
+    });
+  };
+  auto busy = long_request();
+  // A short request that gets in before the long one is admitted passes and may make the long one
+  // the refused one: then the long one is sent again. Bounded by the attempts.
+  std::optional<HttpResponse> refused;
+  for (int i = 0; i < 200 && !refused; ++i) {
+    auto r = srv.post("/v1/tts", R"({"text":"Me again."})", flood.api_secret);
+    if (r.status == 429) refused = r;
+    if (!refused && busy.wait_for(std::chrono::milliseconds(20)) == std::future_status::ready) {
+      auto done = busy.get();
+      if (done.status == 429) refused = done;
+      busy = long_request();
+    }
+  }
+  ASSERT_TRUE(refused) << "the account's second request was never refused";
+  EXPECT_EQ(refused->json().at("error").at("code").as_string(), "RATE_LIMITED");
+  EXPECT_EQ(refused->json().at("status_code").as_int64(), 429);
+  EXPECT_EQ(refused->header("retry-after"), "1");
+  // Its share, not the route's rate limit.
+  EXPECT_NE(std::string(refused->json().at("error").at("message").as_string()).find("share"),
+            std::string::npos);
+  EXPECT_EQ(srv.post("/v1/tts", R"({"text":"Another account."})", other.api_secret).status, 200);
+  EXPECT_EQ(busy.get().status, 200);
 }
 
 TEST(SpeechLimits, AudioAndTextCapsAre400) {

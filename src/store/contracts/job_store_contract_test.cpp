@@ -158,7 +158,7 @@ TEST_P(JobStoreContract, ConcurrentClaimsAreExclusive) {
 // Account A queues many jobs before account B queues one: with one worker, B's job is claimed
 // as soon as one of A's finishes, not after all of them.
 TEST_P(JobStoreContract, ClaimIsFairBetweenAccounts) {
-  for (int i = 0; i < 6; ++i) add(std::string(kJobDynamicsMovements), "usr_flood");
+  for (int i = 0; i < 6; ++i) add(std::string(kJobVideoRender), "usr_flood");
   clock_.advance_seconds(1);
   add(std::string(kJobAgentGenerate), "usr_paid");
   std::vector<std::string> order;
@@ -180,6 +180,27 @@ TEST_P(JobStoreContract, AnAccountWithNothingRunningGoesFirst) {
   auto next = claim(kLaneLight, "w3");
   ASSERT_TRUE(next);
   EXPECT_EQ(next->account_id, "usr_idle");
+}
+
+// Free work (movement regenerations, PUT /v1/dynamics) has its own lane: a paid generation queued
+// after another account's flood of free jobs is the generate lane's first claim, and a generate
+// worker is never handed free work, so paid generation never waits behind it.
+TEST_P(JobStoreContract, PaidGenerationNeverWaitsBehindFreeWork) {
+  for (int i = 0; i < 4; ++i) add(std::string(kJobDynamicsMovements), "usr_free");
+  clock_.advance_seconds(1);
+  add(std::string(kJobAgentGenerate), "usr_paid");
+  auto first = claim(kLaneGenerate, "g1");
+  ASSERT_TRUE(first);
+  EXPECT_EQ(first->account_id, "usr_paid");
+  EXPECT_EQ(first->kind, kJobAgentGenerate);
+  EXPECT_FALSE(claim(kLaneGenerate, "g2"));  // the second generate worker stays free for paid work
+
+  auto free = claim(kLaneBackground, "b1");
+  ASSERT_TRUE(free);
+  EXPECT_EQ(free->account_id, "usr_free");
+  EXPECT_EQ(free->lane, kLaneBackground);
+  EXPECT_TRUE(claim(kLaneBackground, "b2"));  // the per-account cap (2 running) still applies
+  EXPECT_FALSE(claim(kLaneBackground, "b3"));
 }
 
 IMAGO_STORE_CONTRACT(JobStoreContract);

@@ -195,6 +195,8 @@ CREATE INDEX jobs_fair_claim ON jobs(lane, state, account_id, run_at, created_at
 CREATE INDEX jobs_running ON jobs(account_id, lane, kind, lease_until) WHERE state = 'running';
 CREATE INDEX jobs_leases ON jobs(lane, lease_until) WHERE state = 'running';
 )sql"},
+      // Free movement regenerations get their own lane and workers (docs/jobs.md).
+      {220, "job_background_lane", "UPDATE jobs SET lane = 'background' WHERE kind = 'dynamics_movements';"},
       // 600-: dashboard members, their sessions and CLI device grants (SQLite: 500).
       {600, "members, dashboard sessions, device grants", R"sql(
 CREATE TABLE members (

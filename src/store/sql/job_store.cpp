@@ -6,9 +6,9 @@
 namespace imago {
 
 std::string_view lane_of(std::string_view kind) {
-  if (kind == kJobAgentGenerate || kind == kJobDynamicsGenerate || kind == kJobDynamicsMovements ||
-      kind == kJobVideoRender)
+  if (kind == kJobAgentGenerate || kind == kJobDynamicsGenerate || kind == kJobVideoRender)
     return kLaneGenerate;
+  if (kind == kJobDynamicsMovements) return kLaneBackground;
   return kLaneLight;
 }
 

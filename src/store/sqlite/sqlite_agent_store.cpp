@@ -137,6 +137,9 @@ std::vector<Migration> agent_migrations() {
        "CREATE INDEX jobs_fair_claim ON jobs(lane, state, account_id, run_at, created_at);"
        "CREATE INDEX jobs_running ON jobs(account_id, lane, kind, lease_until) WHERE state = 'running';"
        "CREATE INDEX jobs_leases ON jobs(lane, lease_until) WHERE state = 'running';"},
+      // Free movement regenerations get their own lane and workers (docs/jobs.md), queued and
+      // running ones included: a running one keeps its lease and finishes where it is.
+      {220, "job_background_lane", "UPDATE jobs SET lane = 'background' WHERE kind = 'dynamics_movements';"},
   };
 }
 
