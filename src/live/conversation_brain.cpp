@@ -44,18 +44,32 @@ ConversationBrain::~ConversationBrain() {
 }
 
 void ConversationBrain::stop() {
+  // The room's closer, a room's destructor and the brain's own destructor may all get here, on
+  // different threads: std::thread::join from two threads at once is undefined (glibc refuses
+  // the second with EINVAL, or waits on a reused thread forever).
+  std::lock_guard stop_lock(stop_mu_);
   {
     std::lock_guard lock(ears_mu_);
     ears_stop_ = true;
+    audio_.clear();
+    audio_bytes_ = 0;
   }
   ears_cv_.notify_all();
-  if (ears_thread_.joinable() && ears_thread_.get_id() != std::this_thread::get_id()) ears_thread_.join();
   std::unique_ptr<conversation::Conversation> c;
   {
     std::lock_guard lock(mu_);
     c = std::move(conversation_);
   }
-  c.reset();  // cancels a running answer and joins its worker
+  // Cancel the answer first: its model request ends while the ears finish their chunk.
+  if (c) c->interrupt();
+  if (ears_thread_.joinable()) {
+    if (ears_thread_.get_id() == std::this_thread::get_id()) {
+      ears_thread_.detach();  // the ears ended the room themselves: they return right after
+    } else {
+      ears_thread_.join();
+    }
+  }
+  c.reset();  // joins the conversation's worker
 }
 
 void ConversationBrain::speak_sentence(const std::string& sentence) {
@@ -205,7 +219,10 @@ void ConversationBrain::ears_loop() {
     }
     if (domain_changed) listener->set_domain(domain);
     listener->set_agent_speaking(room_.agent_speaking());
-    for (const auto& c : chunks) listener->push_bytes(c);
+    for (const auto& c : chunks) {
+      if (ears_stop_.load()) return;  // stop() waits for this thread: one chunk, not the backlog
+      listener->push_bytes(c);
+    }
   }
 }
 
