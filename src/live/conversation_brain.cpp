@@ -184,8 +184,11 @@ void ConversationBrain::ears_loop() {
     if (!listener) {
       // A decoder holds about 91 MB of models: only sessions that send audio take one.
       const auto asked = std::chrono::steady_clock::now();
-      auto rec =
-          opts_.recognizers ? opts_.recognizers->take() : conversation::Recognizer::create(opts_.recognizer);
+      if (ears_stop_.load()) return;
+      // A stop must not wait for a recogniser being loaded for this session (seconds when busy).
+      auto rec = opts_.recognizers ? opts_.recognizers->take([this] { return ears_stop_.load(); })
+                                   : conversation::Recognizer::create(opts_.recognizer);
+      if (ears_stop_.load()) return;
       // How long the viewer's first audio waited for a recogniser (near 0 with a warm pool).
       log::info("live_ears_ready", {{"session", room_.settings().session_id},
                                     {"ok", rec.ok()},
