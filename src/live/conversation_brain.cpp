@@ -43,11 +43,7 @@ ConversationBrain::~ConversationBrain() {
   stop();
 }
 
-void ConversationBrain::stop() {
-  // The room's closer, a room's destructor and the brain's own destructor may all get here, on
-  // different threads: std::thread::join from two threads at once is undefined (glibc refuses
-  // the second with EINVAL, or waits on a reused thread forever).
-  std::lock_guard stop_lock(stop_mu_);
+void ConversationBrain::request_stop() {
   {
     std::lock_guard lock(ears_mu_);
     ears_stop_ = true;
@@ -55,13 +51,22 @@ void ConversationBrain::stop() {
     audio_bytes_ = 0;
   }
   ears_cv_.notify_all();
+  // The running answer's model request ends now, while the ears finish their chunk.
+  std::lock_guard lock(mu_);
+  if (conversation_) conversation_->interrupt();
+}
+
+void ConversationBrain::stop() {
+  // The room's closer, a room's destructor and the brain's own destructor may all get here, on
+  // different threads: std::thread::join from two threads at once is undefined (glibc refuses
+  // the second with EINVAL, or waits on a reused thread forever).
+  std::lock_guard stop_lock(stop_mu_);
+  request_stop();
   std::unique_ptr<conversation::Conversation> c;
   {
     std::lock_guard lock(mu_);
     c = std::move(conversation_);
   }
-  // Cancel the answer first: its model request ends while the ears finish their chunk.
-  if (c) c->interrupt();
   if (ears_thread_.joinable()) {
     if (ears_thread_.get_id() == std::this_thread::get_id()) {
       ears_thread_.detach();  // the ears ended the room themselves: they return right after

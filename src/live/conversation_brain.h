@@ -56,6 +56,7 @@ class ConversationBrain : public SessionBrain {
   void on_agent_said(Room& room, const std::string& text) override;
   bool on_microphone(Room& room, std::string_view pcm) override;
   void on_camera_frame(Room& room, std::string data_url) override;
+  void request_stop() override;
   void stop() override;
 
  private:

@@ -12,6 +12,9 @@ RoomCloser::~RoomCloser() {
 }
 
 void RoomCloser::close(std::shared_ptr<Room> room, std::function<void()> after) {
+  // Every room handed over starts stopping now, not when the closer reaches it: its ears give up
+  // waiting for a recogniser and its model request ends while earlier rooms are joined.
+  room->request_stop();
   Item item{std::move(room), std::move(after)};
   {
     std::lock_guard lock(mu_);

@@ -22,7 +22,8 @@ class RoomCloser {
   RoomCloser(const RoomCloser&) = delete;
   RoomCloser& operator=(const RoomCloser&) = delete;
 
-  // Joins `room`'s threads soon, then calls `after` (on the closer's thread). Returns at once.
+  // Tells `room`'s brain to begin stopping (Room::request_stop), joins the room's threads soon,
+  // then calls `after` (on the closer's thread). Returns at once.
   // A room handed over twice is joined twice (Room::join_threads is idempotent). After finish(),
   // the room is closed on the caller's thread.
   void close(std::shared_ptr<Room> room, std::function<void()> after = {});
