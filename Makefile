@@ -8,7 +8,7 @@ LISTEN     ?= 127.0.0.1:8080
 DATA_DIR   ?= var
 CMAKE_ARGS ?=
 
-.PHONY: setup configure build run test asan bench bench-http fuzz format clean
+.PHONY: setup configure build run test asan tsan stress bench bench-http fuzz format clean
 
 setup:
 	@bash scripts/setup.sh
@@ -35,6 +35,24 @@ test: build
 asan:
 	@$(MAKE) --no-print-directory test BUILD=build-asan BUILD_TYPE=Debug CMAKE_ARGS=-DIMAGO_SANITIZE=ON
 
+# The concurrent suites (HTTP server, live rooms and their brain, speech) under ThreadSanitizer;
+# Each test carries its binary's name as a CTest label. Suppressions (third-party only) in
+# scripts/tsan.supp.
+TSAN_TARGETS ?= http_tests live_tests speech_tests
+space := $(subst ,, )
+tsan: setup
+	@cmake -S . -B build-tsan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DIMAGO_TSAN=ON >/dev/null
+	@ninja -C build-tsan -j $(JOBS) $(TSAN_TARGETS)
+	@cd build-tsan && TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1 suppressions=$(CURDIR)/scripts/tsan.supp" \
+	  ctest --output-on-failure --timeout 900 -j $(JOBS) -L '^($(subst $(space),|,$(TSAN_TARGETS)))$$'
+
+# Aborted TTS/speech/SSE streams and rooms ended mid-recognition against a real server on
+# loopback, for STRESS_SECONDS (default 60); fails on a crash, a leak or a frozen tick. Not in
+# `make test` (docs/developing.md).
+STRESS_SECONDS ?= 60
+stress: build
+	@python3 tests/stress/stress.py --imagod $(BUILD)/imagod --seconds $(STRESS_SECONDS)
+
 # Benchmarks (on demand, figures go in notes; never timed tests).
 bench:
 	@$(MAKE) --no-print-directory build BUILD=build-bench BUILD_TYPE=Release CMAKE_ARGS=-DIMAGO_BUILD_BENCH=ON
@@ -51,4 +69,4 @@ format:
 	@git ls-files '*.cpp' '*.h' | xargs clang-format -i
 
 clean:
-	@rm -rf $(BUILD) build-asan build-bench build-fuzz
+	@rm -rf $(BUILD) build-asan build-tsan build-bench build-fuzz

@@ -31,10 +31,10 @@ function(imago_tests name)
   if(ARG_POSTGRES)
     target_link_libraries(${name} PRIVATE imago_test_postgres)
     gtest_discover_tests(${name} DISCOVERY_MODE PRE_TEST DISCOVERY_TIMEOUT 60
-                         PROPERTIES TIMEOUT 300 FIXTURES_REQUIRED postgres)
+                         PROPERTIES TIMEOUT 300 LABELS ${name} FIXTURES_REQUIRED postgres)
   else()
     gtest_discover_tests(${name} DISCOVERY_MODE PRE_TEST DISCOVERY_TIMEOUT 60
-                         PROPERTIES TIMEOUT 300)
+                         PROPERTIES TIMEOUT 300 LABELS ${name})
   endif()
 endfunction()
 

@@ -21,14 +21,21 @@ void RecognizerPool::warm() {
   cv_.notify_all();
 }
 
-Result<std::unique_ptr<Recognizer>> RecognizerPool::take() {
+Result<std::unique_ptr<Recognizer>> RecognizerPool::take(const std::function<bool()>& give_up) {
   if (spares_ == 0) return load();
   std::unique_lock lock(mu_);
   if (!loader_.joinable() && !stop_ && !failure_) loader_ = std::thread([this] { loader_loop(); });
   // The loader keeps loading while fewer than spares_ are ready, so waiting ends with a spare or a
   // failure; waiting for the load in progress is never slower than starting a second one (loads
   // are serialised inside Recognizer::create).
-  cv_.wait(lock, [&] { return !ready_.empty() || failure_ || stop_; });
+  const auto done = [&] { return !ready_.empty() || failure_ || stop_; };
+  if (give_up) {
+    while (!cv_.wait_for(lock, std::chrono::milliseconds(50), done)) {
+      if (give_up()) return Status::Unavailable("gave up waiting for a recogniser");
+    }
+  } else {
+    cv_.wait(lock, done);
+  }
   if (!ready_.empty()) {
     auto r = std::move(ready_.back());
     ready_.pop_back();

@@ -13,6 +13,7 @@
 #include <atomic>
 #include <condition_variable>
 #include <cstddef>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -38,8 +39,10 @@ class RecognizerPool {
 
   // A fresh recogniser: a ready spare, else the one being loaded (waited for), else one loaded on
   // the calling thread. The spares are topped up in the background. kUnavailable when the models
-  // are missing (remembered: the pool does not retry).
-  Result<std::unique_ptr<Recognizer>> take();
+  // are missing (remembered: the pool does not retry). `give_up`, when set, is asked about every
+  // 50 ms while waiting: true ends the wait with kUnavailable (a session that stops meanwhile
+  // must not wait for a load, which takes seconds on a busy machine).
+  Result<std::unique_ptr<Recognizer>> take(const std::function<bool()>& give_up = {});
 
   // Spares ready now, and loads begun so far (for tests and metrics).
   size_t ready() const;

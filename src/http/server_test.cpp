@@ -100,6 +100,32 @@ class FakeDispatcher : public Dispatcher {
       };
       return r;
     }
+    if (req.path == "/held") {
+      // First call: more than the client's small receive window takes, so the write stays
+      // pending. Second call: blocks until the test opens held_gate. Records whether the source
+      // was destroyed while that call was running.
+      Response r = Response::bytes(200, "application/octet-stream", "");
+      struct Held {
+        explicit Held(FakeDispatcher* x) : d(x) {}
+        ~Held() {
+          std::lock_guard lock(d->mu);
+          d->held_dropped = true;
+          d->held_dropped_during_call = d->held_in_call;
+          d->cv.notify_all();
+        }
+        FakeDispatcher* d;
+      };
+      r.stream = [h = std::make_shared<Held>(this), this, calls = 0]() mutable -> std::optional<std::string> {
+        if (++calls == 1) return std::string(200 * 1024, 'x');
+        std::unique_lock lock(mu);
+        held_in_call = true;
+        cv.notify_all();
+        cv.wait_for(lock, std::chrono::seconds(10), [&] { return held_gate; });
+        held_in_call = false;
+        return std::string(h ? 1024 : 0, 'y');
+      };
+      return r;
+    }
     if (req.path == "/cpu") {
       std::this_thread::sleep_for(std::chrono::milliseconds(500));
       return Response::bytes(200, "text/plain", "cpu done");
@@ -136,6 +162,10 @@ class FakeDispatcher : public Dispatcher {
   std::mutex mu;
   std::condition_variable cv;
   bool endless_dropped = false;
+  bool held_in_call = false;
+  bool held_gate = false;
+  bool held_dropped = false;
+  bool held_dropped_during_call = false;
   int gate_waiting = 0;
   bool gate_open = false;
   std::atomic<int> endless_calls{0};
@@ -718,6 +748,46 @@ TEST_F(ServerTest, StreamSourceIsDroppedOnceClientIsGone) {
   std::unique_lock lock(dispatcher_.mu);
   EXPECT_TRUE(
       dispatcher_.cv.wait_for(lock, std::chrono::seconds(10), [&] { return dispatcher_.endless_dropped; }));
+}
+
+// Finding: a client that reset the connection while its source was producing made the session
+// destroy the source under the running call (bad_function_call, and a crash inside the speech
+// stream's next()). The producer now holds its own reference: the source goes only after the call.
+TEST_F(ServerTest, StreamSourceOutlivesTheCallRunningWhenTheClientLeaves) {
+  ServerOptions o;
+  o.stream_threads = 2;  // a second thread free to run the session's release while a call blocks
+  start(o);
+  tcp::socket s(client_ioc_);
+  s.open(tcp::v4());
+  s.set_option(net::socket_base::receive_buffer_size(4096));  // the first 200 KiB piece stays pending
+  s.connect(tcp::endpoint(net::ip::make_address("127.0.0.1"), static_cast<unsigned short>(port_)));
+  send(s, get("/held"));
+  {
+    std::unique_lock lock(dispatcher_.mu);
+    ASSERT_TRUE(
+        dispatcher_.cv.wait_for(lock, std::chrono::seconds(10), [&] { return dispatcher_.held_in_call; }));
+  }
+  // Reset, not FIN: the server's pending write fails at once and it releases the stream.
+  s.set_option(net::socket_base::linger(true, 0));
+  s.close();
+  {
+    // The old session destroyed the source here, within milliseconds; give it ample time to.
+    std::unique_lock lock(dispatcher_.mu);
+    dispatcher_.cv.wait_for(lock, std::chrono::seconds(2), [&] { return dispatcher_.held_dropped; });
+    EXPECT_FALSE(dispatcher_.held_dropped_during_call) << "source destroyed while it was running";
+    dispatcher_.held_gate = true;
+    dispatcher_.cv.notify_all();
+    // Once the call returns, the source is dropped (by the producer, on the stream pool).
+    EXPECT_TRUE(
+        dispatcher_.cv.wait_for(lock, std::chrono::seconds(10), [&] { return dispatcher_.held_dropped; }));
+  }
+  EXPECT_FALSE(dispatcher_.held_dropped_during_call);
+  // The server is still serving.
+  auto e = connect();
+  boost::beast::flat_buffer buf;
+  boost::system::error_code ec;
+  send(e, get("/echo"));
+  EXPECT_EQ(read_response(e, buf, ec).result_int(), 200u);
 }
 
 // Finding: slow readers froze the server because each stream held a thread per blocked write.

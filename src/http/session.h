@@ -103,7 +103,10 @@ class Session final : public Connection, public std::enable_shared_from_this<Ses
   bhttp::response<bhttp::empty_body> stream_res_;
   std::optional<bhttp::response_serializer<bhttp::empty_body>> stream_sr_;
   bool stream_close_ = false;
-  StreamSource source_;                 // called on the stream pool, one call at a time
+  // Shared with the producer running it: a write error or close releases this reference while a
+  // call may still be running on the stream pool, and the source must outlive that call. Its last
+  // reference is always dropped on the stream pool (release_source, the producer), never here.
+  std::shared_ptr<StreamSource> source_;
   std::deque<std::string> stream_out_;  // pieces waiting to be written
   std::size_t stream_buffered_ = 0;     // bytes in stream_out_
   bool stream_producing_ = false;       // a source call is running

@@ -85,6 +85,12 @@ void copy_headers(const Response& from, bhttp::response<Body>& to) {
   }
 }
 
+// Destroys an unused stream source on the stream pool: a speech stream's destructor may wait for
+// its synthesis, which must not happen on an I/O thread.
+inline void dispose_stream_source(ServerContext& ctx, StreamSource source) {
+  if (source) ctx.streams.post([s = std::move(source)]() mutable { s = nullptr; });
+}
+
 inline bool wants_close(const Response& r) {
   auto c = r.headers.get("Connection");
   return c && iequals(trim(*c), "close");
@@ -104,6 +110,7 @@ Session<Stream>::Session(Stream&& stream, ServerContext& ctx, std::unique_ptr<Se
 
 template <class Stream>
 Session<Stream>::~Session() {
+  release_source();
   ctx_.remove_session(this);
 }
 
@@ -629,7 +636,10 @@ void Session<Stream>::finish_upgrade(UpgradeDecision decision) {
 
 template <class Stream>
 void Session<Stream>::send_response(Response res) {
-  if (closed_) return;
+  if (closed_) {
+    dispose_stream_source(ctx_, std::move(res.stream));
+    return;
+  }
   if (res.status < 200 || res.status > 599) {
     log::error("invalid_response_status", {{"status", res.status}});
     auto rid = res.headers.get("X-Request-Id");
@@ -643,6 +653,7 @@ void Session<Stream>::send_response(Response res) {
     start_stream(std::move(res), close);
     return;
   }
+  dispose_stream_source(ctx_, std::move(res.stream));  // 204/304: never called
 
   // Serialized here into a reused buffer rather than through a beast::http::response: Beast's
   // header fields are one allocation each, and this is every plain response's path.
@@ -737,7 +748,7 @@ void Session<Stream>::start_stream(Response res, bool close) {
   stream_producing_ = false;
   stream_done_ = false;
   stream_writing_ = true;  // the header
-  source_ = std::move(res.stream);
+  source_ = std::make_shared<StreamSource>(std::move(res.stream));
   tcp().expires_after(std::chrono::seconds(ctx_.options.write_timeout_s));
   bhttp::async_write_header(stream_, *stream_sr_,
                             [self = shared_from_this()](beast::error_code ec, std::size_t) {
@@ -761,24 +772,30 @@ void Session<Stream>::pump_stream() {
   if (closed_ || stream_done_ || stream_producing_ || !source_ || stream_buffered_ >= kStreamHighWater)
     return;
   stream_producing_ = true;
-  ctx_.streams.post([self = shared_from_this(), work = net::make_work_guard(ctx_.ioc)]() mutable {
-    std::optional<std::string> piece;
-    bool ok = true;
-    try {
-      piece = self->source_();
-    } catch (const std::exception& e) {
-      // Headers are gone already: the only honest signal left is a truncated body.
-      log::error("stream_source_threw", {{"error", e.what()}});
-      ok = false;
-    } catch (...) {
-      log::error("stream_source_threw", {{"error", "unknown exception"}});
-      ok = false;
-    }
-    auto ex = self->stream_.get_executor();
-    net::post(ex, [self = std::move(self), ok, piece = std::move(piece)]() mutable {
-      self->on_stream_piece(ok, std::move(piece));
-    });
-  });
+  // The producer owns a reference to the source for the whole call: release_source() may drop
+  // the session's reference meanwhile (the client left), and the call must not lose its object.
+  ctx_.streams.post(
+      [self = shared_from_this(), source = source_, work = net::make_work_guard(ctx_.ioc)]() mutable {
+        std::optional<std::string> piece;
+        bool ok = true;
+        try {
+          piece = (*source)();
+        } catch (const std::exception& e) {
+          // Headers are gone already: the only honest signal left is a truncated body.
+          log::error("stream_source_threw", {{"error", e.what()}});
+          ok = false;
+        } catch (...) {
+          log::error("stream_source_threw", {{"error", "unknown exception"}});
+          ok = false;
+        }
+        // Dropped here, on the stream pool: when the session let go meanwhile, this is the last
+        // reference and the source's destructor (which may wait for synthesis) runs on this thread.
+        source.reset();
+        auto ex = self->stream_.get_executor();
+        net::post(ex, [self = std::move(self), ok, piece = std::move(piece)]() mutable {
+          self->on_stream_piece(ok, std::move(piece));
+        });
+      });
 }
 
 template <class Stream>
@@ -806,9 +823,10 @@ void Session<Stream>::on_stream_piece(bool ok, std::optional<std::string> piece)
 
 template <class Stream>
 void Session<Stream>::release_source() {
-  // A speech stream's destructor may wait for its synthesis to stop: not on an I/O thread.
-  if (source_) ctx_.streams.post([s = std::move(source_)]() mutable { s = nullptr; });
-  source_ = nullptr;
+  // A speech stream's destructor may wait for its synthesis to stop: not on an I/O thread. A
+  // producer still running holds its own reference and drops it on the stream pool too.
+  if (source_) ctx_.streams.post([s = std::move(source_)]() mutable { s.reset(); });
+  source_.reset();
 }
 
 template <class Stream>
@@ -922,6 +940,8 @@ void Session<Stream>::close_now() {
   if (closed_) return;
   closed_ = true;
   idle_ = false;
+  // Every way a stream ends early comes through here (write error, timeout, forced shutdown).
+  release_source();
   tcp().close();
 }
 

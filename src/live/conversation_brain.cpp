@@ -43,19 +43,38 @@ ConversationBrain::~ConversationBrain() {
   stop();
 }
 
-void ConversationBrain::stop() {
+void ConversationBrain::request_stop() {
   {
     std::lock_guard lock(ears_mu_);
     ears_stop_ = true;
+    audio_.clear();
+    audio_bytes_ = 0;
   }
   ears_cv_.notify_all();
-  if (ears_thread_.joinable() && ears_thread_.get_id() != std::this_thread::get_id()) ears_thread_.join();
+  // The running answer's model request ends now, while the ears finish their chunk.
+  std::lock_guard lock(mu_);
+  if (conversation_) conversation_->interrupt();
+}
+
+void ConversationBrain::stop() {
+  // The room's closer, a room's destructor and the brain's own destructor may all get here, on
+  // different threads: std::thread::join from two threads at once is undefined (glibc refuses
+  // the second with EINVAL, or waits on a reused thread forever).
+  std::lock_guard stop_lock(stop_mu_);
+  request_stop();
   std::unique_ptr<conversation::Conversation> c;
   {
     std::lock_guard lock(mu_);
     c = std::move(conversation_);
   }
-  c.reset();  // cancels a running answer and joins its worker
+  if (ears_thread_.joinable()) {
+    if (ears_thread_.get_id() == std::this_thread::get_id()) {
+      ears_thread_.detach();  // the ears ended the room themselves: they return right after
+    } else {
+      ears_thread_.join();
+    }
+  }
+  c.reset();  // joins the conversation's worker
 }
 
 void ConversationBrain::speak_sentence(const std::string& sentence) {
@@ -170,8 +189,11 @@ void ConversationBrain::ears_loop() {
     if (!listener) {
       // A decoder holds about 91 MB of models: only sessions that send audio take one.
       const auto asked = std::chrono::steady_clock::now();
-      auto rec =
-          opts_.recognizers ? opts_.recognizers->take() : conversation::Recognizer::create(opts_.recognizer);
+      if (ears_stop_.load()) return;
+      // A stop must not wait for a recogniser being loaded for this session (seconds when busy).
+      auto rec = opts_.recognizers ? opts_.recognizers->take([this] { return ears_stop_.load(); })
+                                   : conversation::Recognizer::create(opts_.recognizer);
+      if (ears_stop_.load()) return;
       // How long the viewer's first audio waited for a recogniser (near 0 with a warm pool).
       log::info("live_ears_ready", {{"session", room_.settings().session_id},
                                     {"ok", rec.ok()},
@@ -205,7 +227,10 @@ void ConversationBrain::ears_loop() {
     }
     if (domain_changed) listener->set_domain(domain);
     listener->set_agent_speaking(room_.agent_speaking());
-    for (const auto& c : chunks) listener->push_bytes(c);
+    for (const auto& c : chunks) {
+      if (ears_stop_.load()) return;  // stop() waits for this thread: one chunk, not the backlog
+      listener->push_bytes(c);
+    }
   }
 }
 

@@ -5,7 +5,11 @@
 // - An interrupt, a new viewer turn while the agent talks, and barge-in stop the model request,
 //   the synthesis queue and the renderer queue together (Room::interrupt calls on_interrupt first).
 // - Microphone audio is queued by the I/O thread and recognised on the brain's own ears thread.
+// - stop() owns the brain's threads: it is the only place they are joined, once, whoever calls it
+//   (a concurrent caller waits for the first). It is bounded: the ears stop between two chunks of
+//   audio (not after the whole backlog) and a model request is cancelled, not waited for.
 #pragma once
+#include <atomic>
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
@@ -52,6 +56,7 @@ class ConversationBrain : public SessionBrain {
   void on_agent_said(Room& room, const std::string& text) override;
   bool on_microphone(Room& room, std::string_view pcm) override;
   void on_camera_frame(Room& room, std::string data_url) override;
+  void request_stop() override;
   void stop() override;
 
  private:
@@ -77,11 +82,12 @@ class ConversationBrain : public SessionBrain {
   std::condition_variable ears_cv_;
   std::deque<std::string> audio_;
   size_t audio_bytes_ = 0;
-  size_t dropped_bytes_ = 0;  // microphone audio dropped because the ears were over 10 s behind
-  bool ears_stop_ = false;
-  std::vector<std::string> domain_;  // system prompt and knowledge, for the recogniser
+  size_t dropped_bytes_ = 0;            // microphone audio dropped because the ears were over 10 s behind
+  std::atomic<bool> ears_stop_{false};  // set under ears_mu_; read between chunks without it
+  std::vector<std::string> domain_;     // system prompt and knowledge, for the recogniser
   bool domain_changed_ = false;
   std::thread ears_thread_;
+  std::mutex stop_mu_;  // one stop() joins; a concurrent one waits for it
 };
 
 }  // namespace imago::live

@@ -98,6 +98,15 @@ void Room::join_threads() {
   if (speech_thread_.joinable()) speech_thread_.join();
 }
 
+void Room::request_stop() {
+  std::shared_ptr<SessionBrain> brain;
+  {
+    std::lock_guard lock(mu_);
+    brain = brain_;
+  }
+  if (brain) brain->request_stop();
+}
+
 void Room::set_brain(std::shared_ptr<SessionBrain> brain) {
   std::lock_guard lock(mu_);
   brain_ = std::move(brain);

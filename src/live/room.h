@@ -66,6 +66,9 @@ class SessionBrain {
   // A viewer's camera frame in a camera_chat session (a checked data: URL, see
   // live/camera_frame.h): kept for the next turn the brain sends to its model. Must return at once.
   virtual void on_camera_frame(Room& room, std::string data_url) { (void)room, (void)data_url; }
+  // The room has ended: begin stopping now (cancel work, wake threads) without waiting; stop()
+  // joins later. Must return at once (the tick thread and request workers call it).
+  virtual void request_stop() {}
   // The room is stopping: finish and join the brain's own threads (no more calls into the room).
   virtual void stop() {}
 };
@@ -132,6 +135,8 @@ class Room : public std::enable_shared_from_this<Room> {
   void start();
   // Stops the threads (after end()); idempotent. Called by the registry, never from a callback.
   void join_threads();
+  // Tells the brain to begin stopping (SessionBrain::request_stop); returns at once.
+  void request_stop();
 
   void set_brain(std::shared_ptr<SessionBrain> brain);
 

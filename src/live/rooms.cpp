@@ -240,7 +240,7 @@ int Rooms::running() const {
 void Rooms::end(const std::shared_ptr<Room>& room, EndReason reason) {
   room->end(reason);
   room->tick();
-  room->join_threads();
+  closer_.close(room);
 }
 
 void Rooms::tick_loop() {
@@ -265,8 +265,7 @@ void Rooms::tick_loop() {
     lock.unlock();
     for (auto& r : reaped) {
       r->tick();  // reports the end if it has not been yet
-      r->join_threads();
-      release(*r);
+      closer_.close(r, [this, r = r.get()] { release(*r); });
     }
     reaped.clear();
     lock.lock();
@@ -287,9 +286,11 @@ void Rooms::shutdown() {
   // No command or lease callback may run into rooms that are going away.
   if (d_.directory) d_.directory->stop();
   for (auto& r : rooms) {
-    end(r, EndReason::kShutdown);
-    release(*r);
+    r->end(EndReason::kShutdown);
+    r->tick();
+    closer_.close(r, [this, r = r.get()] { release(*r); });
   }
+  closer_.finish();  // every room's threads joined, each bounded (docs/conversation.md)
 }
 
 void Rooms::release(const Room& room) {

@@ -19,6 +19,7 @@
 
 #include "live/minute_billing.h"
 #include "live/room.h"
+#include "live/room_closer.h"
 #include "store/agent_store.h"
 #include "store/room_directory.h"
 #include "util/clock.h"
@@ -109,7 +110,8 @@ class Rooms {
                                               const std::optional<std::string>& room_id = std::nullopt) const;
   // Interrupts the account's room `room_id` wherever it runs. kNotFound when it runs nowhere.
   Status interrupt(const std::string& account_id, const std::string& room_id);
-  // Ends a room now (DELETE): tells viewers, stops its threads.
+  // Ends a room now (DELETE): tells viewers and bills the end at once; its threads are joined
+  // by the closer (room_closer.h), so this returns whatever the room's recogniser or model does.
   void end(const std::shared_ptr<Room>& room, EndReason reason);
   // Ends the account's room `room_id` wherever it runs (DELETE /v1/rooms/{id}): here at once, on
   // another node through the directory, waiting up to kRemoteEndWaitMs for that node to let the
@@ -151,6 +153,8 @@ class Rooms {
   std::map<std::string, int> starting_by_account_;
   // Decoded models shared by every room of an agent (keyed by model file id).
   std::map<std::string, std::weak_ptr<const avatar::AvatarModel>> models_;
+  // The only place ended rooms are joined: never the tick thread, never a request's worker.
+  RoomCloser closer_;
   std::thread ticker_;
 };
 
