@@ -145,12 +145,13 @@ TEST_F(HttpCore, NeverReadingStreamClientsDoNotSlowOtherRequests) {
   EXPECT_LT(p99_ms(health), 50.0 + noise)
       << "/healthz p99 with 64 stalled streams (idle p99 " << noise << " ms)";
   EXPECT_LT(p99_ms(me), 50.0 + noise) << "/v1/me p99 with 64 stalled streams (idle p99 " << noise << " ms)";
-  // The stalled streams really were admitted (or refused quickly with 503), not left hanging.
+  // The stalled streams really were admitted (or refused quickly: 503 when the synthesizer's queue
+  // is full, 429 beyond the account's share of it), not left hanging.
   int ok = 0, busy = 0;
   for (int fd : stalled) {
     int st = read_status(fd);
     if (st == 200) ++ok;
-    if (st == 503) ++busy;
+    if (st == 503 || st == 429) ++busy;
     ::close(fd);
   }
   EXPECT_EQ(ok + busy, 64) << ok << " streams, " << busy << " refused";

@@ -676,9 +676,9 @@ TEST(SpeechLimits, FullQueueIs503WithRetryAfter) {
   TestServer srv({"--tts-workers", "1", "--tts-queue", "0", "--tts-max-audio", "3600"});
   auto acct = srv.create_account("enterprise", 0);
   std::string text;
-  // About 16000 characters, 15 minutes of audio: a second or more of work for the only worker.
-  for (int i = 0; i < 230; ++i)
-    text += "This long request keeps the only synthesis worker busy for a while. ";
+  // About 4000 characters, 4 minutes of audio: seconds of work for the only worker, well inside
+  // the client's timeout on a loaded machine.
+  for (int i = 0; i < 60; ++i) text += "This long request keeps the only synthesis worker busy for a while. ";
   auto busy = std::async(std::launch::async, [&] {
     return srv.post("/v1/tts", json::serialize(json::object{{"text", text}}), acct.api_secret);
   });
@@ -700,7 +700,7 @@ TEST(SpeechLimits, AnAccountBeyondItsShareIs429AndOthersAreServed) {
   auto flood = srv.create_account("enterprise", 0);
   auto other = srv.create_account("enterprise", 0);
   std::string text;
-  for (int i = 0; i < 230; ++i) text += "This long request holds the account's only synthesis slot. ";
+  for (int i = 0; i < 60; ++i) text += "This long request holds the account's only synthesis slot. ";
   auto long_request = [&] {
     return std::async(std::launch::async, [&] {
       return srv.post("/v1/tts", json::serialize(json::object{{"text", text}}), flood.api_secret);
