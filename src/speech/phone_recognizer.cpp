@@ -71,11 +71,12 @@ Result<std::unique_ptr<PhoneRecognizer>> PhoneRecognizer::create(const PhoneReco
   }
   std::lock_guard lock(create_mutex());
   auto impl = std::make_unique<Impl>();
-  // The settings CMU recommends for phone decoding: a wide beam (phones are short and the phone
-  // language model is weak) and a language weight of 2 (the word decoder's 6.5 suppresses
-  // phones the model finds unlikely, such as the closures lip sync needs).
+  // Phone decoding as CMU recommends it, a language weight of 2 (the word decoder's 6.5
+  // suppresses phones the model finds unlikely, such as the closures lip sync needs), with beams
+  // of 1e-15: the same phones as CMU's 1e-20 on test sentences at less than half the CPU; 1e-10
+  // costs less again but starts to miss closures.
   impl->config = cmd_ln_init(nullptr, ps_args(), TRUE, "-hmm", hmm.c_str(), "-allphone", lm.c_str(),
-                             "-samprate", "16000", "-lw", "2.0", "-beam", "1e-20", "-pbeam", "1e-20",
+                             "-samprate", "16000", "-lw", "2.0", "-beam", "1e-15", "-pbeam", "1e-15",
                              "-backtrace", "no", "-logfn", "/dev/null", nullptr);
   if (!impl->config) return Status::Internal("pocketsphinx rejected its phone-decoding configuration");
   impl->decoder = ps_init(impl->config);
