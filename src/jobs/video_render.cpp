@@ -177,7 +177,7 @@ JobStep VideoRenderHandler::run(JobContext& ctx) {
     return JobStep::done();
   }
   // Uploaded audio comes without text: recognise its phones so the lips close on p/b/m and
-  // round on o/u/w (about 0.45 s of CPU per second of audio, on this worker). Loudness drives
+  // round on o/u/w (about 0.8 s of CPU per second of audio, on this worker). Loudness drives
   // the mouth when recognition is unavailable or hears no speech.
   if (speech->phonemes.empty()) speech::add_recognized_phones(*speech);
 

@@ -22,8 +22,9 @@ struct PhoneRecognizerOptions {
   std::string model_dir = kPhoneModelDir;  // holds en-us/ and en-us-phone.lm.bin
 };
 
-// One decoder (the acoustic model, ~40 MB resident, ~0.2 s of CPU to load). recognize() costs
-// about 0.45 s of CPU per second of audio. Calls on one recognizer are serialised internally.
+// One decoder (the acoustic model, ~110 MB resident, ~0.3 s of CPU to load). recognize() costs
+// about 0.8 s of CPU per second of audio (phone_recognizer_benchmark). Calls on one recognizer
+// are serialised internally.
 class PhoneRecognizer {
  public:
   // kUnavailable when the model files are missing.
