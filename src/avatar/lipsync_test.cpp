@@ -1,7 +1,10 @@
-// Lip sync measured from pixels, on real speech from the speech engine (espeak-ng phoneme timing).
+// Lip sync measured from pixels, on speech from each engine (with its phone timing) and on the
+// same audio without text (phones recognised from the audio).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <opencv2/imgproc.hpp>
 
 #include "avatar/internal.h"
@@ -9,6 +12,8 @@
 #include "avatar/test_support.h"
 #include "avatar/voice_table.h"
 #include "speech/dsp.h"
+#include "speech/espeak_engine.h"
+#include "speech/phone_recognizer.h"
 #include "speech/speech_service.h"
 
 namespace imago::avatar {
@@ -134,6 +139,126 @@ TEST(LipSync, LipsCloseForEveryBilabialAndRestInSilence) {
   for (int64_t i = 0; i < run.lead; ++i) EXPECT_EQ(run.open[i], 0) << "frame " << i;
   for (size_t i = run.lead + run.speech_frames + 2; i < run.open.size(); ++i)
     EXPECT_LE(run.open[i], 0.02 * peak) << "mouth not at rest in silence, frame " << i;
+}
+
+// The sentence as each English engine speaks it: RHVoice (M1), flite (M2), espeak-ng (direct).
+speech::Audio speak(const std::string& engine) {
+  if (engine == "espeak-ng") {
+    auto e = speech::EspeakEngine::shared();
+    if (!e.ok()) throw std::runtime_error(e.status().message());
+    std::lock_guard lock((*e)->mutex());
+    speech::EngineRequest req;
+    req.text = kSentence;
+    req.espeak_voice = "en-us";
+    auto r = (*e)->synthesize(req);
+    if (!r.ok()) throw std::runtime_error(r.status().message());
+    return r->audio;
+  }
+  speech::VoiceSettings v;
+  v.voice = engine == "rhvoice" ? "M1" : "M2";
+  auto a = service().synthesize(kSentence, v);
+  if (!a.ok()) throw std::runtime_error(a.status().message());
+  return *a;
+}
+
+// Centred moving average over `n` frames (3 frames: 120 ms, the syllable rate).
+std::vector<double> smooth(const std::vector<double>& x, int n) {
+  std::vector<double> y(x.size());
+  for (size_t i = 0; i < x.size(); ++i) {
+    double s = 0;
+    int c = 0;
+    for (int k = -(n / 2); k <= n / 2; ++k) {
+      int64_t j = static_cast<int64_t>(i) + k;
+      if (j >= 0 && j < static_cast<int64_t>(x.size())) s += x[j], ++c;
+    }
+    y[i] = s / c;
+  }
+  return y;
+}
+
+double median(std::vector<double> v) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  return v[v.size() / 2];
+}
+
+// The three lip-sync figures, against the phones the engine reported (`ref`).
+struct LipFigures {
+  double r120 = 0;                    // opening vs audio envelope, both smoothed over 120 ms
+  double open_vowel = 0, closed = 0;  // median opening on open-vowel / p-b-m frames (dark pixels)
+  double closures = 0;                // p/b/m with the lips closed within one frame
+  int bilabials = 0;
+};
+
+LipFigures lip_figures(const Measured& run, const std::vector<speech::PhonemeTiming>& ref) {
+  LipFigures f;
+  f.r120 = pearson(smooth(run.open, 3), smooth(run.env, 3));
+  std::vector<double> vowels, closed;
+  for (int64_t i = 0; i < run.speech_frames; ++i) {
+    double t = (i + 0.5) / kFps;
+    for (const auto& p : ref) {
+      if (t < p.start_s || t >= p.end_s) continue;
+      Viseme v = viseme_for_phoneme(p.phoneme);
+      if (v == Viseme::kAA || v == Viseme::kOH) vowels.push_back(run.open[run.lead + i]);
+      if (v == Viseme::kMBP) closed.push_back(run.open[run.lead + i]);
+    }
+  }
+  f.open_vowel = median(vowels);
+  f.closed = median(closed);
+  double peak = *std::max_element(run.open.begin(), run.open.end());
+  int ok_count = 0;
+  for (const auto& p : ref) {
+    if (viseme_for_phoneme(p.phoneme) != Viseme::kMBP) continue;
+    ++f.bilabials;
+    int64_t first = run.lead + static_cast<int64_t>(std::floor(p.start_s * kFps));
+    int64_t last = run.lead + static_cast<int64_t>(std::floor(std::max(p.start_s, p.end_s - 1e-6) * kFps));
+    bool ok = false;
+    for (int64_t i = std::max<int64_t>(0, first - 1); i <= std::min<int64_t>(run.open.size() - 1, last + 1);
+         ++i)
+      ok |= run.open[i] <= 0.05 * peak;
+    ok_count += ok;
+  }
+  f.closures = f.bilabials ? double(ok_count) / f.bilabials : 0;
+  return f;
+}
+
+void expect_lip_sync(const LipFigures& f, const std::string& what) {
+  EXPECT_GE(f.r120, 0.6) << what;
+  EXPECT_GE(f.open_vowel, 2 * f.closed) << what;
+  EXPECT_GT(f.open_vowel, 0) << what;
+  EXPECT_GE(f.closures, 0.9) << what;
+  EXPECT_GE(f.bilabials, 12) << what;
+}
+
+void print_figures(const LipFigures& f, const std::string& what) {
+  std::printf("%-34s r(120 ms) = %.3f  median open vowel %.0f px / p-b-m %.0f px  closures %.2f of %d\n",
+              what.c_str(), f.r120, f.open_vowel, f.closed, f.closures, f.bilabials);
+}
+
+TEST(LipSync, EachEnginesSpeechMeetsTheLipSyncFigures) {
+  for (const std::string engine : {"rhvoice", "flite", "espeak-ng"}) {
+    speech::Audio a = speak(engine);
+    ASSERT_FALSE(a.phonemes.empty()) << engine;
+    LipFigures f = lip_figures(render(portrait_model(), a, true), a.phonemes);
+    print_figures(f, engine + " (engine phones)");
+    expect_lip_sync(f, engine);
+  }
+}
+
+TEST(LipSync, RawAudioWithoutTextMeetsTheLipSyncFiguresThroughRecognisedPhones) {
+  for (const std::string engine : {"rhvoice", "flite", "espeak-ng"}) {
+    speech::Audio spoken = speak(engine);
+    // The audio alone, as an upload or a client's push would bring it.
+    speech::Audio raw;
+    raw.sample_rate = spoken.sample_rate;
+    raw.samples = spoken.samples;
+    LipFigures loud = lip_figures(render(portrait_model(), raw, false), spoken.phonemes);
+    print_figures(loud, engine + " (loudness only)");
+    ASSERT_TRUE(speech::add_recognized_phones(raw)) << engine << ": no phones recognised";
+    LipFigures f = lip_figures(render(portrait_model(), raw, true), spoken.phonemes);
+    print_figures(f, engine + " (recognised phones)");
+    expect_lip_sync(f, engine + " raw audio");
+  }
 }
 
 TEST(VoiceMatch, ReferenceTableMatchesTheSpeechEngine) {

@@ -13,6 +13,7 @@
 #include "avatar/imx.h"
 #include "avatar/offline.h"
 #include "avatar/renderer.h"
+#include "speech/phone_recognizer.h"
 #include "speech/speech_service.h"
 #include "util/strings.h"
 
@@ -269,6 +270,8 @@ int render_main(int argc, char** argv) {
     auto pcm = internal::decode_speech_audio(*bytes);
     if (!pcm.ok()) return fail(pcm.status().message());
     job.speech = std::move(*pcm);
+    // Audio without text: the lips follow recognised phones (loudness when none are heard).
+    speech::add_recognized_phones(*job.speech);
     job.gesture_duration_s = 0;
   }
   auto r = internal::render_mp4(*model, job, a.flags["o"]);
