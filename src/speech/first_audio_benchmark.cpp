@@ -9,7 +9,8 @@
 // the synthesis speed of the chunked service: audio seconds per wall second for one reader.
 // Everything stops by itself after the runs (default 40 per mode).
 //
-// Build: ninja -C <build> first_audio_benchmark   Run: <build>/src/speech/first_audio_benchmark [runs]
+// Build: ninja -C <build> first_audio_benchmark
+// Run:   <build>/src/speech/first_audio_benchmark [runs] [voice, default M1]
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -42,9 +43,11 @@ struct Figures {
   double audio_s = 0;
 };
 
+VoiceSettings g_voice;
+
 bool run_once(SpeechService& svc, Figures& f) {
   auto t0 = SteadyClock::now();
-  auto s = svc.start(kSentence, VoiceSettings{}, {"acct_bench", SynthesisPriority::kInteractive});
+  auto s = svc.start(kSentence, g_voice, {"acct_bench", SynthesisPriority::kInteractive});
   if (!s.ok()) return false;
   int pieces = 0;
   double audio = 0;
@@ -77,6 +80,7 @@ void report(const char* label, const Figures& f) {
 
 int main(int argc, char** argv) {
   int runs = argc > 1 ? std::max(2, std::atoi(argv[1])) : 40;
+  if (argc > 2) g_voice.voice = argv[2];
   SpeechOptions chunked, whole;
   chunked.workers = whole.workers = 1;
   whole.chunk_first_sentence = false;
@@ -93,7 +97,7 @@ int main(int argc, char** argv) {
     run_once(**a, fa);
     run_once(**b, fb);
   }
-  std::printf("one sentence, M1, speed 1.05: \"%s\"\n", kSentence);
+  std::printf("one sentence, %s, speed 1.05: \"%s\"\n", g_voice.voice.c_str(), kSentence);
   report("chunked first sentence", fa);
   report("whole sentences", fb);
 
@@ -104,7 +108,7 @@ int main(int argc, char** argv) {
   double audio = 0;
   int done = 0;
   while (ms_since(t0) < 3000 || done < 2) {
-    auto r = (*a)->synthesize(para, VoiceSettings{});
+    auto r = (*a)->synthesize(para, g_voice);
     if (!r.ok()) return 1;
     audio += r->duration_s();
     ++done;

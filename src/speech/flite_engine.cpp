@@ -114,7 +114,8 @@ struct Streaming {
 
 // flite's audio streaming callback: samples [0, start + size) of `w` are final. Hands on the
 // finished words once they hold enough audio and another word follows, cut at the quietest
-// 10 ms within 30 ms after the word's end (flite's own timing is exact; the pause follows).
+// 10 ms within 30 ms after the word's end (flite's own timing is exact; the pause follows) when
+// that is a pause.
 int on_stream(const cst_wave* w, int start, int size, int /*last*/, cst_audio_streaming_info* asi) {
   auto* st = static_cast<Streaming*>(asi->userdata);
   if (!st || !st->req || !st->req->on_chunk || st->stopped || !st->utt || w->sample_rate <= 0)
@@ -144,6 +145,8 @@ int on_stream(const cst_wave* w, int start, int size, int /*last*/, cst_audio_st
     for (size_t i = at; i < at + win; ++i) e += static_cast<double>(w->samples[i]) * w->samples[i];
     if (best < 0 || e < best) best = e, at_best = at + win / 2;
   }
+  // Only in a pause: a seam inside sound is heard.
+  if (best < 0 || best / win > kSeamSilenceRms * kSeamSilenceRms) return CST_AUDIO_STREAM_CONT;
   // The next word must still start in what follows.
   for (size_t i = 0; i + 1 < st->words.size(); ++i) {
     size_t end = static_cast<size_t>(st->words[i].end_s * rate);

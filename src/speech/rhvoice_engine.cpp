@@ -104,7 +104,7 @@ Audio make_span(const Collector& c, size_t from, size_t to, size_t mark_from, si
 
 // Hands on the finished words so far when they hold enough audio and another word has begun:
 // the cut goes at the last such word end, moved to the quietest 10 ms within 30 ms of it (RHVoice
-// reports word ends only between its 100 ms output chunks), so the seam falls in a quiet spot.
+// reports word ends only between its 100 ms output chunks), and only when that is a pause.
 void maybe_hand_on(Collector& c) {
   if (!c.req || !c.req->on_chunk || c.stopped) return;
   const int rate = c.rate > 0 ? c.rate : 24000;
@@ -128,6 +128,8 @@ void maybe_hand_on(Collector& c) {
     for (size_t i = at; i < at + win; ++i) e += static_cast<double>(c.samples[i]) * c.samples[i];
     if (best < 0 || e < best) best = e, cut_sample = at + win / 2;
   }
+  // Only in a pause: a seam inside sound is heard.
+  if (best < 0 || best / win > kSeamSilenceRms * kSeamSilenceRms) return;
   Audio chunk = make_span(c, c.emitted, cut_sample, c.marks_used, cut_mark);
   c.emitted = cut_sample;
   c.marks_used = cut_mark;
