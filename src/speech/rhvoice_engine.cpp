@@ -45,7 +45,96 @@ struct Collector {
     bool start;
   };
   std::vector<Mark> marks;
+
+  // Chunked delivery (EngineRequest::on_chunk): what has been handed on already.
+  const EngineRequest* req = nullptr;
+  EspeakEngine* phonemiser = nullptr;
+  Shaping shaping;
+  size_t emitted = 0;     // samples handed on
+  size_t marks_used = 0;  // marks whose words were handed on
+  bool stopped = false;   // on_chunk returned false
 };
+
+// The audio of samples [from, to) with the words whose marks are in [mark_from, mark_to), their
+// phones placed and the voice finished (shaping, kEngineSampleRate); times from `from`.
+Audio make_span(const Collector& c, size_t from, size_t to, size_t mark_from, size_t mark_to) {
+  const EngineRequest& req = *c.req;
+  const int rate = c.rate > 0 ? c.rate : 24000;
+  const double len_s = static_cast<double>(to - from) / rate;
+  auto rel = [&](size_t sample) {
+    return std::clamp(static_cast<double>(sample) - static_cast<double>(from), 0.0, len_s * rate) / rate;
+  };
+  // Words: a start mark and its end mark (same position) bound the word.
+  std::vector<WordTiming> words;
+  for (size_t i = mark_from; i < mark_to; ++i) {
+    const auto& s = c.marks[i];
+    if (!s.start) continue;
+    size_t end = to;
+    for (size_t j = i + 1; j < mark_to; ++j) {
+      if (!c.marks[j].start && c.marks[j].position == s.position) {
+        end = c.marks[j].sample;
+        break;
+      }
+    }
+    // RHVoice's word spans take in adjacent punctuation ("world."): trim it.
+    std::string w = utf8_slice(req.text, s.position, s.length);
+    auto punct = [](char ch) {
+      return std::ispunct(static_cast<unsigned char>(ch)) || std::isspace(static_cast<unsigned char>(ch));
+    };
+    while (!w.empty() && punct(w.back())) w.pop_back();
+    while (!w.empty() && punct(w.front())) w.erase(0, 1);
+    if (w.empty()) continue;
+    words.push_back({w, rel(s.sample), rel(end)});
+  }
+  std::vector<std::vector<std::string>> phones;
+  {
+    std::lock_guard lock(c.phonemiser->mutex());
+    for (const auto& w : words) {
+      auto p = c.phonemiser->phonemes(w.text, req.espeak_voice.empty() ? "en-us" : req.espeak_voice);
+      phones.push_back(p.ok() ? std::move(*p) : std::vector<std::string>());
+    }
+  }
+  std::vector<int16_t> span(c.samples.begin() + static_cast<ptrdiff_t>(from),
+                            c.samples.begin() + static_cast<ptrdiff_t>(to));
+  spread_crowded_words(words, phones);
+  refine_word_times(words, span, rate);
+  auto placed = align_phones_in_words(words, phones, span, rate);
+  return finish_voice(span, rate, c.shaping, std::move(words), std::move(placed));
+}
+
+// Hands on the finished words so far when they hold enough audio and another word has begun:
+// the cut goes at the last such word end, moved to the quietest 10 ms within 30 ms of it (RHVoice
+// reports word ends only between its 100 ms output chunks), and only when that is a pause.
+void maybe_hand_on(Collector& c) {
+  if (!c.req || !c.req->on_chunk || c.stopped) return;
+  const int rate = c.rate > 0 ? c.rate : 24000;
+  const double min_s = c.emitted == 0 ? c.req->first_chunk_s : c.req->chunk_s;
+  size_t cut_mark = 0, cut_sample = 0;
+  int open = 0;
+  for (size_t k = c.marks_used; k < c.marks.size(); ++k) {
+    open += c.marks[k].start ? 1 : -1;
+    if (c.marks[k].start || open != 0 || k + 1 >= c.marks.size() || !c.marks[k + 1].start) continue;
+    if (c.marks[k].sample <= c.emitted) continue;
+    cut_mark = k + 1;
+    cut_sample = c.marks[k].sample;
+  }
+  if (cut_mark == 0 || static_cast<double>(cut_sample - c.emitted) / rate < min_s) return;
+  const size_t win = static_cast<size_t>(rate / 100), slack = static_cast<size_t>(rate * 3 / 100);
+  size_t lo = std::max(c.emitted + win, cut_sample > slack ? cut_sample - slack : 0);
+  size_t hi = std::min(c.samples.size(), cut_sample + slack);
+  double best = -1;
+  for (size_t at = lo; at + win <= hi; at += win / 2) {
+    double e = 0;
+    for (size_t i = at; i < at + win; ++i) e += static_cast<double>(c.samples[i]) * c.samples[i];
+    if (best < 0 || e < best) best = e, cut_sample = at + win / 2;
+  }
+  // Only in a pause: a seam inside sound is heard.
+  if (best < 0 || best / win > kSeamSilenceRms * kSeamSilenceRms) return;
+  Audio chunk = make_span(c, c.emitted, cut_sample, c.marks_used, cut_mark);
+  c.emitted = cut_sample;
+  c.marks_used = cut_mark;
+  if (!c.req->on_chunk(std::move(chunk))) c.stopped = true;
+}
 
 int on_rate(int rate, void* u) {
   static_cast<Collector*>(u)->rate = rate;
@@ -58,7 +147,8 @@ int on_speech(const short* s, unsigned n, void* u) {
     c->truncated = true;
     return 0;  // stop synthesis
   }
-  return 1;
+  maybe_hand_on(*c);
+  return c->stopped ? 0 : 1;
 }
 int on_word_start(unsigned pos, unsigned len, void* u) {
   auto* c = static_cast<Collector*>(u);
@@ -118,6 +208,9 @@ Result<EngineResult> RhvoiceEngine::synthesize(const EngineRequest& req) {
   sp.punctuation_mode = RHVoice_punctuation_default;
   sp.capitals_mode = RHVoice_capitals_default;
   Collector c;
+  c.req = &req;
+  c.phonemiser = impl_->phonemiser.get();
+  c.shaping = shaping;
   // RHVoice's voices are 24 kHz; the cap is counted in output samples.
   if (req.max_samples > 0) c.max_native = req.max_samples * 24000 / kEngineSampleRate + 1;
   RHVoice_message m = RHVoice_new_message(
@@ -125,45 +218,15 @@ Result<EngineResult> RhvoiceEngine::synthesize(const EngineRequest& req) {
   if (!m) return Status::Internal("RHVoice refused the text");
   int ok = RHVoice_speak(m);
   RHVoice_delete_message(m);
+  EngineResult out;
+  if (c.stopped) {
+    out.truncated = true;  // the reader went away: nothing more is wanted
+    return out;
+  }
   if (!ok && !c.truncated) return Status::Internal("RHVoice failed to synthesize");
   if (c.rate <= 0) c.rate = 24000;
-
-  // Words: a start mark and its end mark (same position) bound the word.
-  std::vector<WordTiming> words;
-  for (size_t i = 0; i < c.marks.size(); ++i) {
-    const auto& s = c.marks[i];
-    if (!s.start) continue;
-    size_t end = c.samples.size();
-    for (size_t j = i + 1; j < c.marks.size(); ++j) {
-      if (!c.marks[j].start && c.marks[j].position == s.position) {
-        end = c.marks[j].sample;
-        break;
-      }
-    }
-    // RHVoice's word spans take in adjacent punctuation ("world."): trim it.
-    std::string w = utf8_slice(req.text, s.position, s.length);
-    auto punct = [](char ch) {
-      return std::ispunct(static_cast<unsigned char>(ch)) || std::isspace(static_cast<unsigned char>(ch));
-    };
-    while (!w.empty() && punct(w.back())) w.pop_back();
-    while (!w.empty() && punct(w.front())) w.erase(0, 1);
-    if (w.empty()) continue;
-    words.push_back({w, static_cast<double>(s.sample) / c.rate, static_cast<double>(end) / c.rate});
-  }
-  std::vector<std::vector<std::string>> phones;
-  {
-    std::lock_guard lock(impl_->phonemiser->mutex());
-    for (const auto& w : words) {
-      auto p = impl_->phonemiser->phonemes(w.text, req.espeak_voice.empty() ? "en-us" : req.espeak_voice);
-      phones.push_back(p.ok() ? std::move(*p) : std::vector<std::string>());
-    }
-  }
-  spread_crowded_words(words, phones);
-  refine_word_times(words, c.samples, c.rate);
-  auto placed = align_phones_in_words(words, phones, c.samples, c.rate);
-  EngineResult out;
   out.truncated = c.truncated;
-  out.audio = finish_voice(c.samples, c.rate, shaping, std::move(words), std::move(placed));
+  out.audio = make_span(c, c.emitted, c.samples.size(), c.marks_used, c.marks.size());
   return out;
 }
 

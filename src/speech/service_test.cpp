@@ -138,6 +138,30 @@ TEST(Service, StreamingDeliversSentencesInOrderAndCancels) {
   EXPECT_EQ(calls, 2);
 }
 
+// The first sentence reaches the reader in chunks (its first words before the rest), each with
+// its own words and phones; later sentences come whole. The old service handed on whole
+// sentences only: two pieces here.
+TEST(Service, TheFirstSentenceArrivesInChunks) {
+  std::string text = "Sure, I can help you with that order right away, and then we can talk. Goodbye now.";
+  std::vector<Audio> pieces;
+  Status st = test_service().synthesize_stream(text, settings(1.05), [&](const Audio& a) {
+    pieces.push_back(a);
+    return true;
+  });
+  ASSERT_TRUE(st.ok()) << st.message();
+  ASSERT_GE(pieces.size(), 3u);
+  for (const auto& p : pieces) {
+    EXPECT_FALSE(p.words.empty());
+    for (const auto& ph : p.phonemes) EXPECT_LE(ph.end_s, p.duration_s() + 1e-6);
+  }
+  EXPECT_EQ(pieces.back().words.front().text, "Goodbye");
+  // Cancelling after the first chunk stops the request (the worker is released, nothing hangs).
+  int calls = 0;
+  st = test_service().synthesize_stream(text, settings(), [&](const Audio&) { return ++calls < 1; });
+  EXPECT_TRUE(st.ok());
+  EXPECT_EQ(calls, 1);
+}
+
 TEST(Service, RepeatedRequestsAgree) {
   // espeak-ng carries some wave-generator state between utterances, so repeats are not bit-exact;
   // they must still agree closely in length and pitch whatever ran in between.

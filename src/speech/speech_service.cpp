@@ -357,6 +357,22 @@ class SpeechServiceImpl final : public SpeechService {
     {
       EngineRequest req{sentence, job.espeak_voice, job.definition,
                         std::max<int64_t>(1, job.max_raw_samples - job.raw_used), job.engine_voice};
+      if (job.next_sentence == 1 && opts_.chunk_first_sentence) {
+        // The first sentence is handed to the reader in chunks as the engine makes them, so its
+        // first words play while the engine works on the rest (later sentences are made while the
+        // earlier ones play). The worker keeps the engine for the whole sentence: a chunk is not
+        // a turn.
+        req.on_chunk = [&job](Audio chunk) {
+          if (job.cancelled) return false;
+          job.raw_used += static_cast<int64_t>(chunk.samples.size());
+          {
+            std::lock_guard lock(job.mu);
+            job.ready.push_back(std::move(chunk));
+          }
+          job.cv.notify_all();
+          return true;
+        };
+      }
       Result<EngineResult> r = Status::Internal("not run");
       {
         // The engine is held for one sentence only, so concurrent requests interleave (and
@@ -365,6 +381,7 @@ class SpeechServiceImpl final : public SpeechService {
         r = job.engine->synthesize(req);
       }
       if (!r.ok()) return r.status();
+      if (job.cancelled) return Status::Ok();  // the reader went away (perhaps mid-sentence)
       if (r->truncated) {
         return Status::Invalid("the text would produce more than " +
                                std::to_string(static_cast<int>(opts_.max_audio_s)) +

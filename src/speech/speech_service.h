@@ -41,6 +41,10 @@ struct SpeechOptions {
   int max_chars = 20000;     // longest accepted text (characters, UTF-8 code points)
   double max_audio_s = 600;  // longest audio one request may produce (after `speed`)
   std::string scratch_dir;   // where generated espeak voice variants go; empty: a temp dir
+  // Hand the first sentence of a request to the reader in chunks as the engine makes them (word
+  // boundaries, RHVoice), so the first audio comes after the first words rather than the whole
+  // sentence. false: whole sentences only (first_audio_benchmark compares the two).
+  bool chunk_first_sentence = true;
 };
 SpeechOptions speech_options_from_config(const Config& cfg);
 
@@ -91,8 +95,10 @@ struct SpeechStats {
 class SpeechStream {
  public:
   virtual ~SpeechStream() = default;
-  // Blocks until the next sentence is ready: its audio, nullopt after the last one, or the error
-  // that stopped synthesis (e.g. the audio cap).
+  // Blocks until the next piece is ready: its audio, nullopt after the last one, or the error
+  // that stopped synthesis (e.g. the audio cap). A piece is a sentence, or a chunk of the first
+  // sentence (SpeechOptions::chunk_first_sentence): contiguous audio whose words and phones are
+  // those of its span, timed from its own first sample.
   virtual Result<std::optional<Audio>> next() = 0;
 };
 
@@ -112,7 +118,8 @@ class SpeechService {
                                    const SynthesisRequester& requester) = 0;
 
   // Synthesizes sentence by sentence and calls `on_sentence` on the calling thread with each
-  // sentence's audio as soon as it is ready (timings relative to that sentence's first sample),
+  // piece's audio as soon as it is ready (a sentence, or a chunk of the first one, as
+  // SpeechStream::next; timings relative to that piece's first sample),
   // while the next sentence is being synthesized. Returning false from `on_sentence` cancels the
   // rest. Queue-full is reported before any callback; a limit hit midway returns the error after
   // the sentences already delivered.

@@ -386,7 +386,9 @@ TEST_F(Speech, StreamSendsLengthPrefixedFramesSentenceBySentence) {
     ++audio_frames;
     samples += fr.payload.size() / 2;
   }
-  EXPECT_EQ(audio_frames, 6u);  // one per sentence
+  // One per sentence, and the first sentence in chunks when it has a pause to cut at
+  // (docs/speech.md, "Architecture").
+  EXPECT_GE(audio_frames, 6u);
   EXPECT_EQ(u32(f.back().payload, 0), samples);
   // That the first sentence leaves before the last is made is a latency property: measured by
   // bench/speech_benchmark.cpp (time to first streamed audio), not asserted here, since a loaded

@@ -1,0 +1,103 @@
+// Chunked delivery (EngineRequest::on_chunk) by the engines that make audio incrementally
+// (RHVoice, flite): the first words of a sentence are handed on while the engine makes the rest,
+// each chunk with the words and phones of its own span.
+#include <gtest/gtest.h>
+
+#include "speech/speech_engines.h"
+
+namespace imago::speech {
+namespace {
+
+constexpr const char* kSentence = "Sure, I can help you with that order right away, and then we can talk.";
+
+const SpeechEngines& engines() {
+  static const SpeechEngines e = [] {
+    auto r = open_speech_engines("");
+    if (!r.ok()) throw std::runtime_error(r.status().message());
+    return std::move(r.value());
+  }();
+  return e;
+}
+
+// The request `voice` makes for English, and the engine that makes it.
+std::pair<SpeechEngine*, EngineRequest> request_for(const char* voice) {
+  EngineChoice c = choose_engine(engines(), *find_builtin_voice(voice), "en");
+  return {c.engine, EngineRequest{kSentence, "en-us", c.definition, 0, c.engine_voice}};
+}
+
+Result<EngineResult> run(SpeechEngine& engine, const EngineRequest& req) {
+  std::lock_guard lock(engine.mutex());
+  return engine.synthesize(req);
+}
+
+void expect_chunks_match_whole(const char* voice, const char* engine_name) {
+  auto [engine, whole_req] = request_for(voice);
+  if (std::string(engine->name()) != engine_name) GTEST_SKIP() << voice << " is on " << engine->name();
+  auto whole = run(*engine, whole_req);
+  ASSERT_TRUE(whole.ok());
+
+  EngineRequest req = whole_req;
+  std::vector<Audio> pieces;
+  req.on_chunk = [&](Audio a) {
+    pieces.push_back(std::move(a));
+    return true;
+  };
+  auto rest = run(*engine, req);
+  ASSERT_TRUE(rest.ok());
+  ASSERT_FALSE(rest->truncated);
+  // The old engines made the whole sentence first: no chunk at all.
+  ASSERT_GE(pieces.size(), 1u);
+  pieces.push_back(rest->audio);
+
+  // The first chunk is short (the first words), well before the sentence ends.
+  EXPECT_LT(pieces.front().duration_s(), whole->audio.duration_s() / 2);
+  double total = 0;
+  std::vector<std::string> words;
+  for (const auto& p : pieces) {
+    EXPECT_EQ(p.sample_rate, kEngineSampleRate);
+    ASSERT_FALSE(p.words.empty());  // a chunk is cut only where another word has begun
+    ASSERT_FALSE(p.phonemes.empty());
+    // Each chunk carries the phones of its own span, timed from its own first sample.
+    for (const auto& ph : p.phonemes) {
+      EXPECT_GE(ph.start_s, 0);
+      EXPECT_LE(ph.end_s, p.duration_s() + 1e-6);
+      EXPECT_LE(ph.start_s, ph.end_s);
+    }
+    for (const auto& w : p.words) words.push_back(w.text);
+    total += p.duration_s();
+  }
+  // Nothing lost or repeated at the seams: the same words and (resampling rounds each piece) the
+  // same length to within a few samples per piece.
+  std::vector<std::string> whole_words;
+  for (const auto& w : whole->audio.words) whole_words.push_back(w.text);
+  EXPECT_EQ(words, whole_words);
+  EXPECT_NEAR(total, whole->audio.duration_s(), 0.002 * pieces.size());
+}
+
+void expect_stop_when_reader_says_so(const char* voice, const char* engine_name) {
+  auto [engine, req] = request_for(voice);
+  if (std::string(engine->name()) != engine_name) GTEST_SKIP() << voice << " is on " << engine->name();
+  int calls = 0;
+  req.on_chunk = [&](Audio) { return ++calls < 1; };
+  auto r = run(*engine, req);
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(calls, 1);
+  EXPECT_TRUE(r->truncated);
+  EXPECT_TRUE(r->audio.samples.empty());
+}
+
+TEST(Speech, RhvoiceHandsOnTheFirstWordsBeforeTheSentenceEnds) {
+  expect_chunks_match_whole("M1", "rhvoice");
+}
+TEST(Speech, RhvoiceStopsWhenTheChunkReaderSaysSo) {
+  expect_stop_when_reader_says_so("M1", "rhvoice");
+}
+TEST(Speech, FliteHandsOnTheFirstWordsBeforeTheSentenceEnds) {
+  expect_chunks_match_whole("M2", "flite");
+}
+TEST(Speech, FliteStopsWhenTheChunkReaderSaysSo) {
+  expect_stop_when_reader_says_so("M2", "flite");
+}
+
+}  // namespace
+}  // namespace imago::speech
