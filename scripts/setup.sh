@@ -67,11 +67,34 @@ needs_nonfree=false
 for p in "${missing[@]}"; do
   case "$p" in rhvoice | rhvoice-english | librhvoice-dev) needs_nonfree=true ;; esac
 done
+# The main Debian entry's mirror and suites: deb822 files first, then one-line sources lists.
+debian_main_entry() {
+  local f
+  for f in /etc/apt/sources.list.d/*.sources; do
+    [ -e "$f" ] && [ "$f" != "$NONFREE" ] || continue
+    awk 'BEGIN { RS = ""; FS = "\n" }
+      { u = ""; s = ""; c = ""
+        for (i = 1; i <= NF; i++) {
+          if ($i ~ /^URIs:/) { sub(/^URIs:[ \t]*/, "", $i); u = $i }
+          if ($i ~ /^Suites:/) { sub(/^Suites:[ \t]*/, "", $i); s = $i }
+          if ($i ~ /^Components:/) c = $i
+        }
+        if (u != "" && s != "" && s !~ /security/ && c ~ /main/) { print u "|" s; exit } }' "$f"
+  done
+  cat /etc/apt/sources.list /etc/apt/sources.list.d/*.list 2>/dev/null |
+    sed -n 's/^deb[ \t]\+\(\[[^]]*\][ \t]\+\)\?\([^ \t]\+\)[ \t]\+\([^ \t]\+\).*[ \t]main\b.*/\2|\3/p' | grep -v security
+}
 if $needs_nonfree && [ ! -e "$NONFREE" ] && ! apt-cache policy rhvoice-english 2>/dev/null | grep -q "Candidate: [0-9]"; then
-  codename=$(. /etc/os-release && echo "${VERSION_CODENAME:-bookworm}")
-  echo "setup: adding Debian's non-free component for RHVoice in $NONFREE"
-  printf '%s\n' "Types: deb" "URIs: http://deb.debian.org/debian" "Suites: $codename $codename-updates" \
-    "Components: non-free" "Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg" | $SUDO tee "$NONFREE" >/dev/null
+  entry=$(debian_main_entry | head -n 1)
+  if [ -z "$entry" ]; then
+    echo "setup: RHVoice needs Debian's non-free component and no Debian 'main' entry was found in" >&2
+    echo "setup: /etc/apt to copy it from: add 'non-free' to your Debian sources, or build with" >&2
+    echo "setup: CMAKE_ARGS=-DIMAGO_RHVOICE=OFF (flite speaks the English voices then)" >&2
+  else
+    echo "setup: adding Debian's non-free component for RHVoice in $NONFREE (mirror and suites of your Debian entry)"
+    printf '%s\n' "Types: deb" "URIs: ${entry%%|*}" "Suites: ${entry#*|}" "Components: non-free" \
+      "Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg" | $SUDO tee "$NONFREE" >/dev/null
+  fi
 fi
 echo "setup: installing ${#missing[@]} package(s): ${missing[*]}"
 export DEBIAN_FRONTEND=noninteractive
