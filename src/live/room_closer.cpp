@@ -5,8 +5,7 @@
 
 namespace imago::live {
 
-RoomCloser::RoomCloser(std::function<void()> release_memory)
-    : release_memory_(std::move(release_memory)), thread_([this] { loop(); }) {}
+RoomCloser::RoomCloser() : thread_([this] { loop(); }) {}
 
 RoomCloser::~RoomCloser() {
   finish();
@@ -65,21 +64,6 @@ void RoomCloser::loop() {
     }
     lock.lock();
     --closing_;
-    if (queue_.empty()) {
-      // The rooms just closed freed their threads' memory; glibc keeps most of it resident.
-      lock.unlock();
-      release_memory();
-      lock.lock();
-    }
-  }
-}
-
-void RoomCloser::release_memory() const {
-  if (!release_memory_) return;
-  try {
-    release_memory_();
-  } catch (const std::exception& e) {
-    log::error("live_room_release_memory_failed", {{"error", e.what()}});
   }
 }
 
