@@ -2,9 +2,8 @@
 //
 // glibc's malloc keeps memory freed by a thread in that thread's arena, and trims an arena only
 // from its top: free pages below a live chunk stay resident. A live room loads and frees tens of
-// MB (its recogniser's decoder, render and speech buffers) on threads of its own, so without an
-// explicit trim the process's RSS grows by about 11 MB per room ended although nothing is
-// leaked (docs/live-protocol.md, "Memory").
+// MB (its recogniser's decoder, render and speech buffers) on threads of its own; without an
+// explicit trim those pages stayed resident (docs/live-protocol.md, "Memory").
 #pragma once
 
 namespace imago {
