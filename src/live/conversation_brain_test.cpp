@@ -188,5 +188,39 @@ TEST(RoomCloser, ClosingReturnsAtOnceAndFinishWaitsForEveryRoom) {
   fx.room->set_brain(nullptr);
 }
 
+TEST(RoomCloser, ReleasesFreeMemoryOnceTheRoomsItClosedAreDestroyed) {
+  // The free pages of an ended room's threads go back to the OS (util/memory_release.h): the
+  // release runs on the closer's thread after the room is destroyed, once per emptied queue.
+  std::weak_ptr<Room> room_seen;
+  std::atomic<int> releases{0};
+  std::atomic<bool> room_destroyed_before{false};
+  RoomCloser closer([&] {
+    room_destroyed_before = room_seen.expired();
+    ++releases;
+  });
+  {
+    ManualClock clock;
+    RoomSettings s;
+    s.account_id = "usr_1";
+    s.room_id = "lobby";
+    s.agent_code = "A00AAA0000";
+    s.session_id = "ses_closed";
+    RoomCallbacks cb;
+    cb.charge_minute = [](const Room&, int64_t) { return Status::Ok(); };
+    auto r = Room::create(s, model(), &speech::test_service(), clock, cb);
+    ASSERT_TRUE(r.ok());
+    std::shared_ptr<Room> room = std::move(*r);  // the closer holds the last reference
+    room->start();
+    room->end(EndReason::kTerminated);
+    room->tick();
+    room_seen = room;
+    closer.close(std::move(room));
+    closer.finish();  // the clock outlives the room's threads
+  }
+  EXPECT_EQ(releases.load(), 1);
+  EXPECT_TRUE(room_destroyed_before.load());
+  EXPECT_TRUE(room_seen.expired());
+}
+
 }  // namespace
 }  // namespace imago::live

@@ -5,7 +5,8 @@
 
 namespace imago::live {
 
-RoomCloser::RoomCloser() : thread_([this] { loop(); }) {}
+RoomCloser::RoomCloser(std::function<void()> release_memory)
+    : release_memory_(std::move(release_memory)), thread_([this] { loop(); }) {}
 
 RoomCloser::~RoomCloser() {
   finish();
@@ -64,6 +65,21 @@ void RoomCloser::loop() {
     }
     lock.lock();
     --closing_;
+    if (queue_.empty()) {
+      // The rooms just closed freed their threads' memory; glibc keeps most of it resident.
+      lock.unlock();
+      release_memory();
+      lock.lock();
+    }
+  }
+}
+
+void RoomCloser::release_memory() const {
+  if (!release_memory_) return;
+  try {
+    release_memory_();
+  } catch (const std::exception& e) {
+    log::error("live_room_release_memory_failed", {{"error", e.what()}});
   }
 }
 

@@ -2,6 +2,10 @@
 // own. The registry's tick thread times and bills every room of the node, and a request's worker
 // answers DELETE: neither may wait for a recogniser working through its backlog or a language
 // model that does not answer. Rooms hands every ended room here, and only here are they joined.
+//
+// Once its queue is empty, the closer gives the heap's free pages back to the OS: a room's
+// threads free tens of MB in arenas that glibc would otherwise keep resident (util/memory_release.h,
+// docs/live-protocol.md "Memory").
 #pragma once
 #include <condition_variable>
 #include <cstddef>
@@ -11,13 +15,17 @@
 #include <mutex>
 #include <thread>
 
+#include "util/memory_release.h"
+
 namespace imago::live {
 
 class Room;
 
 class RoomCloser {
  public:
-  RoomCloser();
+  // `release_memory` runs on the closer's thread after rooms were closed, once per batch (when the
+  // queue is empty again); tests pass a counter.
+  explicit RoomCloser(std::function<void()> release_memory = release_free_memory);
   ~RoomCloser();  // finish()
   RoomCloser(const RoomCloser&) = delete;
   RoomCloser& operator=(const RoomCloser&) = delete;
@@ -38,8 +46,10 @@ class RoomCloser {
     std::function<void()> after;
   };
   void loop();
+  void release_memory() const;
   static void close_now(Item& item);
 
+  const std::function<void()> release_memory_;
   mutable std::mutex mu_;
   std::condition_variable cv_;
   std::deque<Item> queue_;
