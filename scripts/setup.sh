@@ -85,7 +85,7 @@ debian_main_entry() {
     sed -n 's/^deb[ \t]\+\(\[[^]]*\][ \t]\+\)\?\([^ \t]\+\)[ \t]\+\([^ \t]\+\).*[ \t]main\b.*/\2|\3/p' | grep -v security
 }
 if $needs_nonfree && [ ! -e "$NONFREE" ] && ! apt-cache policy rhvoice-english 2>/dev/null | grep -q "Candidate: [0-9]"; then
-  entry=$(debian_main_entry | head -n 1)
+  entry=$(debian_main_entry | head -n 1 || true)
   if [ -z "$entry" ]; then
     echo "setup: RHVoice needs Debian's non-free component and no Debian 'main' entry was found in" >&2
     echo "setup: /etc/apt to copy it from: add 'non-free' to your Debian sources, or build with" >&2
