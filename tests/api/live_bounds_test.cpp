@@ -265,7 +265,8 @@ TEST(LiveBounds, AFailedHandshakeEndsTheRoomItStartedAtOnce) {
   EXPECT_TRUE(eventually([&] { return log_has("live_session_started"); }));
   // ... and it ends well before any timeout (600 s) would end it.
   EXPECT_TRUE(eventually([&] { return s.get("/v1/rooms/dropped", acct.api_secret).status == 404; }, 30));
-  EXPECT_TRUE(log_has("live_session_handshake_failed"));
+  // The log line may reach the file a moment after the room is gone (the logger buffers).
+  EXPECT_TRUE(eventually([&] { return log_has("live_session_handshake_failed"); }));
   // At most its first minute was billed (charged when the session started, if it got that far).
   int minutes = 0;
   const json::value usage = s.get("/v1/usage?limit=100", acct.api_secret).json();
