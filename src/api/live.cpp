@@ -69,15 +69,12 @@ json::object remote_room_json(const RemoteRoom& r) {
   return o;
 }
 
-// A REST command's failure: a full speech queue is 429 SPEECH_QUEUE_FULL (docs/live-protocol.md,
-// "Bounds"), with Retry-After; the rest as their status says.
+// A REST command's failure as its status says; a full speech queue is 429 RATE_LIMITED
+// (docs/live-protocol.md, "Bounds") with Retry-After.
 http::Response delivery_error(const Status& st) {
-  if (live::is_speech_queue_full(st)) {
-    http::Response r = http::Response::error(429, std::string(live::kSpeechQueueFullCode), st.message());
-    r.headers.set("Retry-After", "1");
-    return r;
-  }
-  return http::Response::from_status(st);
+  http::Response r = http::Response::from_status(st);
+  if (live::is_speech_queue_full(st)) r.headers.set("Retry-After", "1");
+  return r;
 }
 
 Result<std::optional<std::string>> optional_room_id(const json::object& body) {
@@ -294,10 +291,9 @@ http::WebSocketFactory make_room_socket_factory(Services& s) {
       if (auto relayed = relay_to_owner(s, up, c->subject, room_id)) return std::move(*relayed);
     }
     if (!room.ok()) {
-      // The account holds its share of the live capacity (--live-sessions-per-account): 429.
-      http::Response r = room.status().code() == Code::kRateLimited
-                             ? http::Response::error(429, "LIVE_SESSION_LIMIT", room.status().message())
-                             : http::Response::from_status(room.status());
+      // 503 when the node is full; 429 RATE_LIMITED when the account holds its share of the live
+      // capacity (--live-sessions-per-account).
+      http::Response r = http::Response::from_status(room.status());
       if (room.status().code() == Code::kUnavailable || room.status().code() == Code::kRateLimited)
         r.headers.set("Retry-After", std::to_string(kLiveRetryAfterS));
       return A::reject(std::move(r));

@@ -297,7 +297,7 @@ const std::vector<Option>& options() {
        }},
       {"live-sessions-per-account", "IMAGO_LIVE_SESSIONS_PER_ACCOUNT", "N",
        "live sessions one account may run at once (across the cluster in cluster mode); beyond it "
-       "joins get 429 LIVE_SESSION_LIMIT (default half of --max-live-sessions)",
+       "joins get 429 RATE_LIMITED (default half of --max-live-sessions)",
        [](Config& c, const std::string& v) {
          return set_int(c.live_sessions_per_account, v, "live-sessions-per-account", 1, 100000);
        }},

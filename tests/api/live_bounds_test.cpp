@@ -117,7 +117,7 @@ TEST(LiveBounds, OneAccountGetsItsShareAndAnotherAccountStillJoins) {
   join_concurrently(s, code_a, runtime_token(s, a.api_secret), 20, "share", j);
   EXPECT_EQ(j.upgraded.load(), 3);
   EXPECT_EQ(j.refused[429], 17);
-  EXPECT_EQ(j.codes["LIVE_SESSION_LIMIT"], 17);
+  EXPECT_EQ(j.codes["RATE_LIMITED"], 17);
   // The other account still finds room on the node.
   auto other = join(s, "mine", code_b, runtime_token(s, b.api_secret));
   ASSERT_TRUE(other);
@@ -147,7 +147,7 @@ TEST(LiveBounds, RestSpeakAndAddContextAreRefusedClearlyAtTheRoomsBounds) {
   EXPECT_EQ(error_code(r.body), "VALIDATION_ERROR");
   r = s.post(context, R"({"context":")" + std::string(4001, 'k') + R"("})", acct.api_secret);
   EXPECT_EQ(r.status, 400) << r.body;
-  // A flood of speech: each one seconds long, so the queue fills; then 429 SPEECH_QUEUE_FULL.
+  // A flood of speech: each one seconds long, so the queue fills; then 429 RATE_LIMITED.
   int ok = 0, full = 0, other = 0;
   for (int i = 0; i < 40; ++i) {
     r = s.post(speak,
@@ -156,7 +156,7 @@ TEST(LiveBounds, RestSpeakAndAddContextAreRefusedClearlyAtTheRoomsBounds) {
                acct.api_secret);
     if (r.status == 200) {
       ++ok;
-    } else if (r.status == 429 && error_code(r.body) == "SPEECH_QUEUE_FULL") {
+    } else if (r.status == 429 && error_code(r.body) == "RATE_LIMITED") {
       ++full;
       EXPECT_EQ(str(r.json(), "status"), "error");
       EXPECT_EQ(r.json().at("status_code").as_int64(), 429);

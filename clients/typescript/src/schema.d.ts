@@ -1424,7 +1424,7 @@ export interface components {
                 "application/json": components["schemas"]["Error"];
             };
         };
-        /** @description `RATE_LIMITED`: the account's bucket for this tier is empty, the failed-authentication throttle or a per-IP cap. On live routes also `SPEECH_QUEUE_FULL` (every room reached holds its 16 utterances / 32 KiB of queued speech) and `LIVE_SESSION_LIMIT` (the account already runs its share of the node's live sessions, `--live-sessions-per-account`). */
+        /** @description `RATE_LIMITED`: the account's bucket for this tier is empty, the failed-authentication throttle or a per-IP cap. On live routes also when every room reached holds its 16 utterances / 32 KiB of queued speech, or the account already runs its share of the node's live sessions (`--live-sessions-per-account`); the message says which. */
         RateLimited: {
             headers: {
                 "X-Request-Id": components["headers"]["X-Request-Id"];
