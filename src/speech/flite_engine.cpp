@@ -14,22 +14,10 @@ cst_voice* register_cmu_us_kal16(const char* voxdir);
 
 namespace imago::speech {
 
-namespace {
-NativeVoice native(const char* name, double f0, bool female, bool engine_pitch) {
-  NativeVoice v{name, {}, engine_pitch};
-  v.natural.pitch_base_hz = f0;
-  v.natural.pitch_range_hz = 0;
-  v.natural.formant_scale = female ? 1.15 : 1.0;
-  v.natural.rate_wpm = 175;
-  v.natural.female = female;
-  return v;
-}
-}  // namespace
-
 const std::vector<NativeVoice>& FliteEngine::voices() {
-  static const std::vector<NativeVoice> v = {native("rms", 102, false, false),
-                                             native("awb", 121, false, true), native("slt", 168, true, true),
-                                             native("kal16", 91, false, true)};
+  static const std::vector<NativeVoice> v = {
+      native_voice("rms", 102, false, false), native_voice("awb", 121, false, true),
+      native_voice("slt", 168, true, true), native_voice("kal16", 91, false, true)};
   return v;
 }
 

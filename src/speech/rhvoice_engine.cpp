@@ -12,21 +12,10 @@
 
 namespace imago::speech {
 
-namespace {
-NativeVoice native(const char* name, double f0, bool female) {
-  NativeVoice v{name, {}, true};
-  v.natural.pitch_base_hz = f0;
-  v.natural.pitch_range_hz = 0;
-  v.natural.formant_scale = female ? 1.15 : 1.0;
-  v.natural.rate_wpm = 175;
-  v.natural.female = female;
-  return v;
-}
-}  // namespace
-
 const std::vector<NativeVoice>& RhvoiceEngine::voices() {
-  static const std::vector<NativeVoice> v = {native("slt", 173, true), native("clb", 178, true),
-                                             native("bdl", 119, false), native("alan", 135, false)};
+  static const std::vector<NativeVoice> v = {native_voice("slt", 173, true), native_voice("clb", 178, true),
+                                             native_voice("bdl", 119, false),
+                                             native_voice("alan", 135, false)};
   return v;
 }
 

@@ -9,6 +9,16 @@
 
 namespace imago::speech {
 
+NativeVoice native_voice(const char* name, double f0_hz, bool female, bool engine_pitch) {
+  NativeVoice v{name, {}, engine_pitch};
+  v.natural.pitch_base_hz = f0_hz;
+  v.natural.pitch_range_hz = 0;
+  v.natural.formant_scale = female ? 1.15 : 1.0;
+  v.natural.rate_wpm = 175;
+  v.natural.female = female;
+  return v;
+}
+
 Shaping shaping_for(const VoiceDefinition& target, const NativeVoice& native) {
   const VoiceDefinition& n = native.natural;
   Shaping s;

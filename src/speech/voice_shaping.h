@@ -21,6 +21,10 @@ struct NativeVoice {
   bool engine_pitch = true;
 };
 
+// An engine voice as it speaks unshaped: its F0, a female voice's shorter vocal tract (formants
+// x1.15), 175 words a minute.
+NativeVoice native_voice(const char* name, double f0_hz, bool female, bool engine_pitch = true);
+
 struct Shaping {
   double engine_f0 = 1;    // F0 factor asked of the engine
   double engine_rate = 1;  // speaking-rate factor asked of the engine (> 1 faster)
