@@ -212,12 +212,20 @@ Result<std::string> EspeakEngine::variant_for(const VoiceDefinition& v) {
   return name;
 }
 
+bool EspeakEngine::select_voice(const std::string& name) {
+  if (name == selected_voice_) return true;
+  selected_voice_.clear();  // a failed selection may leave espeak-ng's voice half-loaded
+  if (espeak_SetVoiceByName(name.c_str()) != EE_OK) return false;
+  selected_voice_ = name;
+  return true;
+}
+
 bool EspeakEngine::has_voice(const std::string& espeak_voice) {
-  return espeak_SetVoiceByName(espeak_voice.c_str()) == EE_OK;
+  return select_voice(espeak_voice);
 }
 
 Result<std::string> EspeakEngine::transcribe_ipa(const std::string& text, const std::string& espeak_voice) {
-  if (espeak_SetVoiceByName(espeak_voice.c_str()) != EE_OK) {
+  if (!select_voice(espeak_voice)) {
     return Status::Internal("espeak-ng cannot load voice " + espeak_voice);
   }
   phonemised_ = true;
@@ -235,7 +243,7 @@ Result<std::string> EspeakEngine::transcribe_ipa(const std::string& text, const 
 
 Result<std::vector<std::string>> EspeakEngine::phonemes(const std::string& text,
                                                         const std::string& espeak_voice) {
-  if (espeak_SetVoiceByName(espeak_voice.c_str()) != EE_OK) {
+  if (!select_voice(espeak_voice)) {
     return Status::Internal("espeak-ng cannot load voice " + espeak_voice);
   }
   phonemised_ = true;
@@ -270,7 +278,7 @@ Result<EngineResult> EspeakEngine::synthesize(const EngineRequest& req) {
   auto variant = variant_for(req.voice);
   if (!variant.ok()) return variant.status();
   std::string full = req.espeak_voice + "+" + *variant;
-  if (espeak_SetVoiceByName(full.c_str()) != EE_OK) {
+  if (!select_voice(full)) {
     return Status::Internal("espeak-ng cannot load voice " + full);
   }
   // Parameters persist across calls and voice changes: set every one on every request.
