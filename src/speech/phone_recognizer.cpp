@@ -51,7 +51,15 @@ struct PhoneRecognizer::Impl {
   cmd_ln_t* config = nullptr;
   ps_decoder_t* decoder = nullptr;
   ~Impl() {
-    if (decoder) ps_free(decoder);
+    if (decoder) {
+      // PocketSphinx 0.8's allphone search keeps its last utterance's segment list and ps_free()
+      // does not free it; the next segment iteration does. An empty utterance's iteration releases
+      // it (found with LeakSanitizer).
+      if (ps_start_utt(decoder) >= 0 && ps_end_utt(decoder) >= 0) {
+        if (ps_seg_t* seg = ps_seg_iter(decoder)) ps_seg_free(seg);
+      }
+      ps_free(decoder);
+    }
     if (config) cmd_ln_free_r(config);
   }
 };
