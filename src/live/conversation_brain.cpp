@@ -99,14 +99,24 @@ void ConversationBrain::on_user_text(Room& room, const std::string& text) {
   if (conversation_) conversation_->user_text(text);
 }
 
-void ConversationBrain::on_add_context(Room&, const std::string& text) {
+void ConversationBrain::on_add_context(Room& room, const std::string& text) {
   {
     std::lock_guard lock(mu_);
     if (conversation_) conversation_->add_context(text);
   }
+  // The recogniser's vocabulary is the prompt plus what the room keeps (bounded, oldest evicted
+  // first: docs/live-protocol.md, "Bounds"), not every item ever sent.
+  std::vector<std::string> domain;
+  if (!system_prompt_.empty()) domain.push_back(system_prompt_);
+  for (auto& item : room.context()) domain.push_back(std::move(item));
   std::lock_guard lock(ears_mu_);
-  domain_.push_back(text);
+  domain_ = std::move(domain);
   domain_changed_ = true;
+}
+
+size_t ConversationBrain::domain_items() {
+  std::lock_guard lock(ears_mu_);
+  return domain_.size();
 }
 
 void ConversationBrain::on_interrupt(Room&) {

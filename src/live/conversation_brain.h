@@ -58,6 +58,9 @@ class ConversationBrain : public SessionBrain {
   void on_camera_frame(Room& room, std::string data_url) override;
   void request_stop() override;
   void stop() override;
+  // Sentences the recogniser's vocabulary is built from (the prompt and the room's context): for
+  // tests and metrics.
+  size_t domain_items();
 
  private:
   void speak_sentence(const std::string& sentence);
