@@ -1,0 +1,61 @@
+// Encoded media of a room: what the room's encoder produces once and hands to every consumer
+// (a viewer's WebSocket, a recording, a relay to another node) through MediaSink. Nothing here
+// knows about HTTP or WebSockets; docs/live-protocol.md describes the wire framing of these
+// packets.
+//
+// Contracts:
+//  - Video is H.264 constrained baseline in AVCC form: each access unit is a sequence of NAL units,
+//    each prefixed by its 4-byte big-endian length; `CodecConfig::avcc` is the
+//    AVCDecoderConfigurationRecord (what MP4's avcC box and WebCodecs' `description` take).
+//  - Audio is Opus at 48 kHz mono, one 20 ms packet per EncodedPacket; `CodecConfig::opus_head` is
+//    the 19-byte OpusHead identification header (RFC 7845).
+//  - pts_us is on the session's audio clock (the same clock as today's JPEG+PCM frames: frame n of
+//    video at n * 40000 us at 25 fps).
+//  - Packets are immutable once made and shared between consumers (shared_ptr to const).
+#pragma once
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "live/media_framing.h"
+
+namespace imago::live {
+
+// Codec byte values of the binary frame header (media_framing.h) for encoded media.
+inline constexpr uint8_t kCodecVp8Reserved = 2;  // video: reserved for VP8
+inline constexpr uint8_t kCodecH264 = 3;         // video: H.264 access unit, AVCC
+inline constexpr uint8_t kCodecOpus = 2;         // audio: one Opus packet
+
+struct CodecConfig {
+  int width = 0, height = 0;
+  int fps = 25;
+  std::string avcc;        // AVCDecoderConfigurationRecord
+  int audio_sample_rate = 48000;
+  int audio_channels = 1;
+  std::string opus_head;   // OpusHead (RFC 7845, 5.1)
+  int64_t video_bitrate = 0, audio_bitrate = 0;  // bits per second, as configured
+};
+
+struct EncodedPacket {
+  MediaKind kind = MediaKind::kVideo;
+  uint8_t codec = kCodecH264;
+  uint16_t flags = 0;         // kFlag* of media_framing.h; kFlagKeyFrame on IDR access units
+  uint32_t frame_index = 0;   // video: frame n; audio: index of the 20 ms packet
+  int64_t pts_us = 0;         // session audio clock
+  int64_t duration_us = 0;    // 40000 at 25 fps; 20000 for an Opus packet
+  std::string data;           // AVCC access unit, or one Opus packet
+};
+
+// A consumer of a room's encoded media. Calls come from the room's media thread, in pts order per
+// kind; implementations must not block (queue and drop, or hand off to their own thread).
+class MediaSink {
+ public:
+  virtual ~MediaSink() = default;
+  // Once before the first packet, and again if the configuration changes.
+  virtual void on_config(const CodecConfig& config) = 0;
+  virtual void on_packet(const std::shared_ptr<const EncodedPacket>& packet) = 0;
+  // The room ended (or the sink was removed); no further calls follow.
+  virtual void on_end() {}
+};
+
+}  // namespace imago::live
