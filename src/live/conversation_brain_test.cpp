@@ -222,5 +222,22 @@ TEST(RoomCloser, ReleasesFreeMemoryOnceTheRoomsItClosedAreDestroyed) {
   EXPECT_TRUE(room_seen.expired());
 }
 
+// Finding: every add_context item was also kept by the brain for the recogniser's vocabulary,
+// beyond the room's bound (50 items / 64 KiB): a flood grew the brain, and each rebuild of the
+// vocabulary copied all of it. The vocabulary is now the prompt plus what the room keeps.
+TEST(ConversationBrain, TheRecognisersVocabularyKeepsOnlyWhatTheRoomKeeps) {
+  RoomFixture fx;
+  ConversationBrainOptions o;
+  o.listen = false;
+  auto brain = std::make_shared<ConversationBrain>(*fx.room, "You are a test.", o);
+  fx.room->set_brain(brain);
+  for (int i = 0; i < 500; ++i)
+    ASSERT_TRUE(fx.room->add_context("Fact number " + std::to_string(i) + ".").ok());
+  const size_t kept = fx.room->context().size();
+  EXPECT_EQ(kept, RoomLimits{}.context_items);
+  EXPECT_EQ(brain->domain_items(), kept + 1);  // and the prompt
+  brain->stop();
+}
+
 }  // namespace
 }  // namespace imago::live
