@@ -34,49 +34,122 @@ Quality quality_for_steps(int steps) {
   return q;
 }
 
+StreamingStretch::StreamingStretch(int rate, double speed, const Quality& q) : rate_(rate), speed_(speed), q_(q) {}
+
+StreamingStretch::~StreamingStretch() {
+  if (stream_) sonicDestroyStream(static_cast<sonicStream>(stream_));
+}
+
+void StreamingStretch::drain(std::vector<int16_t>& out) {
+  short buf[4096];
+  int n;
+  while ((n = sonicReadShortFromStream(static_cast<sonicStream>(stream_), buf, 4096)) > 0)
+    out.insert(out.end(), buf, buf + n);
+}
+
+void StreamingStretch::push(const int16_t* in, size_t n, std::vector<int16_t>& out) {
+  if (std::abs(speed_ - 1.0) < 1e-4) {
+    out.insert(out.end(), in, in + n);
+    return;
+  }
+  if (!stream_) {
+    sonicStream s = sonicCreateStream(rate_, 1);
+    sonicSetSpeed(s, static_cast<float>(speed_));
+    sonicSetQuality(s, q_.sonic_high ? 1 : 0);
+    stream_ = s;
+  }
+  constexpr size_t kChunk = 8192;
+  for (size_t off = 0; off < n; off += kChunk) {
+    size_t k = std::min(kChunk, n - off);
+    sonicWriteShortToStream(static_cast<sonicStream>(stream_), const_cast<short*>(in + off), static_cast<int>(k));
+    drain(out);
+  }
+}
+
+void StreamingStretch::flush(std::vector<int16_t>& out) {
+  if (!stream_) return;
+  sonicFlushStream(static_cast<sonicStream>(stream_));
+  drain(out);
+  sonicDestroyStream(static_cast<sonicStream>(stream_));
+  stream_ = nullptr;
+}
+
 std::vector<int16_t> time_stretch(const std::vector<int16_t>& in, int rate, double speed, const Quality& q) {
   if (std::abs(speed - 1.0) < 1e-4 || in.empty()) return in;
-  sonicStream s = sonicCreateStream(rate, 1);
-  sonicSetSpeed(s, static_cast<float>(speed));
-  sonicSetQuality(s, q.sonic_high ? 1 : 0);
+  StreamingStretch s(rate, speed, q);
   std::vector<int16_t> out;
   out.reserve(static_cast<size_t>(in.size() / speed) + 1024);
-  std::vector<short> buf(4096);
-  auto drain = [&] {
-    int n;
-    while ((n = sonicReadShortFromStream(s, buf.data(), static_cast<int>(buf.size()))) > 0) {
-      out.insert(out.end(), buf.begin(), buf.begin() + n);
-    }
-  };
-  constexpr size_t kChunk = 8192;
-  for (size_t off = 0; off < in.size(); off += kChunk) {
-    size_t n = std::min(kChunk, in.size() - off);
-    sonicWriteShortToStream(s, const_cast<short*>(reinterpret_cast<const short*>(in.data() + off)),
-                            static_cast<int>(n));
-    drain();
-  }
-  sonicFlushStream(s);
-  drain();
-  sonicDestroyStream(s);
+  s.push(in.data(), in.size(), out);
+  s.flush(out);
   return out;
 }
 
-Result<std::vector<int16_t>> resample(const std::vector<int16_t>& in, int in_rate, int out_rate,
-                                      const Quality& q) {
-  if (in_rate == out_rate || in.empty()) return in;
-  size_t out_len = static_cast<size_t>(std::ceil(static_cast<double>(in.size()) * out_rate / in_rate)) + 16;
-  std::vector<int16_t> out(out_len);
-  size_t done = 0;
+StreamingResampler::StreamingResampler(int in_rate, int out_rate, const Quality& q)
+    : in_rate_(in_rate), out_rate_(out_rate), q_(q) {}
+
+StreamingResampler::~StreamingResampler() {
+  if (soxr_) soxr_delete(static_cast<soxr_t>(soxr_));
+}
+
+Status StreamingResampler::open() {
   soxr_io_spec_t io = soxr_io_spec(SOXR_INT16_I, SOXR_INT16_I);
   // soxr dithers integer output by default with a seed taken from the clock and an address, so the
   // same text came out different on every run (and a recogniser on the edge heard other words).
   // Synthesis must be repeatable; espeak's output is already smooth enough not to need dither.
   io.flags |= SOXR_NO_DITHER;
-  soxr_quality_spec_t qs = soxr_quality_spec(q.soxr_recipe, 0);
-  soxr_error_t err = soxr_oneshot(in_rate, out_rate, 1, in.data(), in.size(), nullptr, out.data(), out.size(),
-                                  &done, &io, &qs, nullptr);
-  if (err) return Status::Internal(std::string("soxr: ") + err);
-  out.resize(done);
+  soxr_quality_spec_t qs = soxr_quality_spec(q_.soxr_recipe, 0);
+  soxr_error_t err = nullptr;
+  soxr_ = soxr_create(in_rate_, out_rate_, 1, &err, &io, &qs, nullptr);
+  if (err || !soxr_) return Status::Internal(std::string("soxr: ") + (err ? err : "create failed"));
+  return Status::Ok();
+}
+
+Status StreamingResampler::push(const int16_t* in, size_t n, std::vector<int16_t>& out) {
+  if (in_rate_ == out_rate_) {
+    out.insert(out.end(), in, in + n);
+    return Status::Ok();
+  }
+  if (!soxr_) {
+    if (Status st = open(); !st.ok()) return st;
+  }
+  // Room for everything this input can produce plus what soxr held back; soxr takes the input
+  // over as many calls as its output needs.
+  const size_t room = static_cast<size_t>(std::ceil(static_cast<double>(n) * out_rate_ / in_rate_)) + 4096;
+  while (n > 0) {
+    size_t at = out.size(), used = 0, done = 0;
+    out.resize(at + room);
+    soxr_error_t err = soxr_process(static_cast<soxr_t>(soxr_), in, n, &used, out.data() + at, room, &done);
+    out.resize(at + done);
+    if (err) return Status::Internal(std::string("soxr: ") + err);
+    if (used == 0 && done == 0) break;  // cannot happen with room to spare; never spin
+    in += used, n -= used;
+  }
+  return Status::Ok();
+}
+
+Status StreamingResampler::flush(std::vector<int16_t>& out) {
+  if (!soxr_) return Status::Ok();
+  for (;;) {
+    size_t at = out.size(), done = 0;
+    out.resize(at + 4096);
+    soxr_error_t err = soxr_process(static_cast<soxr_t>(soxr_), nullptr, 0, nullptr, out.data() + at, 4096, &done);
+    out.resize(at + done);
+    if (err) return Status::Internal(std::string("soxr: ") + err);
+    if (done == 0) break;
+  }
+  soxr_delete(static_cast<soxr_t>(soxr_));
+  soxr_ = nullptr;
+  return Status::Ok();
+}
+
+Result<std::vector<int16_t>> resample(const std::vector<int16_t>& in, int in_rate, int out_rate,
+                                      const Quality& q) {
+  if (in_rate == out_rate || in.empty()) return in;
+  StreamingResampler r(in_rate, out_rate, q);
+  std::vector<int16_t> out;
+  out.reserve(static_cast<size_t>(static_cast<double>(in.size()) * out_rate / in_rate) + 64);
+  if (Status st = r.push(in.data(), in.size(), out); !st.ok()) return st;
+  if (Status st = r.flush(out); !st.ok()) return st;
   return out;
 }
 

@@ -23,6 +23,44 @@ std::vector<int16_t> time_stretch(const std::vector<int16_t>& in, int rate, doub
 Result<std::vector<int16_t>> resample(const std::vector<int16_t>& in, int in_rate, int out_rate,
                                       const Quality& q);
 
+// The streaming forms of the two above, for audio that arrives in pieces: the output of all the
+// pushes and the flush is the output of the one-shot function on the whole input, so a piece may
+// end anywhere (inside a vowel) without a seam. Each holds back a few milliseconds until more
+// input or the flush comes. After flush() the object starts a new, unrelated stream.
+class StreamingStretch {
+ public:
+  StreamingStretch(int rate, double speed, const Quality& q);
+  ~StreamingStretch();
+  StreamingStretch(const StreamingStretch&) = delete;
+  StreamingStretch& operator=(const StreamingStretch&) = delete;
+  void push(const int16_t* in, size_t n, std::vector<int16_t>& out);
+  void flush(std::vector<int16_t>& out);
+
+ private:
+  void drain(std::vector<int16_t>& out);
+  void* stream_ = nullptr;  // sonicStream; null when speed is 1 (a copy)
+  int rate_;
+  double speed_;
+  Quality q_;
+};
+
+class StreamingResampler {
+ public:
+  StreamingResampler(int in_rate, int out_rate, const Quality& q);
+  ~StreamingResampler();
+  StreamingResampler(const StreamingResampler&) = delete;
+  StreamingResampler& operator=(const StreamingResampler&) = delete;
+  // Fails only on a libsoxr error (out of memory).
+  Status push(const int16_t* in, size_t n, std::vector<int16_t>& out);
+  Status flush(std::vector<int16_t>& out);
+
+ private:
+  Status open();
+  void* soxr_ = nullptr;  // soxr_t; null when the rates are equal (a copy)
+  int in_rate_, out_rate_;
+  Quality q_;
+};
+
 // Median fundamental frequency (Hz) over voiced 40 ms frames, by normalized autocorrelation in
 // 60..400 Hz; 0 when nothing is voiced.
 double median_f0(const std::vector<int16_t>& s, int rate);

@@ -10,7 +10,9 @@
 // Everything stops by itself after the runs (default 40 per mode).
 //
 // Build: ninja -C <build> first_audio_benchmark
-// Run:   <build>/src/speech/first_audio_benchmark [runs] [voice, default M1]
+// Run:   <build>/src/speech/first_audio_benchmark [runs] [voice, default M1] [sentence...]
+// Without sentences it times two: one with an early pause ("Sure, ...", where a chunk can be cut
+// in silence) and one without (nothing to cut at before its first word ends).
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -26,6 +28,7 @@ using SteadyClock = std::chrono::steady_clock;
 namespace {
 
 constexpr const char* kSentence = "Sure, I can help you with that order right away.";
+constexpr const char* kNoPause = "Hello there how can I help you with your order today?";
 
 double ms_since(SteadyClock::time_point t0) {
   return std::chrono::duration<double, std::milli>(SteadyClock::now() - t0).count();
@@ -45,9 +48,9 @@ struct Figures {
 
 VoiceSettings g_voice;
 
-bool run_once(SpeechService& svc, Figures& f) {
+bool run_once(SpeechService& svc, const std::string& sentence, Figures& f) {
   auto t0 = SteadyClock::now();
-  auto s = svc.start(kSentence, g_voice, {"acct_bench", SynthesisPriority::kInteractive});
+  auto s = svc.start(sentence, g_voice, {"acct_bench", SynthesisPriority::kInteractive});
   if (!s.ok()) return false;
   int pieces = 0;
   double audio = 0;
@@ -90,16 +93,21 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "speech: %s\n", (a.ok() ? b.status() : a.status()).message().c_str());
     return 1;
   }
-  Figures fa, fb;
-  for (int i = 0; i < 3; ++i) run_once(**a, fa), run_once(**b, fb);  // warm up: caches, dictionaries
-  fa = {}, fb = {};
-  for (int i = 0; i < runs; ++i) {
-    run_once(**a, fa);
-    run_once(**b, fb);
+  std::vector<std::string> sentences;
+  for (int i = 3; i < argc; ++i) sentences.push_back(argv[i]);
+  if (sentences.empty()) sentences = {kSentence, kNoPause};
+  for (const auto& sentence : sentences) {
+    Figures fa, fb;
+    for (int i = 0; i < 3; ++i) run_once(**a, sentence, fa), run_once(**b, sentence, fb);  // warm up
+    fa = {}, fb = {};
+    for (int i = 0; i < runs; ++i) {
+      run_once(**a, sentence, fa);
+      run_once(**b, sentence, fb);
+    }
+    std::printf("one sentence, %s, speed 1.05: \"%s\"\n", g_voice.voice.c_str(), sentence.c_str());
+    report("chunked first sentence", fa);
+    report("whole sentences", fb);
   }
-  std::printf("one sentence, %s, speed 1.05: \"%s\"\n", g_voice.voice.c_str(), kSentence);
-  report("chunked first sentence", fa);
-  report("whole sentences", fb);
 
   // Synthesis speed, chunked service: a paragraph of 8 sentences, one reader.
   std::string para;

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <map>
+#include <memory>
 
 extern "C" {
 cst_voice* register_cmu_us_rms(const char* voxdir);
@@ -71,10 +72,10 @@ void utterance_timing(cst_utterance* u, double total, std::vector<PhonemeTiming>
   }
 }
 
-// The voice-finished audio of samples [from, to) with the words that start in it (every word from
-// `from` on when it is the `last` span) and the phones that overlap it, clipped to it and timed
-// from `from`.
-Audio span_audio(const int16_t* samples, int rate, size_t from, size_t to, bool last, const Shaping& shaping,
+// Samples [from, to) with the words that start in them (every word from `from` on when it is the
+// `last` span) and the phones that overlap them, clipped and timed from `from`, through the
+// sentence's voice finisher (`last` releases what it holds).
+Audio span_audio(const int16_t* samples, int rate, size_t from, size_t to, bool last, VoiceFinisher& finisher,
                  const std::vector<WordTiming>& all_words, const std::vector<PhonemeTiming>& all_phones) {
   const double a = static_cast<double>(from) / rate, b = static_cast<double>(to) / rate;
   auto clip = [&](double t) { return std::clamp(t, a, b) - a; };
@@ -85,7 +86,7 @@ Audio span_audio(const int16_t* samples, int rate, size_t from, size_t to, bool 
   for (const auto& p : all_phones)
     if (p.end_s > a && p.start_s < b) phones.push_back({p.phoneme, clip(p.start_s), clip(p.end_s)});
   std::vector<int16_t> span(samples + from, samples + to);
-  return finish_voice(span, rate, shaping, std::move(words), std::move(phones));
+  return finisher.push(span, words, phones, last);
 }
 
 // One synthesis in progress, for the streaming hook.
@@ -93,6 +94,7 @@ struct Streaming {
   const EngineRequest* req = nullptr;
   cst_utterance* utt = nullptr;
   Shaping shaping;
+  std::unique_ptr<VoiceFinisher> finisher;  // made at the first span, once the rate is known
   bool timed = false;  // words and phones read from the utterance
   std::vector<WordTiming> words;
   std::vector<PhonemeTiming> phones;
@@ -102,8 +104,8 @@ struct Streaming {
 
 // flite's audio streaming callback: samples [0, start + size) of `w` are final. Hands on the
 // finished words once they hold enough audio and another word follows, cut at the quietest
-// 10 ms within 30 ms after the word's end (flite's own timing is exact; the pause follows) when
-// that is a pause.
+// 10 ms within 30 ms after the word's end (flite's own timing is exact; a pause may follow). The
+// voice finisher streams across the cut, so it need not fall in a pause.
 int on_stream(const cst_wave* w, int start, int size, int /*last*/, cst_audio_streaming_info* asi) {
   auto* st = static_cast<Streaming*>(asi->userdata);
   if (!st || !st->req || !st->req->on_chunk || st->stopped || !st->utt || w->sample_rate <= 0)
@@ -133,15 +135,16 @@ int on_stream(const cst_wave* w, int start, int size, int /*last*/, cst_audio_st
     for (size_t i = at; i < at + win; ++i) e += static_cast<double>(w->samples[i]) * w->samples[i];
     if (best < 0 || e < best) best = e, at_best = at + win / 2;
   }
-  // Only in a pause: a seam inside sound is heard.
-  if (best < 0 || best / win > kSeamSilenceRms * kSeamSilenceRms) return CST_AUDIO_STREAM_CONT;
+  if (best < 0) return CST_AUDIO_STREAM_CONT;
   // The next word must still start in what follows.
   for (size_t i = 0; i + 1 < st->words.size(); ++i) {
     size_t end = static_cast<size_t>(st->words[i].end_s * rate);
     if (end == cut) at_best = std::min(at_best, static_cast<size_t>(st->words[i + 1].start_s * rate));
   }
   if (at_best <= st->emitted) return CST_AUDIO_STREAM_CONT;
-  Audio chunk = span_audio(w->samples, rate, st->emitted, at_best, false, st->shaping, st->words, st->phones);
+  if (!st->finisher) st->finisher = std::make_unique<VoiceFinisher>(rate, st->shaping);
+  Audio chunk = span_audio(w->samples, rate, st->emitted, at_best, false, *st->finisher, st->words, st->phones);
+  chunk.continues = true;
   st->emitted = at_best;
   if (!st->req->on_chunk(std::move(chunk))) {
     st->stopped = true;
@@ -225,7 +228,8 @@ Result<EngineResult> FliteEngine::synthesize(const EngineRequest& req) {
     return out;
   }
   size_t from = std::min(st.emitted, n);
-  out.audio = span_audio(w->samples, rate, from, n, true, shaping, words, phones);
+  if (!st.finisher) st.finisher = std::make_unique<VoiceFinisher>(rate, shaping);
+  out.audio = span_audio(w->samples, rate, from, n, true, *st.finisher, words, phones);
   delete_utterance(u);
   return out;
 }

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cstring>
+#include <memory>
 
 #include "speech/text_phones.h"
 
@@ -39,14 +40,16 @@ struct Collector {
   const EngineRequest* req = nullptr;
   EspeakEngine* phonemiser = nullptr;
   Shaping shaping;
+  std::unique_ptr<VoiceFinisher> finisher;  // made at the first span, once the rate is known
   size_t emitted = 0;     // samples handed on
   size_t marks_used = 0;  // marks whose words were handed on
   bool stopped = false;   // on_chunk returned false
 };
 
 // The audio of samples [from, to) with the words whose marks are in [mark_from, mark_to), their
-// phones placed and the voice finished (shaping, kEngineSampleRate); times from `from`.
-Audio make_span(const Collector& c, size_t from, size_t to, size_t mark_from, size_t mark_to) {
+// phones placed, through the sentence's voice finisher (shaping, kEngineSampleRate; `last`
+// releases what it holds); times from the first sample of what comes out.
+Audio make_span(Collector& c, size_t from, size_t to, size_t mark_from, size_t mark_to, bool last) {
   const EngineRequest& req = *c.req;
   const int rate = c.rate > 0 ? c.rate : 24000;
   const double len_s = static_cast<double>(to - from) / rate;
@@ -88,12 +91,14 @@ Audio make_span(const Collector& c, size_t from, size_t to, size_t mark_from, si
   spread_crowded_words(words, phones);
   refine_word_times(words, span, rate);
   auto placed = align_phones_in_words(words, phones, span, rate);
-  return finish_voice(span, rate, c.shaping, std::move(words), std::move(placed));
+  if (!c.finisher) c.finisher = std::make_unique<VoiceFinisher>(rate, c.shaping);
+  return c.finisher->push(span, words, placed, last);
 }
 
 // Hands on the finished words so far when they hold enough audio and another word has begun:
 // the cut goes at the last such word end, moved to the quietest 10 ms within 30 ms of it (RHVoice
-// reports word ends only between its 100 ms output chunks), and only when that is a pause.
+// reports word ends only between its 100 ms output chunks). The voice finisher streams across the
+// cut, so it need not fall in a pause: the first words go as soon as they are made.
 void maybe_hand_on(Collector& c) {
   if (!c.req || !c.req->on_chunk || c.stopped) return;
   const int rate = c.rate > 0 ? c.rate : 24000;
@@ -117,9 +122,9 @@ void maybe_hand_on(Collector& c) {
     for (size_t i = at; i < at + win; ++i) e += static_cast<double>(c.samples[i]) * c.samples[i];
     if (best < 0 || e < best) best = e, cut_sample = at + win / 2;
   }
-  // Only in a pause: a seam inside sound is heard.
-  if (best < 0 || best / win > kSeamSilenceRms * kSeamSilenceRms) return;
-  Audio chunk = make_span(c, c.emitted, cut_sample, c.marks_used, cut_mark);
+  if (best < 0) return;
+  Audio chunk = make_span(c, c.emitted, cut_sample, c.marks_used, cut_mark, false);
+  chunk.continues = true;
   c.emitted = cut_sample;
   c.marks_used = cut_mark;
   if (!c.req->on_chunk(std::move(chunk))) c.stopped = true;
@@ -215,7 +220,7 @@ Result<EngineResult> RhvoiceEngine::synthesize(const EngineRequest& req) {
   if (!ok && !c.truncated) return Status::Internal("RHVoice failed to synthesize");
   if (c.rate <= 0) c.rate = 24000;
   out.truncated = c.truncated;
-  out.audio = make_span(c, c.emitted, c.samples.size(), c.marks_used, c.marks.size());
+  out.audio = make_span(c, c.emitted, c.samples.size(), c.marks_used, c.marks.size(), true);
   return out;
 }
 

@@ -162,6 +162,45 @@ TEST(Service, TheFirstSentenceArrivesInChunks) {
   EXPECT_EQ(calls, 1);
 }
 
+// The reader's speed change and resampling stream across the chunks of a sentence: the chunks,
+// joined, are the signal a service that makes whole sentences gives (no seam where a chunk was
+// cut inside a word's sound), with the same words.
+TEST(Service, ChunksJoinIntoTheWholeSentencesSignal) {
+  SpeechOptions o;
+  o.workers = 1;
+  o.chunk_first_sentence = false;
+  auto whole_service = make_speech_service(o);
+  ASSERT_TRUE(whole_service.ok());
+  VoiceSettings s = settings(1.05);
+  s.output_rate = 24000;
+  const std::string text = "Hello there how can I help you with your order today";
+  std::vector<Audio> pieces;
+  ASSERT_TRUE(test_service().synthesize_stream(text, s, [&](const Audio& a) {
+    pieces.push_back(a);
+    return true;
+  }).ok());
+  auto whole = (*whole_service)->synthesize(text, s);
+  ASSERT_TRUE(whole.ok());
+  ASSERT_GE(pieces.size(), 2u);
+  std::vector<int16_t> joined;
+  std::vector<std::string> words, whole_words;
+  for (const auto& p : pieces) {
+    EXPECT_EQ(p.sample_rate, 24000);
+    joined.insert(joined.end(), p.samples.begin(), p.samples.end());
+    for (const auto& w : p.words) words.push_back(w.text);
+  }
+  for (const auto& w : whole->words) whole_words.push_back(w.text);
+  EXPECT_EQ(words, whole_words);
+  EXPECT_NEAR(static_cast<double>(joined.size()), static_cast<double>(whole->samples.size()), 24000 * 0.005);
+  const size_t n = std::min(joined.size(), whole->samples.size());
+  double xy = 0, xx = 0, yy = 0;
+  for (size_t i = 0; i < n; ++i) {
+    double x = joined[i], y = whole->samples[i];
+    xy += x * y, xx += x * x, yy += y * y;
+  }
+  EXPECT_GT(xy / std::sqrt(xx * yy + 1e-9), 0.98);
+}
+
 TEST(Service, RepeatedRequestsAgree) {
   // espeak-ng carries some wave-generator state between utterances, so repeats are not bit-exact;
   // they must still agree closely in length and pitch whatever ran in between.

@@ -20,10 +20,6 @@ namespace imago::speech {
 // Every engine's output is converted to this rate, so callers never see an engine's own rate.
 inline constexpr int kEngineSampleRate = 22050;
 
-// A chunk (EngineRequest::on_chunk) is cut only where 10 ms of the engine's output are this
-// quiet (RMS, s16; about -42 dBFS): a pause, not the join between two sounds.
-inline constexpr double kSeamSilenceRms = 250;
-
 // The physical voice asked of an engine, resolved from a built-in voice plus axes. espeak-ng
 // builds a voice variant from it; RHVoice and flite start from one of their recorded voices and
 // move it to these figures (speech/voice_shaping.h).
@@ -52,10 +48,10 @@ struct EngineRequest {
   std::string engine_voice;
   // When set, an engine that produces audio incrementally (RHVoice) may hand on leading parts of
   // the sentence while it works on the rest, so the first audio reaches the reader early. Each
-  // chunk ends at a word boundary, in silence (kSeamSilenceRms: post-processing starts afresh at
-  // a seam, which is heard when it falls inside sound), carries the words and phones of its span (times
-  // relative to its own first sample) and is contiguous with the next; the EngineResult then holds only the
-  // rest of the sentence. The first chunk goes once it holds `first_chunk_s` of audio, later ones
+  // chunk ends near a word boundary (not necessarily in a pause: post-processing streams across
+  // chunks, and every chunk has Audio::continues set), carries the words that start in it and the
+  // phones clipped to it (times relative to its own first sample) and is contiguous with the
+  // next; the EngineResult then holds only the rest of the sentence. The first chunk goes once it holds `first_chunk_s` of audio, later ones
   // once they hold `chunk_s`; a chunk is cut only where another word has started, so every chunk
   // and the rest hold at least one word. Returning false stops synthesis (the result is then
   // truncated). Called on the synthesizing thread with the engine's mutex held: keep it short.

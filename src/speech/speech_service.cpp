@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <deque>
 #include <filesystem>
+#include <memory>
 #include <mutex>
 #include <thread>
 
@@ -15,6 +16,7 @@
 #include "speech/languages.h"
 #include "speech/speech_engines.h"
 #include "speech/text.h"
+#include "speech/timing_carry.h"
 #include "speech/voices.h"
 #include "util/log.h"
 #include "util/strings.h"
@@ -57,30 +59,55 @@ struct Job : SynthesisTask {
 };
 
 // Speed (time-stretch keeping pitch) and output rate. Runs on the thread that reads the stream
-// (a handler or stream-producer thread), so it overlaps the worker's espeak-ng work on the next
-// sentence instead of delaying it.
-Audio postprocess(Audio a, const Job& job) {
-  const auto& s = job.settings;
-  if (std::abs(s.speed - 1.0) > 1e-4 && !a.samples.empty()) {
-    size_t before = a.samples.size();
-    a.samples = time_stretch(a.samples, a.sample_rate, s.speed, job.quality);
-    double k = static_cast<double>(a.samples.size()) / before;
-    for (auto& w : a.words) w.start_s *= k, w.end_s *= k;
-    for (auto& p : a.phonemes) p.start_s *= k, p.end_s *= k;
-  }
-  if (s.output_rate && s.output_rate != a.sample_rate) {
-    auto r = resample(a.samples, a.sample_rate, s.output_rate, job.quality);
-    if (r.ok()) {
-      a.samples = std::move(r.value());
-      a.sample_rate = s.output_rate;
+// (a handler or stream-producer thread), so it overlaps the worker's engine work on the next
+// sentence instead of delaying it. Streams across pieces that continue one another (chunks of a
+// sentence, Audio::continues), so a chunk cut inside sound joins without a seam; each sentence's
+// end flushes it.
+class ReaderFinish {
+ public:
+  explicit ReaderFinish(const Job& job)
+      : speed_(std::abs(job.settings.speed - 1.0) > 1e-4 ? job.settings.speed : 1.0),
+        out_rate_(job.settings.output_rate),
+        quality_(job.quality),
+        carry_(1 / speed_) {}
+
+  Audio operator()(Audio a) {
+    if (speed_ == 1.0 && (!out_rate_ || out_rate_ == a.sample_rate)) return a;  // nothing to do
+    const bool last = !a.continues;
+    const int rate = a.sample_rate;
+    if (!stretch_) stretch_ = std::make_unique<StreamingStretch>(rate, speed_, quality_);
+    if (!resampler_ && out_rate_ && out_rate_ != rate)
+      resampler_ = std::make_unique<StreamingResampler>(rate, out_rate_, quality_);
+    carry_.add_input(a.words, a.phonemes, a.duration_s());
+    std::vector<int16_t> stretched, out;
+    stretch_->push(a.samples.data(), a.samples.size(), stretched);
+    if (last) stretch_->flush(stretched);
+    int out_rate = rate;
+    if (resampler_) {
+      Status st = resampler_->push(stretched.data(), stretched.size(), out);
+      if (st.ok() && last) st = resampler_->flush(out);
+      if (st.ok()) out_rate = out_rate_;
+      else out = std::move(stretched);  // soxr fails only without memory: keep the engine's rate
+    } else {
+      out = std::move(stretched);
     }
+    Audio r = carry_.emit(std::move(out), out_rate, last);
+    r.continues = a.continues;
+    return r;
   }
-  return a;
-}
+
+ private:
+  double speed_;
+  int out_rate_;
+  Quality quality_;
+  std::unique_ptr<StreamingStretch> stretch_;
+  std::unique_ptr<StreamingResampler> resampler_;
+  TimingCarry carry_;
+};
 
 class JobStream final : public SpeechStream {
  public:
-  explicit JobStream(std::shared_ptr<Job> job) : job_(std::move(job)) {}
+  explicit JobStream(std::shared_ptr<Job> job) : job_(std::move(job)), finish_(*job_) {}
   ~JobStream() override { job_->cancelled = true; }
   Result<std::optional<Audio>> next() override {
     std::unique_lock lock(job_->mu);
@@ -92,11 +119,12 @@ class JobStream final : public SpeechStream {
     Audio a = std::move(job_->ready.front());
     job_->ready.pop_front();
     lock.unlock();
-    return std::optional<Audio>(postprocess(std::move(a), *job_));
+    return std::optional<Audio>(finish_(std::move(a)));
   }
 
  private:
   std::shared_ptr<Job> job_;
+  ReaderFinish finish_;
 };
 
 // Appends `b` to `a`, shifting b's timings by a's duration.

@@ -47,6 +47,9 @@ struct Audio {
   std::vector<int16_t> samples;
   std::vector<WordTiming> words;
   std::vector<PhonemeTiming> phonemes;
+  // More of the same sound follows at once (a chunk of a sentence cut between two words, perhaps
+  // inside sound): streaming post-processing carries on into the next piece instead of ending.
+  bool continues = false;
   double duration_s() const { return sample_rate ? static_cast<double>(samples.size()) / sample_rate : 0; }
 };
 

@@ -36,55 +36,81 @@ Shaping shaping_for(const VoiceDefinition& target, const NativeVoice& native) {
   return s;
 }
 
-std::vector<int16_t> apply_tilt(const std::vector<int16_t>& in, int rate, double tilt) {
-  if (std::abs(tilt) < 1e-3 || in.empty()) return in;
-  // One-pole low-pass with its corner near 1.2 kHz; high = input - low.
-  const double a = 1 - std::exp(-2 * M_PI * 1200.0 / rate);
-  const double g_low = std::pow(2.0, -0.8 * tilt), g_high = std::pow(2.0, 0.8 * tilt);
+StreamingTilt::StreamingTilt(int rate, double tilt)
+    : a_(1 - std::exp(-2 * M_PI * 1200.0 / rate)),
+      g_low_(std::pow(2.0, -0.8 * tilt)),
+      g_high_(std::pow(2.0, 0.8 * tilt)),
+      tilt_(tilt) {}
+
+std::vector<int16_t> StreamingTilt::push(const std::vector<int16_t>& in) {
+  if (std::abs(tilt_) < 1e-3 || in.empty()) return in;
   std::vector<double> y(in.size());
-  double lp = 0, e_in = 0, e_out = 0;
+  double e_in = 0, e_out = 0;
   for (size_t i = 0; i < in.size(); ++i) {
     double x = in[i];
-    lp += a * (x - lp);
-    y[i] = g_low * lp + g_high * (x - lp);
+    lp_ += a_ * (x - lp_);
+    y[i] = g_low_ * lp_ + g_high_ * (x - lp_);
     e_in += x * x;
     e_out += y[i] * y[i];
   }
-  double k = e_out > 0 ? std::sqrt(e_in / e_out) : 1;
-  double peak = 0;
-  for (double v : y) peak = std::max(peak, std::abs(v) * k);
-  if (peak > 32000) k *= 32000 / peak;  // keep the level, never clip
+  if (k_ == 0) {
+    k_ = e_out > 0 ? std::sqrt(e_in / e_out) : 1;
+    double peak = 0;
+    for (double v : y) peak = std::max(peak, std::abs(v) * k_);
+    if (peak > 32000) k_ *= 32000 / peak;  // keep the level, never clip
+  }
   std::vector<int16_t> out(in.size());
-  for (size_t i = 0; i < y.size(); ++i) out[i] = static_cast<int16_t>(std::lround(y[i] * k));
+  for (size_t i = 0; i < y.size(); ++i) out[i] = static_cast<int16_t>(std::clamp(std::lround(y[i] * k_), -32768L, 32767L));
   return out;
+}
+
+std::vector<int16_t> apply_tilt(const std::vector<int16_t>& in, int rate, double tilt) {
+  return StreamingTilt(rate, tilt).push(in);
+}
+
+namespace {
+// Post-processing quality of the engine voices: soxr's high quality, libsonic's quick search.
+Quality finisher_quality() {
+  Quality q;
+  q.sonic_high = false;
+  q.soxr_recipe = SOXR_HQ;
+  return q;
+}
+int mid_rate(const Shaping& s) {
+  // Resampled to 22050/shift and played at 22050, every frequency moves by `shift` and the length
+  // by 1/shift; the time-stretch (which keeps pitch) restores the length.
+  return std::abs(s.shift - 1) < 1e-3 ? kEngineSampleRate
+                                      : static_cast<int>(std::lround(kEngineSampleRate / s.shift));
+}
+double shift_speed(const Shaping& s) { return std::abs(s.shift - 1) < 1e-3 ? 1.0 : 1 / s.shift; }
+}  // namespace
+
+VoiceFinisher::VoiceFinisher(int rate, const Shaping& shaping)
+    : rate_(rate),
+      shaping_(shaping),
+      mid_(mid_rate(shaping)),
+      resampler_(rate, mid_, finisher_quality()),
+      stretch_(kEngineSampleRate, shift_speed(shaping), finisher_quality()),
+      tilt_(kEngineSampleRate, shaping.tilt),
+      // Output seconds per engine second: mid_/22050 from playing the resampled signal at 22050,
+      // then shift from the time-stretch (about 1).
+      carry_(static_cast<double>(mid_) / kEngineSampleRate * (1 / shift_speed(shaping))) {}
+
+Audio VoiceFinisher::push(const std::vector<int16_t>& samples, const std::vector<WordTiming>& words,
+                          const std::vector<PhonemeTiming>& phonemes, bool last) {
+  carry_.add_input(words, phonemes, rate_ ? static_cast<double>(samples.size()) / rate_ : 0);
+  std::vector<int16_t> mid, stretched;
+  Status st = resampler_.push(samples.data(), samples.size(), mid);
+  if (st.ok() && last) st = resampler_.flush(mid);
+  if (!st.ok()) mid.clear();  // soxr fails only without memory: the piece is silent, not lost in time
+  stretch_.push(mid.data(), mid.size(), stretched);
+  if (last) stretch_.flush(stretched);
+  return carry_.emit(tilt_.push(stretched), kEngineSampleRate, last);
 }
 
 Audio finish_voice(const std::vector<int16_t>& samples, int rate, const Shaping& shaping,
                    std::vector<WordTiming> words, std::vector<PhonemeTiming> phonemes) {
-  Audio a;
-  a.sample_rate = kEngineSampleRate;
-  Quality q;
-  q.sonic_high = false;
-  q.soxr_recipe = SOXR_HQ;
-  double in_s = rate ? static_cast<double>(samples.size()) / rate : 0;
-  if (std::abs(shaping.shift - 1) < 1e-3) {
-    auto r = resample(samples, rate, kEngineSampleRate, q);
-    a.samples = r.ok() ? std::move(*r) : std::vector<int16_t>();
-  } else {
-    // Resampled to 22050/shift and played at 22050, every frequency moves by `shift` and the
-    // length by 1/shift; the time-stretch (which keeps pitch) restores the length.
-    int mid = static_cast<int>(std::lround(kEngineSampleRate / shaping.shift));
-    auto r = resample(samples, rate, mid, q);
-    a.samples = r.ok() ? time_stretch(*r, kEngineSampleRate, 1 / shaping.shift, q) : std::vector<int16_t>();
-  }
-  a.samples = apply_tilt(a.samples, kEngineSampleRate, shaping.tilt);
-  double k = in_s > 0 ? a.duration_s() / in_s : 1;
-  double total = a.duration_s();
-  for (auto& w : words) w.start_s = std::min(total, w.start_s * k), w.end_s = std::min(total, w.end_s * k);
-  for (auto& p : phonemes) p.start_s = std::min(total, p.start_s * k), p.end_s = std::min(total, p.end_s * k);
-  a.words = std::move(words);
-  a.phonemes = std::move(phonemes);
-  return a;
+  return VoiceFinisher(rate, shaping).push(samples, words, phonemes, true);
 }
 
 }  // namespace imago::speech

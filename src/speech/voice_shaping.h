@@ -6,7 +6,9 @@
 #include <cstdint>
 #include <vector>
 
+#include "speech/dsp.h"
 #include "speech/speech_engine.h"
+#include "speech/timing_carry.h"
 
 namespace imago::speech {
 
@@ -35,13 +37,46 @@ struct Shaping {
 // What to ask of the engine and what to do after it, to turn `native` into `target`.
 Shaping shaping_for(const VoiceDefinition& target, const NativeVoice& native);
 
+// The spectral tilt over a stream: a one-pole split at about 1.2 kHz, the low band scaled by
+// 2^(-0.8 t) and the high band by 2^(0.8 t). The level is set on the first piece (its RMS kept,
+// never clipping it) and held for the rest of the stream, so pieces join without a step.
+class StreamingTilt {
+ public:
+  StreamingTilt(int rate, double tilt);
+  std::vector<int16_t> push(const std::vector<int16_t>& in);
+
+ private:
+  double a_, g_low_, g_high_, tilt_;
+  double lp_ = 0;
+  double k_ = 0;  // level factor, 0 until the first piece
+};
+
 // Converts an engine's output at `rate` to kEngineSampleRate, applying `shaping.shift` and
-// `shaping.tilt`; word and phone times are rescaled to the new length.
+// `shaping.tilt`, as the engine makes it: push() takes the next piece of the sentence (its words
+// and phones timed from its first sample) and returns what is finished so far, timed from its
+// first sample (a few milliseconds stay held until the next push; `last` releases them). The
+// pieces come out as one continuous signal, so a sentence may be handed on in chunks cut anywhere.
+class VoiceFinisher {
+ public:
+  VoiceFinisher(int rate, const Shaping& shaping);
+  Audio push(const std::vector<int16_t>& samples, const std::vector<WordTiming>& words,
+             const std::vector<PhonemeTiming>& phonemes, bool last);
+
+ private:
+  int rate_;
+  Shaping shaping_;
+  int mid_;  // the intermediate rate of the formant shift (kEngineSampleRate when there is none)
+  StreamingResampler resampler_;
+  StreamingStretch stretch_;
+  StreamingTilt tilt_;
+  TimingCarry carry_;
+};
+
+// The whole sentence at once (VoiceFinisher with one push).
 Audio finish_voice(const std::vector<int16_t>& samples, int rate, const Shaping& shaping,
                    std::vector<WordTiming> words, std::vector<PhonemeTiming> phonemes);
 
-// The spectral tilt alone (exposed for tests): a one-pole split at about 1.2 kHz, the low band
-// scaled by 2^(-0.8 t) and the high band by 2^(0.8 t), at the input's RMS level.
+// The spectral tilt alone (exposed for tests), on one whole piece: StreamingTilt with one push.
 std::vector<int16_t> apply_tilt(const std::vector<int16_t>& in, int rate, double tilt);
 
 }  // namespace imago::speech
