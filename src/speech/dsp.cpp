@@ -34,7 +34,8 @@ Quality quality_for_steps(int steps) {
   return q;
 }
 
-StreamingStretch::StreamingStretch(int rate, double speed, const Quality& q) : rate_(rate), speed_(speed), q_(q) {}
+StreamingStretch::StreamingStretch(int rate, double speed, const Quality& q)
+    : rate_(rate), speed_(speed), q_(q) {}
 
 StreamingStretch::~StreamingStretch() {
   if (stream_) sonicDestroyStream(static_cast<sonicStream>(stream_));
@@ -61,7 +62,8 @@ void StreamingStretch::push(const int16_t* in, size_t n, std::vector<int16_t>& o
   constexpr size_t kChunk = 8192;
   for (size_t off = 0; off < n; off += kChunk) {
     size_t k = std::min(kChunk, n - off);
-    sonicWriteShortToStream(static_cast<sonicStream>(stream_), const_cast<short*>(in + off), static_cast<int>(k));
+    sonicWriteShortToStream(static_cast<sonicStream>(stream_), const_cast<short*>(in + off),
+                            static_cast<int>(k));
     drain(out);
   }
 }
@@ -132,7 +134,8 @@ Status StreamingResampler::flush(std::vector<int16_t>& out) {
   for (;;) {
     size_t at = out.size(), done = 0;
     out.resize(at + 4096);
-    soxr_error_t err = soxr_process(static_cast<soxr_t>(soxr_), nullptr, 0, nullptr, out.data() + at, 4096, &done);
+    soxr_error_t err =
+        soxr_process(static_cast<soxr_t>(soxr_), nullptr, 0, nullptr, out.data() + at, 4096, &done);
     out.resize(at + done);
     if (err) return Status::Internal(std::string("soxr: ") + err);
     if (done == 0) break;

@@ -22,7 +22,8 @@ std::vector<int16_t> test_signal(int rate, double seconds) {
     double f0 = 110 + 40 * std::sin(2 * M_PI * 0.7 * t);
     phase += 2 * M_PI * f0 / rate;
     double env = std::fmod(t, 0.5) < 0.4 ? 1.0 : 0.05;
-    s[i] = static_cast<int16_t>(6000 * env * (std::sin(phase) + 0.5 * std::sin(2 * phase) + 0.25 * std::sin(3 * phase)));
+    s[i] = static_cast<int16_t>(6000 * env *
+                                (std::sin(phase) + 0.5 * std::sin(2 * phase) + 0.25 * std::sin(3 * phase)));
   }
   return s;
 }
@@ -78,12 +79,14 @@ TEST(StreamingDsp, VoiceFinisherJoinsPiecesWithoutASeam) {
   auto pieces = random_pieces(in.size(), 3);
   for (size_t i = 0; i < pieces.size(); ++i) {
     auto [at, k] = pieces[i];
-    std::vector<int16_t> piece(in.begin() + static_cast<ptrdiff_t>(at), in.begin() + static_cast<ptrdiff_t>(at + k));
+    std::vector<int16_t> piece(in.begin() + static_cast<ptrdiff_t>(at),
+                               in.begin() + static_cast<ptrdiff_t>(at + k));
     // The phones of this piece, clipped to it and timed from its start, as the engines give them.
     std::vector<PhonemeTiming> mine;
     const double a = at / 24000.0, b = (at + k) / 24000.0;
     for (const auto& p : std::vector<PhonemeTiming>{{"a", 0.1, 0.3}, {"b", 0.3, 1.9}})
-      if (p.end_s > a && p.start_s < b) mine.push_back({p.phoneme, std::max(p.start_s, a) - a, std::min(p.end_s, b) - a});
+      if (p.end_s > a && p.start_s < b)
+        mine.push_back({p.phoneme, std::max(p.start_s, a) - a, std::min(p.end_s, b) - a});
     Audio out = f.push(piece, {}, mine, i + 1 == pieces.size());
     for (const auto& p : out.phonemes) {
       EXPECT_GE(p.start_s, 0);
@@ -122,7 +125,8 @@ TEST(StreamingDsp, TiltKeepsTheLevelOfItsFirstPieceForTheRest) {
 
 TEST(TimingCarry, AWordBelongsToThePieceItStartsInAndAPhoneIsClippedToEach) {
   TimingCarry c;
-  c.add_input({{"hello", 0.0, 0.4}, {"there", 0.45, 0.8}}, {{"h", 0.0, 0.1}, {"@", 0.1, 0.4}, {"D", 0.45, 0.8}}, 1.0);
+  c.add_input({{"hello", 0.0, 0.4}, {"there", 0.45, 0.8}},
+              {{"h", 0.0, 0.1}, {"@", 0.1, 0.4}, {"D", 0.45, 0.8}}, 1.0);
   // 0.3 s out first (a step holds the rest), then the rest.
   Audio a = c.emit(std::vector<int16_t>(6615), 22050, false);
   ASSERT_EQ(a.words.size(), 1u);

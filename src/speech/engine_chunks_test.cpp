@@ -119,8 +119,8 @@ TEST(Speech, RhvoiceHandsOnTheFirstWordsOfASentenceWithoutAPause) {
   auto rest = run(*engine, req);
   ASSERT_TRUE(rest.ok());
   ASSERT_GE(pieces.size(), 1u);
-  ASSERT_EQ(pieces.front().words.size(), 1u) << "the first chunk: \"" << pieces.front().words.front().text << " .. "
-                                              << pieces.front().words.back().text << "\"";
+  ASSERT_EQ(pieces.front().words.size(), 1u) << "the first chunk: \"" << pieces.front().words.front().text
+                                             << " .. " << pieces.front().words.back().text << "\"";
   EXPECT_LT(pieces.front().duration_s(), 0.8);
 }
 TEST(Speech, RhvoiceStopsWhenTheChunkReaderSaysSo) {

@@ -95,7 +95,7 @@ struct Streaming {
   cst_utterance* utt = nullptr;
   Shaping shaping;
   std::unique_ptr<VoiceFinisher> finisher;  // made at the first span, once the rate is known
-  bool timed = false;  // words and phones read from the utterance
+  bool timed = false;                       // words and phones read from the utterance
   std::vector<WordTiming> words;
   std::vector<PhonemeTiming> phones;
   size_t emitted = 0;  // samples handed on
@@ -143,7 +143,8 @@ int on_stream(const cst_wave* w, int start, int size, int /*last*/, cst_audio_st
   }
   if (at_best <= st->emitted) return CST_AUDIO_STREAM_CONT;
   if (!st->finisher) st->finisher = std::make_unique<VoiceFinisher>(rate, st->shaping);
-  Audio chunk = span_audio(w->samples, rate, st->emitted, at_best, false, *st->finisher, st->words, st->phones);
+  Audio chunk =
+      span_audio(w->samples, rate, st->emitted, at_best, false, *st->finisher, st->words, st->phones);
   chunk.continues = true;
   st->emitted = at_best;
   if (!st->req->on_chunk(std::move(chunk))) {

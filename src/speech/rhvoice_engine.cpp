@@ -41,9 +41,9 @@ struct Collector {
   EspeakEngine* phonemiser = nullptr;
   Shaping shaping;
   std::unique_ptr<VoiceFinisher> finisher;  // made at the first span, once the rate is known
-  size_t emitted = 0;     // samples handed on
-  size_t marks_used = 0;  // marks whose words were handed on
-  bool stopped = false;   // on_chunk returned false
+  size_t emitted = 0;                       // samples handed on
+  size_t marks_used = 0;                    // marks whose words were handed on
+  bool stopped = false;                     // on_chunk returned false
 };
 
 // The audio of samples [from, to) with the words whose marks are in [mark_from, mark_to), their

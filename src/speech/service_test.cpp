@@ -175,10 +175,13 @@ TEST(Service, ChunksJoinIntoTheWholeSentencesSignal) {
   s.output_rate = 24000;
   const std::string text = "Hello there how can I help you with your order today";
   std::vector<Audio> pieces;
-  ASSERT_TRUE(test_service().synthesize_stream(text, s, [&](const Audio& a) {
-    pieces.push_back(a);
-    return true;
-  }).ok());
+  ASSERT_TRUE(test_service()
+                  .synthesize_stream(text, s,
+                                     [&](const Audio& a) {
+                                       pieces.push_back(a);
+                                       return true;
+                                     })
+                  .ok());
   auto whole = (*whole_service)->synthesize(text, s);
   ASSERT_TRUE(whole.ok());
   ASSERT_GE(pieces.size(), 2u);

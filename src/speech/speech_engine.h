@@ -51,10 +51,10 @@ struct EngineRequest {
   // chunk ends near a word boundary (not necessarily in a pause: post-processing streams across
   // chunks, and every chunk has Audio::continues set), carries the words that start in it and the
   // phones clipped to it (times relative to its own first sample) and is contiguous with the
-  // next; the EngineResult then holds only the rest of the sentence. The first chunk goes once it holds `first_chunk_s` of audio, later ones
-  // once they hold `chunk_s`; a chunk is cut only where another word has started, so every chunk
-  // and the rest hold at least one word. Returning false stops synthesis (the result is then
-  // truncated). Called on the synthesizing thread with the engine's mutex held: keep it short.
+  // next; the EngineResult then holds only the rest of the sentence. The first chunk goes once it holds
+  // `first_chunk_s` of audio, later ones once they hold `chunk_s`; a chunk is cut only where another word has
+  // started, so every chunk and the rest hold at least one word. Returning false stops synthesis (the result
+  // is then truncated). Called on the synthesizing thread with the engine's mutex held: keep it short.
   std::function<bool(Audio chunk)> on_chunk;
   double first_chunk_s = 0.1;
   double chunk_s = 1.0;

@@ -86,8 +86,10 @@ class ReaderFinish {
     if (resampler_) {
       Status st = resampler_->push(stretched.data(), stretched.size(), out);
       if (st.ok() && last) st = resampler_->flush(out);
-      if (st.ok()) out_rate = out_rate_;
-      else out = std::move(stretched);  // soxr fails only without memory: keep the engine's rate
+      if (st.ok())
+        out_rate = out_rate_;
+      else
+        out = std::move(stretched);  // soxr fails only without memory: keep the engine's rate
     } else {
       out = std::move(stretched);
     }

@@ -6,7 +6,8 @@ namespace imago::speech {
 
 void TimingCarry::add_input(const std::vector<WordTiming>& words, const std::vector<PhonemeTiming>& phones,
                             double duration_s) {
-  for (const auto& w : words) words_.push_back({w.text, (in_s_ + w.start_s) * scale_, (in_s_ + w.end_s) * scale_});
+  for (const auto& w : words)
+    words_.push_back({w.text, (in_s_ + w.start_s) * scale_, (in_s_ + w.end_s) * scale_});
   for (const auto& p : phones)
     phones_.push_back({p.phoneme, (in_s_ + p.start_s) * scale_, (in_s_ + p.end_s) * scale_});
   in_s_ += duration_s;

@@ -29,8 +29,8 @@ class TimingCarry {
 
  private:
   double scale_;
-  double in_s_ = 0;   // input seconds added so far
-  double out_s_ = 0;  // output seconds emitted so far
+  double in_s_ = 0;                   // input seconds added so far
+  double out_s_ = 0;                  // output seconds emitted so far
   std::deque<WordTiming> words_;      // pending, in output seconds from the stream's start
   std::deque<PhonemeTiming> phones_;  // pending, in output seconds from the stream's start
 };

@@ -60,7 +60,8 @@ std::vector<int16_t> StreamingTilt::push(const std::vector<int16_t>& in) {
     if (peak > 32000) k_ *= 32000 / peak;  // keep the level, never clip
   }
   std::vector<int16_t> out(in.size());
-  for (size_t i = 0; i < y.size(); ++i) out[i] = static_cast<int16_t>(std::clamp(std::lround(y[i] * k_), -32768L, 32767L));
+  for (size_t i = 0; i < y.size(); ++i)
+    out[i] = static_cast<int16_t>(std::clamp(std::lround(y[i] * k_), -32768L, 32767L));
   return out;
 }
 
@@ -82,7 +83,9 @@ int mid_rate(const Shaping& s) {
   return std::abs(s.shift - 1) < 1e-3 ? kEngineSampleRate
                                       : static_cast<int>(std::lround(kEngineSampleRate / s.shift));
 }
-double shift_speed(const Shaping& s) { return std::abs(s.shift - 1) < 1e-3 ? 1.0 : 1 / s.shift; }
+double shift_speed(const Shaping& s) {
+  return std::abs(s.shift - 1) < 1e-3 ? 1.0 : 1 / s.shift;
+}
 }  // namespace
 
 VoiceFinisher::VoiceFinisher(int rate, const Shaping& shaping)
