@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Cluster-mode benchmark (issue 13), all on 127.0.0.1 with a throwaway PostgreSQL 15:
+# Cluster-mode benchmark, all on 127.0.0.1 with a throwaway PostgreSQL 15:
 #   1. authenticated GET /v1/me and agent generation enqueue (POST /v1/agent/generate, nodes run
 #      with --no-workers so only the enqueue is measured) on one node, then on two nodes sharing the
 #      database (one wrk per node, at the same time): requests/s and p99;

@@ -1,4 +1,4 @@
-// Speech throughput and latency (issue 3), in one run:
+// Speech throughput and latency, in one run:
 //  1. the default voice's raw engine (RHVoice bdl for M1): a fixed 200-word paragraph synthesized
 //     in a loop, in this process, through the same engine the server uses (the engine's limit:
 //     one synthesis at a time per engine);

@@ -1,6 +1,6 @@
 // The agent lifecycle as a domain service (SPEC 2.1, 2.2, 4.2-4.7, 4.10-4.12): create (validate,
 // charge, store inputs, enqueue: all or nothing), prompt updates, delete (with the refund rule of
-// docs/agents.md) and the dynamics configuration. No HTTP here: handlers in src/api parse the
+// docs/api/agents.md) and the dynamics configuration. No HTTP here: handlers in src/api parse the
 // request into these structs, call one method and render the result.
 #pragma once
 #include <boost/json.hpp>

@@ -45,18 +45,18 @@ struct Config {
   bool allow_private_fetch = false;  // let user URLs reach private/loopback addresses (tests)
   std::string log_level = "info";
 
-  // --- dashboard (issue 14) ---
+  // --- dashboard ---
   std::string web_dir;        // static pages; default: the source tree's web/ (IMAGO_DEFAULT_WEB_DIR)
   bool allow_signup = false;  // anyone may create an account and member at /sign-up
 
-  // --- speech (issue 3) ---
+  // --- speech ---
   int tts_workers = 0;        // 0: one per core
   int tts_queue = 64;         // pending synthesis requests before 503
   int tts_account_queue = 8;  // synthesis requests one account may have in progress before 429
   int tts_max_chars = 20000;  // longest accepted text
   int tts_max_audio_s = 600;  // longest audio one request may produce
 
-  // --- jobs (issue 5) ---
+  // --- jobs ---
   bool run_workers = true;         // serve also runs job workers
   int job_workers = 2;             // concurrent jobs per node
   int background_job_workers = 1;  // free movement regenerations per node, apart from job_workers
@@ -64,7 +64,7 @@ struct Config {
   std::string storage_quota;
   int job_lease_ms = 15000;  // a claimed job is re-claimable this long after its last heartbeat
 
-  // --- live sessions (issue 10, docs/live-protocol.md) ---
+  // --- live sessions (docs/live-protocol.md) ---
   int runtime_token_ttl_s = 300;   // runtime token lifetime (SPEC 8.7: about 5 minutes)
   int live_grace_s = 300;          // a session pauses this long after its last token renewal
   int live_billing_period_s = 60;  // one billed "minute" (shorter only for tests)
@@ -79,7 +79,7 @@ struct Config {
   int live_frame_side = 512;  // longest side of rendered live frames, px
   int live_jpeg_quality = 75;
 
-  // --- conversation (issue 12, docs/conversation.md) ---
+  // --- conversation (docs/conversation.md) ---
   std::string llm_base_url;        // OpenAI-compatible endpoint ".../v1"; empty: built-in responder
   std::string llm_model;           // the model name sent with each request
   std::string llm_api_key;         // IMAGO_LLM_API_KEY only (never a flag: argv is visible in ps)

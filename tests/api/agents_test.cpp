@@ -102,7 +102,7 @@ TEST(Agents, FullLifecycle) {
   auto img = s.get(str(last, "image_url").substr(s.url().size()), acct.api_secret);
   EXPECT_EQ(img.body, face_jpeg());
 
-  // Get: exactly the SPEC 4.4 fields, plus the voice the agent speaks with (issue 12).
+  // Get: exactly the SPEC 4.4 fields, plus the voice the agent speaks with.
   auto got = s.get("/v1/agent/" + code, acct.api_secret);
   ASSERT_EQ(got.status, 200);
   EXPECT_EQ(keys_of(got.json().at("data")),

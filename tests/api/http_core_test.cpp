@@ -1,4 +1,4 @@
-// Black-box tests of the HTTP core under hostile clients (issue: "an HTTP core that no client can
+// Black-box tests of the HTTP core under hostile clients ("an HTTP core that no client can
 // starve"): slow readers, unauthenticated large bodies, connection caps. Every loop is bounded in
 // count and time; all traffic goes to the loopback server started here.
 #include <arpa/inet.h>
@@ -225,7 +225,7 @@ TEST(HttpCoreCaps, PerAddressConnectionCapKeepsOthersServed) {
   EXPECT_TRUE(ok);
 }
 
-// Issue 9, small ones: `imagod admin --data-dir var --help` (printed by `make run`) failed with
+// Small ones: `imagod admin --data-dir var --help` (printed by `make run`) failed with
 // "--help needs a value".
 TEST(AdminCli, HelpAfterDataDirPrintsUsage) {
   std::string dir = testing::make_temp_dir();

@@ -1,4 +1,4 @@
-// Decompression bombs (issue 9, finding 4): an image whose header declares far more pixels than
+// Decompression bombs: an image whose header declares far more pixels than
 // the file could sensibly hold is refused at request time, 400 VALIDATION_ERROR, nothing charged,
 // nothing stored; by URL (fetched by the job) it fails the job with the refund.
 #include <gtest/gtest.h>

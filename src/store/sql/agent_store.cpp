@@ -229,7 +229,7 @@ class SqlAgentStore final : public AgentStore {
     return db_->write([&](Connection& c) -> Status {
       auto a = load(c, account_id, code);
       if (!a) return not_found(code);
-      // Paid work that never started is refunded (docs/agents.md); started or finished work keeps
+      // Paid work that never started is refunded (docs/api/agents.md); started or finished work keeps
       // its charge. The charges are rebuilt from the jobs, so the refund keys match them.
       auto unstarted = c.prepare(IMAGO_SQL_FOR_UPDATE(
           "SELECT id, kind FROM jobs WHERE subject = ? AND account_id = ? AND state = 'queued' AND attempts "
