@@ -11,7 +11,7 @@ namespace {
 constexpr int kFirstExtra = 68;
 // The mouth (deform_mesh): the inner-lip opening per unit of Pose::mouth_open, in eye distances;
 // the upper lip's share of it; how much of the jaw's drop the row of points under the jaw takes.
-constexpr float kOpenPerUnit = 0.34f, kUpperShare = 0.2f, kUnderJawFollow = 0.1f;
+constexpr float kOpenPerUnit = 0.35f, kUpperShare = 0.2f, kUnderJawFollow = 0.1f;
 // Blinks (MeshWarper::draw_lids; docs/avatar.md "How the face moves"). Tuned by looking at the
 // shut eyes of the FaceMetrics portraits and at the re-detected eye aspect ratio.
 // The crease points sit this share of the way from the upper lid up to the brow: the band below
@@ -382,6 +382,27 @@ inline void bilinear(const cv::Mat& src, float x, float y, uint8_t* out) {
     out[c] = uint8_t(r0[c] * w00 + r0[c + 3] * w01 + r1[c] * w10 + r1[c + 3] * w11 + 0.5f);
 }
 
+// bilinear() along a row of n pixels: the source point starts at (sx, sy) and advances by
+// (dx, dy) per pixel. Fixed point (16.16 coordinates, 8-bit weights): the whole head region is
+// re-warped every frame while it sways, and this is most of a frame's time.
+inline void bilinear_row(const cv::Mat& src, float sx, float sy, float dx, float dy, int n, uint8_t* out) {
+  const size_t step = src.step[0];
+  const uint8_t* data = src.data;
+  const int32_t xmax = (src.cols - 1) * 65536 - 1, ymax = (src.rows - 1) * 65536 - 1;
+  int32_t X = int32_t(std::lround(sx * 65536.0f)), Y = int32_t(std::lround(sy * 65536.0f));
+  const int32_t DX = int32_t(std::lround(dx * 65536.0f)), DY = int32_t(std::lround(dy * 65536.0f));
+  for (int i = 0; i < n; ++i, X += DX, Y += DY, out += 3) {
+    const int32_t x = std::clamp(X, 0, xmax), y = std::clamp(Y, 0, ymax);
+    const int32_t fx = (x >> 8) & 255, fy = (y >> 8) & 255;
+    const uint8_t* r0 = data + size_t(y >> 16) * step + size_t(x >> 16) * 3;
+    const uint8_t* r1 = r0 + step;
+    const int32_t w00 = (256 - fx) * (256 - fy), w01 = fx * (256 - fy), w10 = (256 - fx) * fy, w11 = fx * fy;
+    out[0] = uint8_t((r0[0] * w00 + r0[3] * w01 + r1[0] * w10 + r1[3] * w11 + 32768) >> 16);
+    out[1] = uint8_t((r0[1] * w00 + r0[4] * w01 + r1[1] * w10 + r1[4] * w11 + 32768) >> 16);
+    out[2] = uint8_t((r0[2] * w00 + r0[5] * w01 + r1[2] * w10 + r1[5] * w11 + 32768) >> 16);
+  }
+}
+
 double smooth01(double x) {
   x = std::clamp(x, 0.0, 1.0);
   return x * x * (3 - 2 * x);
@@ -484,7 +505,9 @@ void MeshWarper::draw(const std::vector<cv::Point2f>& full, const std::vector<cv
   auto interior = [&](float x, float y, float* out, bool teeth, bool lower_teeth) {
     cv::Point2f q = local(cv::Point2f(x, y));
     float ptop = along(upper, 5, q.x), pbot = along(lower, 5, q.x);
-    float top = rounded(upper, q.x), bot = rounded(lower, q.x);
+    // Inset by most of a pixel: where an inner lip runs straight the rounded outline lies on the
+    // polygon's edge, whose rasterized pixels would show as stair steps against the cavity.
+    float top = rounded(upper, q.x) + 0.8f, bot = rounded(lower, q.x) - 0.8f;
     float h = std::max(0.5f, bot - top);
     float u = std::clamp(q.x / half, -1.0f, 1.0f);
     float fy = std::clamp((q.y - top) / h, 0.0f, 1.0f);
@@ -669,9 +692,8 @@ void MeshWarper::draw(const std::vector<cv::Point2f>& full, const std::vector<cv
       continue;
     }
     raster(d, clip, [&](int y, int x0, int x1) {
-      uint8_t* row = canvas.ptr<uint8_t>(y);
-      float sx = A[0] * x0 + A[1] * y + A[2], sy = A[3] * x0 + A[4] * y + A[5];
-      for (int x = x0; x <= x1; ++x, sx += A[0], sy += A[3]) bilinear(base_, sx, sy, row + x * 3);
+      bilinear_row(base_, A[0] * x0 + A[1] * y + A[2], A[3] * x0 + A[4] * y + A[5], A[0], A[3], x1 - x0 + 1,
+                   canvas.ptr<uint8_t>(y) + x0 * 3);
     });
   }
   draw_lids(lid, full, rigid, canvas);

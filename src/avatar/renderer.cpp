@@ -187,19 +187,19 @@ MouthShape shape_for(Viseme v) {
     case Viseme::kAA:
       return {0.85, 0.1, 0.5, 0, 0};
     case Viseme::kEE:
-      return {0.45, 0.7, 0.9, 0, 0};
+      return {0.55, 0.7, 0.9, 0, 0};
     case Viseme::kOO:
-      return {0.4, -1.0, 0.0, 0, 0};
+      return {0.5, -1.0, 0.0, 0, 0};
     case Viseme::kFV:
       return {0.15, 0.05, 1.0, 0, 1};
     case Viseme::kTD:
-      return {0.35, 0.25, 0.8, 0, 0};
+      return {0.42, 0.25, 0.8, 0, 0};
     case Viseme::kSH:
-      return {0.3, -0.5, 1.0, 0, 0};
+      return {0.38, -0.5, 1.0, 0, 0};
     case Viseme::kOH:
-      return {0.7, -0.7, 0.2, 0, 0};
+      return {0.75, -0.7, 0.2, 0, 0};
     case Viseme::kEH:
-      return {0.6, 0.3, 0.5, 0, 0};
+      return {0.65, 0.3, 0.5, 0, 0};
   }
   return {0, 0, 0, 0, 0};
 }
@@ -542,10 +542,10 @@ Pose Renderer::Impl::pose_at(int64_t n, int16_t* audio, bool& speaking, bool& eo
     // the voice how far this syllable goes, and the sounding floor below keeps a dip between
     // two syllables from flapping the lips shut.
     const double db = window_db(*cur, int64_t(centre), opt.audio_rate / 40);
-    const double loud = std::pow(std::clamp((db + 28) / 24, 0.0, 1.0), 1.4);
+    const double loud = std::pow(std::clamp((db + 28) / 24, 0.0, 1.0), 2.0);
     p.mouth_open = acc.open * (0.05 + 0.95 * loud);
     // A sounding phone keeps a small opening (voiced sounds never seal the lips).
-    if (sounding) p.mouth_open = std::max(p.mouth_open, 0.1);
+    if (sounding) p.mouth_open = std::max(p.mouth_open, 0.06);
     p.mouth_spread = acc.spread;
     p.mouth_teeth = acc.teeth;
     p.mouth_press = acc.press;
