@@ -46,7 +46,8 @@ speech::Audio phones(const std::vector<std::pair<std::string, double>>& seq) {
     const int n = int(dur * a.sample_rate);
     for (int i = 0; i < n; ++i) {
       const double s = double(a.samples.size()) / a.sample_rate;
-      a.samples.push_back(int16_t(amp * (0.6 * std::sin(2 * M_PI * 140 * s) + 0.4 * std::sin(2 * M_PI * 280 * s))));
+      a.samples.push_back(
+          int16_t(amp * (0.6 * std::sin(2 * M_PI * 140 * s) + 0.4 * std::sin(2 * M_PI * 280 * s))));
     }
     t += dur;
   }
@@ -128,7 +129,8 @@ int figures(const std::string& photo) {
   std::vector<double> sorted = open;
   std::sort(sorted.begin(), sorted.end());
   std::printf("%s: r(open, envelope; 120 ms) = %.3f, open median %.2f, 95th %.2f\n", photo.c_str(),
-              pearson(smooth3(open), smooth3(env)), sorted[sorted.size() / 2], sorted[sorted.size() * 95 / 100]);
+              pearson(smooth3(open), smooth3(env)), sorted[sorted.size() / 2],
+              sorted[sorted.size() * 95 / 100]);
   return 0;
 }
 
@@ -156,7 +158,8 @@ int sheet(const std::string& photo, const std::string& out_dir) {
   const int side = int(3.2 * ed);
   const cv::Rect face(int(mid.x - side / 2), int(mid.y - 0.42 * side), side, side);
   const cv::Rect mouth(int(m.mouth.x - 0.6 * ed), int(m.mouth.y - 0.45 * ed), int(1.2 * ed), int(0.9 * ed));
-  const cv::Rect eye(int(m.left_eye.x - 0.45 * ed), int(m.left_eye.y - 0.3 * ed), int(0.9 * ed), int(0.6 * ed));
+  const cv::Rect eye(int(m.left_eye.x - 0.45 * ed), int(m.left_eye.y - 0.3 * ed), int(0.9 * ed),
+                     int(0.6 * ed));
 
   std::vector<Tile> tiles;
   cv::Mat src = cv::imread(photo);
@@ -164,7 +167,8 @@ int sheet(const std::string& photo, const std::string& out_dir) {
     const double s = double(kTile) / std::max(src.cols, src.rows);
     cv::Mat small, canvas(kTile, kTile, CV_8UC3, cv::Scalar(40, 40, 40));
     cv::resize(src, small, {}, s, s, cv::INTER_AREA);
-    small.copyTo(canvas(cv::Rect((kTile - small.cols) / 2, (kTile - small.rows) / 2, small.cols, small.rows)));
+    small.copyTo(
+        canvas(cv::Rect((kTile - small.cols) / 2, (kTile - small.rows) / 2, small.cols, small.rows)));
     tiles.push_back({"source photo", canvas});
   }
   const cv::Mat rest = to_bgr(internal::render_pose(**model, {}));
@@ -176,9 +180,9 @@ int sheet(const std::string& photo, const std::string& out_dir) {
   auto r = Renderer::create(*model, o);
   if (!r.ok()) return 1;
   const std::vector<std::pair<std::string, double>> seq = {
-      {"_", 0.4}, {"h", 0.08}, {"A:", 0.32}, {"_", 0.3}, {"@", 0.1}, {"m", 0.16}, {"@", 0.1}, {"_", 0.3},
-      {"w", 0.08}, {"u:", 0.3}, {"_", 0.3},  {"@", 0.1}, {"f", 0.16}, {"@", 0.1}, {"_", 0.3}, {"E", 0.3},
-      {"_", 0.3}};
+      {"_", 0.4},  {"h", 0.08}, {"A:", 0.32}, {"_", 0.3},  {"@", 0.1}, {"m", 0.16},
+      {"@", 0.1},  {"_", 0.3},  {"w", 0.08},  {"u:", 0.3}, {"_", 0.3}, {"@", 0.1},
+      {"f", 0.16}, {"@", 0.1},  {"_", 0.3},   {"E", 0.3},  {"_", 0.3}};
   speech::Audio a = phones(seq);
   if (!(*r)->push_audio(a).ok()) return 1;
   std::vector<cv::Mat> frames;
@@ -191,10 +195,12 @@ int sheet(const std::string& photo, const std::string& out_dir) {
   }
   auto frame_at = [&](const std::string& ph, int nth = 0) {
     for (const auto& p : a.phonemes)
-      if (p.phoneme == ph && nth-- == 0) return std::min(int(frames.size()) - 1, int((p.start_s + p.end_s) / 2 * kFps));
+      if (p.phoneme == ph && nth-- == 0)
+        return std::min(int(frames.size()) - 1, int((p.start_s + p.end_s) / 2 * kFps));
     return 0;
   };
-  const int fa = frame_at("A:"), fm = frame_at("m"), fu = frame_at("u:"), ff = frame_at("f"), fe = frame_at("E");
+  const int fa = frame_at("A:"), fm = frame_at("m"), fu = frame_at("u:"), ff = frame_at("f"),
+            fe = frame_at("E");
   char buf[64];
   std::snprintf(buf, sizeof buf, "open vowel 'a' (open %.2f)", opens[fa]);
   tiles.push_back({buf, crop_to_tile(frames[fa], face)});
@@ -251,9 +257,10 @@ int main(int argc, char** argv) {
   if (!measure) std::filesystem::create_directories(out);
   std::vector<std::string> photos(argv + 2, argv + argc);
   if (photos.empty()) {
-    const std::string html = "/usr/share/doc/opencv-doc/opencv4/html/", data = "/usr/share/doc/opencv-doc/examples/data/";
-    photos = {html + "230501201_1.jpg", html + "227943776_1.jpg", html + "face_swapped.jpg", html + "facereg.jpg",
-              data + "messi5.jpg"};
+    const std::string html = "/usr/share/doc/opencv-doc/opencv4/html/",
+                      data = "/usr/share/doc/opencv-doc/examples/data/";
+    photos = {html + "230501201_1.jpg", html + "227943776_1.jpg", html + "face_swapped.jpg",
+              html + "facereg.jpg", data + "messi5.jpg"};
   }
   int failed = 0;
   for (const auto& p : photos) failed += measure ? figures(p) : sheet(p, out);

@@ -243,7 +243,8 @@ void deform_mesh(const FaceMesh& m, const Pose& p, std::vector<cv::Point2f>& ful
   // a little to show their edge.
   const float tuck = float(std::clamp(p.lip_tuck, 0.0, 1.0));
   if (tuck > 0) {
-    for (int i : {56, 57, 58}) move(i, 0, -tuck * 0.3f * dist(m.rest[i], m.rest[i == 56 ? 65 : i == 57 ? 66 : 67]));
+    for (int i : {56, 57, 58})
+      move(i, 0, -tuck * 0.3f * dist(m.rest[i], m.rest[i == 56 ? 65 : i == 57 ? 66 : 67]));
     for (int i : {50, 51, 52, 61, 62, 63}) move(i, 0, -tuck * 0.03f * mw);
   }
   // Spread (ee) and rounding (oo, kiss): corners out or in; rounded lips also push out (taller).
@@ -628,7 +629,8 @@ void MeshWarper::draw(const std::vector<cv::Point2f>& full, const std::vector<cv
             float ry = from_upper ? rtop + (q.y - top) : rbot - (bot - q.y);
             const float extra = std::max(0.0f, (bot - top) - rh);
             const float t = std::max(in_upper, in_lower) + extra / 2;  // from the gap's middle
-            const float cover = std::max(0.0f, std::min(t + 0.5f, extra / 2) - std::max(t - 0.5f, -extra / 2));
+            const float cover =
+                std::max(0.0f, std::min(t + 0.5f, extra / 2) - std::max(t - 0.5f, -extra / 2));
             float a = 1 - std::min(1.0f, cover);
             // Lips pressed together (p/b/m, a kiss) over a mouth open in the photo: the few rows
             // of the photo's teeth left between them would show as a bright, jagged sliver; the

@@ -75,7 +75,8 @@ class MeshWarper {
   std::vector<uint8_t> moved_last_;
   Lid lids_[2];
   cv::Rect lid_box_[2];
-  float split_ = 0.5f;  // photo with an open mouth: share of its opening that is upper teeth  // where last frame drew closing lids: the triangles there are redrawn
+  float split_ = 0.5f;  // photo with an open mouth: share of its opening that is upper teeth  // where last
+                        // frame drew closing lids: the triangles there are redrawn
 };
 
 // One still frame of `model` in pose `p` (RGB, the model's size), from a fresh warper: for tools

@@ -272,9 +272,10 @@ TEST_P(FaceMetrics, SpeechKeepsTheFaceDetectableAndTheLipsFollowTheAudio) {
   const double med = sorted[sorted.size() / 2], p95 = sorted[sorted.size() * 95 / 100];
   int jumps = 0;  // flapping: frame-to-frame changes over half the range
   for (size_t i = 1; i < open.size(); ++i) jumps += std::abs(open[i] - open[i - 1]) > 0.5 * sorted.back();
-  std::printf("%s: inner-lip opening / inter-ocular while speaking, beyond rest (%.3f): median %.3f, 95th %.3f, "
-              "max %.3f; %d jumps over half the range\n",
-              name.c_str(), rest_open, med, p95, sorted.back(), jumps);
+  std::printf(
+      "%s: inner-lip opening / inter-ocular while speaking, beyond rest (%.3f): median %.3f, 95th %.3f, "
+      "max %.3f; %d jumps over half the range\n",
+      name.c_str(), rest_open, med, p95, sorted.back(), jumps);
   EXPECT_LE(med, 0.15);
   EXPECT_LE(p95, 0.32);
   // Every p, b, m: the lips close within one frame. Closed: within 10% of the speech range of a
@@ -300,10 +301,13 @@ TEST_P(FaceMetrics, SpeechKeepsTheFaceDetectableAndTheLipsFollowTheAudio) {
     worst = std::max(worst, lowest);
     bool ok = lowest * peak <= shut;
     closed += ok;
-    if (!ok) std::printf("%s: lips open at '%s' (%.2f s):%s\n", name.c_str(), p.phoneme.c_str(), p.start_s, seen.c_str());
+    if (!ok)
+      std::printf("%s: lips open at '%s' (%.2f s):%s\n", name.c_str(), p.phoneme.c_str(), p.start_s,
+                  seen.c_str());
   }
-  std::printf("%s: lips closed for %d of %d bilabials (closed: <= %.3f; least closed: %.1f%% of the maximum)\n",
-              name.c_str(), closed, bilabials, shut, 100 * worst);
+  std::printf(
+      "%s: lips closed for %d of %d bilabials (closed: <= %.3f; least closed: %.1f%% of the maximum)\n",
+      name.c_str(), closed, bilabials, shut, 100 * worst);
   EXPECT_GE(bilabials, 15);
   EXPECT_GE(closed, bilabials * 9 / 10) << "bar: p/b/m closed within one frame for >= 90%";
 }
@@ -342,9 +346,10 @@ TEST_P(FaceMetrics, TheCollarStaysWhileTheJawOpens) {
   cv::cvtColor(rest(under), g1, cv::COLOR_BGR2GRAY);
   cv::cvtColor(widest(under), g2, cv::COLOR_BGR2GRAY);
   const double s = ssim(g1, g2);
-  std::printf("%s: widest vowel (open %.2f, re-detected %.3f of the eye distance beyond rest): under-jaw SSIM vs "
-              "rest %.3f\n",
-              name.c_str(), most, open, s);
+  std::printf(
+      "%s: widest vowel (open %.2f, re-detected %.3f of the eye distance beyond rest): under-jaw SSIM vs "
+      "rest %.3f\n",
+      name.c_str(), most, open, s);
   EXPECT_LE(open, 0.32);
   EXPECT_GE(s, 0.9);
 }

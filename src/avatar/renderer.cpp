@@ -241,7 +241,8 @@ struct Segment {
 
 // Loudness in dB against the segment's reference over [c - half, c + half) of the segment's audio.
 double window_db(const Segment& s, int64_t c, int64_t half) {
-  const int64_t a = std::max<int64_t>(0, c - half - s.start), b = std::min<int64_t>(s.pcm.size(), c + half - s.start);
+  const int64_t a = std::max<int64_t>(0, c - half - s.start),
+                b = std::min<int64_t>(s.pcm.size(), c + half - s.start);
   if (b <= a) return -100;
   double e = 0;
   for (int64_t i = a; i < b; ++i) e += double(s.pcm[size_t(i)]) * s.pcm[size_t(i)];
