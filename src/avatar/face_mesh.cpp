@@ -532,9 +532,9 @@ void MeshWarper::draw(const std::vector<cv::Point2f>& full, const std::vector<cv
     }
     // The lower teeth show in a wide opening (a laugh): a narrow, shadowed row standing on the
     // lower lip in the middle of the mouth, in front of the tongue.
-    if (lower_teeth && h > 0.12f * m.mw && std::abs(u) < 0.5f) {
+    if (lower_teeth && h > 0.16f * m.mw && std::abs(u) < 0.5f) {
       float w = std::sqrt(1 - (u / 0.5f) * (u / 0.5f));
-      float lth = std::min(0.05f * m.mw, 0.22f * h) * w;
+      float lth = std::min(0.035f * m.mw, 0.18f * h) * w;
       float la = float(smooth01((q.y - (bot - lth)) / 1.2f + 0.5f));
       if (la > 0 && lth > 1.0f) {
         float shade = 0.62f * (1 - 0.6f * u * u);
