@@ -392,8 +392,13 @@ inline void bilinear_row(const cv::Mat& src, float sx, float sy, float dx, float
   const int32_t xmax = (src.cols - 1) * 65536 - 1, ymax = (src.rows - 1) * 65536 - 1;
   int32_t X = int32_t(std::lround(sx * 65536.0f)), Y = int32_t(std::lround(sy * 65536.0f));
   const int32_t DX = int32_t(std::lround(dx * 65536.0f)), DY = int32_t(std::lround(dy * 65536.0f));
+  // The source row is a straight segment: when both its ends lie inside the photo, every pixel
+  // does, and the per-pixel clamps go.
+  const int64_t XE = int64_t(X) + int64_t(DX) * (n - 1), YE = int64_t(Y) + int64_t(DY) * (n - 1);
+  const bool inside =
+      X >= 0 && Y >= 0 && X <= xmax && Y <= ymax && XE >= 0 && YE >= 0 && XE <= xmax && YE <= ymax;
   for (int i = 0; i < n; ++i, X += DX, Y += DY, out += 3) {
-    const int32_t x = std::clamp(X, 0, xmax), y = std::clamp(Y, 0, ymax);
+    const int32_t x = inside ? X : std::clamp(X, 0, xmax), y = inside ? Y : std::clamp(Y, 0, ymax);
     const int32_t fx = (x >> 8) & 255, fy = (y >> 8) & 255;
     const uint8_t* r0 = data + size_t(y >> 16) * step + size_t(x >> 16) * 3;
     const uint8_t* r1 = r0 + step;
