@@ -231,7 +231,7 @@ void deform_mesh(const FaceMesh& m, const Pose& p, std::vector<cv::Point2f>& ful
   const float c = G - press * mean_gap;
   for (int i = 49; i <= 53; ++i) move(i, 0, -kUpperShare * c * std::max(0.5f, arc(i)));
   for (int i = 55; i <= 59; ++i) move(i, 0, (1 - kUpperShare) * c * std::max(0.5f, arc(i)));
-  for (int i : {48, 54, 60, 64}) move(i, 0, 0.3f * c);
+  for (int i : {48, 54, 60, 64}) move(i, 0, 0.42f * c);
   for (int i = 2; i <= 14; ++i) {
     const float w = std::max(0.0f, 1 - std::abs(i - 8) / 6.0f);
     move(i, 0, 0.75f * c * w);
