@@ -8,7 +8,7 @@ LISTEN     ?= 127.0.0.1:8080
 DATA_DIR   ?= var
 CMAKE_ARGS ?=
 
-.PHONY: setup configure build run test asan tsan stress bench bench-http fuzz format clean
+.PHONY: setup configure build run test asan tsan stress bench bench-http fuzz format clean contact-sheets
 
 setup:
 	@bash scripts/setup.sh
@@ -60,6 +60,12 @@ bench:
 
 bench-http: build
 	@bash bench/http_bench.sh $(BUILD)/imagod
+
+# Contact sheets of the talking face per test portrait (rest, speech shapes, blink, gestures,
+# close-ups) in $(BUILD)/contact-sheets/*.png, for looking at (docs/avatar.md).
+contact-sheets: configure
+	@ninja -C $(BUILD) -j $(JOBS) avatar_contact_sheet
+	@./$(BUILD)/src/avatar/avatar_contact_sheet $(BUILD)/contact-sheets
 
 # libFuzzer targets (clang, installed on demand).
 fuzz:

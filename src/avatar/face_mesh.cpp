@@ -9,6 +9,9 @@ namespace imago::avatar::internal {
 namespace {
 
 constexpr int kFirstExtra = 68;
+// The mouth (deform_mesh): the inner-lip opening per unit of Pose::mouth_open, in eye distances;
+// the upper lip's share of it; how much of the jaw's drop the row of points under the jaw takes.
+constexpr float kOpenPerUnit = 0.35f, kUpperShare = 0.2f, kUnderJawFollow = 0.1f;
 // Blinks (MeshWarper::draw_lids; docs/avatar.md "How the face moves"). Tuned by looking at the
 // shut eyes of the FaceMetrics portraits and at the re-detected eye aspect ratio.
 // The crease points sit this share of the way from the upper lid up to the brow: the band below
@@ -202,26 +205,47 @@ void deform_mesh(const FaceMesh& m, const Pose& p, std::vector<cv::Point2f>& ful
   auto move = [&](int i, float across, float down) { full[i] += ux * across + uy * down; };
   const float mw = m.mw;
 
-  // Mouth: the jaw and lower lip carry most of the opening, the upper lip a little; p/b/m
-  // (press) close even a mouth that is open in the photo. Pressed lips keep their thickness:
-  // thinned lips read as parted to the landmark predictor (33 of 46 closures instead of 46).
-  float G = float(std::clamp(p.mouth_open, 0.0, 1.2)) * 0.58f * mw;
-  float press = float(std::clamp(p.mouth_press, 0.0, 1.0));
+  // Mouth. G is the extra inner-lip opening: 0.34 eye distances at open = 1, so speech (open
+  // 0.2..0.85 per viseme) stays a speaking mouth, 0.07..0.29 eye distances. The jaw carries the
+  // lower lip (80% of the opening), the upper lip lifts 20%; each inner-lip point's share follows
+  // an arc across the mouth ((1 - u^2)^0.3, u from corner to corner: the jaw lowers the
+  // lip almost evenly, so a smile's curved lip does not deepen into a V), so both lips stay smooth
+  // curves and the corners move only with the jaw's rotation (30%). p/b/m (press) close even a
+  // mouth that is open in the photo; pressed lips keep their thickness: thinned lips read as
+  // parted to the landmark predictor.
+  const float G = float(std::clamp(p.mouth_open, 0.0, 1.2)) * kOpenPerUnit * m.ed;
+  const float press = float(std::clamp(p.mouth_press, 0.0, 1.0));
+  const cv::Point2f mc = (m.rest[60] + m.rest[64]) * 0.5f;
+  const float mh = std::max(1.0f, dist(m.rest[60], m.rest[64]) / 2);
+  auto arc = [&](int i) {
+    const float u = std::clamp((m.rest[i] - mc).dot(ux) / mh, -1.0f, 1.0f);
+    return std::pow(std::max(0.0f, 1 - u * u), 0.3f);
+  };
+  const float mean_gap = (m.rest_gap[0] + m.rest_gap[1] + m.rest_gap[2]) / 3;
   const int pairs[3][2] = {{61, 67}, {62, 66}, {63, 65}};
   for (int k = 0; k < 3; ++k) {
-    float c = (k == 1 ? 1.0f : 0.85f) * G - press * m.rest_gap[k];
-    move(pairs[k][0], 0, -0.3f * c);
-    move(pairs[k][1], 0, 0.7f * c);
+    const float c = arc(pairs[k][0]) * G - press * m.rest_gap[k];
+    move(pairs[k][0], 0, -kUpperShare * c);
+    move(pairs[k][1], 0, (1 - kUpperShare) * c);
   }
-  float c = G - press * (m.rest_gap[0] + m.rest_gap[1] + m.rest_gap[2]) / 3;
-  for (int i = 49; i <= 53; ++i) move(i, 0, -0.25f * c * (i == 49 || i == 53 ? 0.6f : 1.0f));
-  for (int i = 55; i <= 59; ++i) move(i, 0, 0.7f * c * (i == 55 || i == 59 ? 0.6f : 1.0f));
-  for (int i : {48, 54, 60, 64}) move(i, 0, 0.3f * c);
+  const float c = G - press * mean_gap;
+  for (int i = 49; i <= 53; ++i) move(i, 0, -kUpperShare * c * std::max(0.5f, arc(i)));
+  for (int i = 55; i <= 59; ++i) move(i, 0, (1 - kUpperShare) * c * std::max(0.5f, arc(i)));
+  for (int i : {48, 54, 60, 64}) move(i, 0, 0.42f * c);
   for (int i = 2; i <= 14; ++i) {
-    float w = std::max(0.0f, 1 - std::abs(i - 8) / 6.0f);
-    move(i, 0, 0.66f * c * w);
-    // The row under the jaw follows most of the way (a beard moves with the chin).
-    if (i >= 3 && i <= 13) move(m.under_jaw + i - 3, 0, 0.66f * c * w * 0.8f);
+    const float w = std::max(0.0f, 1 - std::abs(i - 8) / 6.0f);
+    move(i, 0, 0.75f * c * w);
+    // The row under the jaw follows a little (the soft skin under the chin); the neck, collar
+    // and clothes below it do not move with the jaw at all.
+    if (i >= 3 && i <= 13) move(m.under_jaw + i - 3, 0, kUnderJawFollow * 0.75f * c * w);
+  }
+  // f, v: the lower lip rolls up under the upper teeth (it looks thinner) and the upper lip lifts
+  // a little to show their edge.
+  const float tuck = float(std::clamp(p.lip_tuck, 0.0, 1.0));
+  if (tuck > 0) {
+    for (int i : {56, 57, 58})
+      move(i, 0, -tuck * 0.3f * dist(m.rest[i], m.rest[i == 56 ? 65 : i == 57 ? 66 : 67]));
+    for (int i : {50, 51, 52, 61, 62, 63}) move(i, 0, -tuck * 0.03f * mw);
   }
   // Spread (ee) and rounding (oo, kiss): corners out or in; rounded lips also push out (taller).
   float s = float(std::clamp(p.mouth_spread, -1.0, 1.0));
@@ -359,6 +383,32 @@ inline void bilinear(const cv::Mat& src, float x, float y, uint8_t* out) {
     out[c] = uint8_t(r0[c] * w00 + r0[c + 3] * w01 + r1[c] * w10 + r1[c + 3] * w11 + 0.5f);
 }
 
+// bilinear() along a row of n pixels: the source point starts at (sx, sy) and advances by
+// (dx, dy) per pixel. Fixed point (16.16 coordinates, 8-bit weights): the whole head region is
+// re-warped every frame while it sways, and this is most of a frame's time.
+inline void bilinear_row(const cv::Mat& src, float sx, float sy, float dx, float dy, int n, uint8_t* out) {
+  const size_t step = src.step[0];
+  const uint8_t* data = src.data;
+  const int32_t xmax = (src.cols - 1) * 65536 - 1, ymax = (src.rows - 1) * 65536 - 1;
+  int32_t X = int32_t(std::lround(sx * 65536.0f)), Y = int32_t(std::lround(sy * 65536.0f));
+  const int32_t DX = int32_t(std::lround(dx * 65536.0f)), DY = int32_t(std::lround(dy * 65536.0f));
+  // The source row is a straight segment: when both its ends lie inside the photo, every pixel
+  // does, and the per-pixel clamps go.
+  const int64_t XE = int64_t(X) + int64_t(DX) * (n - 1), YE = int64_t(Y) + int64_t(DY) * (n - 1);
+  const bool inside =
+      X >= 0 && Y >= 0 && X <= xmax && Y <= ymax && XE >= 0 && YE >= 0 && XE <= xmax && YE <= ymax;
+  for (int i = 0; i < n; ++i, X += DX, Y += DY, out += 3) {
+    const int32_t x = inside ? X : std::clamp(X, 0, xmax), y = inside ? Y : std::clamp(Y, 0, ymax);
+    const int32_t fx = (x >> 8) & 255, fy = (y >> 8) & 255;
+    const uint8_t* r0 = data + size_t(y >> 16) * step + size_t(x >> 16) * 3;
+    const uint8_t* r1 = r0 + step;
+    const int32_t w00 = (256 - fx) * (256 - fy), w01 = fx * (256 - fy), w10 = (256 - fx) * fy, w11 = fx * fy;
+    out[0] = uint8_t((r0[0] * w00 + r0[3] * w01 + r1[0] * w10 + r1[3] * w11 + 32768) >> 16);
+    out[1] = uint8_t((r0[1] * w00 + r0[4] * w01 + r1[1] * w10 + r1[4] * w11 + 32768) >> 16);
+    out[2] = uint8_t((r0[2] * w00 + r0[5] * w01 + r1[2] * w10 + r1[5] * w11 + 32768) >> 16);
+  }
+}
+
 double smooth01(double x) {
   x = std::clamp(x, 0.0, 1.0);
   return x * x * (3 - 2 * x);
@@ -378,7 +428,42 @@ float along(const cv::Point2f* pts, int n, float x) {
 }  // namespace
 
 MeshWarper::MeshWarper(const FaceMesh& m, const cv::Mat& base)
-    : m_(m), base_(base), moved_last_(m.tris.size(), 0), lids_{lid_of(0), lid_of(1)} {}
+    : m_(m), base_(base), moved_last_(m.tris.size(), 0), lids_{lid_of(0), lid_of(1)} {
+  // A photo with its mouth open: where its upper teeth end. The rows above travel with the upper
+  // lip (the upper teeth are fixed to the skull), the rows below with the jaw. The line is the
+  // darkest row of the middle of the mouth between 30% and 90% of the opening (where the rows
+  // of teeth meet, or where the upper teeth end over the dark cavity); without a clear dark row
+  // everything the photo shows there is upper teeth.
+  if (!m.mouth_open_at_rest) return;
+  cv::Point2f o = (m.rest[60] + m.rest[64]) * 0.5f, ax = m.rest[64] - m.rest[60];
+  const float half = std::max(1.0f, std::hypot(ax.x, ax.y) / 2);
+  ax /= half * 2;
+  const cv::Point2f ay(-ax.y, ax.x);
+  auto loc = [&](int i) { return cv::Point2f((m.rest[i] - o).dot(ax), (m.rest[i] - o).dot(ay)); };
+  const cv::Point2f up[5] = {loc(60), loc(61), loc(62), loc(63), loc(64)};
+  const cv::Point2f lo[5] = {loc(60), loc(67), loc(66), loc(65), loc(64)};
+  constexpr int kRows = 24;
+  std::vector<float> row(kRows, 0.0f);
+  for (int r = 0; r < kRows; ++r) {
+    const float f = (r + 0.5f) / kRows;
+    int n = 0;
+    for (float x = -0.35f * half; x <= 0.35f * half; x += 0.5f, ++n) {
+      const float t = along(up, 5, x), b = along(lo, 5, x);
+      const cv::Point2f q = o + ax * x + ay * (t + f * (b - t));
+      uint8_t px[3];
+      bilinear(base_, q.x, q.y, px);
+      row[r] += 0.299f * px[0] + 0.587f * px[1] + 0.114f * px[2];
+    }
+    row[r] /= float(std::max(1, n));
+  }
+  std::vector<float> sorted = row;
+  std::sort(sorted.begin(), sorted.end());
+  const float med = sorted[kRows / 2];
+  int best = -1;
+  for (int r = int(0.3f * kRows); r < int(0.9f * kRows); ++r)
+    if (best < 0 || row[r] < row[best]) best = r;
+  split_ = best >= 0 && row[best] < 0.8f * med ? (best + 0.5f) / kRows : 1.0f;
+}
 
 void MeshWarper::draw(const std::vector<cv::Point2f>& full, const std::vector<cv::Point2f>& rigid,
                       const Pose& p, cv::Mat& canvas) {
@@ -423,10 +508,12 @@ void MeshWarper::draw(const std::vector<cv::Point2f>& full, const std::vector<cv
     return acc / 5;
   };
   const float mid_top = rounded(upper, 0);
-  auto interior = [&](float x, float y, float* out, bool teeth) {
+  auto interior = [&](float x, float y, float* out, bool teeth, bool lower_teeth) {
     cv::Point2f q = local(cv::Point2f(x, y));
     float ptop = along(upper, 5, q.x), pbot = along(lower, 5, q.x);
-    float top = rounded(upper, q.x), bot = rounded(lower, q.x);
+    // Inset by most of a pixel: where an inner lip runs straight the rounded outline lies on the
+    // polygon's edge, whose rasterized pixels would show as stair steps against the cavity.
+    float top = rounded(upper, q.x) + 0.8f, bot = rounded(lower, q.x) - 0.8f;
     float h = std::max(0.5f, bot - top);
     float u = std::clamp(q.x / half, -1.0f, 1.0f);
     float fy = std::clamp((q.y - top) / h, 0.0f, 1.0f);
@@ -440,7 +527,7 @@ void MeshWarper::draw(const std::vector<cv::Point2f>& full, const std::vector<cv
     // towards its back, with a soft top edge.
     if (h > 0.1f * m.mw && std::abs(u) < 0.8f) {
       float dome = 1 - (u / 0.8f) * (u / 0.8f);
-      float tt = bot - 0.42f * h * dome;
+      float tt = bot - std::min(0.42f * h, 0.09f * m.mw) * dome;
       float ta = float(smooth01((q.y - tt) / (0.18f * h + 1.0f)));
       if (ta > 0) {
         float front = std::clamp((q.y - tt) / std::max(1.0f, bot - tt), 0.0f, 1.0f);
@@ -450,9 +537,9 @@ void MeshWarper::draw(const std::vector<cv::Point2f>& full, const std::vector<cv
     }
     // The lower teeth show in a wide opening (a laugh): a narrow, shadowed row standing on the
     // lower lip in the middle of the mouth, in front of the tongue.
-    if (teeth && h > 0.2f * m.mw && std::abs(u) < 0.5f) {
+    if (lower_teeth && h > 0.16f * m.mw && std::abs(u) < 0.5f) {
       float w = std::sqrt(1 - (u / 0.5f) * (u / 0.5f));
-      float lth = std::min(0.05f * m.mw, 0.22f * h) * w;
+      float lth = std::min(0.035f * m.mw, 0.18f * h) * w;
       float la = float(smooth01((q.y - (bot - lth)) / 1.2f + 0.5f));
       if (la > 0 && lth > 1.0f) {
         float shade = 0.62f * (1 - 0.6f * u * u);
@@ -500,6 +587,9 @@ void MeshWarper::draw(const std::vector<cv::Point2f>& full, const std::vector<cv
     }
   };
 
+  // A photo whose open mouth shows only upper teeth: the jaw's lower teeth are drawn.
+  const bool photo_lower_teeth = split_ > 0.9f;
+  const bool gazing = std::abs(p.gaze_x) + std::abs(p.gaze_y) > 1e-4;
   const bool restore_eyes = lid_box_[0].area() > 0 || lid_box_[1].area() > 0;
   for (size_t t = 0; t < m.tris.size(); ++t) {
     const auto& tri = m.tris[t];
@@ -514,6 +604,7 @@ void MeshWarper::draw(const std::vector<cv::Point2f>& full, const std::vector<cv
       cv::Rect tb(int(std::floor(x0)) - 1, int(std::floor(y0)) - 1, int(x1 - x0) + 3, int(y1 - y0) + 3);
       for (const auto& b : lid_box_) moved |= (tb & b).area() > 0;
     }
+    if (eye && gazing) moved = true;
     for (int v : tri.v) {
       if (std::abs(full[v].x - m.rest[v].x) + std::abs(full[v].y - m.rest[v].y) > 0.01f) moved = true;
       if (eye && std::abs(rigid[v].x - m.rest[v].x) + std::abs(rigid[v].y - m.rest[v].y) > 0.01f)
@@ -533,12 +624,19 @@ void MeshWarper::draw(const std::vector<cv::Point2f>& full, const std::vector<cv
             float rx = q.x / half * rhalf;
             float rtop = along(rupper, 5, rx), rbot = along(rlower, 5, rx);
             float rh = std::max(0.0f, rbot - rtop);
-            // How far inside the photo's own upper or lower half this pixel is (negative: in the
-            // drawn gap between them); the seam is feathered over a pixel and a half.
-            float in_upper = rh / 2 - (q.y - top), in_lower = rh / 2 - (bot - q.y);
+            // Above the split line the photo's rows travel with the upper lip (upper teeth),
+            // below it with the lower lip (the jaw); the opening added between them is drawn
+            // cavity, anti-aliased as the share of the pixel it covers, so lips back at rest
+            // show the photo exactly (no line where the two halves meet).
+            const float su = split_ * rh;
+            float in_upper = su - (q.y - top), in_lower = (rh - su) - (bot - q.y);
             bool from_upper = in_upper >= in_lower;
             float ry = from_upper ? rtop + (q.y - top) : rbot - (bot - q.y);
-            float a = float(smooth01(std::max(in_upper, in_lower) / 1.5f + 0.5f));
+            const float extra = std::max(0.0f, (bot - top) - rh);
+            const float t = std::max(in_upper, in_lower) + extra / 2;  // from the gap's middle
+            const float cover =
+                std::max(0.0f, std::min(t + 0.5f, extra / 2) - std::max(t - 0.5f, -extra / 2));
+            float a = 1 - std::min(1.0f, cover);
             // Lips pressed together (p/b/m, a kiss) over a mouth open in the photo: the few rows
             // of the photo's teeth left between them would show as a bright, jagged sliver; the
             // closing mouth shows the dark line where lips meet instead.
@@ -552,7 +650,7 @@ void MeshWarper::draw(const std::vector<cv::Point2f>& full, const std::vector<cv
               bilinear(base_, sp.x, sp.y, px);
               if (a <= 0.999f) {
                 float c[3];
-                interior(float(x), float(y), c, false);
+                interior(float(x), float(y), c, false, photo_lower_teeth);
                 for (int k = 0; k < 3; ++k)
                   px[k] = uint8_t(std::clamp(c[k] + a * (px[k] - c[k]), 0.0f, 255.0f));
               }
@@ -561,14 +659,14 @@ void MeshWarper::draw(const std::vector<cv::Point2f>& full, const std::vector<cv
             }
             if (closing > 0) {
               float c[3];
-              interior(float(x), float(y), c, false);
+              interior(float(x), float(y), c, false, photo_lower_teeth);
               for (int k = 0; k < 3; ++k) px[k] = uint8_t(std::clamp(c[k], 0.0f, 255.0f));
               seam();
               continue;
             }
           }
           float c[3];
-          interior(float(x), float(y), c, !m.mouth_open_at_rest);
+          interior(float(x), float(y), c, !m.mouth_open_at_rest, !m.mouth_open_at_rest);
           for (int k = 0; k < 3; ++k) px[k] = uint8_t(std::clamp(c[k], 0.0f, 255.0f));
         }
       });
@@ -583,10 +681,26 @@ void MeshWarper::draw(const std::vector<cv::Point2f>& full, const std::vector<cv
     }()
                   : affine(d, s, A);
     if (!ok) continue;
+    if (eye && gazing) {
+      // The gaze moves the iris and pupil inside the opening: the eye's pixels are sampled from
+      // a place shifted against the gaze, fully in the middle of the eye and not at all at its
+      // corners (the sclera there stretches or narrows a little), so the outline never moves.
+      const Lid& L = lids_[tri.kind == FaceMesh::kEyeLeft ? 0 : 1];
+      const cv::Point2f g = (L.ex * float(p.gaze_x) + L.ey * float(p.gaze_y)) * L.w;
+      raster(d, clip, [&](int y, int x0, int x1) {
+        uint8_t* row = canvas.ptr<uint8_t>(y);
+        float sx = A[0] * x0 + A[1] * y + A[2], sy = A[3] * x0 + A[4] * y + A[5];
+        for (int x = x0; x <= x1; ++x, sx += A[0], sy += A[3]) {
+          const float u = ((sx - L.o.x) * L.ex.x + (sy - L.o.y) * L.ex.y) / L.w;
+          const float b = u <= 0 || u >= 1 ? 0.0f : std::pow(4 * u * (1 - u), 1.5f);
+          bilinear(base_, sx - b * g.x, sy - b * g.y, row + x * 3);
+        }
+      });
+      continue;
+    }
     raster(d, clip, [&](int y, int x0, int x1) {
-      uint8_t* row = canvas.ptr<uint8_t>(y);
-      float sx = A[0] * x0 + A[1] * y + A[2], sy = A[3] * x0 + A[4] * y + A[5];
-      for (int x = x0; x <= x1; ++x, sx += A[0], sy += A[3]) bilinear(base_, sx, sy, row + x * 3);
+      bilinear_row(base_, A[0] * x0 + A[1] * y + A[2], A[3] * x0 + A[4] * y + A[5], A[0], A[3], x1 - x0 + 1,
+                   canvas.ptr<uint8_t>(y) + x0 * 3);
     });
   }
   draw_lids(lid, full, rigid, canvas);

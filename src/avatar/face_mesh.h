@@ -10,6 +10,10 @@
 #include "avatar/internal.h"
 #include "util/status.h"
 
+namespace imago::avatar {
+class AvatarModel;
+}
+
 namespace imago::avatar::internal {
 
 struct FaceMesh {
@@ -70,7 +74,13 @@ class MeshWarper {
   cv::Mat base_;  // shares the photo's pixels
   std::vector<uint8_t> moved_last_;
   Lid lids_[2];
-  cv::Rect lid_box_[2];  // where last frame drew closing lids: the triangles there are redrawn
+  cv::Rect lid_box_[2];
+  float split_ = 0.5f;  // photo with an open mouth: share of its opening that is upper teeth  // where last
+                        // frame drew closing lids: the triangles there are redrawn
 };
+
+// One still frame of `model` in pose `p` (RGB, the model's size), from a fresh warper: for tools
+// and tests that look at poses directly (renderer.cpp).
+cv::Mat render_pose(const AvatarModel& model, const Pose& p);
 
 }  // namespace imago::avatar::internal

@@ -21,6 +21,9 @@ struct Pose {
   double smile = 0;         // 0 .. 1 mouth corners up
   double eye_close = 0;     // 0 open .. 1 closed
   double brow = 0;          // 0 .. 1 brows raised
+  // Not gesture channels (set by the renderer itself):
+  double lip_tuck = 0;            // 0 .. 1 lower lip drawn up under the upper teeth (f, v)
+  double gaze_x = 0, gaze_y = 0;  // iris offset in the eye opening, fractions of the eye's width
 };
 
 // Gestures move the face and head only: 1.0 models' GEST chunks also name "hand", "hand_angle"

@@ -172,33 +172,36 @@ const char* viseme_name(Viseme v) {
 namespace {
 
 struct MouthShape {
-  double open, spread, teeth, press;
+  double open, spread, teeth, press, tuck;
 };
-// Mouth parameters per viseme (docs/avatar.md table).
+// Mouth parameters per viseme (docs/avatar.md table). `open` is the inner-lip opening in units of
+// 0.34 eye distances (face_mesh.cpp), so 1.0 is the widest speaking mouth: measured speech
+// openings over the inter-ocular distance run near 0.1 on most sounds and 0.25-0.3 on open
+// vowels only (the sizes from which these were set by looking at the contact sheets).
 MouthShape shape_for(Viseme v) {
   switch (v) {
     case Viseme::kRest:
-      return {0, 0, 0, 0};
+      return {0, 0, 0, 0, 0};
     case Viseme::kMBP:
-      return {0, 0, 0, 1};
+      return {0, 0, 0, 1, 0};
     case Viseme::kAA:
-      return {1.0, 0.15, 0.5, 0};
+      return {0.85, 0.1, 0.5, 0, 0};
     case Viseme::kEE:
-      return {0.35, 0.8, 0.9, 0};
+      return {0.55, 0.7, 0.9, 0, 0};
     case Viseme::kOO:
-      return {0.3, -1.0, 0.0, 0};
+      return {0.5, -1.0, 0.0, 0, 0};
     case Viseme::kFV:
-      return {0.14, 0.1, 1.0, 0};
+      return {0.15, 0.05, 1.0, 0, 1};
     case Viseme::kTD:
-      return {0.3, 0.3, 0.8, 0};
+      return {0.42, 0.25, 0.8, 0, 0};
     case Viseme::kSH:
-      return {0.25, -0.5, 1.0, 0};
+      return {0.38, -0.5, 1.0, 0, 0};
     case Viseme::kOH:
-      return {0.7, -0.6, 0.2, 0};
+      return {0.75, -0.7, 0.2, 0, 0};
     case Viseme::kEH:
-      return {0.55, 0.3, 0.4, 0};
+      return {0.65, 0.3, 0.5, 0, 0};
   }
-  return {0, 0, 0, 0};
+  return {0, 0, 0, 0, 0};
 }
 // Essence models have six mouth shapes: the extra expression classes fold onto the nearest one.
 Viseme essence_fold(Viseme v) {
@@ -236,6 +239,16 @@ struct Segment {
   int64_t end() const { return start + static_cast<int64_t>(pcm.size()); }
 };
 
+// Loudness in dB against the segment's reference over [c - half, c + half) of the segment's audio.
+double window_db(const Segment& s, int64_t c, int64_t half) {
+  const int64_t a = std::max<int64_t>(0, c - half - s.start),
+                b = std::min<int64_t>(s.pcm.size(), c + half - s.start);
+  if (b <= a) return -100;
+  double e = 0;
+  for (int64_t i = a; i < b; ++i) e += double(s.pcm[size_t(i)]) * s.pcm[size_t(i)];
+  return 20 * std::log10(std::max(std::sqrt(e / double(b - a)), 1.0) / s.peak_rms);
+}
+
 struct ActiveGesture {
   const GestureDef* def = nullptr;
   double start = 0, duration = 0;
@@ -265,6 +278,8 @@ struct Renderer::Impl {
   double phase[6] = {};
   double next_blink = 2.0;
   double blink_start = -10;
+  // Gaze: where the eyes look (fractions of the eye's width), and when they next move.
+  double gaze_x = 0, gaze_y = 0, next_saccade = 1.5;
   // Envelope followers for prosody (expression) and envelope-only lip sync.
   double env_fast = 0, env_slow = 0, env_open = 0;
   double loud_ref = 0;  // loudness reference for pushed speech (see push)
@@ -466,6 +481,23 @@ Pose Renderer::Impl::pose_at(int64_t n, int16_t* audio, bool& speaking, bool& eo
   // frame shows the eye nearly shut).
   if (bt >= 0 && bt < 0.22) p.eye_close = bt < 0.07 ? bt / 0.07 : bt < 0.12 ? 1.0 : 1.0 - (bt - 0.12) / 0.10;
 
+  // Gaze (with idle motion): fixations of 0.6..3 s joined by saccades (a jump within one frame,
+  // as a real one takes 30-50 ms); about half the moves, and most while speaking, return to the
+  // camera.
+  if (opt.idle_motion) {
+    if (tc >= next_saccade) {
+      const bool at_camera = gaze_x == 0 && gaze_y == 0;
+      if (!at_camera && uniform(0, 1) < (segments.empty() ? 0.55 : 0.75)) {
+        gaze_x = gaze_y = 0;
+      } else {
+        gaze_x = uniform(-0.09, 0.09);
+        gaze_y = uniform(-0.03, 0.03);
+      }
+      next_saccade = tc + (gaze_x == 0 && gaze_y == 0 ? uniform(1.0, 3.5) : uniform(0.5, 1.8));
+    }
+    p.gaze_x = gaze_x, p.gaze_y = gaze_y;
+  }
+
   // Speech: copy this frame's audio and find the segment it belongs to.
   std::fill(audio, audio + spf, 0);
   const Segment* cur = nullptr;
@@ -487,38 +519,45 @@ Pose Renderer::Impl::pose_at(int64_t n, int16_t* audio, bool& speaking, bool& eo
   env_slow += 0.06 * (env - env_slow);
 
   if (cur && cur->timed) {
-    // Coarticulation: average the shapes of the phonemes overlapping a window a little wider
-    // than the frame, weighted by overlap.
-    int64_t ws = fs - spf / 4, we = fe + spf / 4;
-    double wsum = 0;
-    MouthShape acc{0, 0, 0, 0};
-    bool bilabial = false;
+    // Coarticulation and muscle dynamics in one: each shape is weighted by how much of a
+    // Gaussian (sigma 30 ms, about 70 ms wide at half height) centred on the frame its phone
+    // covers, so shapes blend across neighbouring phones, an opening rises and falls over
+    // 60-80 ms, and time between phones counts as rest. The kernel looks ahead, as lips do
+    // (they shape for the next sound before it starts).
+    const double centre = fs + spf / 2.0, sigma = 0.03 * opt.audio_rate;
+    const double k = 1 / (sigma * std::numbers::sqrt2);
+    MouthShape acc{0, 0, 0, 0, 0};
+    bool bilabial = false, sounding = false;
     for (const auto& tv : cur->visemes) {
-      if (tv.end <= ws || tv.start >= we) continue;
-      double w = double(std::min(we, tv.end) - std::max(ws, tv.start));
-      MouthShape sh = shape_for(tv.v);
+      if (tv.end < centre - 4 * sigma || tv.start > centre + 4 * sigma) continue;
+      const double w = 0.5 * (std::erf((tv.end - centre) * k) - std::erf((tv.start - centre) * k));
+      const MouthShape sh = shape_for(tv.v);
       acc.open += w * sh.open, acc.spread += w * sh.spread, acc.teeth += w * sh.teeth,
-          acc.press += w * sh.press;
-      wsum += w;
+          acc.press += w * sh.press, acc.tuck += w * sh.tuck;
       if (tv.v == Viseme::kMBP && tv.end > fs && tv.start < fe) bilabial = true;
+      if (tv.v != Viseme::kMBP && tv.v != Viseme::kRest && tv.start <= centre && tv.end > centre)
+        sounding = true;
     }
-    if (wsum > 0) {
-      // The jaw follows loudness (as in envelope mode); the phonemes shape the lips and scale
-      // how far this sound opens (an "ee" less than an "a").
-      double db = 20 * std::log10(std::max(rms, 1.0) / cur->peak_rms);
-      // Curved so the opening grows with loudness rather than with decibels alone.
-      double jaw = std::pow(std::clamp((db + 28) / 24, 0.0, 1.0), 1.4);
-      p.mouth_open = jaw * (0.35 + 0.65 * acc.open / wsum);
-      p.mouth_spread = acc.spread / wsum;
-      p.mouth_teeth = acc.teeth / wsum;
-      p.mouth_press = acc.press / wsum;
-    }
-    if (bilabial) p.mouth_open = 0, p.mouth_press = 1, p.mouth_teeth = 0;  // p/b/m close the lips
+    // Loudness over 50 ms scales the opening (0.05..1 of the phones' opening, curved so it grows
+    // with loudness rather than with decibels): the phones say how far a sound opens at most,
+    // the voice how far this syllable goes, and the sounding floor below keeps a dip between
+    // two syllables from flapping the lips shut.
+    const double db = window_db(*cur, int64_t(centre), opt.audio_rate / 40);
+    const double loud = std::pow(std::clamp((db + 28) / 24, 0.0, 1.0), 2.0);
+    p.mouth_open = acc.open * (0.05 + 0.95 * loud);
+    // A sounding phone keeps a small opening (voiced sounds never seal the lips).
+    if (sounding) p.mouth_open = std::max(p.mouth_open, 0.06);
+    p.mouth_spread = acc.spread;
+    p.mouth_teeth = acc.teeth;
+    p.mouth_press = acc.press;
+    p.lip_tuck = acc.tuck;
+    if (bilabial) p.mouth_open = 0, p.mouth_press = 1, p.mouth_teeth = 0, p.lip_tuck = 0;  // p/b/m close
   } else if (cur) {
-    // Envelope-only lip sync: opening follows loudness in dB, quick to open, slower to close.
+    // Envelope-only lip sync: the opening follows loudness in dB, bounded to a speaking mouth
+    // (0.7 of the widest), opening over about 60 ms and closing over about 100 ms.
     double db = 20 * std::log10(std::max(rms, 1.0) / cur->peak_rms);
-    double target = std::clamp((db + 28) / 24, 0.0, 1.0);
-    env_open = target > env_open ? target : env_open + 0.55 * (target - env_open);
+    double target = 0.7 * std::clamp((db + 28) / 24, 0.0, 1.0);
+    env_open += (target > env_open ? 0.6 : 0.4) * (target - env_open);
     p.mouth_open = env_open;
     p.mouth_spread = 0.2;
     p.mouth_teeth = 0.6;
@@ -612,6 +651,16 @@ void Renderer::next_frame(Frame& out, bool render_image) {
   else
     for (int y = 0; y < out.height; ++y)
       std::memcpy(out.rgb.data() + size_t(y) * out.width * 3, I.canvas.ptr(y), out.width * 3);
+}
+
+cv::Mat internal::render_pose(const AvatarModel& model, const Pose& p) {
+  const ModelData& d = model.data();
+  std::vector<cv::Point2f> full, rigid;
+  deform_mesh(d.mesh, p, full, rigid);
+  MeshWarper w(d.mesh, d.base);
+  cv::Mat canvas = d.base.clone();
+  w.draw(full, rigid, p, canvas);
+  return canvas;
 }
 
 Result<std::string> encode_jpeg(const Frame& f, int quality) {
