@@ -3,11 +3,13 @@
 // through the API's own handlers under /dashboard/api/v1/... (see http/pipeline.h).
 #include "api/dashboard_common.h"
 #include "api/routes.h"
+#include "auth/first_run.h"
 #include "auth/members.h"
 #include "auth/password.h"
 #include "auth/provisioning.h"
 #include "store/member_store.h"
 #include "util/json.h"
+#include "util/strings.h"
 
 namespace imago::api {
 
@@ -69,6 +71,113 @@ http::Response sign_in(Services& s, http::Request& req) {
   return signed_in(s, *in, 200);
 }
 
+// The owner's one-time link (auth/first_run.h): {token, email, password} makes the account's
+// first member and signs it in, like sign-in.
+http::Response claim_first_run(Services& s, http::Request& req) {
+  if (auto refused = refuse_cross_site(s, req)) return *refused;
+  auto body = parse_json_object(req.body);
+  if (!body.ok()) return http::Response::from_status(body.status());
+  auto token = get_string(*body, "token");
+  auto email = get_string(*body, "email");
+  auto password = get_string(*body, "password");
+  for (const auto* f : {&token, &email, &password}) {
+    if (!f->ok()) return http::Response::from_status(f->status());
+  }
+  if (!token->has_value() || !email->has_value() || !password->has_value()) {
+    return http::Response::error(400, "VALIDATION_ERROR",
+                                 "Fields 'token', 'email' and 'password' are required");
+  }
+  auto in = s.first_run->claim(**token, **email, **password, req.client_ip);
+  if (!in.ok()) {
+    if (in.status().code() == Code::kUnauthenticated) {
+      return http::Response::error(401, "UNAUTHORIZED", in.status().message());
+    }
+    return http::Response::from_status(in.status());
+  }
+  end_presented_session(s, req);
+  return signed_in(s, *in, 201);
+}
+
+// Where a form sign-in may send the browser: a dashboard path of plain characters ("/keys",
+// "/agent?code=ab12"), never another origin. Anything else goes to "/". The script-driven page
+// checks `next` in the browser (js/next-path.js); this is the server's own, stricter rule.
+std::string local_next_path(std::string_view next) {
+  auto plain = [](std::string_view v, std::string_view extra) {
+    for (char c : v) {
+      const bool alnum = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
+      if (!alnum && extra.find(c) == std::string_view::npos) return false;
+    }
+    return true;
+  };
+  std::string_view path = next, query;
+  if (auto q = next.find('?'); q != std::string_view::npos) {
+    path = next.substr(0, q);
+    query = next.substr(q + 1);
+  }
+  if (path.size() < 1 || path.size() > 200 || path[0] != '/' || path.starts_with("//")) return "/";
+  if (!plain(path, "/_-") || !plain(query, "=&_-.")) return "/";
+  return std::string(next);
+}
+
+// The sign-in form without its script (or submitted before the script ran): a browser POST of
+// application/x-www-form-urlencoded to /sign-in. The password travels in the body, never in a URL.
+// The answer is for a browser: 303 to the dashboard with the session cookie, or a short page that
+// says what went wrong. A form needs an Origin naming this server (browsers send one on every
+// form POST), so another site cannot sign a visitor in to an account of its choosing.
+http::Response html_page(int status, std::string_view title, std::string_view text) {
+  std::string body =
+      "<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\">"
+      "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">"
+      "<title>Imago</title><link rel=\"stylesheet\" href=\"/app.css\"></head><body>"
+      "<main id=\"main\" class=\"narrow\"><section class=\"card\"><h1>";
+  body += title;  // fixed texts only: nothing the client sent is echoed
+  body += "</h1><p class=\"msg error\" role=\"alert\">";
+  body += text;
+  body +=
+      "</p><p><a class=\"button\" href=\"/sign-in\">Back to sign-in</a></p></section></main></body></html>";
+  http::Response r = http::Response::bytes(status, "text/html; charset=utf-8", std::move(body));
+  r.headers.set("Cache-Control", "no-store");
+  r.headers.set("Content-Security-Policy", "default-src 'none'; style-src 'self'; frame-ancestors 'none'");
+  r.headers.set("X-Frame-Options", "DENY");
+  return r;
+}
+
+http::Response sign_in_form(Services& s, http::Request& req) {
+  if (req.content_type() != "application/x-www-form-urlencoded") {
+    return html_page(415, "Sign-in failed", "The sign-in form must be sent as a form.");
+  }
+  auto origin = req.headers.get("Origin");
+  if (!origin || !origin_is_this_site(s, *origin, req.headers.get("Host").value_or(""))) {
+    return html_page(403, "Sign-in refused", "This sign-in did not come from this server's own page.");
+  }
+  auto form = parse_form_urlencoded(req.body);
+  if (!form || !form->contains("email") || !form->contains("password") || form->at("email").empty() ||
+      form->at("password").empty()) {
+    return html_page(400, "Sign-in failed", "Enter your email and password.");
+  }
+  int retry_after = 0;
+  auto in = s.member_auth->sign_in(form->at("email"), form->at("password"), req.client_ip, &retry_after);
+  if (!in.ok()) {
+    if (in.status().code() == Code::kRateLimited) {
+      http::Response r =
+          html_page(429, "Too many attempts", "Too many sign-in attempts. Wait a minute, then try again.");
+      r.headers.set("Retry-After", std::to_string(std::max(1, retry_after)));
+      return r;
+    }
+    if (in.status().code() == Code::kUnauthenticated) {
+      return html_page(401, "Sign-in failed", "Wrong email or password.");
+    }
+    return html_page(500, "Sign-in failed", "The server could not sign you in. Try again.");
+  }
+  end_presented_session(s, req);
+  const auto next = form->find("next");
+  http::Response r = http::Response::bytes(303, "text/plain; charset=utf-8", "");
+  r.headers.set("Location", local_next_path(next == form->end() ? "/" : next->second));
+  r.headers.add("Set-Cookie", session_cookie(s, in->token, in->session.expires_at - in->session.created_at));
+  r.headers.set("Cache-Control", "no-store");
+  return r;
+}
+
 http::Response sign_up(Services& s, http::Request& req) {
   if (!s.config->allow_signup) {
     return http::Response::error(403, "SIGNUP_DISABLED",
@@ -116,6 +225,10 @@ void register_dashboard_auth_routes(http::Router& router, Services& s) {
 
   router.add(
       "POST", "/dashboard/api/sign-in", [&s](http::Request& req) { return sign_in(s, req); }, open);
+  router.add(
+      "POST", "/dashboard/api/first-run", [&s](http::Request& req) { return claim_first_run(s, req); }, open);
+  router.add(
+      "POST", "/sign-in", [&s](http::Request& req) { return sign_in_form(s, req); }, open);
   router.add(
       "POST", "/dashboard/api/sign-up", [&s](http::Request& req) { return sign_up(s, req); }, open);
   router.add("GET", "/dashboard/api/config",

@@ -12,22 +12,26 @@ std::string session_cookie(const Services& s, const std::string& token, int64_t 
   return c;
 }
 
+bool origin_is_this_site(const Services& s, std::string_view origin, std::string_view host) {
+  if (origin == s.config->public_url) return true;
+  if (origin.starts_with("http://"))
+    origin.remove_prefix(7);
+  else if (origin.starts_with("https://"))
+    origin.remove_prefix(8);
+  else
+    return false;
+  return origin == host;
+}
+
 std::optional<http::Response> refuse_cross_site(const Services& s, const http::Request& req) {
   if (req.content_type() != "application/json") {
     return http::Response::error(415, "UNSUPPORTED_MEDIA_TYPE", "Send the body as application/json");
   }
   auto origin = req.headers.get("Origin");
   if (!origin) return std::nullopt;
-  if (*origin == s.config->public_url) return std::nullopt;
-  auto host = req.headers.get("Host").value_or("");
-  std::string_view o = *origin;
-  if (o.starts_with("http://"))
-    o.remove_prefix(7);
-  else if (o.starts_with("https://"))
-    o.remove_prefix(8);
-  else
+  if (!origin_is_this_site(s, *origin, req.headers.get("Host").value_or(""))) {
     return http::Response::error(403, "CSRF_FAILED", "Cross-site request refused");
-  if (o != host) return http::Response::error(403, "CSRF_FAILED", "Cross-site request refused");
+  }
   return std::nullopt;
 }
 

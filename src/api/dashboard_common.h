@@ -17,6 +17,8 @@ std::string session_cookie(const Services& s, const std::string& token, int64_t 
 // cross-site form cannot send without a CORS preflight we never answer) and refuse a foreign Origin.
 // An Origin naming this server (its Host header or --public-url) is fine.
 std::optional<http::Response> refuse_cross_site(const Services& s, const http::Request& req);
+// True when a request's Origin header names this server (its public URL, or the Host it was sent to).
+bool origin_is_this_site(const Services& s, std::string_view origin, std::string_view host);
 // {id, email, account_id, created_at, password_changed_at}
 boost::json::object member_json(const Member& m);
 

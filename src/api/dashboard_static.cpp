@@ -39,7 +39,10 @@ http::Response serve_file(const std::filesystem::path& file) {
   http::Response r = http::Response::bytes(200, content_type_for(file), buf.str());
   r.headers.set("Cache-Control", "no-cache");
   r.headers.set("X-Content-Type-Options", "nosniff");
-  r.headers.set("Referrer-Policy", "no-referrer");
+  // same-origin, not no-referrer: under no-referrer a browser sends `Origin: null` with a form
+  // POST, and the sign-in form's POST /sign-in needs its real Origin (dashboard_auth.cpp). Nothing
+  // leaves for other sites either way.
+  r.headers.set("Referrer-Policy", "same-origin");
   if (file.extension() == ".html") {
     r.headers.set("Content-Security-Policy", kCsp);
     r.headers.set("X-Frame-Options", "DENY");

@@ -133,20 +133,9 @@ bool parse_target(std::string_view target, std::string& path, std::map<std::stri
   auto decoded = url_decode(raw_path, /*form=*/false);
   if (!decoded || decoded->find('\0') != std::string::npos) return false;
   path = std::move(*decoded);
-  query.clear();
-  if (raw_query.empty()) return true;
-  for (std::string_view part : split(raw_query, '&')) {
-    if (part.empty()) continue;
-    std::string_view k = part, v;
-    if (auto eq = part.find('='); eq != std::string_view::npos) {
-      k = part.substr(0, eq);
-      v = part.substr(eq + 1);
-    }
-    auto dk = url_decode(k, /*form=*/true);
-    auto dv = url_decode(v, /*form=*/true);
-    if (!dk || !dv) return false;
-    query[std::move(*dk)] = std::move(*dv);  // last one wins
-  }
+  auto q = parse_form_urlencoded(raw_query);
+  if (!q) return false;
+  query = std::move(*q);
   return true;
 }
 

@@ -98,6 +98,23 @@ std::optional<std::string> url_decode(std::string_view s, bool form) {
   return out;
 }
 
+std::optional<std::map<std::string, std::string>> parse_form_urlencoded(std::string_view s) {
+  std::map<std::string, std::string> out;
+  for (std::string_view part : split(s, '&')) {
+    if (part.empty()) continue;
+    std::string_view k = part, v;
+    if (auto eq = part.find('='); eq != std::string_view::npos) {
+      k = part.substr(0, eq);
+      v = part.substr(eq + 1);
+    }
+    auto dk = url_decode(k, /*form=*/true);
+    auto dv = url_decode(v, /*form=*/true);
+    if (!dk || !dv) return std::nullopt;
+    out[std::move(*dk)] = std::move(*dv);
+  }
+  return out;
+}
+
 bool is_valid_utf8(std::string_view s) {
   size_t i = 0;
   while (i < s.size()) {

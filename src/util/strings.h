@@ -1,6 +1,7 @@
 // Small string helpers with no better home.
 #pragma once
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -18,6 +19,9 @@ std::optional<double> parse_double(std::string_view s);
 std::string format_rfc3339(int64_t unix_seconds);
 // Percent-decoding for URL paths and query strings ('+' as space only when form is true).
 std::optional<std::string> url_decode(std::string_view s, bool form);
+// An application/x-www-form-urlencoded string ("a=1&b=x+y") as name -> value (last one wins);
+// nullopt when an escape is broken.
+std::optional<std::map<std::string, std::string>> parse_form_urlencoded(std::string_view s);
 bool is_valid_utf8(std::string_view s);
 // A URL as error messages and logs may show it: user info, query and fragment (where signed URLs,
 // webhook tokens and passwords live) become "[redacted]"; scheme, host, port and path stay.

@@ -76,6 +76,17 @@ TEST(Strings, UrlDecode) {
   EXPECT_FALSE(url_decode("%zz", false).has_value());
 }
 
+TEST(Strings, FormUrlencoded) {
+  auto f = parse_form_urlencoded("email=a%40b.org&password=x+y%26z&&empty=&flag&email=c");
+  ASSERT_TRUE(f.has_value());
+  EXPECT_EQ(f->at("email"), "c");  // last one wins
+  EXPECT_EQ(f->at("password"), "x y&z");
+  EXPECT_EQ(f->at("empty"), "");
+  EXPECT_EQ(f->at("flag"), "");
+  EXPECT_EQ(f->size(), 4u);
+  EXPECT_FALSE(parse_form_urlencoded("a=%zz").has_value());
+}
+
 TEST(Strings, Utf8) {
   EXPECT_TRUE(is_valid_utf8("h\xc3\xa9llo"));
   EXPECT_FALSE(is_valid_utf8("\xc3"));

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <thread>
@@ -99,6 +100,101 @@ TEST(Dashboard, SignInSetsAFlaggedCookieAndANewSessionEveryTime) {
   EXPECT_EQ(me.json().at("data").at("member").at("email").as_string(), "ada@example.org");
   EXPECT_EQ(me.header("cache-control"), "no-store");
   EXPECT_TRUE(me.body.find(b.token) == std::string::npos) << "the token never appears in a body";
+}
+
+// The sign-in form posts its fields to /sign-in when its script has not run (found: with no
+// method, the browser put the password in the URL). The server answers a browser: 303 with the
+// cookie, or a page that says what went wrong; only its own pages may post there.
+TEST(Dashboard, TheSignInFormWorksWithoutItsScriptAndNeverLeavesTheSite) {
+  TestServer s;
+  make_member(s, "ada@example.org");
+  auto form_post = [&](const std::string& body, std::optional<std::string> origin) {
+    HttpRequestOptions o;
+    o.content_type = "application/x-www-form-urlencoded";
+    if (origin) o.headers["Origin"] = *origin;
+    return s.request("POST", "/sign-in", body, "", o);
+  };
+  const std::string creds = "email=ada%40example.org&password=" + std::string(kPassword);
+
+  auto ok = form_post(creds + "&next=%2Fkeys", s.url());
+  ASSERT_EQ(ok.status, 303) << ok.body;
+  EXPECT_EQ(ok.header("location"), "/keys");
+  const std::string token = cookie_token(ok.header("set-cookie"));
+  ASSERT_GE(token.size(), 40u);
+  EXPECT_EQ(as(s, Session{token}, "GET", "/dashboard/api/session").status, 200);
+
+  // Only plain paths of this site: everything else goes to the dashboard's home.
+  for (const char* evil : {"%2F%2Fevil.example", "%2F%5Cevil.example", "https%3A%2F%2Fevil.example",
+                           "%2F%09%2Fevil.example", "%2Fkeys%2F..%2F%2Fevil", "javascript%3Aalert(1)"}) {
+    auto r = form_post(creds + "&next=" + evil, s.url());
+    ASSERT_EQ(r.status, 303) << evil;
+    EXPECT_EQ(r.header("location"), "/") << evil;
+  }
+
+  auto wrong = form_post("email=ada%40example.org&password=not-the-password", s.url());
+  EXPECT_EQ(wrong.status, 401);
+  EXPECT_NE(wrong.body.find("Wrong email or password."), std::string::npos) << wrong.body;
+  EXPECT_EQ(wrong.header("content-type"), "text/html; charset=utf-8");
+  EXPECT_TRUE(wrong.header("set-cookie").empty());
+  EXPECT_EQ(wrong.body.find("ada@example.org"), std::string::npos) << "nothing the client sent is echoed";
+
+  // Another site's form, a form with no Origin, and JSON are all refused without a session.
+  auto foreign = form_post(creds, "https://evil.example");
+  EXPECT_EQ(foreign.status, 403);
+  EXPECT_TRUE(foreign.header("set-cookie").empty());
+  EXPECT_EQ(form_post(creds, std::nullopt).status, 403);
+  HttpRequestOptions j;
+  j.headers["Origin"] = s.url();
+  EXPECT_EQ(s.request("POST", "/sign-in", "{}", "", j).status, 415);
+  EXPECT_EQ(form_post("email=ada%40example.org", s.url()).status, 400);
+}
+
+// The first start hands the owner a one-time dashboard link (found: reaching the dashboard needed
+// an account id from a JSON log line and a CLI step). Not on a terminal, it is in a 0600 file, not
+// in the log; it makes the first member once and signs it in.
+TEST(Dashboard, TheFirstRunLinkMakesTheOwnerOnceAndStaysOutOfTheLog) {
+  TestServer s({"--no-bootstrap=false"});
+  const std::string file = s.data_dir() + "/first-run-link";
+  std::ifstream in(file);
+  ASSERT_TRUE(in.good()) << "no " << file;
+  std::string link;
+  std::getline(in, link);
+  const auto hash = link.find("/welcome#");
+  ASSERT_NE(hash, std::string::npos) << link;
+  EXPECT_EQ(link.substr(0, hash), s.url());
+  const std::string token = link.substr(hash + 9);
+  ASSERT_GE(token.size(), 40u);
+  EXPECT_EQ(std::filesystem::status(file).permissions() & std::filesystem::perms::all,
+            std::filesystem::perms::owner_read | std::filesystem::perms::owner_write);
+
+  auto claim = [&](const std::string& t, const std::string& email) {
+    return s.request("POST", "/dashboard/api/first-run",
+                     json::serialize(json::object{{"token", t}, {"email", email}, {"password", kPassword}}), "");
+  };
+  EXPECT_EQ(claim(token + "A", "owner@example.org").status, 401);
+  auto ok = claim(token, "owner@example.org");
+  ASSERT_EQ(ok.status, 201) << ok.body;
+  const std::string cookie = cookie_token(ok.header("set-cookie"));
+  auto me = as(s, Session{cookie}, "GET", "/dashboard/api/session");
+  ASSERT_EQ(me.status, 200) << me.body;
+  EXPECT_EQ(me.json().at("data").at("member").at("email").as_string(), "owner@example.org");
+  // It is the bootstrap account, the one whose secret the first start handed over.
+  std::ifstream sf(s.data_dir() + "/bootstrap-api-secret");
+  std::string secret;
+  std::getline(sf, secret);
+  EXPECT_EQ(s.get("/v1/me", secret).json().at("data").at("user_id"),
+            me.json().at("data").at("account").at("id"));
+  // Used once: a second claim makes nobody.
+  auto again = claim(token, "mallory@example.org");
+  EXPECT_EQ(again.status, 409) << again.body;
+  EXPECT_EQ(sign_in(s, "mallory@example.org").response.status, 401);
+  EXPECT_EQ(sign_in(s, "owner@example.org").response.status, 200);
+
+  std::ifstream lf(s.data_dir() + "/imagod.log");
+  std::stringstream log;
+  log << lf.rdbuf();
+  EXPECT_EQ(log.str().find(token.substr(token.size() - 24)), std::string::npos) << "the link is not logged";
+  EXPECT_NE(log.str().find("first_run_link_offered"), std::string::npos);
 }
 
 TEST(Dashboard, CookieIsSecureWhenServedOverTls) {

@@ -185,6 +185,30 @@ try {
   await page.click('#tts button[type=submit]');
   await page.waitForSelector('#player:not([hidden])', { timeout: 60000 });
 
+  step('without JavaScript the sign-in form posts: no password in the URL, and it signs in');
+  {
+    const nojs = await browser.newContext({ javaScriptEnabled: false, viewport: { width: 1280, height: 900 } });
+    const p2 = await nojs.newPage();
+    const seen = [];
+    p2.on('request', (r) => seen.push(r.method() + ' ' + r.url()));
+    await p2.goto(`${base}/sign-in`);
+    await p2.fill('#email', email);
+    await p2.fill('#password', 'not the password');
+    await p2.press('#password', 'Enter');
+    await p2.waitForSelector('.msg.error');
+    assert.match(await p2.textContent('.msg.error'), /Wrong email or password/);
+    await p2.goto(`${base}/sign-in`);
+    await p2.fill('#email', email);
+    await p2.fill('#password', password);
+    await p2.click('#sign-in button[type=submit]');
+    await p2.waitForURL(`${base}/`);
+    assert.ok(seen.every((u) => !u.includes('password')), 'no URL carries the password: ' + seen.join(', '));
+    assert.ok(seen.some((u) => u === `POST ${base}/sign-in`), 'the form posted');
+    const c2 = (await nojs.cookies()).find((c) => c.name === 'imago_session');
+    assert.ok(c2 && c2.httpOnly, 'signed in without JavaScript');
+    await nojs.close();
+  }
+
   step('sign out ends the session');
   await page.click('header .who button');
   await page.waitForURL(/\/sign-in/);

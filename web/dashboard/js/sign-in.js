@@ -4,6 +4,8 @@ import { nextFromSearch } from './next-path.js';
 
 // Only pages of this server, parsed as the browser parses them: never an open redirect.
 const next = () => nextFromSearch(location.search, location.origin);
+// If the form is ever posted by the browser itself, the server sends it to the same place.
+$('#next').value = next();
 
 $('#sign-in').addEventListener('submit', async (ev) => {
   ev.preventDefault();
