@@ -25,6 +25,7 @@ class VoiceStore;
 class MemberStore;
 class DeviceGrantStore;
 class MemberAuth;
+class FirstRun;
 class DeviceLogin;
 
 namespace speech {
@@ -52,10 +53,10 @@ struct Services {
   const StorageQuotas* storage_quotas = nullptr;  // per plan (--storage-quota)
   Metrics* metrics = nullptr;
 
-  // Speech (issue 3).
+  // Speech.
   speech::SpeechService* speech = nullptr;
   VoiceStore* voices = nullptr;  // designed voices (voice codes)
-  // Agents, files, jobs, webhooks (issue 5) add their stores here.
+  // Agents, files, jobs, webhooks add their stores here.
   BlobStore* blobs = nullptr;
   jobs::JobNotifier* jobs = nullptr;
   AgentStore* agents = nullptr;
@@ -67,15 +68,16 @@ struct Services {
   agents::AgentService* agent_service = nullptr;
   agents::VideoService* video_service = nullptr;  // talking videos (POST /v1/video/generate)
 
-  // Live sessions (issue 10): signing keys of runtime/embed tokens, the node's rooms, and the
+  // Live sessions: signing keys of runtime/embed tokens, the node's rooms, and the
   // per-minute meter of self-hosted sessions.
   TokenKeyring* token_keys = nullptr;
   live::Rooms* rooms = nullptr;
   live::SelfHostedMeter* self_hosted = nullptr;
-  // Dashboard members, sessions and CLI sign-in (issue 14).
+  // Dashboard members, sessions, the owner's first-run link and CLI sign-in.
   MemberStore* members = nullptr;
   DeviceGrantStore* device_grants = nullptr;
   MemberAuth* member_auth = nullptr;
+  FirstRun* first_run = nullptr;
   DeviceLogin* device_login = nullptr;
 
   // Absolute URL for a path under the server's public base ("/v1/files/x" -> "http://host/v1/files/x").

@@ -15,6 +15,7 @@
 #include "api/routes.h"
 #include "auth/authenticator.h"
 #include "auth/device_login.h"
+#include "auth/first_run.h"
 #include "auth/members.h"
 #include "auth/provisioning.h"
 #include "auth/runtime_token.h"
@@ -55,6 +56,7 @@ struct App::Parts {
   Metrics metrics;
   std::unique_ptr<Authenticator> authenticator;
   std::unique_ptr<MemberAuth> member_auth;
+  std::unique_ptr<FirstRun> first_run;
   std::unique_ptr<DeviceLogin> device_login;
   Services services;
   http::Router router;
@@ -196,6 +198,8 @@ Result<std::unique_ptr<App>> App::create(Config config) {
   if (!keys.ok()) return Status::Internal("runtime token keys: " + keys.status().message());
   p.token_keys = std::move(keys).value();
   s.token_keys = p.token_keys.get();
+  p.first_run = std::make_unique<FirstRun>(*p.token_keys, *p.stores.members, *p.member_auth, *p.clock);
+  s.first_run = p.first_run.get();
   live::RoomsOptions lo;
   lo.timeouts.absent_us = int64_t{p.config.live_absent_s} * 1'000'000;
   lo.timeouts.left_us = int64_t{p.config.live_left_s} * 1'000'000;
@@ -333,6 +337,41 @@ void bootstrap_first_account(AccountStore& accounts, const Config& config, const
             << std::flush;
 }
 
+// While the server's only account has no dashboard member, every start hands over a fresh
+// one-time link to the dashboard (docs/dashboard.md, "First run"): no CLI step and no account id
+// are needed to reach it. Like the API secret, the link never goes to the log: on a terminal it is
+// printed there, otherwise it goes to a 0600 file in the data directory whose name the log gives.
+void offer_first_run_link(AccountStore& accounts, MemberStore& member_store, const TokenKeyring& keys,
+                          const Clock& clock, const Config& config, const std::string& base_url) {
+  auto page = accounts.list_accounts(2, 0);
+  if (!page.ok() || page->accounts.size() != 1) return;
+  const std::string account_id = page->accounts.front().id;
+  auto members = member_store.list_members(account_id);
+  if (!members.ok() || !members->empty()) return;
+  const std::string link = base_url + "/welcome#" + mint_first_run_token(keys, account_id, clock.now_s());
+  const bool terminal = ::isatty(STDERR_FILENO) == 1;
+  const std::string file = config.data_dir + "/" + kFirstRunLinkFile;
+  boost::json::object fields{{"account", account_id}, {"valid_hours", kFirstRunLinkLifetimeS / 3600}};
+  std::string where;
+  if (terminal) {
+    fields["link_shown_on"] = "terminal";
+  } else if (Status st = write_private_file(file, link + "\n"); st.ok()) {
+    fields["link_file"] = file;
+    where = file;
+  } else {
+    fields["link_file_error"] = st.message();
+  }
+  log::info("first_run_link_offered", std::move(fields));
+  std::cerr << "  Dashboard: " << base_url << "/\n";
+  if (terminal) {
+    std::cerr << "  Open this one-time link to choose the owner's email and password (valid 24 hours):\n\n"
+              << "    " << link << "\n\n";
+  } else if (!where.empty()) {
+    std::cerr << "  A one-time link to choose the owner's email and password is in " << where << "\n\n";
+  }
+  std::cerr << std::flush;
+}
+
 }  // namespace
 
 int App::run() {
@@ -363,7 +402,11 @@ int App::run() {
   }
   // Job workers start once public_url is final: it appears in webhook payloads.
   if (p.config.run_workers) p.jobs_runtime->start_workers();
-  if (p.config.bootstrap_account) bootstrap_first_account(*p.stores.accounts, p.config, p.config.public_url);
+  if (p.config.bootstrap_account) {
+    bootstrap_first_account(*p.stores.accounts, p.config, p.config.public_url);
+    offer_first_run_link(*p.stores.accounts, *p.stores.members, *p.token_keys, *p.clock, p.config,
+                         p.config.public_url);
+  }
   log::info("listening", {{"address", p.config.listen_host},
                           {"port", p.server->port()},
                           {"public_url", p.config.public_url},

@@ -24,6 +24,8 @@ class App {
 // Where the first start puts the first account's API secret (mode 0600, in the data directory)
 // when stderr is not a terminal: never in the log.
 inline constexpr const char* kBootstrapSecretFile = "bootstrap-api-secret";
+// The owner's one-time dashboard link while the only account has no member (docs/dashboard.md).
+inline constexpr const char* kFirstRunLinkFile = "first-run-link";
 
 // Reads the admin token from the config (IMAGO_ADMIN_TOKEN) or <data_dir>/admin.token, creating
 // the file (mode 0600, 256 random bits) when neither exists.
