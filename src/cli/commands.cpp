@@ -41,7 +41,7 @@ Account
 Agents
   agents list|get|create|wait|delete|update-prompt
   dynamics generate|get|enable|disable
-  live speak|context|trigger|rooms
+  live speak|context|trigger|rooms|url
 
 Speech and video
   tts TEXT             speech to a file or stdout (WAV; --stream for raw frames)
@@ -99,7 +99,9 @@ Creates a key for this device, aliased cli@<hostname>, and stores it in the OS k
       {"live", R"(Usage: imago live speak CODE MESSAGE [--room ROOM]
        imago live context CODE TEXT [--speak] [--room ROOM]
        imago live trigger CODE ACTION [--room ROOM]      e.g. mini_wave_hello
-       imago live rooms
+       imago live rooms                                  the account's live rooms, as a table
+       imago live url CODE                               a viewer link for the agent (starts a
+                                                         session when opened; minutes are charged)
 )"},
       {"tts", R"(Usage: imago tts TEXT [-o FILE] [--voice M1] [--voice-code UUID] [--language en]
                 [--speed 1.05] [--steps 8] [--stream]
@@ -164,6 +166,25 @@ std::string str(const json::value& v, const char* key) {
   if (!f || f->is_null()) return "";
   if (f->is_string()) return std::string(f->as_string());
   return json::serialize(*f);
+}
+
+// Rows as left-aligned columns separated by two spaces (the first row is the header).
+std::string table(const std::vector<std::vector<std::string>>& rows) {
+  std::vector<size_t> width;
+  for (const auto& r : rows) {
+    if (width.size() < r.size()) width.resize(r.size(), 0);
+    for (size_t i = 0; i < r.size(); ++i) width[i] = std::max(width[i], r[i].size());
+  }
+  std::string o;
+  for (const auto& r : rows) {
+    std::string line;
+    for (size_t i = 0; i < r.size(); ++i) {
+      line += r[i];
+      if (i + 1 < r.size()) line += std::string(width[i] - r[i].size() + 2, ' ');
+    }
+    o += line + "\n";
+  }
+  return o;
 }
 
 std::string path_arg(const std::string& s) {
@@ -285,7 +306,9 @@ int cmd_agents(const Args& a, Context& ctx) {
         std::cout << code << "\tprocessing\n(wait with: imago agents wait " << code << ")\n";
       return 0;
     }
-    ctx.out.note("Generating " + code + " (usually two to five minutes)");
+    // A photo takes a few seconds (measured: docs/avatar.md, "The model builder"); a video longer.
+    ctx.out.note("Generating " + code +
+                 (a.has("video") ? " (a video takes up to a minute)" : " (usually under ten seconds)"));
     return wait_agent(ctx, *c, code);
   }
   if (sub == "wait" && a.words.size() == 3) return wait_agent(ctx, *c, a.words[2]);
@@ -362,28 +385,52 @@ int cmd_live(const Args& a, Context& ctx) {
   auto delivered = [](const json::value& v) {
     return "delivered to " + str(v, "delivered_to_rooms") + " room(s)\n";
   };
+  // The API's 404 when the agent has no live session; a person also wants to know how to start one.
+  auto to_rooms = [&](const HttpResult& r, const std::function<std::string(const json::value&)>& human) {
+    if (r.status == 404 && !a.has("room") && !ctx.out.json) {
+      ctx.out.note("No live session of " + a.words[2] +
+                   " is running. Start one by opening a viewer link:\n  imago live url " + a.words[2]);
+    }
+    return answer(ctx, r, human);
+  };
   if (sub == "speak" && a.words.size() == 4) {
-    return answer(
-        ctx,
+    return to_rooms(
         c->call("POST", "/v1/agent/" + path_arg(a.words[2]) + "/speak", with_room({{"message", a.words[3]}})),
         delivered);
   }
   if (sub == "context" && a.words.size() == 4) {
     json::object body{{"context", a.words[3]}, {"type", a.switches.count("speak") ? "speak" : "add_context"}};
-    return answer(ctx, c->call("POST", "/v1/agent/" + path_arg(a.words[2]) + "/add-context", with_room(body)),
-                  delivered);
+    return to_rooms(c->call("POST", "/v1/agent/" + path_arg(a.words[2]) + "/add-context", with_room(body)),
+                    delivered);
   }
   if (sub == "trigger" && a.words.size() == 4) {
-    return answer(ctx,
-                  c->call("POST", "/v1/agent/" + path_arg(a.words[2]) + "/trigger-dynamics",
-                          with_room({{"action", a.words[3]}})),
-                  delivered);
+    return to_rooms(c->call("POST", "/v1/agent/" + path_arg(a.words[2]) + "/trigger-dynamics",
+                            with_room({{"action", a.words[3]}})),
+                    delivered);
   }
   if (sub == "rooms" && a.words.size() == 2) {
     return answer(ctx, c->call("GET", "/v1/rooms"), [](const json::value& v) {
-      std::string o;
-      for (const auto& r : v.at("data").as_array()) o += json::serialize(r) + "\n";
-      return o.empty() ? std::string("no active rooms\n") : o;
+      const auto& rooms = v.at("data").as_array();
+      if (rooms.empty()) return std::string("no active rooms\n");
+      std::vector<std::vector<std::string>> rows{
+          {"ROOM", "AGENT", "STATE", "VIEWERS", "MINUTES", "TYPE", "STARTED"}};
+      for (const auto& r : rooms) {
+        rows.push_back({str(r, "room_id"), str(r, "agent_code"), str(r, "state"), str(r, "viewers"),
+                        str(r, "billed_minutes"), str(r, "billing_type"),
+                        str(r, "started_at") + (r.as_object().contains("remote") ? " (other node)" : "")});
+      }
+      return table(rows);
+    });
+  }
+  if (sub == "url" && a.words.size() == 3) {
+    const std::string& code = a.words[2];
+    auto r =
+        c->call("POST", "/v1/runtime-tokens/request", json::serialize(json::object{{"agent_code", code}}));
+    return answer(ctx, r, [&](const json::value& v) {
+      const auto& d = v.at("data");
+      return c->base_url() + "/embed/" + path_arg(code) + "#token=" + str(d, "token") + "\n(valid until " +
+             str(d, "expires_at") +
+             "; whoever opens it starts a session of this agent, charged to your account)\n";
     });
   }
   return usage(ctx, "live");

@@ -56,6 +56,12 @@ std::string query_value(const std::string& target, const std::string& name) {
   return "";
 }
 
+// $IMAGO_BROWSER=none: only print addresses, never claim to open them.
+bool browser_disabled() {
+  const char* b = std::getenv("IMAGO_BROWSER");
+  return b && std::string_view(b) == "none";
+}
+
 // Opens a URL in the person's browser: $IMAGO_BROWSER ("none" to only print), else xdg-open.
 void open_browser(const std::string& url, const Output& out) {
   std::string cmd = "xdg-open";
@@ -126,8 +132,12 @@ int login_browser(const std::string& base_url, Output& out) {
   const std::string url = base_url + "/cli-login?challenge=" + challenge +
                           "&hostname=" + url_encode(this_hostname()) + "&port=" + std::to_string(port) +
                           "&state=" + state;
-  out.note("Opening your browser to approve this device. If it does not open, visit:\n\n  " + url + "\n");
-  open_browser(url, out);
+  if (browser_disabled()) {
+    out.note("Open this address in a browser to approve this device:\n\n  " + url + "\n");
+  } else {
+    out.note("Opening your browser to approve this device. If it does not open, visit:\n\n  " + url + "\n");
+    open_browser(url, out);
+  }
 
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::minutes(5);
   std::string code;

@@ -198,6 +198,9 @@ TEST(Cli, BrowserLoginThroughTheLoopbackCallback) {
   auto login = cli.start({"login"}, &err_path);
   const std::string url = wait_for(err_path, std::regex("(http://\\S+/cli-login\\?\\S+)"));
   ASSERT_FALSE(url.empty()) << slurp(err_path);
+  // IMAGO_BROWSER=none: the command prints the address and does not claim to open a browser.
+  EXPECT_EQ(slurp(err_path).find("Opening your browser"), std::string::npos) << slurp(err_path);
+  EXPECT_NE(slurp(err_path).find("Open this address in a browser"), std::string::npos) << slurp(err_path);
   auto q = [&](const std::string& name) {
     std::smatch mm;
     std::regex re("[?&]" + name + "=([^&]+)");
@@ -370,6 +373,13 @@ TEST(Cli, CommandsHappyAndErrorPaths) {
 
   // live: with no session running the server says so
   fails({"live", "speak", "cli-ada", "Hello"}, "NOT_FOUND");
+  fails({"live", "speak", "cli-ada", "Hello"},
+        "Start one by opening a viewer link:\n  imago live url cli-ada");
+  // The viewer link carries a runtime token for the agent in its fragment.
+  const std::string link = ok({"live", "url", "cli-ada"}).out;
+  EXPECT_EQ(link.rfind(s.url() + "/embed/cli-ada#token=", 0), 0u) << link;
+  EXPECT_NE(link.find("charged to your account"), std::string::npos) << link;
+  fails({"live", "url", "no-such-agent"}, "NOT_FOUND");
   // ... and with a session running in a room, speak, context, trigger and rooms reach it.
   auto rt = s.post("/v1/runtime-tokens/request", R"({"agent_code": "cli-ada"})", acct.api_secret);
   ASSERT_EQ(rt.status, 200) << rt.body;
@@ -388,6 +398,10 @@ TEST(Cli, CommandsHappyAndErrorPaths) {
   EXPECT_FALSE(trig.at("animation_triggered").as_bool()) << "dynamics are off";
   fails({"live", "trigger", "cli-ada", "moonwalk", "--room", "cli-room"}, "VALIDATION_ERROR");
   fails({"live", "speak", "cli-ada", "Hello", "--room", "other-room"}, "NOT_FOUND");
+  const std::string table = ok({"live", "rooms"}).out;
+  EXPECT_EQ(table.rfind("ROOM ", 0), 0u) << table;
+  EXPECT_NE(table.find("AGENT"), std::string::npos) << table;
+  EXPECT_NE(table.find("\ncli-room  "), std::string::npos) << table;
   auto rooms = json::parse(ok({"live", "rooms", "--json"}).out).at("data").as_array();
   ASSERT_EQ(rooms.size(), 1u);
   EXPECT_EQ(rooms[0].at("room_id").as_string(), "cli-room");
