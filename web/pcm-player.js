@@ -21,6 +21,17 @@ class PcmPlayer extends AudioWorkletProcessor {
         for (let k = 0; k < s16.length; k++) samples[k] = s16[k] / 32768;
       }
       this.chunks.push({ pts: m.pts, samples });
+      // A live stream: keep at most ~350 ms queued (the server runs ~120 ms ahead). More builds up
+      // when the page was busy or the context started late, and would hold the audio, and the
+      // pictures drawn on its clock, behind for the rest of the session: drop the oldest.
+      let queued = -this.offset;
+      for (const c of this.chunks) queued += c.samples.length;
+      while (this.chunks.length > 1 && queued > 0.35 * sampleRate) {
+        queued -= this.chunks[0].samples.length - this.offset;
+        this.chunks.shift();
+        this.offset = 0;
+        this.dropped = (this.dropped || 0) + 1;
+      }
     };
   }
   process(inputs, outputs) {

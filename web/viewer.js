@@ -12,7 +12,7 @@
   // voice_chat or camera_chat sessions (docs/live-protocol.md, "Billing"); empty: an avatar session.
   const billing = frag.get('billing') || '';
   // media=jpeg+pcm in the fragment keeps a browser with WebCodecs on the fallback (tests, debugging).
-  const forcedMedia = frag.get('media') || '';
+  const forcedMedia = (frag.get('media') || '').replace(' ', '+');  // a '+' reads as a space
   const canvas = document.getElementById('screen');
   const ctx2d = canvas.getContext('2d');
   const stateEl = document.getElementById('state');
@@ -38,6 +38,7 @@
       decoder = window.ImagoMediaDecoder.create({
         picture: (frame) => {
           frames.push({ pts: frame.timestamp, bitmap: frame, w: frame.displayWidth, h: frame.displayHeight });
+          stats.picturePts = frame.timestamp;
           // A decoder has few frames to lend: keep about half a second.
           if (frames.length > 12) frames.shift().bitmap.close();
         },
@@ -63,7 +64,9 @@
       await audio.audioWorklet.addModule('/embed-assets/pcm-player.js');
       player = new AudioWorkletNode(audio, 'pcm-player', { outputChannelCount: [1] });
       player.connect(audio.destination);
-      player.port.onmessage = (e) => { audioPts = e.data.pts; stats.audioPlayed = e.data.played; };
+      player.port.onmessage = (e) => {
+        audioPts = e.data.pts; stats.audioPlayed = e.data.played; stats.audioPts = audioPts; stats.audioQueued = e.data.queued;
+      };
       if (audio.state !== 'running') document.getElementById('sound').hidden = false;
     } catch (err) {
       stats.lastError = 'audio: ' + err;
