@@ -1,7 +1,8 @@
 // The Imago viewer (docs/live-protocol.md): joins /v1/runtime/rooms/{room}?agent_code=CODE with the
-// embed token from the URL fragment (#token=...&room=...&billing=...), draws JPEG frames on the
-// canvas on the audio clock, plays PCM through an AudioWorklet, and reconnects to the same room
-// after a drop.
+// embed token from the URL fragment (#token=...&room=...&billing=...&media=...), decodes H.264 and
+// Opus with WebCodecs where the browser has them (media-decoder.js; else JPEG pictures and PCM),
+// draws the pictures on the canvas on the audio clock, plays the audio through an AudioWorklet, and
+// reconnects to the same room after a drop.
 (() => {
   'use strict';
   const agent = decodeURIComponent(location.pathname.split('/').filter(Boolean).pop() || '');
@@ -10,6 +11,8 @@
   const room = frag.get('room') || 'lobby';
   // voice_chat or camera_chat sessions (docs/live-protocol.md, "Billing"); empty: an avatar session.
   const billing = frag.get('billing') || '';
+  // media=jpeg+pcm in the fragment keeps a browser with WebCodecs on the fallback (tests, debugging).
+  const forcedMedia = (frag.get('media') || '').replace(' ', '+');  // a '+' reads as a space
   const canvas = document.getElementById('screen');
   const ctx2d = canvas.getContext('2d');
   const stateEl = document.getElementById('state');
@@ -18,12 +21,36 @@
   // Exposed for tests and curious operators.
   const stats = window.imagoViewer = {
     state: 'connecting', connects: 0, framesDrawn: 0, framesReceived: 0, audioChunks: 0,
-    speakingChunks: 0, audioPlayed: 0, events: [], sessionId: null, lastError: null,
+    speakingChunks: 0, audioPlayed: 0, events: [], sessionId: null, lastError: null, media: null,
   };
 
   let ws = null, audio = null, player = null, audioPts = null, ended = false, retry = 0;
   let frames = [];   // decoded video frames waiting for their time: {pts, bitmap}
   let heartbeatTimer = null;
+  let connectedAt = 0;  // performance.now() of the last connect, for stats.firstPictureMs
+
+  // The media this page asks for: h264+opus where WebCodecs can decode it (decided before connecting).
+  let encoded = false, decoder = null;
+  const mediaChoice = (async () => {
+    encoded = forcedMedia !== 'jpeg+pcm' && window.ImagoMediaDecoder && await window.ImagoMediaDecoder.supported();
+    stats.media = encoded ? 'h264+opus' : 'jpeg+pcm';
+    if (encoded) {
+      decoder = window.ImagoMediaDecoder.create({
+        picture: (frame) => {
+          frames.push({ pts: frame.timestamp, bitmap: frame, w: frame.displayWidth, h: frame.displayHeight });
+          stats.picturePts = frame.timestamp;
+          // A decoder has few frames to lend: keep about half a second.
+          if (frames.length > 12) frames.shift().bitmap.close();
+        },
+        audio: (pts, samples) => {
+          if (player) player.port.postMessage({ pts, samples: samples.buffer, f32: true }, [samples.buffer]);
+        },
+        keyFrameNeeded: () => send({ type: 'request_key_frame' }),
+        error: (m) => { stats.lastError = m; },
+      });
+      stats.decoder = decoder.stats;
+    }
+  })();
 
   function setState(s, detail) {
     stats.state = s;
@@ -37,7 +64,9 @@
       await audio.audioWorklet.addModule('/embed-assets/pcm-player.js');
       player = new AudioWorkletNode(audio, 'pcm-player', { outputChannelCount: [1] });
       player.connect(audio.destination);
-      player.port.onmessage = (e) => { audioPts = e.data.pts; stats.audioPlayed = e.data.played; };
+      player.port.onmessage = (e) => {
+        audioPts = e.data.pts; stats.audioPlayed = e.data.played; stats.audioPts = audioPts; stats.audioQueued = e.data.queued;
+      };
       if (audio.state !== 'running') document.getElementById('sound').hidden = false;
     } catch (err) {
       stats.lastError = 'audio: ' + err;
@@ -58,6 +87,16 @@
   async function onBinary(buf) {
     if (buf.byteLength < 20) return;
     const h = header(buf);
+    if (decoder && (h.codec === 3 || h.codec === 2)) {  // H.264 or Opus (or their configurations)
+      if (h.kind === 2 && !(h.flags & 16)) {
+        stats.audioChunks++;
+        if (h.flags & 1) stats.speakingChunks++;
+      } else if (h.kind === 1 && !(h.flags & 16)) {
+        stats.framesReceived++;
+      }
+      try { decoder.message(h, new Uint8Array(buf, 20)); } catch (err) { stats.lastError = 'decode: ' + err; }
+      return;
+    }
     if (h.kind === 2) {  // audio
       stats.audioChunks++;
       if (h.flags & 1) stats.speakingChunks++;
@@ -66,7 +105,7 @@
       stats.framesReceived++;
       try {
         const bitmap = await createImageBitmap(new Blob([new Uint8Array(buf, 20)], { type: 'image/jpeg' }));
-        frames.push({ pts: h.pts, bitmap });
+        frames.push({ pts: h.pts, bitmap, w: bitmap.width, h: bitmap.height });
         if (frames.length > 50) frames.shift().bitmap.close();
       } catch (err) { stats.lastError = 'decode: ' + err; }
     }
@@ -81,11 +120,12 @@
     }
     if (pick >= 0) {
       const f = frames[pick];
-      if (canvas.width !== f.bitmap.width || canvas.height !== f.bitmap.height) {
-        canvas.width = f.bitmap.width; canvas.height = f.bitmap.height;  // 16:9, 9:16 and 1:1 agents
+      if (canvas.width !== f.w || canvas.height !== f.h) {
+        canvas.width = f.w; canvas.height = f.h;  // 16:9, 9:16 and 1:1 agents
       }
       ctx2d.drawImage(f.bitmap, 0, 0);
       stats.framesDrawn++;
+      if (connectedAt) { stats.firstPictureMs = performance.now() - connectedAt; connectedAt = 0; }
       for (let i = 0; i < pick; i++) frames[i].bitmap.close();
       frames.splice(0, pick + 1);
     }
@@ -112,7 +152,11 @@
         setState('ended', m.reason);
         break;
       case 'playback_finished':
-        if (m.interrupted && player) { player.port.postMessage({ flush: true }); frames = []; }
+        if (m.interrupted && player) {
+          player.port.postMessage({ flush: true });
+          for (const f of frames) f.bitmap.close();
+          frames = [];
+        }
         break;
       case 'heartbeat.ok': token = m.token; break;
       case 'error': stats.lastError = m.code + ': ' + m.message; break;
@@ -235,12 +279,18 @@
   }
   camEl.onclick = () => (cam ? stopCamera() : startCamera());
 
-  function connect() {
+  async function connect() {
     if (!token || !agent) { setState('error', 'the page needs #token=<embed token>'); return; }
+    await mediaChoice;
+    if (decoder) decoder.reset();
     const proto = location.protocol === 'https:' ? 'wss:' : 'ws:';
     const url = `${proto}//${location.host}/v1/runtime/rooms/${encodeURIComponent(room)}?agent_code=${encodeURIComponent(agent)}` +
-        (billing ? '&billing_type=' + encodeURIComponent(billing) : '');
+        (billing ? '&billing_type=' + encodeURIComponent(billing) : '') +
+        (encoded ? '&media=' + encodeURIComponent('h264+opus') : '');
     stats.connects++;
+    connectedAt = performance.now();
+    for (const f of frames) f.bitmap.close();
+    frames = [];
     ws = new WebSocket(url, ['imago.v1', 'bearer.' + token]);
     ws.binaryType = 'arraybuffer';
     ws.onmessage = (e) => {

@@ -98,8 +98,9 @@ Result<std::string> required_text(const json::object& body, const char* field) {
 // One WebSocket viewer of a room.
 class RoomSocket : public http::WebSocketHandler, public std::enable_shared_from_this<RoomSocket> {
  public:
-  RoomSocket(Services& s, std::shared_ptr<live::Room> room, live::ViewerRole role, TokenClaims claims)
-      : s_(s), room_(std::move(room)), role_(role), claims_(std::move(claims)) {
+  RoomSocket(Services& s, std::shared_ptr<live::Room> room, live::ViewerRole role, TokenClaims claims,
+             live::MediaFormat media)
+      : s_(s), room_(std::move(room)), role_(role), claims_(std::move(claims)), media_(media) {
     room_->viewer_expected();
   }
   // Dropped without on_open: the handshake failed (the client went away during the upgrade).
@@ -110,7 +111,7 @@ class RoomSocket : public http::WebSocketHandler, public std::enable_shared_from
   void on_open(std::shared_ptr<http::WebSocketConnection> c) override {
     opened_ = true;
     conn_ = c;
-    room_->add_viewer(std::move(c), role_);
+    room_->add_viewer(std::move(c), role_, media_);
   }
   void on_text(std::string_view message) override {
     if (!conn_) return;
@@ -146,6 +147,7 @@ class RoomSocket : public http::WebSocketHandler, public std::enable_shared_from
   std::shared_ptr<live::Room> room_;
   live::ViewerRole role_;
   TokenClaims claims_;
+  live::MediaFormat media_;
   std::shared_ptr<http::WebSocketConnection> conn_;
   bool opened_ = false;
 };
@@ -169,9 +171,13 @@ class RelaySocket : public http::WebSocketHandler {
         v->send_text(std::move(m));
         return;
       }
-      // Media framing byte 0: 1 video (droppable for a slow viewer), 2 audio.
+      // Media framing byte 0: 1 video (droppable for a slow viewer), 2 audio; flags bit 4 marks a
+      // codec configuration, which is never dropped.
+      const bool config = m.size() > 2 && (static_cast<uint8_t>(m[2]) & 16) != 0;
       const bool video = !m.empty() && static_cast<uint8_t>(m[0]) == 1;
-      v->send_binary(std::move(m), video ? http::WsMessageClass::kVideo : http::WsMessageClass::kAudio);
+      v->send_binary(std::move(m), config  ? http::WsMessageClass::kControl
+                                   : video ? http::WsMessageClass::kVideo
+                                           : http::WsMessageClass::kAudio);
     };
     h.closed = [viewer](uint16_t code, const std::string& reason) {
       // 1006 (no close frame) cannot be sent on: the owner went away.
@@ -258,6 +264,11 @@ http::WebSocketFactory make_room_socket_factory(Services& s) {
     auto mode = live::chat_mode_for_join(up.request.query_param("billing_type"),
                                          !s.config->llm_base_url.empty() && s.config->llm_vision);
     if (!mode.ok()) return A::reject(http::Response::from_status(mode.status()));
+    // media=h264+opus | jpeg+pcm (absent: jpeg+pcm); quality= for a room this join starts.
+    auto media = live::media_format_for_join(up.request.query_param("media"));
+    if (!media.ok()) return A::reject(http::Response::from_status(media.status()));
+    auto quality = live::video_quality_for_join(up.request.query_param("quality"));
+    if (!quality.ok()) return A::reject(http::Response::from_status(quality.status()));
     if (embed) {
       // An embed token starts only the session type it was minted for (docs/live-protocol.md).
       const std::string allowed = c->billing_type.value_or("");
@@ -285,7 +296,7 @@ http::WebSocketFactory make_room_socket_factory(Services& s) {
         return A::reject(billing_refusal_response(st));
       }
     }
-    auto room = s.rooms->join(c->subject, room_id, *agent, *mode);
+    auto room = s.rooms->join(c->subject, room_id, *agent, *mode, *quality);
     if (!room.ok() && room.status().code() == Code::kConflict) {
       // Another node started it a moment ago.
       if (auto relayed = relay_to_owner(s, up, c->subject, room_id)) return std::move(*relayed);
@@ -300,8 +311,9 @@ http::WebSocketFactory make_room_socket_factory(Services& s) {
     }
     // Joining with a good token counts as a renewal for the session.
     (*room)->renewed();
-    return A::upgrade(std::make_shared<RoomSocket>(
-        s, *room, embed ? live::ViewerRole::kEmbed : live::ViewerRole::kRuntime, std::move(c).value()));
+    return A::upgrade(
+        std::make_shared<RoomSocket>(s, *room, embed ? live::ViewerRole::kEmbed : live::ViewerRole::kRuntime,
+                                     std::move(c).value(), *media));
   };
 }
 

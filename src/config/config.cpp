@@ -309,6 +309,26 @@ const std::vector<Option>& options() {
        "JPEG quality of live video frames, 1-100 (default 75)",
        [](Config& c,
           const std::string& v) { return set_int(c.live_jpeg_quality, v, "live-jpeg-quality", 1, 100); }},
+      {"live-video-kbps", "IMAGO_LIVE_VIDEO_KBPS", "KBPS",
+       "peak H.264 rate of a live room at standard quality; low halves it, high doubles it (default 400)",
+       [](Config& c, const std::string& v) {
+         return set_int(c.live_video_kbps, v, "live-video-kbps", 50, 20000);
+       }},
+      {"live-audio-kbps", "IMAGO_LIVE_AUDIO_KBPS", "KBPS",
+       "Opus rate of a live room at standard quality; low takes 3/4 of it, at least 24 (default 32)",
+       [](Config& c, const std::string& v) {
+         return set_int(c.live_audio_kbps, v, "live-audio-kbps", 16, 128);
+       }},
+      {"live-keyframe-s", "IMAGO_LIVE_KEYFRAME_S", "SECONDS",
+       "longest time between two H.264 key frames of a live room (default 2)",
+       [](Config& c, const std::string& v) {
+         return set_int(c.live_keyframe_s, v, "live-keyframe-s", 1, 10);
+       }},
+      {"live-video-max-side", "IMAGO_LIVE_VIDEO_MAX_SIDE", "PX",
+       "longest side of encoded live pictures; larger frames are scaled down (default 512)",
+       [](Config& c, const std::string& v) {
+         return set_int(c.live_video_max_side, v, "live-video-max-side", 64, 1920);
+       }},
       {"llm-base-url", "IMAGO_LLM_BASE_URL", "URL",
        "OpenAI-compatible chat endpoint, e.g. http://127.0.0.1:11434/v1 (default: built-in responder)",
        [](Config& c, const std::string& v) -> Status {

@@ -78,6 +78,12 @@ struct Config {
   int live_sessions_per_account = 0;
   int live_frame_side = 512;  // longest side of rendered live frames, px
   int live_jpeg_quality = 75;
+  // Encoded live media (media=h264+opus viewers) at a room's standard quality: low halves the
+  // video rate, high doubles it (docs/live-protocol.md, "Encoded media").
+  int live_video_kbps = 400;
+  int live_audio_kbps = 32;
+  int live_keyframe_s = 2;
+  int live_video_max_side = 512;
 
   // --- conversation (docs/conversation.md) ---
   std::string llm_base_url;        // OpenAI-compatible endpoint ".../v1"; empty: built-in responder

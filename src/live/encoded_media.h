@@ -12,6 +12,9 @@
 //  - pts_us is on the session's audio clock (the same clock as today's JPEG+PCM frames: frame n of
 //    video at n * 40000 us at 25 fps).
 //  - Packets are immutable once made and shared between consumers (shared_ptr to const).
+//  - A viewer that asked for today's media (media=jpeg+pcm) is a sink too: its config says
+//    video_codec kCodecJpeg / audio_codec kCodecPcmS16 and its packets are JPEG files and s16le
+//    PCM frames (40 ms); only sinks added for that format get them.
 #pragma once
 #include <cstdint>
 #include <memory>
@@ -29,21 +32,25 @@ inline constexpr uint8_t kCodecOpus = 2;         // audio: one Opus packet
 struct CodecConfig {
   int width = 0, height = 0;
   int fps = 25;
-  std::string avcc;        // AVCDecoderConfigurationRecord
+  std::string avcc;  // AVCDecoderConfigurationRecord
   int audio_sample_rate = 48000;
   int audio_channels = 1;
-  std::string opus_head;   // OpusHead (RFC 7845, 5.1)
+  std::string opus_head;                         // OpusHead (RFC 7845, 5.1)
   int64_t video_bitrate = 0, audio_bitrate = 0;  // bits per second, as configured
+  uint8_t video_codec = kCodecH264;              // kCodecJpeg for a jpeg+pcm sink
+  uint8_t audio_codec = kCodecOpus;              // kCodecPcmS16 for a jpeg+pcm sink
+  bool video = true;               // false in audio-only sessions (voice_chat): no video packets
+  std::string video_codec_string;  // WebCodecs' name of the stream, e.g. "avc1.42C01E"
 };
 
 struct EncodedPacket {
   MediaKind kind = MediaKind::kVideo;
   uint8_t codec = kCodecH264;
-  uint16_t flags = 0;         // kFlag* of media_framing.h; kFlagKeyFrame on IDR access units
-  uint32_t frame_index = 0;   // video: frame n; audio: index of the 20 ms packet
-  int64_t pts_us = 0;         // session audio clock
-  int64_t duration_us = 0;    // 40000 at 25 fps; 20000 for an Opus packet
-  std::string data;           // AVCC access unit, or one Opus packet
+  uint16_t flags = 0;        // kFlag* of media_framing.h; kFlagKeyFrame on IDR access units
+  uint32_t frame_index = 0;  // video: frame n; audio: index of the 20 ms packet
+  int64_t pts_us = 0;        // session audio clock
+  int64_t duration_us = 0;   // 40000 at 25 fps; 20000 for an Opus packet
+  std::string data;          // AVCC access unit, or one Opus packet
 };
 
 // A consumer of a room's encoded media. Calls come from the room's media thread, in pts order per
@@ -56,6 +63,13 @@ class MediaSink {
   virtual void on_packet(const std::shared_ptr<const EncodedPacket>& packet) = 0;
   // The room ended (or the sink was removed); no further calls follow.
   virtual void on_end() {}
+  // Asked before each picture is encoded: true makes the next access unit an IDR (a new viewer, one
+  // that dropped frames, a decoder that lost its state). The room spaces forced IDRs at least
+  // 200 ms apart, so a sink keeps answering true until it got one.
+  virtual bool wants_key_frame() { return false; }
+  // The agent was interrupted: media handed over but not yet delivered is stale (a viewer drops
+  // its queue; its next video must then be a key frame).
+  virtual void on_interrupt() {}
 };
 
 }  // namespace imago::live

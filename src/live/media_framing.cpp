@@ -36,6 +36,12 @@ std::string encode_video_message(const MediaHeader& h, std::string_view jpeg) {
   return s;
 }
 
+std::string encode_media_message(const MediaHeader& h, std::string_view payload) {
+  std::string s = header_bytes(h, payload.size());
+  s.append(payload);
+  return s;
+}
+
 std::string encode_audio_message(const MediaHeader& h, const std::vector<int16_t>& samples) {
   std::string s = header_bytes(h, samples.size() * 2);
   const size_t at = s.size();

@@ -3,8 +3,10 @@
 //
 //   offset size  field
 //   0      1     kind: 1 video, 2 audio
-//   1      1     codec: video 1 = JPEG (2 reserved for VP8 via WebCodecs); audio 1 = PCM s16le mono
-//   2      2     flags: bit 0 speaking, bit 1 end_of_speech, bit 2 interrupted, bit 3 key frame
+//   1      1     codec: video 1 = JPEG, 3 = H.264 (AVCC; 2 reserved for VP8); audio 1 = PCM s16le
+//                mono, 2 = Opus
+//   2      2     flags: bit 0 speaking, bit 1 end_of_speech, bit 2 interrupted, bit 3 key frame,
+//                bit 4 codec configuration (the payload is the avcC record or the OpusHead)
 //   4      4     frame index (u32): frame n covers [n/25, (n+1)/25) s of the session's audio clock
 //   8      8     pts in microseconds (i64) on the audio clock (n * 40000)
 //   16     2     video: width (u16);  audio: sample rate / 25 (u16 samples per frame)
@@ -22,7 +24,11 @@ inline constexpr size_t kMediaHeaderBytes = 20;
 enum class MediaKind : uint8_t { kVideo = 1, kAudio = 2 };
 inline constexpr uint8_t kCodecJpeg = 1;
 inline constexpr uint8_t kCodecPcmS16 = 1;
-inline constexpr uint16_t kFlagSpeaking = 1, kFlagEndOfSpeech = 2, kFlagInterrupted = 4, kFlagKeyFrame = 8;
+inline constexpr uint16_t kFlagSpeaking = 1, kFlagEndOfSpeech = 2, kFlagInterrupted = 4, kFlagKeyFrame = 8,
+                          kFlagConfig = 16;
+// The version of this framing that session.started announces (`framing_version`); it changes only
+// when a client written for it could no longer read the messages.
+inline constexpr int kMediaFramingVersion = 1;
 
 struct MediaHeader {
   MediaKind kind = MediaKind::kVideo;
@@ -36,6 +42,8 @@ struct MediaHeader {
 
 std::string encode_video_message(const MediaHeader& h, std::string_view jpeg);
 std::string encode_audio_message(const MediaHeader& h, const std::vector<int16_t>& samples);
+// Header + any payload (encoded media: an access unit, an Opus packet, a codec configuration).
+std::string encode_media_message(const MediaHeader& h, std::string_view payload);
 // Parses a header (tests, benchmark clients); false when the message is shorter than a header.
 bool decode_media_header(std::string_view msg, MediaHeader* out);
 

@@ -7,6 +7,7 @@
 #include "live/camera_frame.h"
 #include "live/media_framing.h"
 #include "live/thread_priority.h"
+#include "live/viewer_media_sink.h"
 #include "speech/speech_service.h"
 #include "speech/text.h"
 #include "util/json.h"
@@ -22,6 +23,9 @@ constexpr int64_t kFrameUs = 1'000'000 / avatar::kFps;
 constexpr int64_t kDynamicsRefreshUs = 3'000'000;
 constexpr int64_t kIdleGestureAfterUs = 15'000'000;  // silence before an idle gesture
 constexpr int64_t kIdleGestureEveryUs = 20'000'000;
+// Forced H.264 key frames (joins, viewers that dropped pictures) at most every 200 ms: a key frame
+// is several times a picture's size, and every viewer of the room gets it.
+constexpr int64_t kMinKeyFrameGapFrames = 5;
 
 std::string event(std::string_view type, json::object fields = {}) {
   json::object o{{"type", type}};
@@ -62,7 +66,16 @@ Room::Room(RoomSettings s, std::unique_ptr<avatar::Renderer> r, speech::SpeechSe
       cb_(std::move(cb)),
       state_(s_.timeouts, clock.now_us()),
       context_(s_.limits),
-      control_rate_(s_.limits) {}
+      control_rate_(s_.limits) {
+  MediaEncoderSettings es;
+  es.width = renderer_->width();
+  es.height = renderer_->height();
+  es.audio_rate = renderer_->audio_rate();
+  es.video = s_.video;
+  es.jpeg_quality = s_.jpeg_quality;
+  es.encoded = s_.encoded;
+  encoder_ = std::make_unique<MediaEncoder>(es);
+}
 
 Room::~Room() {
   stop_ = true;
@@ -119,20 +132,32 @@ int Room::height() const {
   return renderer_->height();
 }
 
-std::string Room::session_started_json() const {
+std::string Room::session_started_json(MediaFormat media) const {
+  const bool encoded = media == MediaFormat::kH264Opus;
+  // Width and height of the pictures this viewer gets: H.264 pictures are capped in size; Opus
+  // decodes at 48 kHz.
+  int w = renderer_->width(), h = renderer_->height();
+  if (encoded) {
+    const double k = std::min(1.0, double(s_.encoded.max_side) / std::max(w, h));
+    w = std::max(2, int(w * k) & ~1);
+    h = std::max(2, int(h * k) & ~1);
+  }
   return event("session.started", {{"room_id", s_.room_id},
                                    {"session_id", s_.session_id},
                                    {"agent_code", s_.agent_code},
-                                   {"width", renderer_->width()},
-                                   {"height", renderer_->height()},
+                                   {"width", w},
+                                   {"height", h},
                                    {"fps", avatar::kFps},
-                                   {"audio_rate", renderer_->audio_rate()},
-                                   {"video_codec", "jpeg"},
-                                   {"audio_codec", "pcm_s16le"},
+                                   {"audio_rate", encoded ? 48000 : renderer_->audio_rate()},
+                                   {"video_codec", encoded ? "h264" : "jpeg"},
+                                   {"audio_codec", encoded ? "opus" : "pcm_s16le"},
+                                   {"media", encoded ? "h264+opus" : "jpeg+pcm"},
+                                   {"framing_version", kMediaFramingVersion},
+                                   {"quality", quality_name(s_.quality)},
                                    {"state", phase_name(state_.phase())}});
 }
 
-void Room::add_viewer(std::shared_ptr<http::WebSocketConnection> c, ViewerRole role) {
+void Room::add_viewer(std::shared_ptr<http::WebSocketConnection> c, ViewerRole role, MediaFormat media) {
   std::lock_guard lock(mu_);
   if (state_.phase() == SessionPhase::kEnded) {
     c->send_text(event("session.ended", {{"reason", end_reason_name(*state_.end_reason())}}));
@@ -142,9 +167,30 @@ void Room::add_viewer(std::shared_ptr<http::WebSocketConnection> c, ViewerRole r
   if (expected_viewers_ > 0) --expected_viewers_;
   ever_viewed_ = true;
   state_.viewer_joined(clock_.now_us());
-  c->send_text(session_started_json());
+  c->send_text(session_started_json(media));
   if (paused_) c->send_text(event("session.paused"));
-  viewers_.push_back({std::move(c), role});
+  auto sink = std::make_shared<ViewerMediaSink>(c, media, s_.max_viewer_queue_bytes);
+  fanout_.add(sink, media);
+  viewers_.push_back({std::move(c), role, std::move(sink)});
+}
+
+void Room::add_media_sink(std::shared_ptr<MediaSink> sink, MediaFormat format) {
+  std::lock_guard lock(mu_);
+  if (state_.phase() == SessionPhase::kEnded) {
+    sink->on_end();
+    return;
+  }
+  fanout_.add(std::move(sink), format);
+}
+
+void Room::remove_media_sink(const MediaSink* sink) {
+  std::lock_guard lock(mu_);
+  fanout_.remove(sink);
+}
+
+void Room::request_key_frame() {
+  std::lock_guard lock(mu_);
+  key_frame_pending_ = true;
 }
 
 void Room::viewer_expected() {
@@ -165,6 +211,7 @@ void Room::remove_viewer(const http::WebSocketConnection* c) {
   std::lock_guard lock(mu_);
   for (auto it = viewers_.begin(); it != viewers_.end(); ++it) {
     if (it->conn.get() == c) {
+      fanout_.remove(it->sink.get());
       viewers_.erase(it);
       control_rate_.forget(c);
       state_.viewer_left(clock_.now_us());
@@ -324,11 +371,10 @@ void Room::interrupt() {
     ++speech_generation_;
     to_synthesize_.clear();
     renderer_->interrupt();
-    // Whatever is queued on the way to viewers is stale now: drop it so silence is immediate.
-    for (auto& v : viewers_) {
-      v.conn->discard_queued(http::WsMessageClass::kAudio);
-      v.conn->discard_queued(http::WsMessageClass::kVideo);
-    }
+    // Whatever is queued on the way to viewers is stale now: drop it so silence is immediate,
+    // and the Opus encoder drops the speech in its look-ahead.
+    fanout_.interrupt();
+    reset_audio_encoder_ = true;
     for (auto& u : utterances_) finish_utterance_locked(u, true, events, done);
     utterances_.clear();
     for (auto& e : events) broadcast_text(e);
@@ -461,6 +507,8 @@ void Room::on_control(const std::shared_ptr<http::WebSocketConnection>& from, Vi
     if (!r.status.ok()) from->send_text(error_event("VALIDATION_ERROR", r.status.message()));
   } else if (t == "keep_alive") {
     keep_alive();
+  } else if (t == "request_key_frame") {
+    request_key_frame();
   } else if (t == "heartbeat") {
     auto tok = text_field("token");
     if (!tok) return;
@@ -545,6 +593,7 @@ void Room::apply_actions(const std::vector<SessionAction>& actions) {
           if (!a.detail.empty()) ended["detail"] = a.detail;
           broadcast_text(event("session.ended", std::move(ended)));
           viewers.swap(viewers_);
+          fanout_.end_all();
           stop_ = true;
         }
         speech_cv_.notify_all();
@@ -652,55 +701,54 @@ void Room::render_loop() {
       continue;
     }
     int64_t behind = due - produced;
-    bool have_viewers;
+    bool have_consumers, want_jpeg, want_encoded;
     {
       std::lock_guard lock(mu_);
-      have_viewers = !viewers_.empty();
+      have_consumers = !fanout_.empty();
+      want_jpeg = fanout_.wants(MediaFormat::kJpegPcm);
+      want_encoded = fanout_.wants(MediaFormat::kH264Opus);
     }
     for (int64_t i = 0; i < behind && !stop_; ++i) {
+      // Pacing above, then: render, encode (once per format some consumer wants), fan out.
       // Catching up: only the newest picture is drawn; audio stays continuous.
-      const bool draw = have_viewers && s_.video && i == behind - 1;
+      const bool draw = have_consumers && s_.video && i == behind - 1;
       uint64_t generation;
+      bool key_frame = false;
       {
         std::lock_guard lock(mu_);
         generation = speech_generation_;
+        if (draw && want_encoded) {
+          key_frame_pending_ = fanout_.wants_key_frame() || key_frame_pending_;
+          key_frame =
+              key_frame_pending_ && renderer_->frame_index() - last_key_frame_ >= kMinKeyFrameGapFrames;
+        }
       }
       renderer_->next_frame(f, draw);
       ++produced;
-      std::string jpeg;
-      if (f.has_image) {
-        auto j = avatar::encode_jpeg(f, s_.jpeg_quality);
-        if (j.ok()) jpeg = std::move(j).value();
+      const auto flags =
+          static_cast<uint16_t>((f.speaking ? kFlagSpeaking : 0) | (f.end_of_speech ? kFlagEndOfSpeech : 0) |
+                                (f.interrupted ? kFlagInterrupted : 0));
+      FramePackets packets;
+      if (want_jpeg) encoder_->encode_jpeg(f, flags, &packets);
+      if (want_encoded) {
+        if (reset_audio_encoder_.exchange(false)) encoder_->reset_audio();
+        encoder_->encode_h264_opus(f, flags, key_frame, &packets);
       }
       std::vector<std::tuple<std::string, double, bool>> done;
       std::shared_ptr<SessionBrain> brain;
       {
         std::lock_guard lock(mu_);
         if (generation != speech_generation_ && f.speaking) {
-          // interrupt() ran while this frame was being drawn: its speech must not reach anyone.
+          // interrupt() ran while this frame was being drawn: its speech must not reach anyone
+          // (its Opus packets are left out; the encoder forgets them before the next frame).
           std::fill(f.audio.begin(), f.audio.end(), int16_t{0});
           f.speaking = false;
+          packets.opus.clear();
         }
-        MediaHeader h;
-        h.frame_index = static_cast<uint32_t>(f.index);
-        h.pts_us = f.index * kFrameUs;
-        h.flags = static_cast<uint16_t>((f.speaking ? kFlagSpeaking : 0) |
-                                        (f.end_of_speech ? kFlagEndOfSpeech : 0) |
-                                        (f.interrupted ? kFlagInterrupted : 0));
-        MediaHeader ah = h;
-        ah.kind = MediaKind::kAudio;
-        ah.codec = kCodecPcmS16;
-        ah.a = static_cast<uint16_t>(f.audio.size());
-        std::string audio_msg = encode_audio_message(ah, f.audio);
-        std::string video_msg;
-        if (!jpeg.empty()) {
-          MediaHeader vh = h;
-          vh.kind = MediaKind::kVideo;
-          vh.codec = kCodecJpeg;
-          vh.flags |= kFlagKeyFrame;
-          vh.a = static_cast<uint16_t>(f.width);
-          vh.b = static_cast<uint16_t>(f.height);
-          video_msg = encode_video_message(vh, jpeg);
+        if (want_jpeg) encoder_->encode_pcm(f, f.speaking ? flags : flags & ~kFlagSpeaking, &packets);
+        if (packets.h264 && (packets.h264->flags & kFlagKeyFrame)) {
+          last_key_frame_ = f.index;
+          key_frame_pending_ = false;
         }
         std::vector<std::string> events;
         const int64_t now = clock_.now_us();
@@ -723,15 +771,14 @@ void Room::render_loop() {
         }
         // Events describing this frame go before its media; playback_finished after its audio.
         for (auto& v : viewers_) {
-          for (size_t e = 0; e < events.size(); ++e) {
-            if (events[e].find("speech.started") != std::string::npos) v.conn->send_text(events[e]);
+          for (const auto& e : events) {
+            if (e.find("speech.started") != std::string::npos) v.conn->send_text(e);
           }
-          v.conn->send_binary(audio_msg, http::WsMessageClass::kAudio);
-          if (!video_msg.empty() && v.conn->queued_bytes() < s_.max_viewer_queue_bytes) {
-            v.conn->send_binary(video_msg, http::WsMessageClass::kVideo);
-          }
-          for (size_t e = 0; e < events.size(); ++e) {
-            if (events[e].find("speech.started") == std::string::npos) v.conn->send_text(events[e]);
+        }
+        fanout_.deliver(packets, [this](MediaFormat m) { return encoder_->config(m); });
+        for (auto& v : viewers_) {
+          for (const auto& e : events) {
+            if (e.find("speech.started") == std::string::npos) v.conn->send_text(e);
           }
         }
         brain = brain_;

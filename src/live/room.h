@@ -23,6 +23,10 @@
 #include "avatar/renderer.h"
 #include "http/websocket.h"
 #include "live/control_rate.h"
+#include "live/encoded_media.h"
+#include "live/media_encoder.h"
+#include "live/media_fanout.h"
+#include "live/media_quality.h"
 #include "live/room_context.h"
 #include "live/room_limits.h"
 #include "live/session_state.h"
@@ -82,6 +86,10 @@ struct RoomSettings {
   speech::VoiceSettings voice;
   SessionTimeouts timeouts;
   int jpeg_quality = 75;
+  // H.264 + Opus for consumers that take encoded media (live/media_quality.h), at the quality
+  // the room started with.
+  EncoderSettings encoded;
+  VideoQuality quality = VideoQuality::kStandard;
   bool video = true;               // false for voice_chat: audio only, no frames are drawn or sent
   bool camera = false;             // camera_chat: viewers' camera frames go to the model
   int64_t lookahead_us = 120'000;  // frames are produced this far ahead of real time
@@ -140,9 +148,18 @@ class Room : public std::enable_shared_from_this<Room> {
 
   void set_brain(std::shared_ptr<SessionBrain> brain);
 
-  // Viewers. add_viewer sends session.started (and the current pause state) to that viewer.
-  void add_viewer(std::shared_ptr<http::WebSocketConnection> c, ViewerRole role);
+  // Viewers. add_viewer sends session.started (and the current pause state) to that viewer; its
+  // media then comes in `media` (the media= query parameter of its join).
+  void add_viewer(std::shared_ptr<http::WebSocketConnection> c, ViewerRole role,
+                  MediaFormat media = MediaFormat::kJpegPcm);
   void remove_viewer(const http::WebSocketConnection* c);
+  // Other consumers of the room's media (a recording, a relay): on_config, then every frame's
+  // packets in `format` from the render thread, a key frame first; on_end when removed or when the
+  // room ends. Encoding runs only while some consumer wants it.
+  void add_media_sink(std::shared_ptr<MediaSink> sink, MediaFormat format = MediaFormat::kH264Opus);
+  void remove_media_sink(const MediaSink* sink);
+  // The next picture is encoded as a key frame (a viewer's decoder lost its state).
+  void request_key_frame();
   // A join was accepted and its WebSocket handshake is under way: add_viewer() follows, or
   // viewer_upgrade_failed() when the handshake never completes (the client dropped).
   void viewer_expected();
@@ -214,7 +231,7 @@ class Room : public std::enable_shared_from_this<Room> {
   void finish_utterance_locked(Utterance& u, bool interrupted, std::vector<std::string>& events,
                                std::vector<std::tuple<std::string, double, bool>>& done);
   void apply_actions(const std::vector<SessionAction>& actions);
-  std::string session_started_json() const;
+  std::string session_started_json(MediaFormat media) const;
 
   RoomSettings s_;
   std::unique_ptr<avatar::Renderer> renderer_;
@@ -229,9 +246,16 @@ class Room : public std::enable_shared_from_this<Room> {
   struct Viewer {
     std::shared_ptr<http::WebSocketConnection> conn;
     ViewerRole role;
+    std::shared_ptr<MediaSink> sink;  // the viewer's media, in the fan-out
   };
   std::vector<Viewer> viewers_;
-  int expected_viewers_ = 0;  // joins whose handshake is under way
+  // Encoding (render thread) and fan-out (under mu_): live/media_encoder.h, live/media_fanout.h.
+  std::unique_ptr<MediaEncoder> encoder_;
+  MediaFanout fanout_;
+  bool key_frame_pending_ = false;                // a consumer asked for a key frame
+  int64_t last_key_frame_ = -1'000'000;           // frame index of the last H.264 key frame
+  std::atomic<bool> reset_audio_encoder_{false};  // interrupt(): Opus forgets its look-ahead
+  int expected_viewers_ = 0;                      // joins whose handshake is under way
   bool ever_viewed_ = false;
   std::deque<Utterance> utterances_;                               // queued or playing, in order
   std::deque<std::pair<std::string, std::string>> to_synthesize_;  // id, text

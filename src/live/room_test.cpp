@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <chrono>
 #include <thread>
 
@@ -27,11 +28,14 @@ class FakeConnection : public http::WebSocketConnection {
     std::lock_guard l(mu);
     MediaHeader h;
     if (decode_media_header(b, &h)) {
-      if (h.kind == MediaKind::kAudio) {
+      if (h.flags & kFlagConfig) {
+        ++configs;
+      } else if (h.kind == MediaKind::kAudio) {
         ++audio;
         if (h.flags & kFlagSpeaking) ++speaking_audio;
       } else {
         ++video;
+        video_headers.push_back(h);
       }
     }
     (void)cls;
@@ -41,7 +45,7 @@ class FakeConnection : public http::WebSocketConnection {
     std::lock_guard l(mu);
     discarded.push_back(cls);
   }
-  size_t queued_bytes() const override { return 0; }
+  size_t queued_bytes() const override { return queued.load(); }
   void close(uint16_t code, std::string) override {
     std::lock_guard l(mu);
     closed = code;
@@ -68,7 +72,9 @@ class FakeConnection : public http::WebSocketConnection {
 
   std::mutex mu;
   std::vector<std::string> texts;
-  int audio = 0, video = 0, speaking_audio = 0;
+  int audio = 0, video = 0, speaking_audio = 0, configs = 0;
+  std::vector<MediaHeader> video_headers;
+  std::atomic<size_t> queued{0};  // what the viewer has not read yet (a throttled viewer)
   std::vector<http::WsMessageClass> discarded;
   int closed = 0;
   std::string ip = "127.0.0.1";
@@ -411,6 +417,53 @@ TEST(RoomBounds, ControlMessagesAreRateLimitedAndSustainedAbuseClosesTheConnecti
   EXPECT_GT(errors[0].at("retry_after_ms").as_int64(), 0);
   std::lock_guard lock(c->mu);
   EXPECT_EQ(c->closed, http::ws_close::kPolicyViolation);
+}
+
+}  // namespace
+}  // namespace imago::live
+
+namespace imago::live {
+namespace {
+
+// Back-pressure with encoded media: a viewer that stops reading gets no pictures (audio goes on),
+// the other viewer of the room keeps getting every picture, and once the slow one has drained it
+// gets a key frame first. The room never waits for it.
+TEST(Room, AThrottledH264ViewerDropsPicturesToAKeyFrameWhileTheOtherKeepsEveryOne) {
+  Fixture fx;
+  auto fast = std::make_shared<FakeConnection>();
+  auto slow = std::make_shared<FakeConnection>();
+  fx.room->add_viewer(fast, ViewerRole::kRuntime, MediaFormat::kH264Opus);
+  fx.room->add_viewer(slow, ViewerRole::kRuntime, MediaFormat::kH264Opus);
+  ASSERT_TRUE(eventually([&] { return fast->count_video() >= 5 && slow->count_video() >= 5; }));
+  {
+    std::lock_guard l(slow->mu);
+    EXPECT_EQ(slow->configs, 2);  // avcC and OpusHead
+    EXPECT_TRUE(slow->video_headers.front().flags & kFlagKeyFrame);
+  }
+  slow->queued = 4 * 1024 * 1024;  // far over the room's 512 KiB per viewer
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  const int slow_video = slow->count_video(), slow_audio = slow->count_audio();
+  const int fast_video = fast->count_video();
+  ASSERT_TRUE(eventually([&] { return fast->count_video() >= fast_video + 25; }));
+  EXPECT_LE(slow->count_video(), slow_video + 1);  // at most a picture already on its way
+  EXPECT_GE(slow->count_audio(), slow_audio + 40) << "audio is never dropped";
+  size_t keys_while_congested = 0, first_after = 0;
+  {
+    std::lock_guard l(fast->mu);
+    for (size_t i = size_t(fast_video); i < fast->video_headers.size(); ++i)
+      keys_while_congested += (fast->video_headers[i].flags & kFlagKeyFrame) != 0;
+  }
+  // A congested viewer does not ask for key frames it could not take (2 s periodic ones aside).
+  EXPECT_LE(keys_while_congested, 1u);
+  slow->queued = 0;
+  const int resumed_from = slow->count_video();
+  ASSERT_TRUE(eventually([&] { return slow->count_video() >= resumed_from + 5; }));
+  {
+    std::lock_guard l(slow->mu);
+    first_after = size_t(resumed_from);
+    EXPECT_TRUE(slow->video_headers[first_after].flags & kFlagKeyFrame)
+        << "after dropped pictures the first one sent is a key frame";
+  }
 }
 
 }  // namespace

@@ -104,7 +104,7 @@ std::optional<DynamicsSettings> Rooms::dynamics_for(const Room& room) {
 }
 
 Result<std::shared_ptr<Room>> Rooms::join(const std::string& account_id, const std::string& room_id,
-                                          const AgentRecord& agent, ChatMode mode) {
+                                          const AgentRecord& agent, ChatMode mode, VideoQuality quality) {
   {
     std::lock_guard lock(mu_);
     if (stopping_) return Status::Unavailable("The server is shutting down");
@@ -134,7 +134,7 @@ Result<std::shared_ptr<Room>> Rooms::join(const std::string& account_id, const s
     ++starting_;
     ++starting_by_account_[account_id];
   }
-  auto started = start_room(account_id, room_id, agent, mode);
+  auto started = start_room(account_id, room_id, agent, mode, quality);
   std::lock_guard lock(mu_);
   --starting_;
   if (--starting_by_account_[account_id] == 0) starting_by_account_.erase(account_id);
@@ -143,7 +143,8 @@ Result<std::shared_ptr<Room>> Rooms::join(const std::string& account_id, const s
 }
 
 Result<std::shared_ptr<Room>> Rooms::start_room(const std::string& account_id, const std::string& room_id,
-                                                const AgentRecord& agent, ChatMode mode) {
+                                                const AgentRecord& agent, ChatMode mode,
+                                                VideoQuality quality) {
   auto model = model_for(agent);
   if (!model.ok()) return model.status();
 
@@ -157,6 +158,8 @@ Result<std::shared_ptr<Room>> Rooms::start_room(const std::string& account_id, c
   s.camera = mode == ChatMode::kCameraChat;
   s.timeouts = options_.timeouts;
   s.jpeg_quality = options_.jpeg_quality;
+  s.quality = quality;
+  s.encoded = quality_settings(options_.encoded, quality);
   s.limits = options_.room_limits;
   // The agent's voice: its model's manifest carries the matched voice and axes.
   const auto& m = (*model)->manifest();

@@ -17,6 +17,7 @@
 #include <thread>
 #include <vector>
 
+#include "live/media_quality.h"
 #include "live/minute_billing.h"
 #include "live/room.h"
 #include "live/room_closer.h"
@@ -41,6 +42,7 @@ struct RoomsOptions {
   int max_sessions_per_account = 0;
   int model_side = 512;  // the longest side of the rendered frame (models are scaled at load)
   int jpeg_quality = 75;
+  EncodedMediaOptions encoded;  // H.264 + Opus for viewers that ask for it (live/media_quality.h)
   // How other nodes reach this one (--node-url), recorded with each room's lease so a node that
   // does not own a room can relay a viewer to it. Empty: viewers on other nodes are refused.
   std::string node_url;
@@ -83,8 +85,10 @@ class Rooms {
   // account holds its share (max_sessions_per_account); kInvalidArgument when
   // the agent has no model yet. `mode` voice_chat starts an audio-only session, camera_chat one that takes
   // the viewer's camera, each billed at its rate (a running room keeps the mode it started with).
+  // `quality` sets the encoded media of a room this join starts (a running room keeps its own).
   Result<std::shared_ptr<Room>> join(const std::string& account_id, const std::string& room_id,
-                                     const AgentRecord& agent, ChatMode mode = ChatMode::kAvatar);
+                                     const AgentRecord& agent, ChatMode mode = ChatMode::kAvatar,
+                                     VideoQuality quality = VideoQuality::kStandard);
   std::shared_ptr<Room> find(const std::string& account_id, const std::string& room_id) const;
   std::shared_ptr<Room> find_session(const std::string& session_id) const;
   // Running rooms of the account (optionally of one agent, optionally one room).
@@ -133,7 +137,7 @@ class Rooms {
   void tick_loop();
   // join()'s work once it holds a slot: loads the model, creates, claims and starts the room.
   Result<std::shared_ptr<Room>> start_room(const std::string& account_id, const std::string& room_id,
-                                           const AgentRecord& agent, ChatMode mode);
+                                           const AgentRecord& agent, ChatMode mode, VideoQuality quality);
   Result<std::shared_ptr<const avatar::AvatarModel>> model_for(const AgentRecord& agent);
   std::optional<DynamicsSettings> dynamics_for(const Room& room);
   // A command from another node for one of this node's sessions.

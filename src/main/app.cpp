@@ -211,6 +211,10 @@ Result<std::unique_ptr<App>> App::create(Config config) {
   lo.max_sessions_per_account = p.config.live_sessions_per_account;
   lo.model_side = p.config.live_frame_side;
   lo.jpeg_quality = p.config.live_jpeg_quality;
+  lo.encoded.video_kbps = p.config.live_video_kbps;
+  lo.encoded.audio_kbps = p.config.live_audio_kbps;
+  lo.encoded.keyframe_s = p.config.live_keyframe_s;
+  lo.encoded.video_max_side = p.config.live_video_max_side;
   live::RoomsDeps ld{p.clock, s.agents, s.files, s.blobs, s.ledger, s.speech, p.stores.rooms.get()};
   p.rooms = std::make_unique<live::Rooms>(ld, lo);
   // Every session converses: the operator's language model when configured, else the built-in

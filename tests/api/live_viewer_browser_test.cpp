@@ -100,6 +100,24 @@ TEST(LiveViewerBrowser, PageShowsFramesPlaysSpeechAndReconnects) {
   fs::remove_all(sync);
 }
 
+// The viewer page on encoded media: Chromium's WebCodecs decode the room's H.264 and Opus, the
+// picture changes while the agent speaks and the decoded audio is played
+// (tests/node/live_encoded_viewer_test.mjs). The test above keeps the JPEG + PCM fallback covered.
+TEST(LiveViewerBrowser, EncodedMediaIsDecodedWithWebCodecsAndPlayed) {
+  fs::path dir;
+  ASSERT_TRUE(browser_tools_ready(&dir));
+  TestServer s;
+  auto acct = s.create_account("enterprise", 2000);
+  auto [code, token] = ready_agent_with_embed_token(s, acct);
+  ASSERT_FALSE(token.empty());
+  const char* shots = std::getenv("IMAGO_SCREENSHOT_DIR");
+  std::string cmd = "cd '" + dir.string() + "' && IMAGO_URL='" + s.url() + "' AGENT_CODE='" + code +
+                    "' EMBED_TOKEN='" + token + "' API_SECRET='" + acct.api_secret + "' " +
+                    (shots ? "SCREENSHOT_DIR='" + std::string(shots) + "' " : "") +
+                    "timeout 150 node live_encoded_viewer_test.mjs";
+  EXPECT_EQ(run(cmd), 0) << "tests/node/live_encoded_viewer_test.mjs failed (its output is above)";
+}
+
 // A WAV (16-bit mono) of `pcm` at `rate` with `before_s` / `after_s` of silence around it.
 std::string wav_with_silence(const std::string& pcm, int rate, double before_s, double after_s) {
   std::string data(static_cast<size_t>(before_s * rate) * 2, '\0');

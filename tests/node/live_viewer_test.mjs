@@ -1,4 +1,5 @@
-// The viewer page (/embed/{agent_code}) in Debian's chromium driven by playwright-core: it shows
+// The viewer page (/embed/{agent_code}) in Debian's chromium driven by playwright-core, on its
+// fallback media (#media=jpeg+pcm: what browsers without WebCodecs get): it shows
 // changing frames, receives and plays audio after a REST speak, answers typed text with captions,
 // streams the (fake) microphone, and reconnects by itself after the
 // server drops the socket (the C++ side restarts imagod on the same port when told to).
@@ -20,9 +21,10 @@ let failed = false;
 try {
   const page = await browser.newPage();
   page.on('console', (m) => { if (m.type() === 'error') console.log('page:', m.text()); });
-  await page.goto(`${url}/embed/${code}#token=${process.env.EMBED_TOKEN}&room=browser`);
+  await page.goto(`${url}/embed/${code}#token=${process.env.EMBED_TOKEN}&room=browser&media=jpeg+pcm`);
   const stats = () => viewerStats(page);
   await until('live', async () => (await stats()).state === 'live');
+  assert.equal((await stats()).media, 'jpeg+pcm');
 
   // Frames arrive, are drawn, and the picture changes (idle motion, blinks).
   const canvasHash = () => page.evaluate(() => {

@@ -5268,6 +5268,10 @@ export interface operations {
             query: {
                 /** @description The agent that runs the room. */
                 agent_code: string;
+                /** @description What this viewer receives: `h264+opus` (H.264 access units and Opus packets after their codec configurations) or `jpeg+pcm` (the default). The `+` may be escaped or not. */
+                media?: "h264+opus" | "jpeg+pcm";
+                /** @description Encoded-media quality of a room this join starts (a running room keeps its own): `low`, `standard` (the default) or `high`. */
+                quality?: "low" | "standard" | "high";
             };
             header?: never;
             path: {

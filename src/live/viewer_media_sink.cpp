@@ -1,0 +1,88 @@
+#include "live/viewer_media_sink.h"
+
+#include "live/media_framing.h"
+
+namespace imago::live {
+
+namespace {
+constexpr uint16_t kOpusSamplesPer20Ms = 960;  // at 48 kHz, the rate Opus decodes at
+}
+
+ViewerMediaSink::ViewerMediaSink(std::shared_ptr<http::WebSocketConnection> conn, MediaFormat format,
+                                 size_t max_queue_bytes)
+    : conn_(std::move(conn)), format_(format), max_queue_bytes_(max_queue_bytes) {}
+
+void ViewerMediaSink::on_config(const CodecConfig& config) {
+  std::lock_guard lock(mu_);
+  config_ = config;
+  if (format_ != MediaFormat::kH264Opus) return;
+  if (config.video && !config.avcc.empty()) {
+    MediaHeader h;
+    h.kind = MediaKind::kVideo;
+    h.codec = kCodecH264;
+    h.flags = kFlagConfig;
+    h.a = static_cast<uint16_t>(config.width);
+    h.b = static_cast<uint16_t>(config.height);
+    conn_->send_binary(encode_media_message(h, config.avcc), http::WsMessageClass::kControl);
+  }
+  if (!config.opus_head.empty()) {
+    MediaHeader h;
+    h.kind = MediaKind::kAudio;
+    h.codec = kCodecOpus;
+    h.flags = kFlagConfig;
+    h.a = kOpusSamplesPer20Ms;
+    conn_->send_binary(encode_media_message(h, config.opus_head), http::WsMessageClass::kControl);
+  }
+}
+
+void ViewerMediaSink::on_packet(const std::shared_ptr<const EncodedPacket>& p) {
+  MediaHeader h;
+  h.kind = p->kind;
+  h.codec = p->codec;
+  h.flags = p->flags;
+  h.frame_index = p->frame_index;
+  h.pts_us = p->pts_us;
+  if (p->kind == MediaKind::kAudio) {
+    h.a = p->codec == kCodecOpus ? kOpusSamplesPer20Ms : static_cast<uint16_t>(p->data.size() / 2);
+    conn_->send_binary(encode_media_message(h, p->data), http::WsMessageClass::kAudio);
+    return;
+  }
+  const bool key = (p->flags & kFlagKeyFrame) != 0;
+  {
+    std::lock_guard lock(mu_);
+    h.a = static_cast<uint16_t>(config_.width);
+    h.b = static_cast<uint16_t>(config_.height);
+    if (conn_->queued_bytes() >= max_queue_bytes_) {
+      // Behind: this picture is dropped, and with H.264 every one after it up to a key frame.
+      waiting_for_key_ = true;
+      ++dropped_;
+      return;
+    }
+    if (waiting_for_key_ && !key) {
+      ++dropped_;
+      return;
+    }
+    waiting_for_key_ = false;
+  }
+  conn_->send_binary(encode_media_message(h, p->data), http::WsMessageClass::kVideo);
+}
+
+bool ViewerMediaSink::wants_key_frame() {
+  if (format_ != MediaFormat::kH264Opus) return false;  // every JPEG stands alone
+  std::lock_guard lock(mu_);
+  // A key frame helps only once the queue has room for it; asking earlier would make the room
+  // send key frames (large) to everyone while this viewer still drops them.
+  return waiting_for_key_ && conn_->queued_bytes() < max_queue_bytes_ / 2;
+}
+
+void ViewerMediaSink::on_interrupt() {
+  conn_->discard_queued(http::WsMessageClass::kAudio);
+  const size_t before = conn_->queued_bytes();
+  conn_->discard_queued(http::WsMessageClass::kVideo);
+  if (format_ == MediaFormat::kH264Opus && conn_->queued_bytes() < before) {
+    std::lock_guard lock(mu_);
+    waiting_for_key_ = true;  // a dropped access unit breaks the pictures that refer to it
+  }
+}
+
+}  // namespace imago::live
