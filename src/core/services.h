@@ -38,6 +38,9 @@ class AgentService;
 class VideoService;
 }  // namespace agents
 class TokenKeyring;
+namespace sessions {
+class SessionService;
+}
 namespace live {
 class Rooms;
 class SelfHostedMeter;
@@ -72,6 +75,8 @@ struct Services {
   TokenKeyring* token_keys = nullptr;
   live::Rooms* rooms = nullptr;
   live::SelfHostedMeter* self_hosted = nullptr;
+  // Live sessions after the fact: records, transcripts, recordings (docs/sessions.md).
+  sessions::SessionService* sessions = nullptr;
   // Dashboard members, sessions and CLI sign-in (issue 14).
   MemberStore* members = nullptr;
   DeviceGrantStore* device_grants = nullptr;
