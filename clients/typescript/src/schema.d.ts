@@ -1326,7 +1326,7 @@ export interface components {
         Webhook: {
             id: string;
             url: string;
-            events: ("agent.ready" | "agent.failed" | "dynamics.ready" | "dynamics.failed")[];
+            events: ("agent.ready" | "agent.failed" | "dynamics.ready" | "dynamics.failed" | "session.ended")[];
             description?: string | null;
             active: boolean;
             /** Format: date-time */
@@ -3294,7 +3294,7 @@ export interface operations {
                 "application/json": {
                     /** Format: uri */
                     url: string;
-                    events?: ("agent.ready" | "agent.failed" | "dynamics.ready" | "dynamics.failed")[];
+                    events?: ("agent.ready" | "agent.failed" | "dynamics.ready" | "dynamics.failed" | "session.ended")[];
                     description?: string;
                 };
             };
