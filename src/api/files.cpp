@@ -4,6 +4,7 @@
 #include <boost/json.hpp>
 
 #include "api/routes.h"
+#include "api/views.h"
 #include "blobs/blob_store.h"
 #include "fetch/fetcher.h"
 #include "fetch/media_input.h"
@@ -192,6 +193,14 @@ http::Response upload(Services& s, http::Request& req) {
                                   {"uploaded_at", format_rfc3339(f.created_at)}}}});
 }
 
+// "/v1/files/file_abc.png" and "/v1/files/file_abc" name the same file.
+std::string file_id_of(const std::string& name) {
+  auto dot = name.find('.');
+  return dot == std::string::npos ? name : name.substr(0, dot);
+}
+
+}  // namespace
+
 // A file of at most one chunk is sent as one body (with its Content-Length); a larger one (videos,
 // models) is streamed chunk by chunk from the blob store, so serving it holds one chunk per
 // download, never the whole file. A read that fails half way (the blob was deleted or replaced
@@ -221,14 +230,6 @@ http::Response download_response(std::unique_ptr<BlobReader> reader, const std::
   };
   return resp;
 }
-
-// "/v1/files/file_abc.png" and "/v1/files/file_abc" name the same file.
-std::string file_id_of(const std::string& name) {
-  auto dot = name.find('.');
-  return dot == std::string::npos ? name : name.substr(0, dot);
-}
-
-}  // namespace
 
 void register_file_routes(http::Router& router, Services& s) {
   http::RouteOptions up;

@@ -10,9 +10,12 @@
 #include "api/views.h"
 #include "api/web_assets.h"
 #include "http/websocket_client.h"
+#include "limits/storage_quota.h"
 #include "live/minute_billing.h"
 #include "live/rooms.h"
+#include "store/account_store.h"
 #include "store/agent_store.h"
+#include "store/file_store.h"
 #include "util/json.h"
 #include "util/strings.h"
 
@@ -229,6 +232,17 @@ std::optional<http::WebSocketAccept> relay_to_owner(Services& s, http::WebSocket
 
 }  // namespace
 
+// A recording is kept as a file of the agent: an account at its storage quota records nothing
+// new (403 STORAGE_QUOTA_EXCEEDED). Its size is not known ahead, like a generation's.
+Status recording_fits_quota(Services& s, const std::string& account_id, Plan plan,
+                            const std::optional<PlanLimits>& custom) {
+  const int64_t quota = effective_storage_quota(*s.storage_quotas, plan, custom);
+  if (quota <= 0) return Status::Ok();
+  auto used = s.files->usage_bytes(account_id);
+  if (!used.ok()) return used.status();
+  return check_storage_quota(*used, 1, quota);
+}
+
 http::WebSocketFactory make_room_socket_factory(Services& s) {
   return [&s](http::WebSocketUpgrade& up) -> http::WebSocketAccept {
     using A = http::WebSocketAccept;
@@ -283,6 +297,26 @@ http::WebSocketFactory make_room_socket_factory(Services& s) {
                 (asked.empty() ? std::string("an avatar session") : asked)));
       }
     }
+    // record=true: the session is recorded (docs/sessions.md). Not for embed tokens: their holder
+    // is the public, and a recording fills the owner's storage.
+    bool record = false;
+    if (auto r = up.request.query_param("record")) {
+      if (*r == "true") {
+        record = true;
+      } else if (*r != "false") {
+        return A::reject(http::Response::from_status(
+            Status::Invalid("Query parameter 'record' must be 'true' or 'false'")));
+      }
+    }
+    if (record && embed) {
+      return A::reject(http::Response::error(403, "FORBIDDEN", "Embed tokens cannot record a session"));
+    }
+    if (record) {
+      auto account = s.accounts->get_account(c->subject);
+      if (!account.ok()) return A::reject(http::Response::from_status(account.status()));
+      if (Status st = recording_fits_quota(s, c->subject, account->plan, account->custom_limits); !st.ok())
+        return A::reject(http::Response::from_status(st));
+    }
     auto agent = s.agent_service->get(c->subject, std::string(*code));
     if (!agent.ok()) return A::reject(http::Response::from_status(agent.status()));
     // Cluster mode: a room another node runs is joined there, through this node.
@@ -296,7 +330,7 @@ http::WebSocketFactory make_room_socket_factory(Services& s) {
         return A::reject(billing_refusal_response(st));
       }
     }
-    auto room = s.rooms->join(c->subject, room_id, *agent, *mode, *quality);
+    auto room = s.rooms->join(c->subject, room_id, *agent, *mode, *quality, record);
     if (!room.ok() && room.status().code() == Code::kConflict) {
       // Another node started it a moment ago.
       if (auto relayed = relay_to_owner(s, up, c->subject, room_id)) return std::move(*relayed);
@@ -419,6 +453,26 @@ void register_live_routes(http::Router& router, Services& s) {
                                       {"ended", true},
                                       {"reason", "terminated"},
                                       {"billed_minutes", ended->billed_minutes}});
+  });
+
+  // Records the running room from now until its session ends (docs/sessions.md); wherever it runs.
+  router.add("POST", "/v1/rooms/{room_id}/recording", [&s](http::Request& req) {
+    auto body = parse_json_object_with(req.body, {"enabled"}, true);
+    if (!body.ok()) return http::Response::from_status(body.status());
+    auto enabled = get_bool(*body, "enabled");
+    if (!enabled.ok()) return http::Response::from_status(enabled.status());
+    if (enabled->has_value() && !**enabled) {
+      return http::Response::from_status(
+          Status::Invalid("A recording runs until the session ends; 'enabled' may only be true"));
+    }
+    const std::string& account = req.principal->account_id;
+    if (Status st = recording_fits_quota(s, account, req.principal->plan, req.principal->custom_limits);
+        !st.ok())
+      return http::Response::from_status(st);
+    auto session = s.rooms->record(account, req.param("room_id"));
+    if (!session.ok()) return http::Response::from_status(session.status());
+    return http::Response::json(
+        200, {{"room_id", req.param("room_id")}, {"session_id", *session}, {"recording", true}});
   });
 
   // The room may run on another node (cluster mode): the directory carries the interrupt there.

@@ -19,6 +19,7 @@ void register_all_routes(http::Router& router, Services& services) {
   register_audio_speech_routes(router, services);
   register_runtime_token_routes(router, services);
   register_live_routes(router, services);
+  register_session_routes(router, services);
   register_spend_cap_routes(router, services);
   register_dashboard_auth_routes(router, services);
   register_dashboard_device_routes(router, services);

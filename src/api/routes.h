@@ -25,6 +25,7 @@ void register_agent_routes(http::Router& router, Services& services);     // /v1
 void register_dynamics_routes(http::Router& router, Services& services);  // /v1/dynamics*
 void register_video_routes(http::Router& router, Services& services);     // /v1/video*
 void register_file_routes(http::Router& router, Services& services);      // /v1/files*
+void register_session_routes(http::Router& router, Services& services);   // /v1/sessions*
 void register_webhook_routes(http::Router& router, Services& services);   // /v1/webhooks*
 
 // Live sessions.

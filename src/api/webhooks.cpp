@@ -84,7 +84,8 @@ http::Response create(Services& s, http::Request& req) {
       if (!e.is_string() ||
           std::find(known.begin(), known.end(), std::string(e.as_string())) == known.end()) {
         return http::Response::from_status(Status::Invalid(
-            "Field 'events' may contain only: agent.ready, agent.failed, dynamics.ready, dynamics.failed"));
+            "Field 'events' may contain only: agent.ready, agent.failed, dynamics.ready, dynamics.failed, "
+            "session.ended"));
       }
       std::string name(e.as_string());
       if (std::find(w.events.begin(), w.events.end(), name) == w.events.end()) w.events.push_back(name);

@@ -39,6 +39,9 @@ class AgentService;
 class VideoService;
 }  // namespace agents
 class TokenKeyring;
+namespace sessions {
+class SessionService;
+}
 namespace live {
 class Rooms;
 class SelfHostedMeter;
@@ -73,6 +76,8 @@ struct Services {
   TokenKeyring* token_keys = nullptr;
   live::Rooms* rooms = nullptr;
   live::SelfHostedMeter* self_hosted = nullptr;
+  // Live sessions after the fact: records, transcripts, recordings (docs/sessions.md).
+  sessions::SessionService* sessions = nullptr;
   // Dashboard members, sessions, the owner's first-run link and CLI sign-in.
   MemberStore* members = nullptr;
   DeviceGrantStore* device_grants = nullptr;

@@ -19,8 +19,25 @@ ConversationBrain::ConversationBrain(Room& room, const std::string& system_promp
   co.attach_images = opts_.llm && opts_.vision && room.settings().camera;
   conversation::ConversationSink sink;
   sink.speak = [this](const std::string& s) { speak_sentence(s); };
+  // Captions with times (ms since the session started). The viewer's turn is the room's line
+  // (Room::user_text); an answer becomes one line when it is final, from its first sentence on.
   sink.transcript = [this](const std::string& role, const std::string& text, bool final) {
-    room_.broadcast_event("transcript", {{"role", role}, {"text", text}, {"final", final}});
+    const int64_t now = room_.session_ms();
+    int64_t start = now;
+    if (role == "agent") {
+      int64_t first = answer_start_ms_.load();
+      if (first < 0) answer_start_ms_ = first = now;
+      start = first;
+      if (final) {
+        answer_start_ms_ = -1;
+        room_.transcript().add("agent", opts_.llm ? kSourceLlm : kSourceResponder, text, start, now);
+      } else {
+        start = now;  // a sentence as it goes to speech
+      }
+    }
+    json::object e{{"role", role}, {"text", text}, {"final", final}, {"start_ms", start}, {"end_ms", now}};
+    if (role == "agent") e["source"] = opts_.llm ? kSourceLlm : kSourceResponder;
+    room_.broadcast_event("transcript", std::move(e));
   };
   sink.thinking = [this] {
     {
@@ -225,7 +242,7 @@ void ConversationBrain::ears_loop() {
                                       {"chars", text.size()},
                                       {"ears_behind_ms", backlog_bytes / 32},
                                       {"dropped_audio_ms", dropped_audio_ms()}});
-        (void)room_.user_text(text);
+        (void)room_.user_text(text, kSourceSpeech);
       };
       sink.not_understood = [this, &backlog_bytes](const std::string& why) {
         log::info("live_turn_not_understood", {{"session", room_.settings().session_id},

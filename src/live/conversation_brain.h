@@ -76,6 +76,9 @@ class ConversationBrain : public SessionBrain {
   std::mutex speak_mu_;
   uint64_t epoch_ = 0;         // bumped by every interrupt
   uint64_t answer_epoch_ = 0;  // epoch when the running answer started
+  // When the answer being spoken said its first sentence (ms since the session started; -1: none
+  // yet): the start of its transcript line.
+  std::atomic<int64_t> answer_start_ms_{-1};
 
   std::mutex mu_;
   std::unique_ptr<conversation::Conversation> conversation_;  // reset by stop()

@@ -66,6 +66,7 @@ Room::Room(RoomSettings s, std::unique_ptr<avatar::Renderer> r, speech::SpeechSe
       cb_(std::move(cb)),
       state_(s_.timeouts, clock.now_us()),
       context_(s_.limits),
+      transcript_(state_.created_us()),
       control_rate_(s_.limits) {
   MediaEncoderSettings es;
   es.width = renderer_->width();
@@ -109,6 +110,10 @@ void Room::join_threads() {
   }
   if (render_thread_.joinable()) render_thread_.join();
   if (speech_thread_.joinable()) speech_thread_.join();
+}
+
+int64_t Room::session_ms() const {
+  return transcript_.ms_at(clock_.now_us());
 }
 
 void Room::request_stop() {
@@ -172,6 +177,7 @@ void Room::add_viewer(std::shared_ptr<http::WebSocketConnection> c, ViewerRole r
   auto sink = std::make_shared<ViewerMediaSink>(c, media, s_.max_viewer_queue_bytes);
   fanout_.add(sink, media);
   viewers_.push_back({std::move(c), role, std::move(sink)});
+  viewers_peak_ = std::max(viewers_peak_, static_cast<int>(viewers_.size()));
 }
 
 void Room::add_media_sink(std::shared_ptr<MediaSink> sink, MediaFormat format) {
@@ -225,6 +231,10 @@ void Room::broadcast_text(const std::string& msg) {
 }
 
 Result<std::string> Room::speak(const std::string& text) {
+  return queue_speech(text, false);
+}
+
+Result<std::string> Room::queue_speech(const std::string& text, bool spoken_text) {
   if (Status st = speech_->validate(text, s_.voice); !st.ok()) return st;
   if (const size_t chars = speech::utf8_length(text); chars > s_.limits.speak_chars) {
     return Status::Invalid("text is " + std::to_string(chars) + " characters; live speech takes at most " +
@@ -242,6 +252,10 @@ Result<std::string> Room::speak(const std::string& text) {
   }
   std::string id = "utt_" + std::to_string(++utterance_counter_);
   Utterance u{id, text, 0, false, {}};
+  u.queued_ms = transcript_.ms_at(clock_.now_us());
+  // Text given to speak: its transcript line is written when it has been played (or cut short, or
+  // the session ended).
+  u.spoken_text = spoken_text;
   if (dynamics_.enabled) u.gesture = jobs::gesture_for_text(dynamics_.config, text);
   utterances_.push_back(std::move(u));
   to_synthesize_.emplace_back(id, text);
@@ -251,7 +265,7 @@ Result<std::string> Room::speak(const std::string& text) {
 }
 
 Result<std::string> Room::say(const std::string& text) {
-  auto id = speak(text);
+  auto id = queue_speech(text, true);
   if (!id.ok()) return id;
   std::shared_ptr<SessionBrain> brain;
   {
@@ -287,12 +301,16 @@ void Room::broadcast_event(std::string_view type, json::object fields) {
   broadcast_text(e);
 }
 
-Status Room::user_text(const std::string& text) {
+Status Room::user_text(const std::string& text, std::string_view source) {
   std::shared_ptr<SessionBrain> brain;
   {
     std::lock_guard lock(mu_);
     brain = brain_;
     state_.activity(clock_.now_us());
+  }
+  if (text.find_first_not_of(" \t\r\n") != std::string::npos) {
+    const int64_t now = session_ms();
+    transcript_.add("user", source, text, now, now);
   }
   if (brain) {
     brain->on_user_text(*this, text);
@@ -351,6 +369,19 @@ size_t Room::accounted_bytes() const {
 void Room::finish_utterance_locked(Utterance& u, bool interrupted, std::vector<std::string>& events,
                                    std::vector<std::tuple<std::string, double, bool>>& done) {
   const double position = static_cast<double>(u.frames) / avatar::kFps;
+  if (u.spoken_text) {
+    // Once, when its playback is over: from when it started playing (or was queued) to now.
+    const int64_t now = session_ms();
+    auto line =
+        transcript_.add("agent", kSourceSpeak, u.text, u.started_ms >= 0 ? u.started_ms : u.queued_ms, now);
+    u.spoken_text = false;
+    events.push_back(event("transcript", {{"role", "agent"},
+                                          {"text", line.text},
+                                          {"final", true},
+                                          {"source", kSourceSpeak},
+                                          {"start_ms", line.start_ms},
+                                          {"end_ms", line.end_ms}}));
+  }
   events.push_back(
       event("playback_finished",
             {{"utterance_id", u.id}, {"playback_position", position}, {"interrupted", interrupted}}));
@@ -427,7 +458,9 @@ RoomInfo Room::info() const {
   i.phase = state_.phase();
   i.end_reason = state_.end_reason();
   i.started_at_s = state_.created_us() / 1'000'000;
+  i.started_us = state_.created_us();
   i.viewers = state_.viewers();
+  i.viewers_peak = viewers_peak_;
   i.billed_minutes = state_.billed_minutes();
   i.billing_type = s_.billing_type;
   i.context_items = context_.size();
@@ -591,6 +624,14 @@ void Room::apply_actions(const std::vector<SessionAction>& actions) {
           std::lock_guard lock(mu_);
           json::object ended{{"reason", end_reason_name(a.reason)}};
           if (!a.detail.empty()) ended["detail"] = a.detail;
+          // Text given to speak that never finished playing still belongs to the transcript.
+          const int64_t now_ms = transcript_.ms_at(clock_.now_us());
+          for (auto& u : utterances_) {
+            if (!u.spoken_text) continue;
+            u.spoken_text = false;
+            transcript_.add("agent", kSourceSpeak, u.text, u.started_ms >= 0 ? u.started_ms : u.queued_ms,
+                            now_ms);
+          }
           broadcast_text(event("session.ended", std::move(ended)));
           viewers.swap(viewers_);
           fanout_.end_all();
@@ -606,6 +647,7 @@ void Room::apply_actions(const std::vector<SessionAction>& actions) {
                                          {"reason", end_reason_name(a.reason)},
                                          {"detail", a.detail},
                                          {"billed_minutes", state_.billed_minutes()}});
+        if (cb_.ended) cb_.ended(*this, a);
         break;
       }
     }
@@ -759,6 +801,7 @@ void Room::render_loop() {
             Utterance& u = utterances_.front();
             if (!u.started) {
               u.started = true;
+              u.started_ms = transcript_.ms_at(now);
               events.push_back(event("speech.started", {{"utterance_id", u.id}, {"text", u.text}}));
               if (!u.gesture.empty() && dynamics_.enabled) (void)renderer_->trigger_gesture(u.gesture);
             }

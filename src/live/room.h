@@ -30,6 +30,7 @@
 #include "live/room_context.h"
 #include "live/room_limits.h"
 #include "live/session_state.h"
+#include "live/transcript_log.h"
 #include "speech/synthesis.h"
 #include "util/clock.h"
 #include "util/status.h"
@@ -109,6 +110,9 @@ struct RoomCallbacks {
   std::function<Status(const Room&, int64_t minute)> charge_minute;
   // Current dynamics settings of the agent (called every few seconds from tick()).
   std::function<std::optional<DynamicsSettings>(const Room&)> dynamics;
+  // The session ended (`end` is its kEnd action): called once, after viewers were told and the
+  // transcript's last lines were added, on the thread that applied the end.
+  std::function<void(Room&, const SessionAction& end)> ended;
 };
 
 enum class ViewerRole { kRuntime, kEmbed };  // embed viewers may not add context or gesture
@@ -118,7 +122,9 @@ struct RoomInfo {
   SessionPhase phase = SessionPhase::kStarting;
   std::optional<EndReason> end_reason;
   int64_t started_at_s = 0;
+  int64_t started_us = 0;
   int viewers = 0;
+  int viewers_peak = 0;  // the most viewers at once
   int64_t billed_minutes = 0;
   std::string billing_type;
   size_t context_items = 0;
@@ -187,8 +193,9 @@ class Room : public std::enable_shared_from_this<Room> {
   bool agent_speaking() const;
   // An event {type, ...fields} to every viewer (transcript, agent.thinking, error).
   void broadcast_event(std::string_view type, boost::json::object fields = {});
-  // The viewer side said something: the brain answers, or (no brain) the agent speaks it.
-  Status user_text(const std::string& text);
+  // The viewer side said something: the brain answers, or (no brain) the agent speaks it. The
+  // turn joins the transcript with `source` (kSourceText typed, kSourceSpeech recognised).
+  Status user_text(const std::string& text, std::string_view source = kSourceText);
   // A viewer's camera frame (camera_frame {image}): checked and handed to the brain for its next
   // model turn. kInvalidArgument for a bad frame or outside a camera_chat session.
   Status camera_frame(std::string_view data_url);
@@ -211,6 +218,10 @@ class Room : public std::enable_shared_from_this<Room> {
   int width() const;
   int height() const;
   std::vector<std::string> context() const;
+  // The session's transcript (transcript_log.h): final lines with their times.
+  TranscriptLog& transcript() { return transcript_; }
+  // Milliseconds since the session started, on the room's clock.
+  int64_t session_ms() const;
   // Bytes the room keeps for its clients (queued speech texts, context), in RoomLimits' units:
   // never above max_accounted_bytes(settings().limits).
   size_t accounted_bytes() const;
@@ -221,10 +232,13 @@ class Room : public std::enable_shared_from_this<Room> {
     std::string text;
     int64_t frames = 0;  // speaking frames sent
     bool started = false;
-    std::string gesture;  // keyword-mapped gesture played when the utterance starts
+    std::string gesture;       // keyword-mapped gesture played when the utterance starts
+    bool spoken_text = false;  // given to speak (say()): a transcript line of its own when done
+    int64_t queued_ms = 0, started_ms = -1;
   };
   Room(RoomSettings s, std::unique_ptr<avatar::Renderer> r, speech::SpeechService* speech, Clock& clock,
        RoomCallbacks cb);
+  Result<std::string> queue_speech(const std::string& text, bool spoken_text);
   void render_loop();
   void speech_loop();
   void broadcast_text(const std::string& msg);
@@ -256,11 +270,13 @@ class Room : public std::enable_shared_from_this<Room> {
   int64_t last_key_frame_ = -1'000'000;           // frame index of the last H.264 key frame
   std::atomic<bool> reset_audio_encoder_{false};  // interrupt(): Opus forgets its look-ahead
   int expected_viewers_ = 0;                      // joins whose handshake is under way
+  int viewers_peak_ = 0;
   bool ever_viewed_ = false;
   std::deque<Utterance> utterances_;                               // queued or playing, in order
   std::deque<std::pair<std::string, std::string>> to_synthesize_;  // id, text
   uint64_t speech_generation_ = 0;                                 // bumped by interrupt()
   RoomContext context_;
+  TranscriptLog transcript_;
   ControlRate control_rate_;
   DynamicsSettings dynamics_;
   int64_t last_dynamics_refresh_us_ = 0;

@@ -419,6 +419,98 @@ TEST(RoomBounds, ControlMessagesAreRateLimitedAndSustainedAbuseClosesTheConnecti
   EXPECT_EQ(c->closed, http::ws_close::kPolicyViolation);
 }
 
+// The transcript (docs/sessions.md): text given to speak becomes one line when it has been played,
+// with its playback times and a final transcript event; a typed turn is a line at once.
+TEST(RoomTranscript, SpokenTextIsOneLineWhenPlayedAndATypedTurnOneAtOnce) {
+  Fixture fx;
+  auto c = std::make_shared<FakeConnection>();
+  fx.room->add_viewer(c, ViewerRole::kRuntime);
+  ASSERT_TRUE(fx.room->say("Hello there.").ok());
+  ASSERT_TRUE(eventually([&] { return !c->events("transcript").empty(); }));
+  auto e = c->events("transcript");
+  ASSERT_EQ(e.size(), 1u);
+  EXPECT_EQ(e[0].at("source").as_string(), "speak");
+  EXPECT_EQ(e[0].at("text").as_string(), "Hello there.");
+  EXPECT_TRUE(e[0].at("final").as_bool());
+  auto lines = fx.room->transcript().take();
+  ASSERT_EQ(lines.size(), 1u);
+  EXPECT_EQ(lines[0].role, "agent");
+  EXPECT_EQ(lines[0].source, "speak");
+  EXPECT_EQ(lines[0].start_ms, e[0].at("start_ms").as_int64());
+  EXPECT_EQ(lines[0].end_ms, e[0].at("end_ms").as_int64());
+  EXPECT_LE(lines[0].start_ms, lines[0].end_ms);
+
+  ASSERT_TRUE(fx.room->user_text("A question?", kSourceText).ok());
+  (void)fx.room->user_text("   ", kSourceText);  // blank: no line (and nothing for speech to say)
+  lines = fx.room->transcript().take();
+  ASSERT_EQ(lines.size(), 1u);
+  EXPECT_EQ(lines[0].role, "user");
+  EXPECT_EQ(lines[0].source, "text");
+  EXPECT_EQ(lines[0].text, "A question?");
+  EXPECT_EQ(lines[0].seq, 2);
+}
+
+class CountingSink : public MediaSink {
+ public:
+  void on_config(const CodecConfig&) override {}
+  void on_packet(const std::shared_ptr<const EncodedPacket>&) override {}
+  void on_end() override { ++ended; }
+  std::atomic<int> ended{0};
+};
+
+TEST(RoomTranscript, SpeechStillQueuedAtTheEndJoinsTheTranscriptAndTheEndIsReportedOnce) {
+  ManualClock clock;
+  RoomSettings s;
+  s.account_id = "usr_1";
+  s.room_id = "lobby";
+  s.agent_code = "A00AAA0000";
+  s.session_id = "ses_end";
+  RoomCallbacks cb;
+  int ended = 0;
+  size_t lines_at_end = 0;
+  cb.ended = [&](Room& r, const SessionAction& a) {
+    ++ended;
+    EXPECT_EQ(a.reason, EndReason::kTerminated);
+    lines_at_end = r.transcript().take().size();
+  };
+  auto room = Room::create(s, model(), &speech::test_service(), clock, cb);
+  ASSERT_TRUE(room.ok());
+  auto sink = std::make_shared<CountingSink>();
+  (*room)->add_media_sink(sink);
+  // Not started: nothing plays, both stay queued.
+  ASSERT_TRUE((*room)->say("First.").ok());
+  ASSERT_TRUE((*room)->say("Second.").ok());
+  clock.advance_us(2'000'000);
+  (*room)->end(EndReason::kTerminated);
+  (*room)->tick();
+  (*room)->tick();
+  EXPECT_EQ(ended, 1);
+  EXPECT_EQ(lines_at_end, 2u);
+  (*room)->join_threads();
+  EXPECT_EQ(sink->ended.load(), 1);
+  (*room)->join_threads();
+  EXPECT_EQ(sink->ended.load(), 1);
+}
+
+TEST(TranscriptLog, TimesAreSinceTheStartAndAFailedWriteIsPutBackInOrder) {
+  TranscriptLog log(1'000'000);
+  EXPECT_EQ(log.ms_at(1'250'000), 250);
+  EXPECT_EQ(log.ms_at(0), 0);
+  log.add("user", kSourceText, "a", 10, 10);
+  log.add("agent", kSourceLlm, "b", 20, 15);  // an end before the start is the start
+  auto first = log.take();
+  ASSERT_EQ(first.size(), 2u);
+  EXPECT_EQ(first[1].end_ms, 20);
+  log.add("user", kSourceSpeech, "c", 30, 30);
+  log.put_back(first);
+  auto all = log.take();
+  ASSERT_EQ(all.size(), 3u);
+  EXPECT_EQ(all[0].seq, 1);
+  EXPECT_EQ(all[1].seq, 2);
+  EXPECT_EQ(all[2].seq, 3);
+  EXPECT_TRUE(log.take().empty());
+}
+
 }  // namespace
 }  // namespace imago::live
 

@@ -1,10 +1,12 @@
 #include "live/rooms.h"
 
 #include <boost/json.hpp>
+#include <filesystem>
 
 #include "blobs/blob_store.h"
 #include "jobs/dynamics_config.h"
 #include "live/minute_billing.h"
+#include "sessions/session_service.h"
 #include "speech/text.h"
 #include "store/file_store.h"
 #include "util/log.h"
@@ -104,7 +106,17 @@ std::optional<DynamicsSettings> Rooms::dynamics_for(const Room& room) {
 }
 
 Result<std::shared_ptr<Room>> Rooms::join(const std::string& account_id, const std::string& room_id,
-                                          const AgentRecord& agent, ChatMode mode, VideoQuality quality) {
+                                          const AgentRecord& agent, ChatMode mode, VideoQuality quality, bool record) {
+  auto room = join_room(account_id, room_id, agent, mode, quality);
+  if (room.ok() && record) {
+    if (Status st = start_recording(*room); !st.ok())
+      log::warn("session_recording_not_started", {{"room", room_id}, {"error", st.message()}});
+  }
+  return room;
+}
+
+Result<std::shared_ptr<Room>> Rooms::join_room(const std::string& account_id, const std::string& room_id,
+                                               const AgentRecord& agent, ChatMode mode, VideoQuality quality) {
   {
     std::lock_guard lock(mu_);
     if (stopping_) return Status::Unavailable("The server is shutting down");
@@ -174,6 +186,7 @@ Result<std::shared_ptr<Room>> Rooms::start_room(const std::string& account_id, c
     return e.status();
   };
   cb.dynamics = [this](const Room& r) { return dynamics_for(r); };
+  cb.ended = [this](Room& r, const SessionAction& a) { session_ended(r, a); };
   auto room = Room::create(std::move(s), *model, d_.speech, *d_.clock, std::move(cb));
   if (!room.ok()) return room.status();
 
@@ -195,6 +208,13 @@ Result<std::shared_ptr<Room>> Rooms::start_room(const std::string& account_id, c
     }
   }
   if (brains_) (*room)->set_brain(brains_(**room, agent));
+  if (d_.sessions) {
+    // The session's record: without it the session still runs (and bills); its transcript and end
+    // are then not kept.
+    if (Status st = d_.sessions->started(record_of(**room)); !st.ok())
+      log::warn("session_record_failed",
+                {{"session", (*room)->settings().session_id}, {"error", st.message()}});
+  }
   (*room)->start();
   rooms_[{account_id, room_id}] = *room;
   log::info("live_session_started", {{"session", (*room)->settings().session_id},
@@ -243,7 +263,117 @@ int Rooms::running() const {
 void Rooms::end(const std::shared_ptr<Room>& room, EndReason reason) {
   room->end(reason);
   room->tick();
-  closer_.close(room);
+  closer_.close(room, [this, r = room.get()] { sync_session(*r); });
+}
+
+SessionRecord Rooms::record_of(const Room& room) const {
+  const RoomInfo i = room.info();
+  SessionRecord s;
+  s.session_id = i.session_id;
+  s.account_id = i.account_id;
+  s.agent_code = i.agent_code;
+  s.room_id = i.room_id;
+  s.billing_type = i.billing_type;
+  s.started_us = i.started_us;
+  s.minutes_charged = i.billed_minutes;
+  s.viewers_peak = i.viewers_peak;
+  return s;
+}
+
+void Rooms::sync_session(Room& room) {
+  if (!d_.sessions) return;
+  const std::string& sid = room.settings().session_id;
+  if (auto lines = room.transcript().take(); !lines.empty()) {
+    if (Status st = d_.sessions->add_transcript(sid, lines); !st.ok()) {
+      // Kept for the next tick (bounded: TranscriptLog::kMaxPending); a session without a record
+      // has nowhere to write them.
+      if (st.code() != Code::kNotFound) {
+        log::warn("session_transcript_write_failed", {{"session", sid}, {"error", st.message()}});
+        room.transcript().put_back(std::move(lines));
+      }
+    }
+  }
+  if (room.ended()) return;  // the end writes the last figures
+  const RoomInfo i = room.info();
+  const std::pair<int64_t, int> now{i.billed_minutes, i.viewers_peak};
+  {
+    std::lock_guard lock(sync_mu_);
+    auto it = synced_.find(sid);
+    if (it != synced_.end() && it->second == now) return;
+  }
+  if (d_.sessions->progress(sid, now.first, now.second).ok()) {
+    std::lock_guard lock(sync_mu_);
+    synced_[sid] = now;
+  }
+}
+
+void Rooms::session_ended(Room& room, const SessionAction& a) {
+  if (!d_.sessions) return;
+  const std::string sid = room.settings().session_id;
+  sync_session(room);  // the last lines first: the webhook says the transcript is complete
+  const RoomInfo i = room.info();
+  bool recorded;
+  {
+    std::lock_guard lock(mu_);
+    recorded = recorded_.erase(sid) > 0;
+  }
+  SessionEnd e{d_.clock->now_us(), std::string(end_reason_name(a.reason)), i.billed_minutes, i.viewers_peak};
+  auto ended = d_.sessions->ended(record_of(room), e, recorded);
+  if (!ended.ok())
+    log::warn("session_end_write_failed", {{"session", sid}, {"error", ended.status().message()}});
+  std::lock_guard lock(sync_mu_);
+  synced_.erase(sid);
+}
+
+Status Rooms::start_recording(const std::shared_ptr<Room>& room) {
+  if (!d_.sessions || options_.recording_dir.empty()) {
+    return Status::Unavailable("This node keeps no recordings");
+  }
+  const std::string sid = room->settings().session_id;
+  {
+    std::lock_guard lock(mu_);
+    if (recorded_.count(sid)) return Status::Ok();  // already recording
+    recorded_.insert(sid);
+  }
+  std::error_code ec;
+  std::filesystem::create_directories(options_.recording_dir, ec);
+  const std::string path = options_.recording_dir + "/" + sid + ".mp4";
+  if (Status st = d_.sessions->recording_started(sid); !st.ok())
+    log::warn("session_recording_state_failed", {{"session", sid}, {"error", st.message()}});
+  auto finished = std::make_shared<std::atomic<bool>>(false);
+  // Runs on the recorder's own thread once the room has ended: the upload never holds up the
+  // room closer or the tick.
+  auto sink = std::make_shared<RecordingSink>(
+      path, [svc = d_.sessions, rec = record_of(*room), finished](const RecordingOutcome& o) {
+        if (o.status.ok()) {
+          (void)svc->recording_finished(rec, {o.path, o.bytes, o.duration_ms});
+        } else {
+          (void)svc->recording_failed(rec.session_id, o.status.message());
+          std::error_code rm;
+          std::filesystem::remove(o.path, rm);
+        }
+        finished->store(true);
+      });
+  room->add_media_sink(sink);
+  std::lock_guard lock(mu_);
+  recorders_.push_back({std::move(sink), std::move(finished)});
+  return Status::Ok();
+}
+
+Result<std::string> Rooms::record(const std::string& account_id, const std::string& room_id) {
+  if (auto r = find(account_id, room_id)) {
+    if (Status st = start_recording(r); !st.ok()) return st;
+    return r->settings().session_id;
+  }
+  if (d_.directory) {
+    auto remote = d_.directory->remote_rooms(account_id, std::nullopt, room_id);
+    if (!remote.ok()) return remote.status();
+    if (!remote->empty()) {
+      if (Status st = d_.directory->send(*remote, "record", ""); !st.ok()) return st;
+      return remote->front().session_id;
+    }
+  }
+  return Status::NotFound("No active room " + room_id);
 }
 
 void Rooms::tick_loop() {
@@ -254,7 +384,10 @@ void Rooms::tick_loop() {
     std::vector<std::shared_ptr<Room>> rooms;
     for (auto& [k, r] : rooms_) rooms.push_back(r);
     lock.unlock();
-    for (auto& r : rooms) r->tick();
+    for (auto& r : rooms) {
+      r->tick();
+      sync_session(*r);
+    }
     std::vector<std::shared_ptr<Room>> reaped;
     lock.lock();
     for (auto it = rooms_.begin(); it != rooms_.end();) {
@@ -268,10 +401,16 @@ void Rooms::tick_loop() {
     lock.unlock();
     for (auto& r : reaped) {
       r->tick();  // reports the end if it has not been yet
-      closer_.close(r, [this, r = r.get()] { release(*r); });
+      // After its threads: the brain's last words join the transcript.
+      closer_.close(r, [this, r = r.get()] {
+        sync_session(*r);
+        release(*r);
+      });
     }
     reaped.clear();
     lock.lock();
+    // Recorders whose upload is done.
+    std::erase_if(recorders_, [](const Recorder& rec) { return rec.finished->load(); });
   }
 }
 
@@ -291,9 +430,19 @@ void Rooms::shutdown() {
   for (auto& r : rooms) {
     r->end(EndReason::kShutdown);
     r->tick();
-    closer_.close(r, [this, r = r.get()] { release(*r); });
+    closer_.close(r, [this, r = r.get()] {
+      sync_session(*r);
+      release(*r);
+    });
   }
   closer_.finish();  // every room's threads joined, each bounded (docs/conversation.md)
+  // Recordings finish writing and uploading before the process goes on to exit.
+  std::vector<Recorder> recorders;
+  {
+    std::lock_guard lock(mu_);
+    recorders.swap(recorders_);
+  }
+  recorders.clear();
 }
 
 void Rooms::release(const Room& room) {
@@ -316,6 +465,10 @@ void Rooms::on_command(const RoomCommand& cmd) {
     room->interrupt();
   } else if (cmd.kind == "end") {
     end(room, EndReason::kTerminated);
+  } else if (cmd.kind == "record") {
+    if (Status st = start_recording(room); !st.ok())
+      log::warn("room_command_refused",
+                {{"kind", cmd.kind}, {"session", cmd.session_id}, {"error", st.message()}});
   } else {
     log::warn("room_command_unknown", {{"kind", cmd.kind}, {"session", cmd.session_id}});
   }

@@ -8,21 +8,25 @@
 // trigger-dynamics, interrupt) reach rooms on other nodes through it. Rooms does not know whether
 // the directory is the single-node one or the database's.
 #pragma once
+#include <atomic>
 #include <condition_variable>
 #include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <set>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include "live/media_quality.h"
 #include "live/minute_billing.h"
+#include "live/recording_sink.h"
 #include "live/room.h"
 #include "live/room_closer.h"
 #include "store/agent_store.h"
 #include "store/room_directory.h"
+#include "store/session_store.h"
 #include "util/clock.h"
 #include "util/status.h"
 
@@ -31,6 +35,9 @@ class BlobStore;
 class FileStore;
 class LedgerStore;
 }  // namespace imago
+namespace imago::sessions {
+class SessionService;
+}
 
 namespace imago::live {
 
@@ -47,6 +54,9 @@ struct RoomsOptions {
   // does not own a room can relay a viewer to it. Empty: viewers on other nodes are refused.
   std::string node_url;
   RoomLimits room_limits;  // what each room keeps for its clients (live/room_limits.h)
+  // Where recordings are muxed before they go to the blob store (a local directory; empty: no
+  // recordings on this node).
+  std::string recording_dir;
 };
 
 struct RoomsDeps {
@@ -57,6 +67,8 @@ struct RoomsDeps {
   LedgerStore* ledger = nullptr;
   speech::SpeechService* speech = nullptr;
   RoomDirectory* directory = nullptr;  // null: a single node (every room is local)
+  // Session records, transcripts and recordings (docs/sessions.md); null: none are kept.
+  sessions::SessionService* sessions = nullptr;
 };
 
 // What a REST command reached (SPEC 4.8, 4.9, 6).
@@ -86,9 +98,14 @@ class Rooms {
   // the agent has no model yet. `mode` voice_chat starts an audio-only session, camera_chat one that takes
   // the viewer's camera, each billed at its rate (a running room keeps the mode it started with).
   // `quality` sets the encoded media of a room this join starts (a running room keeps its own).
+  // `record`: the session is recorded (see record()), also when the room was already running.
   Result<std::shared_ptr<Room>> join(const std::string& account_id, const std::string& room_id,
                                      const AgentRecord& agent, ChatMode mode = ChatMode::kAvatar,
-                                     VideoQuality quality = VideoQuality::kStandard);
+                                     VideoQuality quality = VideoQuality::kStandard, bool record = false);
+  // Starts recording the account's room `room_id` wherever it runs (POST /v1/rooms/{id}/recording):
+  // here at once, on another node through the directory. A room already recorded stays so (Ok).
+  // kNotFound when it runs nowhere; kUnavailable when this node keeps no recordings.
+  Result<std::string> record(const std::string& account_id, const std::string& room_id);
   std::shared_ptr<Room> find(const std::string& account_id, const std::string& room_id) const;
   std::shared_ptr<Room> find_session(const std::string& session_id) const;
   // Running rooms of the account (optionally of one agent, optionally one room).
@@ -136,6 +153,8 @@ class Rooms {
  private:
   void tick_loop();
   // join()'s work once it holds a slot: loads the model, creates, claims and starts the room.
+  Result<std::shared_ptr<Room>> join_room(const std::string& account_id, const std::string& room_id,
+                                          const AgentRecord& agent, ChatMode mode);
   Result<std::shared_ptr<Room>> start_room(const std::string& account_id, const std::string& room_id,
                                            const AgentRecord& agent, ChatMode mode, VideoQuality quality);
   Result<std::shared_ptr<const avatar::AvatarModel>> model_for(const AgentRecord& agent);
@@ -143,6 +162,12 @@ class Rooms {
   // A command from another node for one of this node's sessions.
   void on_command(const RoomCommand& cmd);
   void release(const Room& room);
+  // Session records (docs/sessions.md): the room's new transcript lines and progress, written on
+  // each tick; the end, once, when the room applies it.
+  SessionRecord record_of(const Room& room) const;
+  void sync_session(Room& room);
+  void session_ended(Room& room, const SessionAction& end);
+  Status start_recording(const std::shared_ptr<Room>& room);
 
   RoomsDeps d_;
   RoomsOptions options_;
@@ -157,6 +182,17 @@ class Rooms {
   std::map<std::string, int> starting_by_account_;
   // Decoded models shared by every room of an agent (keyed by model file id).
   std::map<std::string, std::weak_ptr<const avatar::AvatarModel>> models_;
+  // Recorders still writing or uploading (each finishes on its own thread after its room ended);
+  // the session ids recorded.
+  struct Recorder {
+    std::shared_ptr<RecordingSink> sink;
+    std::shared_ptr<std::atomic<bool>> finished;
+  };
+  std::vector<Recorder> recorders_;
+  std::set<std::string> recorded_;
+  // What was last written for each running session (minutes charged, viewers peak).
+  std::mutex sync_mu_;
+  std::map<std::string, std::pair<int64_t, int>> synced_;
   // The only place ended rooms are joined: never the tick thread, never a request's worker.
   RoomCloser closer_;
   std::thread ticker_;

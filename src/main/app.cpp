@@ -30,6 +30,7 @@
 #include "live/conversation_brain.h"
 #include "live/rooms.h"
 #include "live/self_hosted_meter.h"
+#include "sessions/session_service.h"
 #include "speech/speech_service.h"
 #include "store/postgres/pg_rate_limiter.h"
 #include "store/stores.h"
@@ -48,6 +49,7 @@ struct App::Parts {
   std::unique_ptr<agents::AgentService> agent_service;
   std::unique_ptr<agents::VideoService> video_service;
   std::unique_ptr<TokenKeyring> token_keys;
+  std::unique_ptr<sessions::SessionService> session_service;  // before the rooms: they write to it
   std::unique_ptr<live::Rooms> rooms;
   std::unique_ptr<live::SelfHostedMeter> self_hosted;
   std::unique_ptr<RateLimiter> limiter;
@@ -211,11 +213,18 @@ Result<std::unique_ptr<App>> App::create(Config config) {
   lo.max_sessions_per_account = p.config.live_sessions_per_account;
   lo.model_side = p.config.live_frame_side;
   lo.jpeg_quality = p.config.live_jpeg_quality;
+  // Session records, transcripts and recordings (docs/sessions.md): recordings are muxed under the
+  // data directory, then written through the blob store.
+  sessions::SessionServiceDeps sd{p.stores.sessions.get(), s.files, s.blobs, p.clock, &p.config.public_url};
+  p.session_service = std::make_unique<sessions::SessionService>(sd);
+  s.sessions = p.session_service.get();
+  lo.recording_dir = p.config.data_dir + "/recordings";
   lo.encoded.video_kbps = p.config.live_video_kbps;
   lo.encoded.audio_kbps = p.config.live_audio_kbps;
   lo.encoded.keyframe_s = p.config.live_keyframe_s;
   lo.encoded.video_max_side = p.config.live_video_max_side;
-  live::RoomsDeps ld{p.clock, s.agents, s.files, s.blobs, s.ledger, s.speech, p.stores.rooms.get()};
+  live::RoomsDeps ld{
+      p.clock, s.agents, s.files, s.blobs, s.ledger, s.speech, p.stores.rooms.get(), p.session_service.get()};
   p.rooms = std::make_unique<live::Rooms>(ld, lo);
   // Every session converses: the operator's language model when configured, else the built-in
   // responder (docs/conversation.md).

@@ -32,6 +32,7 @@ void add_table_stores(Stores& s, WrapDb db, Clock& clock) {
   s.members = sql::make_member_store(db(), clock);
   s.device_grants = sql::make_device_grant_store(db());
   s.live_meters = sql::make_live_meter_store(db(), clock);
+  s.sessions = sql::make_session_store(db(), clock);
 }
 
 // Connections per node: request handlers, job workers, the rate limiter and blob streams share them.
@@ -69,6 +70,7 @@ Stores::~Stores() {
   members.reset();
   device_grants.reset();
   live_meters.reset();
+  sessions.reset();
   secrets.reset();
 }
 Stores::Stores(Stores&&) noexcept = default;

@@ -18,6 +18,7 @@
 #include "store/member_store.h"
 #include "store/room_directory.h"
 #include "store/secret_store.h"
+#include "store/session_store.h"
 #include "store/voice_store.h"
 #include "store/webhook_store.h"
 #include "util/clock.h"
@@ -51,6 +52,7 @@ struct Stores {
   std::unique_ptr<MemberStore> members;             // dashboard members and sessions
   std::unique_ptr<DeviceGrantStore> device_grants;  // CLI sign-ins in flight
   std::unique_ptr<LiveMeterStore> live_meters;      // self-hosted sessions' minutes
+  std::unique_ptr<SessionStore> sessions;           // cloud live sessions: records, transcripts
   // Server secrets shared by every node (PostgreSQL); null on SQLite, where the node keeps its
   // own in the data directory (make_file_secret_store).
   std::unique_ptr<SecretStore> secrets;

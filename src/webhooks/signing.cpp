@@ -77,7 +77,7 @@ std::vector<std::pair<std::string, std::string>> delivery_headers(std::string_vi
 
 const std::vector<std::string>& known_events() {
   static const std::vector<std::string> events = {"agent.ready", "agent.failed", "dynamics.ready",
-                                                  "dynamics.failed"};
+                                                  "dynamics.failed", "session.ended"};
   return events;
 }
 

@@ -17,7 +17,7 @@ FLOORS = [
     ["store"],
     ["auth", "speech", "webhooks", "avatar"],
     ["jobs", "conversation"],
-    ["agents"],
+    ["agents", "sessions"],
     ["http", "live"],
     ["api"],
     ["main", "cli"],  # cli: the imago binary, a client of the public API (util only)

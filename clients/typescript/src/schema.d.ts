@@ -731,6 +731,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/rooms/{room_id}/recording": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Record a running room until its session ends
+         * @description Starts recording the room's session wherever it runs (docs/sessions.md); a room already recorded stays so. Recordings are not charged; they count against the storage quota (403 `STORAGE_QUOTA_EXCEEDED` when the account is at it).
+         */
+        post: operations["recordRoom"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/rooms/{room_id}/interrupt": {
         parameters: {
             query?: never;
@@ -995,10 +1015,135 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/sessions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List live sessions, newest first
+         * @description The account's cloud live sessions, running and ended (docs/sessions.md).
+         */
+        get: operations["listSessions"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/sessions/{session_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** A live session */
+        get: operations["getSession"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/sessions/{session_id}/transcript": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A session's transcript, in time order
+         * @description Every final turn of the viewer and the agent and every text given to `speak`, once each, with server-side times in milliseconds since the session started (docs/sessions.md). Lines are written about four times a second while the session runs.
+         */
+        get: operations["getSessionTranscript"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/sessions/{session_id}/recording": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Download a session's recording (MP4)
+         * @description Fragmented MP4, H.264 video and Opus audio. 404 while the session has no recording ready.
+         */
+        get: operations["downloadSessionRecording"];
+        put?: never;
+        post?: never;
+        /**
+         * Delete a session's recording
+         * @description Frees its storage. 404 when the session has no recording.
+         */
+        delete: operations["deleteSessionRecording"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
     schemas: {
+        /** @description One cloud live session (docs/sessions.md). */
+        Session: {
+            session_id: string;
+            agent_code: string;
+            room_id: string;
+            /** @enum {string} */
+            status: "active" | "ended";
+            billing_type: string;
+            /** Format: date-time */
+            started_at: string;
+            /** Format: date-time */
+            ended_at: string | null;
+            /** @description Wall time from start to end (to now while active). */
+            duration_seconds: number;
+            minutes_charged: number;
+            /** @description The WebSocket session.ended reason; null while active. */
+            end_reason: null | ("left" | "idle" | "absent" | "max_duration" | "insufficient_balance" | "terminated" | "shutdown");
+            viewers_peak: number;
+            recording: null | components["schemas"]["SessionRecording"];
+            transcript_url: string;
+        };
+        SessionRecording: {
+            /** @enum {string} */
+            status: "recording" | "ready" | "failed";
+            bytes: number;
+            duration_seconds: number;
+            video_codec: string | null;
+            audio_codec: string | null;
+            /** @description GET /v1/sessions/{session_id}/recording once ready. */
+            url: string | null;
+        };
+        TranscriptLine: {
+            /** @enum {string} */
+            role: "user" | "agent";
+            /**
+             * @description user: speech (recognised from the microphone) or text (user_text); agent: speak (text given to speak), llm (the operator's model) or responder (the built-in responder).
+             * @enum {string}
+             */
+            source: "speech" | "text" | "speak" | "llm" | "responder";
+            text: string;
+            /** @description Milliseconds since the session started (server clock). */
+            start_ms: number;
+            end_ms: number;
+        };
         /** @description The error envelope every error answer uses. */
         Error: {
             error: {
@@ -1181,7 +1326,7 @@ export interface components {
         Webhook: {
             id: string;
             url: string;
-            events: ("agent.ready" | "agent.failed" | "dynamics.ready" | "dynamics.failed")[];
+            events: ("agent.ready" | "agent.failed" | "dynamics.ready" | "dynamics.failed" | "session.ended")[];
             description?: string | null;
             active: boolean;
             /** Format: date-time */
@@ -1448,6 +1593,8 @@ export interface components {
         };
     };
     parameters: {
+        /** @description Session id (`ses_...`). */
+        SessionId: string;
         /** @description Page size, 1-100 (out of range is a 400, never clamped). */
         Limit: number;
         /** @description Items to skip. */
@@ -3147,7 +3294,7 @@ export interface operations {
                 "application/json": {
                     /** Format: uri */
                     url: string;
-                    events?: ("agent.ready" | "agent.failed" | "dynamics.ready" | "dynamics.failed")[];
+                    events?: ("agent.ready" | "agent.failed" | "dynamics.ready" | "dynamics.failed" | "session.ended")[];
                     description?: string;
                 };
             };
@@ -4350,6 +4497,62 @@ export interface operations {
             431: components["responses"]["HeaderTooLarge"];
         };
     };
+    recordRoom: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Room id. */
+                room_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": {
+                    /**
+                     * @description Only `true` (a recording runs until the session ends).
+                     * @constant
+                     */
+                    enabled?: true;
+                };
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "room_id": "lobby",
+                     *       "session_id": "ses_n9L8cLgHc6Wv8Noqu0Dl",
+                     *       "recording": true
+                     *     }
+                     */
+                    "application/json": {
+                        room_id: string;
+                        session_id: string;
+                        recording: boolean;
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeaderTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
     interruptRoom: {
         parameters: {
             query?: never;
@@ -5272,6 +5475,8 @@ export interface operations {
                 media?: "h264+opus" | "jpeg+pcm";
                 /** @description Encoded-media quality of a room this join starts (a running room keeps its own): `low`, `standard` (the default) or `high`. */
                 quality?: "low" | "standard" | "high";
+                /** @description `true` records the session (runtime tokens only; docs/sessions.md). 403 `FORBIDDEN` for an embed token, 403 `STORAGE_QUOTA_EXCEEDED` at the storage quota. */
+                record?: "true" | "false";
             };
             header?: never;
             path: {
@@ -5324,6 +5529,255 @@ export interface operations {
                 };
             };
             503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    listSessions: {
+        parameters: {
+            query?: {
+                /** @description Page size, 1-100 (out of range is a 400, never clamped). */
+                limit?: components["parameters"]["Limit"];
+                /** @description Items to skip. */
+                offset?: components["parameters"]["Offset"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": [
+                     *         {
+                     *           "session_id": "ses_n9L8cLgHc6Wv8Noqu0Dl",
+                     *           "agent_code": "N36TXQ2864",
+                     *           "room_id": "lobby",
+                     *           "status": "ended",
+                     *           "billing_type": "essence_cloud",
+                     *           "started_at": "2026-11-27T13:10:02Z",
+                     *           "ended_at": "2026-11-27T13:10:09Z",
+                     *           "duration_seconds": 7.412,
+                     *           "minutes_charged": 1,
+                     *           "end_reason": "terminated",
+                     *           "viewers_peak": 1,
+                     *           "recording": null,
+                     *           "transcript_url": "http://127.0.0.1:8080/v1/sessions/ses_n9L8cLgHc6Wv8Noqu0Dl/transcript"
+                     *         }
+                     *       ],
+                     *       "pagination": {
+                     *         "limit": 20,
+                     *         "offset": 0,
+                     *         "total": 1,
+                     *         "has_more": false
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        data: components["schemas"]["Session"][];
+                        pagination: components["schemas"]["Pagination"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeaderTooLarge"];
+        };
+    };
+    getSession: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Session id (`ses_...`). */
+                session_id: components["parameters"]["SessionId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "session_id": "ses_n9L8cLgHc6Wv8Noqu0Dl",
+                     *       "agent_code": "N36TXQ2864",
+                     *       "room_id": "lobby",
+                     *       "status": "active",
+                     *       "billing_type": "essence_cloud",
+                     *       "started_at": "2026-11-27T13:10:02Z",
+                     *       "ended_at": null,
+                     *       "duration_seconds": 3.2,
+                     *       "minutes_charged": 1,
+                     *       "end_reason": null,
+                     *       "viewers_peak": 1,
+                     *       "recording": {
+                     *         "status": "recording",
+                     *         "bytes": 0,
+                     *         "duration_seconds": 0,
+                     *         "video_codec": null,
+                     *         "audio_codec": null,
+                     *         "url": null
+                     *       },
+                     *       "transcript_url": "http://127.0.0.1:8080/v1/sessions/ses_n9L8cLgHc6Wv8Noqu0Dl/transcript"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Session"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeaderTooLarge"];
+        };
+    };
+    getSessionTranscript: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Session id (`ses_...`). */
+                session_id: components["parameters"]["SessionId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": [
+                     *         {
+                     *           "role": "agent",
+                     *           "source": "speak",
+                     *           "text": "Welcome to the demo.",
+                     *           "start_ms": 310,
+                     *           "end_ms": 1850
+                     *         },
+                     *         {
+                     *           "role": "user",
+                     *           "source": "text",
+                     *           "text": "What are your opening hours?",
+                     *           "start_ms": 2040,
+                     *           "end_ms": 2040
+                     *         },
+                     *         {
+                     *           "role": "agent",
+                     *           "source": "responder",
+                     *           "text": "We are open from nine to five.",
+                     *           "start_ms": 2061,
+                     *           "end_ms": 2075
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": {
+                        data: components["schemas"]["TranscriptLine"][];
+                    };
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeaderTooLarge"];
+        };
+    };
+    downloadSessionRecording: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Session id (`ses_...`). */
+                session_id: components["parameters"]["SessionId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The MP4. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "video/mp4": unknown;
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeaderTooLarge"];
+        };
+    };
+    deleteSessionRecording: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Session id (`ses_...`). */
+                session_id: components["parameters"]["SessionId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "session_id": "ses_n9L8cLgHc6Wv8Noqu0Dl",
+                     *       "recording_deleted": true
+                     *     }
+                     */
+                    "application/json": {
+                        session_id: string;
+                        recording_deleted: boolean;
+                    };
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeaderTooLarge"];
         };
     };
 }

@@ -50,6 +50,7 @@ class StoreContract : public ::testing::TestWithParam<StoreBackendFactory> {
   FileStore& files() { return *stores().files; }
   WebhookStore& webhooks() { return *stores().webhooks; }
   VoiceStore& voices() { return *stores().voices; }
+  SessionStore& sessions() { return *stores().sessions; }
 
   // A new account holding `credits` top-up credits.
   std::string new_account(int64_t credits, Plan plan = Plan::kFree);

@@ -17,6 +17,7 @@
 #include "store/ledger_store.h"
 #include "store/live_meter_store.h"
 #include "store/member_store.h"
+#include "store/session_store.h"
 #include "store/sql/connection.h"
 #include "store/voice_store.h"
 #include "store/webhook_store.h"
@@ -34,6 +35,7 @@ std::unique_ptr<WebhookStore> make_webhook_store(std::unique_ptr<Database> db, C
 std::unique_ptr<MemberStore> make_member_store(std::unique_ptr<Database> db, Clock& clock);
 std::unique_ptr<DeviceGrantStore> make_device_grant_store(std::unique_ptr<Database> db);
 std::unique_ptr<LiveMeterStore> make_live_meter_store(std::unique_ptr<Database> db, Clock& clock);
+std::unique_ptr<SessionStore> make_session_store(std::unique_ptr<Database> db, Clock& clock);
 
 // Webhook deliveries are retried up to this many attempts (docs/webhooks.md).
 inline constexpr int kWebhookMaxAttempts = 8;
