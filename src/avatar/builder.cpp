@@ -248,7 +248,7 @@ std::optional<Landmarks68> dlib_points(const cv::Mat& img, const Landmarks68& me
 // dense_face.h); the 68 points the renderer uses come from the mesh (or from dlib, when asked
 // for). A picture without a face, a drawing, an animal or a face turned to a profile fails with
 // `no_face` (kInvalidArgument); missing models are kInternal (the job retries, then refunds).
-Result<FaceGeometry> locate_face(const cv::Mat& img, const std::string& no_face) {
+Result<FaceGeometry> locate_face(const cv::Mat& img, const std::string& no_face, bool estimate = true) {
   auto faces = find_dense_faces(img);
   if (!faces.ok()) return faces.status();
   if (faces->empty() || !accepted(faces->front())) return Status::Invalid(no_face);
@@ -271,7 +271,7 @@ Result<FaceGeometry> locate_face(const cv::Mat& img, const std::string& no_face)
     return Status::Invalid(no_face + " (the face is turned away or cut off: " + why + ")");
   g.landmarks = lm;
   g.dense_mesh = f.mesh;
-  g.estimate = estimate_face(f);
+  if (estimate) g.estimate = estimate_face(f);
   return g;
 }
 
@@ -300,10 +300,8 @@ Result<std::pair<cv::Mat, FaceGeometry>> best_video_frame(const DecodedVideo& v,
 Status check_image_has_face(std::string_view image_bytes) {
   auto img = decode_image(image_bytes);
   if (!img.ok()) return img.status();
-  auto faces = find_dense_faces(*img);
-  if (!faces.ok()) return faces.status();
-  if (faces->empty() || !accepted(faces->front())) return Status::Invalid("No face found in the image");
-  return Status::Ok();
+  auto g = locate_face(*img, "No face found in the image", false);
+  return g.ok() ? Status::Ok() : g.status();
 }
 
 Result<std::string> build_imx(const BuildInput& in, const ProgressFn& progress) {
