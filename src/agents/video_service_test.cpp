@@ -8,6 +8,8 @@
 #include <chrono>
 #include <cmath>
 #include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <thread>
 
 #include "agents/agent_service.h"
@@ -19,8 +21,11 @@
 namespace imago::agents {
 namespace {
 
-const char kPngBase64[] =
-    "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==";
+// A portrait (Debian opencv-doc), base64: generation refuses a picture without a face.
+std::string face_base64() {
+  std::ifstream in("/usr/share/doc/opencv-doc/opencv4/html/face_swapped.jpg", std::ios::binary);
+  return base64_encode(std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()));
+}
 
 // A mono 16-bit WAV of `seconds` of a 220 Hz tone, as a data: URI.
 std::string wav_data_uri(double seconds) {
@@ -98,7 +103,7 @@ class VideoServiceTest : public ::testing::Test {
   // finished with a model file.
   std::string ready_agent(const std::string& acct) {
     GenerateRequest r;
-    r.image = kPngBase64;
+    r.image = face_base64();
     auto g = agents_->generate(acct, r);
     EXPECT_TRUE(g.ok()) << g.status().message();
     auto job = stores_.jobs->claim(kLaneGenerate, "w", 60'000'000);

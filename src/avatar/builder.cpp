@@ -3,9 +3,11 @@
 #include "avatar/builder.h"
 
 #include <cmath>
+#include <cstdlib>
 #include <opencv2/imgproc.hpp>
 #include <random>
 
+#include "avatar/dense_face.h"
 #include "avatar/gestures.h"
 #include "avatar/internal.h"
 #include "avatar/voice_table.h"
@@ -104,6 +106,14 @@ void normalize_frame(const cv::Mat& src_in, const FaceGeometry& g_in, FrameSize 
   g.landmark_note = gi.landmark_note;
   if (g.landmarks)
     for (auto& q : *g.landmarks) q = apply(M, q);
+  g.estimate = gi.estimate;
+  g.dense_mesh.clear();
+  for (const auto& q : g_in.dense_mesh) {
+    // The pre-shrink and the warp together scale by s_total; depth scales with them.
+    double pre = gi.face.width / g_in.face.width;
+    cv::Point2d p = apply(M, {q.x * pre, q.y * pre});
+    g.dense_mesh.push_back({p.x, p.y, q.z * pre * s});
+  }
 }
 
 cv::Scalar shade(cv::Vec3b c, double k) {
@@ -204,79 +214,95 @@ void procedural_avatar(const std::string& agent_id, FrameSize fs, std::string_vi
   g.landmark_source = "template";
 }
 
-// The face with landmarks: dlib's HOG detector, else the Haar cascades (which also find faces
-// HOG misses, e.g. small or slightly turned ones); the shape predictor runs in whichever box was
-// found. Implausible or unavailable landmarks fall back to the mean face placed on the cascade's
-// eyes and mouth (the cascade path), with a note saying why.
-Result<FaceGeometry> locate_face(const cv::Mat& img) {
-  bool have_lm = landmark_detector_available();
-  if (have_lm) {
-    for (const cv::Rect2d& box : hog_faces(img)) {
-      auto lm = predict_landmarks(img, box);
-      if (!lm || !implausible_landmarks(*lm, box).empty()) continue;
-      FaceGeometry g;
-      geometry_from_landmarks(*lm, g);
-      g.landmarks = lm;
+// dlib's 68 points instead of the mesh's, when the environment asks for them
+// (IMAGO_FACE_LANDMARKS=dlib) and the build has dlib (docs/avatar.md "Landmarks and licensing").
+bool dlib_landmarks_requested() {
+  const char* v = std::getenv("IMAGO_FACE_LANDMARKS");
+  return v && std::string_view(v) == "dlib";
+}
+
+// dlib's points in the face the detector accepted: HOG's box around the mesh's nose tip, else a
+// box like HOG's from the mesh's 68 points. Empty with the reason when they cannot be had.
+std::optional<Landmarks68> dlib_points(const cv::Mat& img, const Landmarks68& mesh68, std::string& why) {
+  if (!landmark_detector_available()) {
+    why = "dlib's landmarks were asked for but this build or machine has no dlib model";
+    return std::nullopt;
+  }
+  cv::Rect2d box = cv::boundingRect(std::vector<cv::Point2f>(mesh68.begin(), mesh68.end()));
+  for (const cv::Rect2d& b : hog_faces(img))
+    if (b.contains(mesh68[30])) {
+      box = b;
+      break;
+    }
+  auto lm = predict_landmarks(img, box);
+  if (!lm) {
+    why = "dlib placed no landmarks";
+    return std::nullopt;
+  }
+  why = implausible_landmarks(*lm, box);
+  if (!why.empty()) return std::nullopt;
+  return lm;
+}
+
+// Is there a human face, and where: MediaPipe's detector and face mesh decide (both must be sure,
+// dense_face.h); the 68 points the renderer uses come from the mesh (or from dlib, when asked
+// for). A picture without a face, a drawing, an animal or a face turned to a profile fails with
+// `no_face` (kInvalidArgument); missing models are kInternal (the job retries, then refunds).
+Result<FaceGeometry> locate_face(const cv::Mat& img, const std::string& no_face, bool estimate = true) {
+  auto faces = find_dense_faces(img);
+  if (!faces.ok()) return faces.status();
+  if (faces->empty() || !accepted(faces->front())) return Status::Invalid(no_face);
+  const DenseFace& f = faces->front();
+  FaceGeometry g;
+  Landmarks68 lm = landmarks68_from_mesh(f.mesh);
+  g.landmark_source = "mediapipe";
+  if (dlib_landmarks_requested()) {
+    std::string why;
+    if (auto d = dlib_points(img, lm, why)) {
+      lm = *d;
       g.landmark_source = "dlib";
-      return g;
+    } else {
+      g.landmark_note = "Using the face mesh's landmarks (" + why + ")";
     }
   }
-  auto det = detect_face(img);
-  if (!det.ok()) return det.status();
-  FaceGeometry g = *det;
-  std::string why = "the landmark model is not installed or disabled";
-  if (have_lm) {
-    // The cascade's box reaches higher (forehead) than the HOG box the predictor was trained on.
-    const cv::Rect2d& f = g.face;
-    cv::Rect2d box(f.x + 0.1 * f.width, f.y + 0.2 * f.height, 0.8 * f.width, 0.8 * f.height);
-    auto lm = predict_landmarks(img, box);
-    why = lm ? implausible_landmarks(*lm, f) : "no landmarks";
-    if (lm && why.empty() && g.eyes_detected) {
-      // The cascade found both eyes: the landmarks must agree with them.
-      double ed = cv::norm(g.right_eye - g.left_eye);
-      if (cv::norm(eye_centre(*lm, false) - g.left_eye) > 0.35 * ed ||
-          cv::norm(eye_centre(*lm, true) - g.right_eye) > 0.35 * ed)
-        why = "landmark eyes disagree with the detected eyes";
-    }
-    if (lm && why.empty()) {
-      geometry_from_landmarks(*lm, g);
-      g.landmarks = lm;
-      g.landmark_source = "dlib";
-      return g;
-    }
-  }
-  g.landmarks = template_landmarks(g.left_eye, g.right_eye, g.mouth);
-  g.landmark_source = "template";
-  g.landmark_note = "Facial landmarks unreliable (" + why + "); using the face-box fallback";
+  geometry_from_landmarks(lm, g);
+  // A face turned to a profile cannot be animated from one photo: the renderer needs both eyes.
+  if (std::string why = implausible_landmarks(lm, g.face); !why.empty())
+    return Status::Invalid(no_face + " (the face is turned away or cut off: " + why + ")");
+  g.landmarks = lm;
+  g.dense_mesh = f.mesh;
+  if (estimate) g.estimate = estimate_face(f);
   return g;
 }
 
-// Chooses the video frame with the sharpest, largest frontal face: a quick upright pass over the
-// sampled frames, then a thorough search on a few of them if the quick pass found nothing.
+// Chooses the video frame with the sharpest, largest accepted face: the face detector on each
+// sampled frame, then the full location (landmarks, estimate) on the best one.
 Result<std::pair<cv::Mat, FaceGeometry>> best_video_frame(const DecodedVideo& v, const ProgressFn& progress) {
   double best = -1;
-  std::pair<cv::Mat, FaceGeometry> out;
-  auto consider = [&](size_t i, bool thorough) {
-    auto g = detect_face(v.frames[i], thorough);
-    if (!g.ok()) return;
-    cv::Rect fr(g->face);
-    double score = sharpness(v.frames[i], fr) * std::sqrt(std::max(1.0, g->face.area())) *
-                   (g->eyes_detected ? 1.5 : 1.0);
-    if (score > best) best = score, out = {v.frames[i], *g};
-  };
+  size_t best_i = 0;
   for (size_t i = 0; i < v.frames.size(); ++i) {
     report(progress, "face", 0.1 + 0.25 * i / v.frames.size(), "Looking for the best frame");
-    consider(i, false);
+    auto faces = find_dense_faces(v.frames[i]);
+    if (!faces.ok()) return faces.status();
+    if (faces->empty() || !accepted(faces->front())) continue;
+    const DenseFace& f = faces->front();
+    double score = sharpness(v.frames[i], cv::Rect(f.box)) * std::sqrt(std::max(1.0, f.box.area()));
+    if (score > best) best = score, best_i = i;
   }
-  if (best < 0)
-    for (size_t k = 0; k < 3 && k < v.frames.size(); ++k) consider((2 * k + 1) * v.frames.size() / 6, true);
   if (best < 0) return Status::Invalid("No face found in the video");
-  // Refine the chosen frame's geometry: landmarks, or the thorough cascade search.
-  if (auto g = locate_face(out.first); g.ok()) out.second = *g;
-  return out;
+  auto g = locate_face(v.frames[best_i], "No face found in the video");
+  if (!g.ok()) return g.status();
+  return std::make_pair(v.frames[best_i], *g);
 }
 
 }  // namespace
+
+Status check_image_has_face(std::string_view image_bytes) {
+  auto img = decode_image(image_bytes);
+  if (!img.ok()) return img.status();
+  auto g = locate_face(*img, "No face found in the image", false);
+  return g.ok() ? Status::Ok() : g.status();
+}
 
 Result<std::string> build_imx(const BuildInput& in, const ProgressFn& progress) {
   if (in.model_type != "essence" && in.model_type != "expression")
@@ -296,7 +322,7 @@ Result<std::string> build_imx(const BuildInput& in, const ProgressFn& progress) 
     auto img = decode_image(*in.image_bytes);
     if (!img.ok()) return img.status();
     report(progress, "face", 0.15, "Detecting the face");
-    auto det = locate_face(*img);
+    auto det = locate_face(*img, "No face found in the image");
     if (!det.ok()) return det.status();
     if (!det->landmark_note.empty()) report(progress, "face", 0.3, det->landmark_note);
     report(progress, "frame", 0.4, "Framing the face");
@@ -336,10 +362,21 @@ Result<std::string> build_imx(const BuildInput& in, const ProgressFn& progress) 
   chunks.push_back({std::string(kChunkAppearance), encode_png(frame)});
   chunks.push_back({std::string(kChunkLandmarks), landmarks_to_json(lm)});
   chunks.push_back({std::string(kChunkGestures), default_gestures_json()});
+  if (!g.dense_mesh.empty()) {
+    DenseMesh dm;
+    for (const auto& q : g.dense_mesh) dm.points.push_back({q.x, q.y, q.z});
+    chunks.push_back({std::string(kChunkMesh), mesh_to_json(dm)});
+  }
 
   report(progress, "voice", 0.75, voice_pcm ? "Matching the voice sample" : "Choosing a voice");
   uint32_t seed = crc32(in.agent_id);
   m.voice = voice_reference_table()[seed % voice_reference_table().size()].id;
+  m.face_estimate = g.estimate;
+  if (g.estimate) {
+    // Without a sample or a choice, a voice of the face's estimated gender; which of the five
+    // comes from the agent id (docs/avatar.md "The default voice").
+    m.voice = std::string(g.estimate->female >= 0.5 ? "F" : "M") + std::to_string(1 + seed % 5);
+  }
   if (voice_pcm) {
     auto vc = match_voice(*voice_pcm);
     if (vc.ok()) {

@@ -34,4 +34,11 @@ using ProgressFn = std::function<void(std::string_view step, double fraction, st
 // error_message. `progress` may be empty.
 Result<std::string> build_imx(const BuildInput& input, const ProgressFn& progress);
 
+// The builder's first step alone, cheap enough to run while a request waits (a decode and the
+// face detector, well under a second): Status::Invalid with build_imx's message when it would
+// refuse the image ("No face found in the image", an undecodable or oversized image), Ok when a
+// usable face is there, kInternal when the face models are not installed (the caller then
+// leaves the decision to the build).
+Status check_image_has_face(std::string_view image_bytes);
+
 }  // namespace imago::avatar

@@ -175,6 +175,10 @@ std::string manifest_to_json(const Manifest& m) {
   } else {
     voice["match"] = nullptr;
   }
+  if (m.face_estimate) {
+    voice["face_estimate"] = json::object{{"female", std::round(m.face_estimate->female * 1000) / 1000},
+                                          {"age", std::round(m.face_estimate->age * 10) / 10}};
+  }
   o["voice"] = std::move(voice);
   o["renderer"] = json::object{{"visemes", m.visemes},
                                {"mouth_max_open", m.mouth_max_open},
@@ -252,6 +256,14 @@ Result<Manifest> manifest_from_json(std::string_view text) {
       mr.num("distance", vm.distance);
       m.voice_match = vm;
       if (vr.error.empty()) vr.error = mr.error;
+    }
+    if (auto* fe = vo->if_contains("face_estimate"); fe && fe->is_object()) {
+      Reader er{fe->as_object(), "voice.face_estimate."};
+      FaceEstimate e;
+      er.num("female", e.female);
+      er.num("age", e.age);
+      m.face_estimate = e;
+      if (vr.error.empty()) vr.error = er.error;
     }
     if (r.error.empty()) r.error = vr.error;
   }
@@ -380,7 +392,7 @@ Result<ImxFile> read_imx(std::string_view b) {
     }
     // 1.0's sprite chunks (MINT, LIDS, HAND, HART) are skipped like any unknown type.
     static constexpr std::string_view kKnown[] = {kChunkAppearance, kChunkLandmarks, kChunkGestures,
-                                                  kChunkVoiceSample};
+                                                  kChunkVoiceSample, kChunkMesh};
     bool known = std::find(std::begin(kKnown), std::end(kKnown), type) != std::end(kKnown);
     if (!known) {
       f.skipped.push_back(shown);  // forward compatible: a newer minor version may add types
@@ -425,6 +437,40 @@ Result<FaceLandmarks> landmarks_from_json(std::string_view text) {
     l.points.push_back(q);
   }
   return l;
+}
+
+std::string mesh_to_json(const DenseMesh& m) {
+  json::array pts;
+  for (const Point3& p : m.points)
+    pts.push_back(
+        json::array{std::round(p.x * 100) / 100, std::round(p.y * 100) / 100, std::round(p.z * 100) / 100});
+  json::object o{
+      {"version", 1}, {"layout", "mediapipe478"}, {"source", m.source}, {"points", std::move(pts)}};
+  return json::serialize(o);
+}
+
+Result<DenseMesh> mesh_from_json(std::string_view text) {
+  boost::system::error_code ec;
+  json::value v = json::parse(text, ec);
+  if (ec || !v.is_object()) return Status::Invalid("corrupt .imx: mesh chunk is not JSON");
+  const auto& o = v.as_object();
+  DenseMesh m;
+  if (auto* s = o.if_contains("source"); s && s->is_string()) m.source = std::string(s->as_string());
+  auto* pts = o.if_contains("points");
+  if (!pts || !pts->is_array() || pts->as_array().size() != kMeshPointCount)
+    return Status::Invalid("corrupt .imx: mesh chunk needs 478 points");
+  for (const auto& p : pts->as_array()) {
+    if (!p.is_array() || p.as_array().size() != 3 || !p.as_array()[0].is_number() ||
+        !p.as_array()[1].is_number() || !p.as_array()[2].is_number())
+      return Status::Invalid("corrupt .imx: mesh point is not [x, y, z]");
+    Point3 q{p.as_array()[0].to_number<double>(), p.as_array()[1].to_number<double>(),
+             p.as_array()[2].to_number<double>()};
+    if (!std::isfinite(q.x) || !std::isfinite(q.y) || !std::isfinite(q.z) || std::abs(q.x) > 1e5 ||
+        std::abs(q.y) > 1e5 || std::abs(q.z) > 1e5)
+      return Status::Invalid("corrupt .imx: mesh point out of range");
+    m.points.push_back(q);
+  }
+  return m;
 }
 
 }  // namespace imago::avatar

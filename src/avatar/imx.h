@@ -15,7 +15,8 @@
 namespace imago::avatar {
 
 inline constexpr uint16_t kImxMajor = 1;
-inline constexpr uint16_t kImxMinor = 1;  // 1.1: LMKS chunk; HAND/HART/LIDS no longer written
+// 1.1: LMKS chunk; HAND/HART/LIDS no longer written. 1.2: MESH chunk, voice.face_estimate.
+inline constexpr uint16_t kImxMinor = 2;
 inline constexpr size_t kImxHeaderSize = 32;
 inline constexpr size_t kImxChunkHeaderSize = 24;
 inline constexpr uint32_t kImxMaxChunks = 1024;
@@ -28,6 +29,7 @@ inline constexpr std::string_view kChunkAppearance = "APPR";  // PNG, the normal
 inline constexpr std::string_view kChunkGestures = "GEST";     // JSON gesture motion tracks
 inline constexpr std::string_view kChunkVoiceSample = "VOIC";  // WAV, mono s16 voice sample
 inline constexpr std::string_view kChunkLandmarks = "LMKS";    // JSON, 68 facial landmarks (1.1)
+inline constexpr std::string_view kChunkMesh = "MESH";         // JSON, 478-point dense face mesh (1.2)
 
 struct Point {
   double x = 0, y = 0;
@@ -43,6 +45,14 @@ struct VoiceMatch {
   double speaking_rate_syl_s = 0;
   double voiced_seconds = 0;
   double distance = 0;  // normalized distance to the chosen built-in voice
+};
+
+// What the face detector estimated from the face (docs/avatar.md "The default voice"): the
+// probability that it is a woman's face and an age in years. Recorded when the voice was chosen
+// from the face or could have been.
+struct FaceEstimate {
+  double female = 0.5;
+  double age = 0;
 };
 
 struct Manifest {
@@ -70,6 +80,7 @@ struct Manifest {
   speech::Axes axes;
   std::string language = "en";
   std::optional<VoiceMatch> voice_match;
+  std::optional<FaceEstimate> face_estimate;  // voice.face_estimate (1.2)
   // Renderer parameters
   int visemes = 6;               // mouth shapes: 6 (essence) or 10 (expression)
   double mouth_max_open = 0.11;  // jaw drop at full open, fraction of face width
@@ -83,8 +94,9 @@ struct Manifest {
 };
 
 // The LMKS chunk (docs/imx-format.md): the 68 points of the iBUG 300-W layout in frame pixels of
-// the appearance image. source: "dlib" (detected by the shape predictor) or "template" (a mean
-// face placed from the cascade's eyes and mouth, when landmarks are unavailable or unreliable).
+// the appearance image. source: "mediapipe" (taken from the dense mesh, 1.2), "dlib" (detected by
+// the shape predictor) or "template" (a mean face placed from the eyes and mouth: procedural
+// avatars, and models built before 1.2 when landmarks were unavailable).
 inline constexpr size_t kLandmarkCount = 68;
 struct FaceLandmarks {
   std::vector<Point> points;  // kLandmarkCount
@@ -94,6 +106,22 @@ struct FaceLandmarks {
 std::string landmarks_to_json(const FaceLandmarks& l);
 // Unknown fields are ignored; fewer or more than 68 points, or non-finite values, are an error.
 Result<FaceLandmarks> landmarks_from_json(std::string_view json);
+
+// The MESH chunk (1.2, optional): MediaPipe's dense face mesh in frame pixels of the appearance
+// image, 468 points of the face (MediaPipe's canonical order) then 5 per iris (centre first; the
+// subject's right eye, image left, first). z is relative depth in the same pixel scale, negative
+// toward the camera. Older files have no MESH chunk; readers then use LMKS alone.
+inline constexpr size_t kMeshPointCount = 478;
+struct Point3 {
+  double x = 0, y = 0, z = 0;
+};
+struct DenseMesh {
+  std::vector<Point3> points;  // kMeshPointCount
+  std::string source = "mediapipe";
+};
+std::string mesh_to_json(const DenseMesh& m);
+// Unknown fields are ignored; a point count other than 478, or non-finite values, are an error.
+Result<DenseMesh> mesh_from_json(std::string_view json);
 
 std::string manifest_to_json(const Manifest& m);
 Result<Manifest> manifest_from_json(std::string_view json);

@@ -68,6 +68,41 @@ TEST(ImxFormat, RoundTripKeepsManifestAndChunks) {
   EXPECT_EQ(write_imx(f->manifest, f->chunks), bytes);
 }
 
+TEST(ImxFormat, TheDenseMeshAndTheFaceEstimateRoundTrip) {
+  DenseMesh mesh;
+  for (size_t i = 0; i < kMeshPointCount; ++i)
+    mesh.points.push_back({100.0 + i, 200.5 - i * 0.25, -3.0 + i * 0.01});
+  Manifest m = sample_manifest();
+  m.face_estimate = FaceEstimate{0.83, 31.4};
+  auto chunks = sample_chunks();
+  chunks.push_back({std::string(kChunkMesh), mesh_to_json(mesh)});
+  auto f = read_imx(write_imx(m, chunks));
+  ASSERT_TRUE(f.ok()) << f.status().message();
+  EXPECT_TRUE(f->skipped.empty());
+  ASSERT_TRUE(f->manifest.face_estimate.has_value());
+  EXPECT_DOUBLE_EQ(f->manifest.face_estimate->female, 0.83);
+  EXPECT_DOUBLE_EQ(f->manifest.face_estimate->age, 31.4);
+  ASSERT_NE(f->find(kChunkMesh), nullptr);
+  auto back = mesh_from_json(*f->find(kChunkMesh));
+  ASSERT_TRUE(back.ok()) << back.status().message();
+  ASSERT_EQ(back->points.size(), kMeshPointCount);
+  EXPECT_EQ(back->source, "mediapipe");
+  EXPECT_NEAR(back->points[477].x, 577, 0.01);
+  EXPECT_NEAR(back->points[477].z, 1.77, 0.01);
+  // A file without the estimate or the mesh (1.1) reads as before.
+  auto old = read_imx(write_imx(sample_manifest(), sample_chunks()));
+  ASSERT_TRUE(old.ok());
+  EXPECT_FALSE(old->manifest.face_estimate.has_value());
+  EXPECT_EQ(old->find(kChunkMesh), nullptr);
+  // Bad meshes are refused with a clear message.
+  EXPECT_FALSE(mesh_from_json("[]").ok());
+  EXPECT_FALSE(mesh_from_json(R"({"points": [[1, 2, 3]]})").ok());
+  mesh.points.pop_back();
+  auto short_mesh = mesh_from_json(mesh_to_json(mesh));
+  ASSERT_FALSE(short_mesh.ok());
+  EXPECT_EQ(short_mesh.status().message(), "corrupt .imx: mesh chunk needs 478 points");
+}
+
 TEST(ImxFormat, UnknownChunksAndManifestFieldsAreKept) {
   auto chunks = sample_chunks();
   chunks.push_back({"ZZZZ", "future data"});

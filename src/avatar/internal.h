@@ -36,12 +36,18 @@ struct FaceGeometry {
   bool eyes_detected = false;
   // Landmarks in the same pixels as the rest; "template" ones are placed from eyes and mouth.
   std::optional<Landmarks68> landmarks;
-  std::string landmark_source;  // "dlib" | "template"
-  std::string landmark_note;    // why the template was used
+  std::string landmark_source;  // "mediapipe" | "dlib" | "template"
+  std::string landmark_note;    // why the template was used, or why dlib's points were not
+  // The dense mesh (dense_face.h: 478 points, x and y in the same pixels, z relative depth), empty
+  // for procedural avatars.
+  std::vector<cv::Point3d> dense_mesh;
+  std::optional<FaceEstimate> estimate;  // FaceRes's gender and age, when its model is installed
 };
 
-// dlib (landmarks.cpp; absent when built with IMAGO_FACE_LANDMARKS=OFF). The model path comes
-// from IMAGO_FACE_LANDMARKS_MODEL (default /usr/share/dlib/...; "off" disables at run time).
+// dlib (landmarks.cpp; absent when built without dlib, IMAGO_FACE_LANDMARKS=OFF or AUTO without
+// libdlib-dev). The model path comes from IMAGO_FACE_LANDMARKS_MODEL (default
+// /usr/share/dlib/...; "off" disables it). The builder uses dlib's points only when the
+// environment asks for them (IMAGO_FACE_LANDMARKS=dlib); the tests use it as a second opinion.
 std::string landmark_model_path();
 bool landmark_detector_available();
 void set_landmarks_enabled(bool on);  // tests: force the cascade path

@@ -260,7 +260,7 @@ JobStep AgentGenerationHandler::run(JobContext& ctx) {
       v["source"] = requested_voice.contains("voice_code") ? "voice_code" : "requested";
       if (auto* c = requested_voice.if_contains("voice_code")) v["voice_code"] = *c;
     } else {
-      v["source"] = m.voice_match ? "matched" : "default";
+      v["source"] = m.voice_match ? "matched" : m.face_estimate ? "face" : "default";
     }
     out.voice = boost::json::serialize(v);
   }

@@ -154,7 +154,7 @@ class Rooms {
   void tick_loop();
   // join()'s work once it holds a slot: loads the model, creates, claims and starts the room.
   Result<std::shared_ptr<Room>> join_room(const std::string& account_id, const std::string& room_id,
-                                          const AgentRecord& agent, ChatMode mode);
+                                          const AgentRecord& agent, ChatMode mode, VideoQuality quality);
   Result<std::shared_ptr<Room>> start_room(const std::string& account_id, const std::string& room_id,
                                            const AgentRecord& agent, ChatMode mode, VideoQuality quality);
   Result<std::shared_ptr<const avatar::AvatarModel>> model_for(const AgentRecord& agent);

@@ -217,15 +217,28 @@ TEST(Sessions, RecordingIsAskedAtTheJoinOrByRestAndValidated) {
   EXPECT_EQ(str(again.json(), "session_id"), id);
   EXPECT_TRUE(again.json().at("recording").as_bool());
 
+  // The room's one encoder feeds the recorder (a MediaSink beside the viewers): let it speak.
+  auto sp = s.post("/v1/agent/" + code + "/speak",
+                   json::serialize(json::object{{"message", "This session is being recorded."}}), acct.api_secret);
+  ASSERT_EQ(sp.status, 200) << sp.body;
+  ASSERT_TRUE(ws->read_event("playback_finished", 30000));
   ASSERT_EQ(s.del("/v1/rooms/rec", acct.api_secret).status, 200);
-  // Once the recorder has finished, the session says how it went; a ready recording downloads.
+  // Once the recorder has finished, the session says how it went; the recording downloads as MP4
+  // with H.264 and Opus.
   json::value after;
   ASSERT_TRUE(eventually([&] {
     after = s.get("/v1/sessions/" + id, acct.api_secret).json();
     return after.at("recording").is_object() && str(after.at("recording"), "status") != "recording";
   }));
-  const bool ready = str(after.at("recording"), "status") == "ready";
-  EXPECT_EQ(s.get("/v1/sessions/" + id + "/recording", acct.api_secret).status, ready ? 200 : 404);
+  ASSERT_EQ(str(after.at("recording"), "status"), "ready") << json::serialize(after);
+  EXPECT_EQ(str(after.at("recording"), "video_codec"), "h264") << json::serialize(after);
+  EXPECT_EQ(str(after.at("recording"), "audio_codec"), "opus") << json::serialize(after);
+  EXPECT_GT(after.at("recording").at("duration_seconds").to_number<double>(), 1.0) << json::serialize(after);
+  auto mp4 = s.get("/v1/sessions/" + id + "/recording", acct.api_secret);
+  ASSERT_EQ(mp4.status, 200);
+  EXPECT_EQ(mp4.body.substr(4, 4), "ftyp");
+  EXPECT_NE(mp4.body.find("avc1"), std::string::npos);
+  EXPECT_NE(mp4.body.find("Opus"), std::string::npos);
   EXPECT_EQ(s.del("/v1/sessions/" + id + "/recording", acct.api_secret).status, 200);
   EXPECT_TRUE(s.get("/v1/sessions/" + id, acct.api_secret).json().at("recording").is_null());
   EXPECT_EQ(s.del("/v1/sessions/" + id + "/recording", acct.api_secret).status, 404);

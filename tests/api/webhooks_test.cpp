@@ -131,7 +131,8 @@ TEST(Webhooks, FailureEventsAndSubscriptionFilter) {
       s.post("/v1/webhooks", json::serialize(json::object{{"url", fx.url() + "/hook/all"}}), acct.api_secret)
           .status,
       200);
-  auto bad = s.post("/v1/agent/generate", R"({"image": ")" + base64_encode(faceless_png()) + R"("})",
+  auto bad = s.post("/v1/agent/generate",
+                    json::serialize(json::object{{"image", fx.put_file("board.png", faceless_png())}}),
                     acct.api_secret);
   std::string bad_code = str(bad.json(), "agent_id");
   auto good = s.post("/v1/agent/generate", R"({"prompt": "fine"})", acct.api_secret);
