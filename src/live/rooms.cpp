@@ -106,7 +106,8 @@ std::optional<DynamicsSettings> Rooms::dynamics_for(const Room& room) {
 }
 
 Result<std::shared_ptr<Room>> Rooms::join(const std::string& account_id, const std::string& room_id,
-                                          const AgentRecord& agent, ChatMode mode, VideoQuality quality, bool record) {
+                                          const AgentRecord& agent, ChatMode mode, VideoQuality quality,
+                                          bool record) {
   auto room = join_room(account_id, room_id, agent, mode, quality);
   if (room.ok() && record) {
     if (Status st = start_recording(*room); !st.ok())
@@ -116,7 +117,8 @@ Result<std::shared_ptr<Room>> Rooms::join(const std::string& account_id, const s
 }
 
 Result<std::shared_ptr<Room>> Rooms::join_room(const std::string& account_id, const std::string& room_id,
-                                               const AgentRecord& agent, ChatMode mode, VideoQuality quality) {
+                                               const AgentRecord& agent, ChatMode mode,
+                                               VideoQuality quality) {
   {
     std::lock_guard lock(mu_);
     if (stopping_) return Status::Unavailable("The server is shutting down");

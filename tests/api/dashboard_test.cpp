@@ -169,7 +169,8 @@ TEST(Dashboard, TheFirstRunLinkMakesTheOwnerOnceAndStaysOutOfTheLog) {
 
   auto claim = [&](const std::string& t, const std::string& email) {
     return s.request("POST", "/dashboard/api/first-run",
-                     json::serialize(json::object{{"token", t}, {"email", email}, {"password", kPassword}}), "");
+                     json::serialize(json::object{{"token", t}, {"email", email}, {"password", kPassword}}),
+                     "");
   };
   EXPECT_EQ(claim(token + "A", "owner@example.org").status, 401);
   auto ok = claim(token, "owner@example.org");

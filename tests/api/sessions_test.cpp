@@ -218,8 +218,9 @@ TEST(Sessions, RecordingIsAskedAtTheJoinOrByRestAndValidated) {
   EXPECT_TRUE(again.json().at("recording").as_bool());
 
   // The room's one encoder feeds the recorder (a MediaSink beside the viewers): let it speak.
-  auto sp = s.post("/v1/agent/" + code + "/speak",
-                   json::serialize(json::object{{"message", "This session is being recorded."}}), acct.api_secret);
+  auto sp =
+      s.post("/v1/agent/" + code + "/speak",
+             json::serialize(json::object{{"message", "This session is being recorded."}}), acct.api_secret);
   ASSERT_EQ(sp.status, 200) << sp.body;
   ASSERT_TRUE(ws->read_event("playback_finished", 30000));
   ASSERT_EQ(s.del("/v1/rooms/rec", acct.api_secret).status, 200);

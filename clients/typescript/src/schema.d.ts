@@ -1179,7 +1179,7 @@ export interface components {
             id: string;
             axes?: components["schemas"]["Axes"];
             /** @enum {string} */
-            source: "requested" | "voice_code" | "matched" | "default";
+            source: "requested" | "voice_code" | "matched" | "face" | "default";
             voice_code?: string;
         } | null;
         Agent: {
