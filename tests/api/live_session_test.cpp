@@ -6,6 +6,7 @@
 #include <thread>
 
 #include "fixtures/fixture.h"
+#include "support/media_message.h"
 #include "support/test_server.h"
 #include "support/ws_client.h"
 
@@ -13,33 +14,6 @@ namespace imago::testing {
 namespace {
 
 namespace json = boost::json;
-
-struct Media {
-  int kind = 0, codec = 0, flags = 0;
-  uint32_t index = 0;
-  int64_t pts = 0;
-  int a = 0, b = 0;
-  std::string payload;
-};
-
-std::optional<Media> media(const WsMessage& m) {
-  if (m.text || m.data.size() < 20) return std::nullopt;
-  auto le = [&](size_t at, int n) {
-    uint64_t v = 0;
-    for (int i = 0; i < n; ++i) v |= uint64_t(uint8_t(m.data[at + i])) << (8 * i);
-    return v;
-  };
-  Media x;
-  x.kind = uint8_t(m.data[0]);
-  x.codec = uint8_t(m.data[1]);
-  x.flags = int(le(2, 2));
-  x.index = uint32_t(le(4, 4));
-  x.pts = int64_t(le(8, 8));
-  x.a = int(le(16, 2));
-  x.b = int(le(18, 2));
-  x.payload = m.data.substr(20);
-  return x;
-}
 
 json::object obj(const WsMessage& m) {
   return json::parse(m.data).as_object();
