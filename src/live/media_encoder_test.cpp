@@ -111,6 +111,38 @@ TEST(H264Encoder, StreamDecodesBackToThePicturesWithKeyFramesWhenAsked) {
   }
 }
 
+// The colour a viewer sees: the decoded picture, turned back to RGB with the BT.601 limited-range
+// matrix the stream's VUI declares, matches the room's picture inside flat regions (a wrong
+// matrix, range or swapped chroma planes shift skin tones by tens of levels).
+TEST(H264Encoder, ColoursComeBackThroughTheDeclaredMatrix) {
+  H264Settings s;
+  s.width = 256;
+  s.height = 192;
+  auto enc = H264Encoder::create(s);
+  ASSERT_TRUE(enc.ok()) << enc.status().message();
+  H264Decoder d((*enc)->avcc());
+  std::vector<uint8_t> rgb(size_t(256) * 192 * 3);
+  // Four flat quadrants: a skin tone, a saturated red, a blue and a light grey.
+  const uint8_t colours[4][3] = {{224, 172, 140}, {200, 30, 40}, {40, 60, 190}, {200, 200, 200}};
+  for (int y = 0; y < 192; ++y)
+    for (int x = 0; x < 256; ++x)
+      std::memcpy(&rgb[(size_t(y) * 256 + x) * 3], colours[(y >= 96) * 2 + (x >= 128)], 3);
+  auto p = (*enc)->encode(rgb.data(), 0, true);
+  ASSERT_TRUE(p.ok());
+  ASSERT_TRUE(d.decode(p->data));
+  for (int q = 0; q < 4; ++q) {
+    // The middle of the quadrant, away from edges.
+    const int x = (q % 2) * 128 + 64, y = (q / 2) * 96 + 48;
+    const double Y = d.frame->data[0][y * d.frame->linesize[0] + x] - 16.0;
+    const double U = d.frame->data[1][(y / 2) * d.frame->linesize[1] + x / 2] - 128.0;
+    const double V = d.frame->data[2][(y / 2) * d.frame->linesize[2] + x / 2] - 128.0;
+    const double r = 1.164 * Y + 1.596 * V, g = 1.164 * Y - 0.392 * U - 0.813 * V, b = 1.164 * Y + 2.017 * U;
+    EXPECT_NEAR(r, colours[q][0], 6) << "quadrant " << q;
+    EXPECT_NEAR(g, colours[q][1], 6) << "quadrant " << q;
+    EXPECT_NEAR(b, colours[q][2], 6) << "quadrant " << q;
+  }
+}
+
 TEST(H264Encoder, LargerPicturesAreScaledToTheCap) {
   H264Settings s;
   s.width = 640;

@@ -23,7 +23,9 @@ struct OpusAudioEncoder::Impl {
 OpusAudioEncoder::OpusAudioEncoder(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 OpusAudioEncoder::~OpusAudioEncoder() = default;
 
-Result<std::unique_ptr<OpusAudioEncoder>> OpusAudioEncoder::create(int input_rate, int64_t bitrate) {
+Result<std::unique_ptr<OpusAudioEncoder>> OpusAudioEncoder::create(int input_rate, int64_t bitrate,
+                                                                   int complexity) {
+  if (complexity < 0 || complexity > 10) return Status::Invalid("Opus complexity must be 0-10");
   auto impl = std::make_unique<Impl>();
   int err = 0;
   impl->enc = opus_encoder_create(input_rate, 1, OPUS_APPLICATION_VOIP, &err);
@@ -34,7 +36,7 @@ Result<std::unique_ptr<OpusAudioEncoder>> OpusAudioEncoder::create(int input_rat
   opus_encoder_ctl(impl->enc, OPUS_SET_SIGNAL(OPUS_SIGNAL_VOICE));
   // Complexity 5 of 10: about half the CPU of the default for a hardly audible loss on speech,
   // and a room encodes 50 packets a second.
-  opus_encoder_ctl(impl->enc, OPUS_SET_COMPLEXITY(5));
+  opus_encoder_ctl(impl->enc, OPUS_SET_COMPLEXITY(complexity));
   opus_int32 lookahead = 0;
   opus_encoder_ctl(impl->enc, OPUS_GET_LOOKAHEAD(&lookahead));
   const uint32_t pre_skip = static_cast<uint32_t>(lookahead) * 48000u / static_cast<uint32_t>(input_rate);

@@ -14,8 +14,10 @@ namespace imago::live {
 
 class OpusAudioEncoder {
  public:
-  // input_rate: 8000, 12000, 16000, 24000 or 48000.
-  static Result<std::unique_ptr<OpusAudioEncoder>> create(int input_rate, int64_t bitrate);
+  // input_rate: 8000, 12000, 16000, 24000 or 48000. complexity 0-10 (libopus' CPU/quality trade).
+  static Result<std::unique_ptr<OpusAudioEncoder>> create(int input_rate, int64_t bitrate,
+                                                          int complexity = kDefaultComplexity);
+  static constexpr int kDefaultComplexity = 5;
   ~OpusAudioEncoder();
 
   // The 19-byte OpusHead (RFC 7845 5.1): version 1, one channel, the encoder's pre-skip at 48 kHz,
