@@ -262,4 +262,35 @@ void RecordingSink::run() {
   }
 }
 
+Result<RecordingOutcome> probe_recording(const std::string& path) {
+  AVFormatContext* ic = nullptr;
+  if (int rc = avformat_open_input(&ic, path.c_str(), nullptr, nullptr); rc < 0)
+    return Status::Invalid("cannot read " + path + ": " + av_error(rc));
+  RecordingOutcome o;
+  o.path = path;
+  std::error_code ec;
+  o.bytes = static_cast<int64_t>(std::filesystem::file_size(path, ec));
+  int64_t start_us = INT64_MAX, end_us = INT64_MIN;
+  AVPacket* pkt = av_packet_alloc();
+  // A cut last fragment ends the reading with an error; what came before it is the recording.
+  while (pkt && av_read_frame(ic, pkt) >= 0) {
+    const AVStream* st = ic->streams[pkt->stream_index];
+    if (pkt->pts != AV_NOPTS_VALUE) {
+      const AVRational us{1, 1'000'000};
+      const int64_t at = av_rescale_q(pkt->pts, st->time_base, us);
+      start_us = std::min(start_us, at);
+      end_us = std::max(end_us, at + av_rescale_q(pkt->duration, st->time_base, us));
+    }
+    if (st->codecpar->codec_type == AVMEDIA_TYPE_VIDEO) ++o.video_packets;
+    if (st->codecpar->codec_type == AVMEDIA_TYPE_AUDIO) ++o.audio_packets;
+    av_packet_unref(pkt);
+  }
+  av_packet_free(&pkt);
+  avformat_close_input(&ic);
+  if (o.video_packets + o.audio_packets == 0 || end_us < start_us)
+    return Status::Invalid(path + " holds no media");
+  o.duration_ms = (end_us - start_us) / 1000;
+  return o;
+}
+
 }  // namespace imago::live

@@ -33,6 +33,12 @@ struct RecordingOutcome {
   int64_t dropped_packets = 0;
 };
 
+// What a recording left on disk holds, read back with libavformat: its packets, its bytes and its
+// duration (the latest end of a packet). For the fragmented file a killed process left behind
+// (it has no trailer; every fragment flushed before the kill is there). kInvalidArgument when the
+// file is not an MP4 libavformat reads or holds no packet.
+Result<RecordingOutcome> probe_recording(const std::string& path);
+
 class RecordingSink final : public MediaSink {
  public:
   static constexpr size_t kMaxQueuedBytes = 16 << 20;

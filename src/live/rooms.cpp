@@ -33,7 +33,8 @@ std::string room_details_json(const RoomInfo& i) {
                           {"context_items", static_cast<int64_t>(i.context_items)}});
 }
 
-Rooms::Rooms(RoomsDeps deps, RoomsOptions options) : d_(deps), options_(options) {
+Rooms::Rooms(RoomsDeps deps, RoomsOptions options)
+    : d_(deps), options_(options), journal_(d_.sessions ? options_.journal_dir : std::string()) {
   if (d_.directory) {
     RoomDirectoryHandlers h;
     h.command = [this](const RoomCommand& c) { on_command(c); };
@@ -216,6 +217,8 @@ Result<std::shared_ptr<Room>> Rooms::start_room(const std::string& account_id, c
     if (Status st = d_.sessions->started(record_of(**room)); !st.ok())
       log::warn("session_record_failed",
                 {{"session", (*room)->settings().session_id}, {"error", st.message()}});
+    journal_.opened(record_of(**room));
+    journal_refs_[(*room)->settings().session_id] = 1;
   }
   (*room)->start();
   rooms_[{account_id, room_id}] = *room;
@@ -296,6 +299,7 @@ void Rooms::sync_session(Room& room) {
     }
   }
   if (room.ended()) return;  // the end writes the last figures
+  journal_.alive(sid);
   const RoomInfo i = room.info();
   const std::pair<int64_t, int> now{i.billed_minutes, i.viewers_peak};
   {
@@ -321,8 +325,11 @@ void Rooms::session_ended(Room& room, const SessionAction& a) {
   }
   SessionEnd e{d_.clock->now_us(), std::string(end_reason_name(a.reason)), i.billed_minutes, i.viewers_peak};
   auto ended = d_.sessions->ended(record_of(room), e, recorded);
-  if (!ended.ok())
+  if (!ended.ok()) {
     log::warn("session_end_write_failed", {{"session", sid}, {"error", ended.status().message()}});
+  } else {
+    release_journal(sid);
+  }
   std::lock_guard lock(sync_mu_);
   synced_.erase(sid);
 }
@@ -336,6 +343,7 @@ Status Rooms::start_recording(const std::shared_ptr<Room>& room) {
     std::lock_guard lock(mu_);
     if (recorded_.count(sid)) return Status::Ok();  // already recording
     recorded_.insert(sid);
+    if (auto j = journal_refs_.find(sid); j != journal_refs_.end()) ++j->second;
   }
   std::error_code ec;
   std::filesystem::create_directories(options_.recording_dir, ec);
@@ -346,20 +354,76 @@ Status Rooms::start_recording(const std::shared_ptr<Room>& room) {
   // Runs on the recorder's own thread once the room has ended: the upload never holds up the
   // room closer or the tick.
   auto sink = std::make_shared<RecordingSink>(
-      path, [svc = d_.sessions, rec = record_of(*room), finished](const RecordingOutcome& o) {
-        if (o.status.ok()) {
-          (void)svc->recording_finished(rec, {o.path, o.bytes, o.duration_ms});
-        } else {
-          (void)svc->recording_failed(rec.session_id, o.status.message());
+      path, [this, svc = d_.sessions, rec = record_of(*room), finished](const RecordingOutcome& o) {
+        Status st = o.status.ok() ? svc->recording_finished(rec, {o.path, o.bytes, o.duration_ms})
+                                  : svc->recording_failed(rec.session_id, o.status.message());
+        if (!o.status.ok()) {
           std::error_code rm;
           std::filesystem::remove(o.path, rm);
         }
+        // Kept when the database did not take it: a restart tries again (recover()).
+        if (st.ok()) release_journal(rec.session_id);
         finished->store(true);
       });
   room->add_media_sink(sink);
   std::lock_guard lock(mu_);
   recorders_.push_back({std::move(sink), std::move(finished)});
   return Status::Ok();
+}
+
+void Rooms::release_journal(const std::string& session_id) {
+  {
+    std::lock_guard lock(mu_);
+    auto it = journal_refs_.find(session_id);
+    if (it == journal_refs_.end() || --it->second > 0) return;
+    journal_refs_.erase(it);
+  }
+  journal_.closed(session_id);
+}
+
+int Rooms::recover() {
+  if (!d_.sessions) return 0;
+  int n = 0;
+  for (const auto& l : journal_.leftovers()) {
+    const SessionRecord& rec = l.record;
+    const std::string sid = rec.session_id;
+    bool kept = true;  // the database has what it needs: the file may go
+    bool recorded = false;
+    const std::string mp4 = options_.recording_dir.empty() ? "" : options_.recording_dir + "/" + sid + ".mp4";
+    std::error_code ec;
+    if (!mp4.empty() && std::filesystem::exists(mp4, ec)) {
+      recorded = true;
+      // Everything the recorder flushed before the crash: up to its last whole fragment.
+      auto probe = probe_recording(mp4);
+      Status st = probe.ok() ? d_.sessions->recording_finished(rec, {mp4, probe->bytes, probe->duration_ms})
+                             : d_.sessions->recording_failed(sid, probe.status().message());
+      if (!probe.ok()) std::filesystem::remove(mp4, ec);
+      if (!st.ok()) {
+        kept = false;
+        log::warn("session_recovery_recording_failed", {{"session", sid}, {"error", st.message()}});
+      }
+    }
+    // The figures the node last wrote while the session ran (minutes charged, viewers peak).
+    SessionRecord last = rec;
+    if (auto got = d_.sessions->get(rec.account_id, sid); got.ok()) {
+      last = *got;
+      recorded = recorded || last.recording.has_value();
+    }
+    SessionEnd e{std::max(l.last_alive_us, rec.started_us),
+                 std::string(end_reason_name(EndReason::kShutdown)), last.minutes_charged, last.viewers_peak};
+    auto ended = d_.sessions->ended(rec, e, recorded);
+    if (!ended.ok() && ended.status().code() != Code::kNotFound) {
+      kept = false;
+      log::warn("session_recovery_end_failed", {{"session", sid}, {"error", ended.status().message()}});
+    }
+    if (kept) journal_.closed(sid);
+    log::info("session_recovered", {{"session", sid},
+                                    {"ended_now", ended.ok() && *ended},
+                                    {"recording", recorded},
+                                    {"last_alive_us", e.ended_us}});
+    ++n;
+  }
+  return n;
 }
 
 Result<std::string> Rooms::record(const std::string& account_id, const std::string& room_id) {

@@ -24,6 +24,7 @@
 #include "live/recording_sink.h"
 #include "live/room.h"
 #include "live/room_closer.h"
+#include "live/session_journal.h"
 #include "store/agent_store.h"
 #include "store/room_directory.h"
 #include "store/session_store.h"
@@ -57,6 +58,9 @@ struct RoomsOptions {
   // Where recordings are muxed before they go to the blob store (a local directory; empty: no
   // recordings on this node).
   std::string recording_dir;
+  // Where this node notes the sessions it runs (live/session_journal.h), so that after a crash
+  // recover() ends them and uploads their recordings. Empty: a crash leaves them active.
+  std::string journal_dir;
 };
 
 struct RoomsDeps {
@@ -134,6 +138,12 @@ class Rooms {
   // Ends a room now (DELETE): tells viewers and bills the end at once; its threads are joined
   // by the closer (room_closer.h), so this returns whatever the room's recogniser or model does.
   void end(const std::shared_ptr<Room>& room, EndReason reason);
+  // At start, before any room: the sessions a crash of this node left running (journal_dir) are
+  // ended with reason `shutdown` at their last sign of life (at most a second or so before the
+  // crash), with the session.ended webhook, and what their recorders flushed is uploaded as
+  // their recording. Returns how many were found. Files the database did not take stay for the
+  // next start.
+  int recover();
   // Ends the account's room `room_id` wherever it runs (DELETE /v1/rooms/{id}): here at once, on
   // another node through the directory, waiting up to kRemoteEndWaitMs for that node to let the
   // room's lease go. kNotFound when it runs nowhere; kUnavailable when the owner did not confirm
@@ -166,6 +176,9 @@ class Rooms {
   // each tick; the end, once, when the room applies it.
   SessionRecord record_of(const Room& room) const;
   void sync_session(Room& room);
+  // The journal file goes once the session's end and (when recorded) its recording's upload were
+  // written: each holds a reference.
+  void release_journal(const std::string& session_id);
   void session_ended(Room& room, const SessionAction& end);
   Status start_recording(const std::shared_ptr<Room>& room);
 
@@ -190,6 +203,8 @@ class Rooms {
   };
   std::vector<Recorder> recorders_;
   std::set<std::string> recorded_;
+  SessionJournal journal_;
+  std::map<std::string, int> journal_refs_;  // under mu_
   // What was last written for each running session (minutes charged, viewers peak).
   std::mutex sync_mu_;
   std::map<std::string, std::pair<int64_t, int>> synced_;

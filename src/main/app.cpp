@@ -219,6 +219,7 @@ Result<std::unique_ptr<App>> App::create(Config config) {
   p.session_service = std::make_unique<sessions::SessionService>(sd);
   s.sessions = p.session_service.get();
   lo.recording_dir = p.config.data_dir + "/recordings";
+  lo.journal_dir = p.config.data_dir + "/live-sessions";
   lo.encoded.video_kbps = p.config.live_video_kbps;
   lo.encoded.audio_kbps = p.config.live_audio_kbps;
   lo.encoded.keyframe_s = p.config.live_keyframe_s;
@@ -226,6 +227,8 @@ Result<std::unique_ptr<App>> App::create(Config config) {
   live::RoomsDeps ld{
       p.clock, s.agents, s.files, s.blobs, s.ledger, s.speech, p.stores.rooms.get(), p.session_service.get()};
   p.rooms = std::make_unique<live::Rooms>(ld, lo);
+  // Sessions a crash of this node left running end now (docs/sessions.md, "When a node dies").
+  if (int n = p.rooms->recover(); n > 0) log::info("live_sessions_recovered", {{"sessions", n}});
   // Every session converses: the operator's language model when configured, else the built-in
   // responder (docs/conversation.md).
   live::ConversationBrainOptions bo;

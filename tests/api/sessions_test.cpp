@@ -3,6 +3,10 @@
 // session.ended webhook; recordings switched on at the join and by REST, their validation and
 // deletion; another account sees nothing.
 #include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <thread>
 
 #include "fixtures/fixture.h"
 #include "support/test_server.h"
@@ -253,6 +257,202 @@ TEST(Sessions, RecordingIsAskedAtTheJoinOrByRestAndValidated) {
   EXPECT_TRUE(s.get("/v1/sessions/" + id2, acct.api_secret).json().at("recording").is_null());
   ASSERT_EQ(s.post("/v1/rooms/later/recording", "", acct.api_secret).status, 200);
   EXPECT_EQ(str(s.get("/v1/sessions/" + id2, acct.api_secret).json().at("recording"), "status"), "recording");
+}
+
+// ffprobe's view of an MP4 (streams and format as JSON); null when it cannot read it.
+json::value ffprobe(const std::string& mp4_bytes) {
+  char path[] = "/tmp/imago-recording-XXXXXX";
+  const int fd = mkstemp(path);
+  if (fd < 0) return nullptr;
+  const bool written = ::write(fd, mp4_bytes.data(), mp4_bytes.size()) == ssize_t(mp4_bytes.size());
+  ::close(fd);
+  std::string out;
+  if (written) {
+    const std::string cmd =
+        std::string("ffprobe -v error -count_packets -show_streams -show_format -of json ") + path +
+        " 2>/dev/null";
+    if (FILE* p = popen(cmd.c_str(), "r")) {
+      char buf[4096];
+      size_t n;
+      while ((n = fread(buf, 1, sizeof buf, p)) > 0) out.append(buf, n);
+      pclose(p);
+    }
+  }
+  ::unlink(path);
+  boost::system::error_code ec;
+  auto v = json::parse(out, ec);
+  return ec ? json::value(nullptr) : v;
+}
+
+const json::object* stream_of(const json::value& probe, const std::string& type) {
+  if (!probe.is_object()) return nullptr;
+  for (const auto& st : probe.at("streams").as_array())
+    if (st.as_object().at("codec_type").as_string() == type) return &st.as_object();
+  return nullptr;
+}
+
+double number(const json::object& o, const char* key) {
+  const auto& v = o.at(key);
+  return v.is_string() ? std::stod(std::string(v.as_string())) : v.to_number<double>();
+}
+
+// What a customer downloads after a session with speech, an interrupt and a gesture: H.264 at 25
+// fps and Opus, each as long as the session ran (within half a second), and the transcript in
+// the order things were said.
+TEST(Sessions, ARecordedSessionWithSpeechAnInterruptAndAGestureProbesAsH264AndOpusAt25Fps) {
+  TestServer s;
+  auto acct = s.create_account("enterprise", 2000);
+  const std::string code = ready_agent(s, acct.api_secret);
+  ASSERT_EQ(s.put("/v1/dynamics/" + code, R"({"dynamics":{},"toggle_enabled":true})", acct.api_secret).status,
+            200);
+  auto ws = join(s, "/v1/runtime/rooms/probe?agent_code=" + code + "&record=true",
+                 runtime_token(s, acct.api_secret));
+  ASSERT_TRUE(ws);
+  auto started = ws->read_event("session.started");
+  ASSERT_TRUE(started);
+  const std::string id(obj(*started).at("session_id").as_string());
+  auto say = [&](const std::string& text) {
+    auto r = s.post("/v1/agent/" + code + "/speak",
+                    json::serialize(json::object{{"message", text}, {"room_id", "probe"}}), acct.api_secret);
+    ASSERT_EQ(r.status, 200) << r.body;
+  };
+  say("This is a long first sentence that will be cut off by an interrupt before it can finish at all.");
+  ASSERT_TRUE(ws->read_event("speech.started", 30000));
+  std::this_thread::sleep_for(std::chrono::milliseconds(1200));
+  ASSERT_EQ(s.post("/v1/rooms/probe/interrupt", "", acct.api_secret).status, 200);
+  ASSERT_TRUE(eventually(
+      [&] {
+        auto r = s.post("/v1/agent/" + code + "/trigger-dynamics",
+                        R"({"action":"mini_wave_hello","room_id":"probe"})", acct.api_secret);
+        return r.status == 200 && r.json().at("animation_triggered").as_bool();
+      },
+      10));
+  say("And this second sentence is heard to its end.");
+  for (int i = 0; i < 3; ++i) {  // the interrupted turn's, then the second sentence's
+    auto f = ws->read_event("playback_finished", 30000);
+    ASSERT_TRUE(f);
+    if (!obj(*f).at("interrupted").as_bool()) break;
+  }
+  ASSERT_EQ(s.del("/v1/rooms/probe", acct.api_secret).status, 200);
+
+  json::value after;
+  ASSERT_TRUE(eventually([&] {
+    after = s.get("/v1/sessions/" + id, acct.api_secret).json();
+    return after.at("recording").is_object() && str(after.at("recording"), "status") != "recording";
+  }));
+  ASSERT_EQ(str(after.at("recording"), "status"), "ready") << json::serialize(after);
+  const double session_s = after.at("duration_seconds").to_number<double>();
+  auto probe = ffprobe(s.get("/v1/sessions/" + id + "/recording", acct.api_secret).body);
+  ASSERT_TRUE(probe.is_object()) << "ffprobe could not read the recording";
+  const auto* video = stream_of(probe, "video");
+  const auto* audio = stream_of(probe, "audio");
+  ASSERT_TRUE(video && audio) << json::serialize(probe);
+  EXPECT_EQ(video->at("codec_name").as_string(), "h264");
+  EXPECT_EQ(video->at("r_frame_rate").as_string(), "25/1");
+  EXPECT_EQ(audio->at("codec_name").as_string(), "opus");
+  // Audio is never dropped: its 20 ms packets add up to the session. Pictures are what a loaded
+  // room skips (each then shows longer), so the video track's span is compared, not its count.
+  EXPECT_NEAR(number(*audio, "nb_read_packets") * 0.020, session_s, 0.5) << json::serialize(probe);
+  EXPECT_NEAR(number(*video, "duration"), session_s, 0.5) << json::serialize(probe);
+  EXPECT_NEAR(number(*audio, "duration"), session_s, 0.5) << json::serialize(probe);
+  EXPECT_NEAR(number(probe.at("format").as_object(), "duration"), session_s, 0.5);
+  EXPECT_NEAR(after.at("recording").at("duration_seconds").to_number<double>(), session_s, 0.5);
+
+  auto t = s.get("/v1/sessions/" + id + "/transcript", acct.api_secret);
+  ASSERT_EQ(t.status, 200) << t.body;
+  std::vector<std::string> texts;
+  const json::value lines = t.json();
+  for (const auto& line : lines.at("data").as_array()) texts.emplace_back(line.at("text").as_string());
+  auto at = [&](const std::string& part) {
+    for (size_t i = 0; i < texts.size(); ++i)
+      if (texts[i].find(part) != std::string::npos) return int(i);
+    return -1;
+  };
+  EXPECT_GE(at("long first sentence"), 0) << t.body;
+  EXPECT_GT(at("second sentence"), at("long first sentence")) << t.body;
+}
+
+// kill -9 mid-session: at the node's next start the session is ended (reason shutdown, at its
+// last sign of life), its recording holds what was flushed before the kill and plays, and the
+// session.ended webhook goes out once.
+TEST(Sessions, ASessionKilledMidwayEndsAtTheNodesRestartWithAPlayableRecording) {
+  FixtureServer fx;
+  const std::string dir = make_temp_dir();
+  std::string id, code;
+  TestAccount acct;
+  {
+    TestServer s(dir, {"--allow-private-fetch"}, {});
+    acct = s.create_account("enterprise", 2000);
+    auto hook = s.post("/v1/webhooks",
+                       json::serialize(json::object{{"url", fx.url() + "/hook/killed"},
+                                                    {"events", json::array{"session.ended"}}}),
+                       acct.api_secret);
+    ASSERT_EQ(hook.status, 200) << hook.body;
+    fx.set_secret("killed", str(hook.json().at("data"), "secret"));
+    code = ready_agent(s, acct.api_secret);
+    auto ws = join(s, "/v1/runtime/rooms/crash?agent_code=" + code + "&record=true",
+                   runtime_token(s, acct.api_secret));
+    ASSERT_TRUE(ws);
+    auto started = ws->read_event("session.started");
+    ASSERT_TRUE(started);
+    id = std::string(obj(*started).at("session_id").as_string());
+    auto r = s.post("/v1/agent/" + code + "/speak",
+                    json::serialize(json::object{
+                        {"message",
+                         "I will keep talking for a while, long enough for a few key frames to be "
+                         "written to the recording before the process is killed without warning."}}),
+                    acct.api_secret);
+    ASSERT_EQ(r.status, 200) << r.body;
+    // Key frames come every two seconds and each closes a flushed fragment: 5 s of pictures.
+    int frames = 0;
+    for (int i = 0; i < 2000 && frames < 125; ++i) {
+      auto m = ws->read(5000);
+      ASSERT_TRUE(m);
+      frames += !m->text && !m->data.empty() && m->data[0] == 1;
+    }
+    s.kill9();
+  }
+  TestServer s(dir, {"--allow-private-fetch"}, {});
+  auto after = s.get("/v1/sessions/" + id, acct.api_secret);
+  ASSERT_EQ(after.status, 200) << after.body;
+  EXPECT_EQ(str(after.json(), "status"), "ended") << after.body;
+  EXPECT_EQ(str(after.json(), "end_reason"), "shutdown") << after.body;
+  const double session_s = after.json().at("duration_seconds").to_number<double>();
+  EXPECT_GT(session_s, 4.0) << after.body;
+  ASSERT_TRUE(after.json().at("recording").is_object()) << after.body;
+  ASSERT_EQ(str(after.json().at("recording"), "status"), "ready") << after.body;
+  // Everything up to the last flushed fragment: at least the first two seconds, at most the session.
+  const double rec_s = after.json().at("recording").at("duration_seconds").to_number<double>();
+  EXPECT_GE(rec_s, 2.0) << after.body;
+  EXPECT_LE(rec_s, session_s + 0.5) << after.body;
+  auto probe = ffprobe(s.get("/v1/sessions/" + id + "/recording", acct.api_secret).body);
+  ASSERT_TRUE(probe.is_object()) << "ffprobe could not read the recovered recording";
+  const auto* video = stream_of(probe, "video");
+  ASSERT_TRUE(video) << json::serialize(probe);
+  EXPECT_EQ(video->at("codec_name").as_string(), "h264");
+  EXPECT_NEAR(number(*video, "duration"), rec_s, 0.5) << json::serialize(probe);
+  // The webhook, signed, once.
+  json::array got;
+  ASSERT_TRUE(eventually([&] {
+    got = fx.hooks("killed");
+    return !got.empty();
+  }));
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  got = fx.hooks("killed");
+  ASSERT_EQ(got.size(), 1u);
+  EXPECT_EQ(got[0].at("verified"), json::value(true));
+  auto payload = json::parse(str(got[0], "body"));
+  EXPECT_EQ(str(payload.at("data"), "session_id"), id);
+  EXPECT_EQ(str(payload.at("data"), "end_reason"), "shutdown");
+  // A second restart finds nothing left to recover.
+  s.stop();
+  TestServer again(dir, {"--allow-private-fetch"}, {});
+  EXPECT_EQ(str(again.get("/v1/sessions/" + id, acct.api_secret).json(), "end_reason"), "shutdown");
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  EXPECT_EQ(fx.hooks("killed").size(), 1u);
+  again.stop();
+  std::error_code ec;
+  std::filesystem::remove_all(dir, ec);
 }
 
 }  // namespace
