@@ -2,6 +2,8 @@
 // (SPEC 4.8, 4.9, 6), the account's rooms, the WebSocket join at /v1/runtime/rooms/{room_id}, and
 // the viewer page at /embed/{agent_code}.
 
+#include <chrono>
+
 #include "agents/agent_service.h"
 #include "api/live_routes.h"
 #include "api/live_tokens.h"
@@ -11,6 +13,8 @@
 #include "api/web_assets.h"
 #include "http/websocket_client.h"
 #include "limits/storage_quota.h"
+#include "live/key_frame_gate.h"
+#include "live/media_framing.h"
 #include "live/minute_billing.h"
 #include "live/rooms.h"
 #include "store/account_store.h"
@@ -161,23 +165,26 @@ class RelaySocket : public http::WebSocketHandler {
  public:
   explicit RelaySocket(std::unique_ptr<http::WebSocketClient> owner) : owner_(std::move(owner)) {}
   ~RelaySocket() override {
-    if (owner_) owner_->close();
+    if (owner_) owner_->close();  // no handler runs after it (so `this` in them stays valid)
   }
 
   void on_open(std::shared_ptr<http::WebSocketConnection> c) override {
     std::weak_ptr<http::WebSocketConnection> viewer = c;
     http::WebSocketClient::Handlers h;
-    h.message = [viewer](std::string m, bool binary) {
+    h.message = [this, viewer](std::string m, bool binary) {
       auto v = viewer.lock();
       if (!v) return;
       if (!binary) {
         v->send_text(std::move(m));
         return;
       }
-      // Media framing byte 0: 1 video (droppable for a slow viewer), 2 audio; flags bit 4 marks a
-      // codec configuration, which is never dropped.
-      const bool config = m.size() > 2 && (static_cast<uint8_t>(m[2]) & 16) != 0;
-      const bool video = !m.empty() && static_cast<uint8_t>(m[0]) == 1;
+      // Media framing byte 0: 1 video, 2 audio; flags bit 4 marks a codec configuration, which is
+      // never dropped. Audio is never dropped either.
+      live::MediaHeader hdr;
+      const bool framed = live::decode_media_header(m, &hdr);
+      const bool config = framed && (hdr.flags & live::kFlagConfig) != 0;
+      const bool video = framed && hdr.kind == live::MediaKind::kVideo;
+      if (video && !config && !admit_picture(*v, (hdr.flags & live::kFlagKeyFrame) != 0)) return;
       v->send_binary(std::move(m), config  ? http::WsMessageClass::kControl
                                    : video ? http::WsMessageClass::kVideo
                                            : http::WsMessageClass::kAudio);
@@ -195,7 +202,25 @@ class RelaySocket : public http::WebSocketHandler {
   void on_close(uint16_t) override { owner_->close(); }
 
  private:
+  // The owner paces pictures for its own connection to this node, not for the viewer behind it:
+  // a viewer slower than the node-to-node link is gated here as the owner gates its own viewers
+  // (live/key_frame_gate.h), and once it has room again the owner is asked for a key frame, at
+  // most once a second (the owner spaces key frames itself too).
+  bool admit_picture(http::WebSocketConnection& viewer, bool key_frame) {
+    const size_t queued = viewer.queued_bytes();
+    if (gate_.admit(key_frame, queued)) return true;
+    const auto now = std::chrono::steady_clock::now();
+    if (gate_.wants_key_frame(queued) && now - last_key_request_ >= std::chrono::seconds(1)) {
+      last_key_request_ = now;
+      owner_->send(R"({"type":"request_key_frame"})", false);
+    }
+    return false;
+  }
+
   std::unique_ptr<http::WebSocketClient> owner_;
+  // Only the owner's I/O thread (the message handler) touches these.
+  live::KeyFrameGate gate_{live::kViewerQueueBytes};
+  std::chrono::steady_clock::time_point last_key_request_{};
 };
 
 // Marks a relayed upgrade: the owner never relays it again (no loops between nodes).

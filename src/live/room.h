@@ -24,6 +24,7 @@
 #include "http/websocket.h"
 #include "live/control_rate.h"
 #include "live/encoded_media.h"
+#include "live/key_frame_gate.h"
 #include "live/media_encoder.h"
 #include "live/media_fanout.h"
 #include "live/media_quality.h"
@@ -95,7 +96,7 @@ struct RoomSettings {
   bool camera = false;             // camera_chat: viewers' camera frames go to the model
   int64_t lookahead_us = 120'000;  // frames are produced this far ahead of real time
   // A viewer with more than this many bytes queued gets no new video frames (audio continues).
-  size_t max_viewer_queue_bytes = 512 * 1024;
+  size_t max_viewer_queue_bytes = kViewerQueueBytes;
   RoomLimits limits;  // what the room keeps for its clients (live/room_limits.h)
 };
 

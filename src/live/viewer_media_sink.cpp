@@ -10,7 +10,7 @@ constexpr uint16_t kOpusSamplesPer20Ms = 960;  // at 48 kHz, the rate Opus decod
 
 ViewerMediaSink::ViewerMediaSink(std::shared_ptr<http::WebSocketConnection> conn, MediaFormat format,
                                  size_t max_queue_bytes)
-    : conn_(std::move(conn)), format_(format), max_queue_bytes_(max_queue_bytes) {}
+    : conn_(std::move(conn)), format_(format), gate_(max_queue_bytes) {}
 
 void ViewerMediaSink::on_config(const CodecConfig& config) {
   std::lock_guard lock(mu_);
@@ -52,17 +52,10 @@ void ViewerMediaSink::on_packet(const std::shared_ptr<const EncodedPacket>& p) {
     std::lock_guard lock(mu_);
     h.a = static_cast<uint16_t>(config_.width);
     h.b = static_cast<uint16_t>(config_.height);
-    if (conn_->queued_bytes() >= max_queue_bytes_) {
-      // Behind: this picture is dropped, and with H.264 every one after it up to a key frame.
-      waiting_for_key_ = true;
-      ++dropped_;
-      return;
-    }
-    if (waiting_for_key_ && !key) {
-      ++dropped_;
-      return;
-    }
-    waiting_for_key_ = false;
+    // Behind: this picture is dropped, and with H.264 every one after it up to a key frame.
+    const bool send = gate_.admit(key, conn_->queued_bytes());
+    dropped_.store(gate_.dropped());
+    if (!send) return;
   }
   conn_->send_binary(encode_media_message(h, p->data), http::WsMessageClass::kVideo);
 }
@@ -70,9 +63,7 @@ void ViewerMediaSink::on_packet(const std::shared_ptr<const EncodedPacket>& p) {
 bool ViewerMediaSink::wants_key_frame() {
   if (format_ != MediaFormat::kH264Opus) return false;  // every JPEG stands alone
   std::lock_guard lock(mu_);
-  // A key frame helps only once the queue has room for it; asking earlier would make the room
-  // send key frames (large) to everyone while this viewer still drops them.
-  return waiting_for_key_ && conn_->queued_bytes() < max_queue_bytes_ / 2;
+  return gate_.wants_key_frame(conn_->queued_bytes());
 }
 
 void ViewerMediaSink::on_interrupt() {
@@ -81,7 +72,7 @@ void ViewerMediaSink::on_interrupt() {
   conn_->discard_queued(http::WsMessageClass::kVideo);
   if (format_ == MediaFormat::kH264Opus && conn_->queued_bytes() < before) {
     std::lock_guard lock(mu_);
-    waiting_for_key_ = true;  // a dropped access unit breaks the pictures that refer to it
+    gate_.broken();  // a dropped access unit breaks the pictures that refer to it
   }
 }
 

@@ -10,6 +10,7 @@
 
 #include "http/websocket.h"
 #include "live/encoded_media.h"
+#include "live/key_frame_gate.h"
 #include "live/media_quality.h"
 
 namespace imago::live {
@@ -32,10 +33,9 @@ class ViewerMediaSink : public MediaSink {
  private:
   std::shared_ptr<http::WebSocketConnection> conn_;
   const MediaFormat format_;
-  const size_t max_queue_bytes_;
   std::mutex mu_;
   CodecConfig config_;
-  bool waiting_for_key_ = true;  // no picture sent yet, or pictures dropped since the last key frame
+  KeyFrameGate gate_;  // under mu_
   std::atomic<int64_t> dropped_{0};
 };
 

@@ -9,6 +9,7 @@
 
 #include "fixtures/fixture.h"
 #include "store/postgres/test_postgres.h"
+#include "support/media_message.h"
 #include "support/test_cert.h"
 #include "support/test_server.h"
 #include "support/ws_client.h"
@@ -347,6 +348,61 @@ TEST(Cluster, AViewerOnTheOtherNodeJoinsTheRunningSessionThroughARelay) {
   ASSERT_TRUE(ended);
   EXPECT_EQ(json::parse(ended->data).at("reason").as_string(), "terminated");
   EXPECT_TRUE(eventually([&] { return again->closed(); }, 10));
+}
+
+// An H.264 viewer relayed through the other node: its first pictures are the codec configuration
+// and then a key frame (the relay gates pictures as the owner does, so it never passes a P-frame
+// whose reference its viewer lacks), and audio flows as Opus; a key frame it asks for through the
+// relay comes.
+TEST(Cluster, ARelayedH264ViewerStartsAtAKeyFrameAndItsKeyFrameRequestsReachTheOwner) {
+  REQUIRE_POSTGRES();
+  // Periodic key frames only every 10 s, so one that comes within 5 s of the request was asked for.
+  Cluster c({"--live-keyframe-s", "10"}, {"--live-keyframe-s", "10"});
+  auto acct = c.a->create_account("pro", 1000);
+  std::string code = ready_agent(*c.a, acct.api_secret);
+  const std::string target = "/v1/runtime/rooms/h264?agent_code=" + code + "&media=h264%2Bopus";
+  WsClient::Options o;
+  o.bearer = runtime_token(*c.b, acct.api_secret);
+  auto on_b = WsClient::connect(c.b->port(), target, o);
+  ASSERT_TRUE(on_b && on_b->read_event("session.started"));
+  o.bearer = runtime_token(*c.a, acct.api_secret);
+  auto on_a = WsClient::connect(c.a->port(), target, o);
+  ASSERT_TRUE(on_a);
+  auto started = on_a->read_event("session.started");
+  ASSERT_TRUE(started);
+  EXPECT_EQ(json::parse(started->data).at("video_codec").as_string(), "h264");
+  bool config = false, first_picture_key = false;
+  int pictures = 0, opus = 0;
+  for (int i = 0; i < 3000 && (pictures < 10 || opus < 10); ++i) {
+    auto m = on_a->read(5000);
+    ASSERT_TRUE(m);
+    auto x = media(*m);
+    if (!x) continue;
+    if (x->flags & 16) {
+      config = config || x->kind == 1;
+      continue;
+    }
+    if (x->kind == 1) {
+      if (pictures++ == 0) first_picture_key = (x->flags & 8) != 0;
+    } else {
+      opus += x->codec == 2;
+    }
+  }
+  EXPECT_TRUE(config);
+  EXPECT_TRUE(first_picture_key);
+  EXPECT_GE(pictures, 10);
+  EXPECT_GE(opus, 10);
+  // A key frame asked for through the relay comes long before the next periodic one.
+  ASSERT_TRUE(on_a->send_text(R"({"type":"request_key_frame"})"));
+  const auto asked = std::chrono::steady_clock::now();
+  bool key = false;
+  while (!key && std::chrono::steady_clock::now() - asked < std::chrono::seconds(5)) {
+    auto m = on_a->read(1000);
+    if (!m) break;
+    auto x = media(*m);
+    key = x && x->kind == 1 && (x->flags & 8) && !(x->flags & 16);
+  }
+  EXPECT_TRUE(key);
 }
 
 // Two nodes serving TLS (a certificate made at test time, its own CA, valid for 127.0.0.1): the
