@@ -157,7 +157,7 @@
   // Captions under the picture when there is room for a few lines there, else over its bottom.
   function layout() {
     const free = window.innerHeight - stage.getBoundingClientRect().bottom - $('bar').offsetHeight - stateEl.offsetHeight - 24;
-    const below = free >= 110 && !document.fullscreenElement;
+    const below = free >= 90 && !document.fullscreenElement;  // three lines or more
     viewerEl.classList.toggle('captions-below', below);
     if (below) viewerEl.style.setProperty('--below', Math.round(free) + 'px');
     stats.captionsBelow = below;
@@ -251,6 +251,7 @@
         // once it restarts, or to another behind the same address). Other reasons are final.
         ended = m.reason !== 'shutdown';
         setState('ended', END_WORDS[m.reason] || m.reason);
+        if (ended) showEnded(END_WORDS[m.reason] || m.reason);
         break;
       case 'speech.started':
         speaking++;
@@ -475,6 +476,28 @@
     clearInterval(heartbeatTimer);
     heartbeatTimer = setInterval(() => send({ type: 'heartbeat', token }), 60000);
   }
+
+  // A final end: the controls rest, and "Start again" joins the room anew (a new session, while
+  // the token is valid).
+  const endedEl = $('ended');
+  const controls = ['text', 'send', 'mic', 'camera', 'stop'].map($);
+  function showEnded(why) {
+    stopMic();
+    stopCamera();
+    $('ended-text').textContent = 'The session has ended' + (why ? ': ' + why : '') + '.';
+    endedEl.hidden = false;
+    controls.forEach((c) => { c.disabled = true; });
+    $('again').focus();
+  }
+  $('again').onclick = () => {
+    endedEl.hidden = true;
+    controls.forEach((c) => { c.disabled = false; });
+    ended = false;
+    retry = 0;
+    setState('connecting');
+    connect();
+    textEl.focus();
+  };
 
   function send(m) { if (ws && ws.readyState === 1) ws.send(JSON.stringify(m)); }
   function say() {
