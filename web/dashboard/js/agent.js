@@ -147,7 +147,9 @@ let viewerRatio = 0;
 function fitViewer() {
   const f = $('#viewer-frame');
   if (!f || !viewerRatio) return;
-  const chrome = innerWidth <= 560 ? 140 : 110;  // the viewer's state line and controls
+  // The viewer's state line and controls; on a phone also room for the captions under the picture.
+  const chrome = innerWidth <= 560 ? 250 : 96;
+  f.style.minHeight = '0';
   f.style.height = Math.round(Math.min(innerHeight * 0.85, f.clientWidth / viewerRatio + chrome)) + 'px';
 }
 window.addEventListener('message', (ev) => {

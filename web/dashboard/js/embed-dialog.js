@@ -7,8 +7,8 @@ import { $, el, say, errorText, copyButton } from './ui.js';
 const TOKEN_LIFE = 'one hour';
 
 function snippetFor(url, code) {
-  // The viewer fits the picture to whatever size the frame has; 640x460 suits a 16:9 agent.
-  return `<iframe src="${url}" width="640" height="460" style="border:0;max-width:100%" ` +
+  // The viewer fits the picture to whatever size the frame has; 640x440 suits a 16:9 agent.
+  return `<iframe src="${url}" width="640" height="440" style="border:0;max-width:100%" ` +
     `allow="autoplay; microphone; camera; fullscreen" title="Talk with ${code}"></iframe>`;
 }
 
