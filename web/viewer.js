@@ -106,7 +106,7 @@
     stats.sound = off ? 'off' : 'on';
     soundEl.hidden = !audio || running;
     muteEl.textContent = off ? 'Unmute' : 'Mute';
-    muteEl.setAttribute('aria-label', off ? 'Turn sound on' : 'Turn sound off');
+    muteEl.setAttribute('aria-label', off ? 'Unmute: turn sound on' : 'Mute: turn sound off');
     muteEl.classList.toggle('muted', off);
   }
   async function soundOn() {
@@ -125,6 +125,7 @@
 
   async function ensureAudio(rate) {
     if (audio && audio.sampleRate === rate) return;
+    if (audio) audio.close();  // another rate after a reconnect: one context at a time
     try {
       audio = new AudioContext({ sampleRate: rate });
       audio.onstatechange = showSound;
