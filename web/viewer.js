@@ -400,6 +400,10 @@
   // The camera, in camera_chat sessions: a 320x240 JPEG still every 2 s (and one just before a
   // typed message) as a camera_frame message; the server keeps the latest for the viewer's next
   // turn, so a higher rate would buy nothing.
+  $('voice-only').hidden = billing !== 'voice_chat';
+  viewerEl.classList.toggle('voice', billing === 'voice_chat');  // a small frame: nothing to see
+  layout();
+
   const camEl = $('camera');
   const selfie = $('selfie');
   camEl.hidden = billing !== 'camera_chat';

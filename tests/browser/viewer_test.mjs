@@ -240,6 +240,20 @@ try {
     await jp.close();
   }
 
+  step('a voice_chat session says it has no picture');
+  {
+    const vt = await api('POST', '/v1/embed-tokens/request', { agent_id: code, fingerprint: 'voice-test', billing_type: 'voice_chat' });
+    assert.equal(vt.status, 200, JSON.stringify(vt.body));
+    const vp = await ctx.newPage();
+    watch(vp);
+    await vp.goto(`${base}/embed/${code}#token=${encodeURIComponent(vt.body.data.token)}&room=viewer-voice&billing=voice_chat`);
+    await untilStats(vp, 'voice live', (s) => s.state === 'live');
+    assert.ok(await vp.isVisible('#voice-only'), 'the frame says there is no picture');
+    await shot(vp, 'viewer-voice');
+    await vp.close();
+    assert.equal((await api('DELETE', '/v1/rooms/viewer-voice')).status, 200);
+  }
+
   step('with the browser\u2019s usual autoplay policy, sound starts off and one click turns it on');
   {
     const qctx = await quiet.newContext({ viewport: PHONE });
