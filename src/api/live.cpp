@@ -516,9 +516,12 @@ void register_live_routes(http::Router& router, Services& s) {
         const WebAsset* a = find_web_asset("embed.html");
         http::Response r = http::Response::bytes(200, std::string(a->content_type), std::string(a->body));
         r.headers.set("Cache-Control", "no-store");
+        // Any site may frame it (that is what it is for); its styles are a file of its own now.
         r.headers.set("Content-Security-Policy",
                       "default-src 'self'; img-src 'self' blob: data:; connect-src 'self' ws: wss:; "
-                      "style-src 'self' 'unsafe-inline'");
+                      "style-src 'self'; base-uri 'none'; form-action 'none'");
+        r.headers.set("X-Content-Type-Options", "nosniff");
+        r.headers.set("Referrer-Policy", "no-referrer");
         return r;
       },
       page);

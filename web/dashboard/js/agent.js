@@ -1,5 +1,6 @@
 import { api } from './api.js';
 import { $, el, frame, say, errorText } from './ui.js';
+import { openEmbedDialog } from './embed-dialog.js';
 
 const code = new URLSearchParams(location.search).get('code') || '';
 const enc = encodeURIComponent(code);
@@ -76,7 +77,7 @@ function startViewer() {
       liveRoom = 'dashboard-' + Math.random().toString(36).slice(2, 10);
       const src = `/embed/${enc}#token=${encodeURIComponent(r.data.token)}&room=${encodeURIComponent(liveRoom)}`;
       box.replaceChildren(
-        el('iframe', { class: 'live', id: 'viewer-frame', src, title: `Live session with ${code}`, allow: 'autoplay; microphone' }),
+        el('iframe', { class: 'live', id: 'viewer-frame', src, title: `Live session with ${code}`, allow: 'autoplay; microphone; camera; fullscreen' }),
         el('div', { class: 'row' },
           el('span', { class: 'muted' }, 'Room ', el('code', {}, liveRoom)),
           el('button', { type: 'button', id: 'stop-viewer', onclick: stopViewer }, 'Stop the viewer')));
@@ -105,18 +106,28 @@ function renderViewerIdle() {
 function renderLive(agent) {
   const box = $('#live');
   liveShown = true;
-  if (!['success', 'ready'].includes(agent.status)) {
+  const ready = ['success', 'ready'].includes(agent.status);
+  $('#embed').disabled = !ready;
+  $('#embed').title = ready ? '' : 'Once the agent is ready';
+  if (!ready) {
     box.replaceChildren(el('p', { class: 'muted' }, 'The live viewer opens once the agent is ready.'));
     return;
   }
+  // Not a second chat box: this drives the session from outside, as the API does. Talking with the
+  // agent happens in the viewer, whose captions show both.
   const speakForm = el('form', { class: 'row', id: 'speak-form' },
-    el('div', { class: 'grow' }, el('label', { for: 'say' }, 'Message'), el('input', { id: 'say', type: 'text', required: true, maxlength: 5000 })),
+    el('div', { class: 'grow' },
+      el('label', { for: 'say' }, 'Make the agent say, or tell it'),
+      el('input', { id: 'say', type: 'text', required: true, maxlength: 2000, 'aria-describedby': 'say-hint' })),
     el('button', { type: 'submit', class: 'primary' }, 'Speak'),
     el('button', { type: 'button', id: 'context', onclick: () => send('add-context', { context: $('#say').value, type: 'add_context' }) }, 'Add as context'));
+  const hint = el('p', { class: 'muted', id: 'say-hint' },
+    '"Speak": the agent says this text word for word (POST /v1/agent/{code}/speak). "Add as context": it knows it from now on and says nothing. ',
+    'To talk with the agent, type or use the microphone in the viewer above; its captions show what both of you said.');
   speakForm.addEventListener('submit', (ev) => { ev.preventDefault(); send('speak', { message: $('#say').value }); });
   const gestures = el('div', { class: 'row', role: 'group', 'aria-label': 'Gestures' },
     GESTURES.map((g) => el('button', { type: 'button', onclick: () => send('trigger-dynamics', { action: g }) }, g.replaceAll('_', ' '))));
-  box.replaceChildren(el('div', { id: 'viewer' }), speakForm, gestures, el('p', { id: 'live-msg', class: 'msg', role: 'status', hidden: true }));
+  box.replaceChildren(el('div', { id: 'viewer' }), speakForm, hint, gestures, el('p', { id: 'live-msg', class: 'msg', role: 'status', hidden: true }));
   renderViewerIdle();
 }
 
@@ -127,6 +138,27 @@ async function send(what, body) {
     say('#live-msg', r.animation_triggered === false ? `${rooms} No gesture played: dynamics are not enabled for this agent.` : rooms, 'ok');
   } catch (e) { say('#live-msg', errorText(e), 'error'); }
 }
+
+$('#embed').addEventListener('click', (ev) => openEmbedDialog(code, ev.currentTarget));
+
+// The viewer says the agent's aspect ratio once it knows it: the frame takes that shape (plus its
+// controls) instead of a fixed 16:9 box around a square or portrait agent.
+let viewerRatio = 0;
+function fitViewer() {
+  const f = $('#viewer-frame');
+  if (!f || !viewerRatio) return;
+  // The viewer's state line and controls; on a phone also room for the captions under the picture.
+  const chrome = innerWidth <= 560 ? 250 : 96;
+  f.style.minHeight = '0';
+  f.style.height = Math.round(Math.min(innerHeight * 0.85, f.clientWidth / viewerRatio + chrome)) + 'px';
+}
+window.addEventListener('message', (ev) => {
+  const f = $('#viewer-frame');
+  if (!f || ev.source !== f.contentWindow || ev.origin !== location.origin) return;
+  const ratio = ev.data && ev.data.type === 'imago.viewer.aspect' ? Number(ev.data.ratio) : 0;
+  if (ratio > 0.2 && ratio < 5) { viewerRatio = ratio; fitViewer(); }
+});
+window.addEventListener('resize', fitViewer);
 
 $('#prompt-form').addEventListener('submit', async (ev) => {
   ev.preventDefault();

@@ -39,6 +39,7 @@ export function errorText(e) {
 const NAV = [
   ['/', 'Overview'],
   ['/agents', 'Agents'],
+  ['/rooms', 'Live'],
   ['/speech', 'Speech'],
   ['/credits', 'Credits & usage'],
   ['/webhooks', 'Webhooks'],
