@@ -462,7 +462,9 @@ TEST_P(FaceMetrics, BlinksCloseTheRealLidsAndReopen) {
   // Known shortfall since models take the mesh's landmarks: the unseen portrait's blinks read
   // 86-88% of open in re-detection (the lids barely cover its narrow eyes); held to 0.9, the
   // pixel check above still requires the eye to be covered (docs/avatar.md).
-  const double bar = name == "smiling" ? 0.5 : name == "unseen" ? 0.9 : 0.65;  // see above
+  // Since the shut lid follows the mesh's dense lid contours (its lash line on the lower lid's
+  // curve) the neutral portrait reads 57-59% and the unseen one 82-86%: held to 0.62 and 0.89.
+  const double bar = name == "smiling" ? 0.5 : name == "unseen" ? 0.89 : 0.62;  // see above
   // Known shortfall: with the mesh's landmarks in the model the unseen portrait's narrow,
   // downcast eyes stay 56% visible at the blink's deepest (below half with dlib's); a blink is
   // counted there below 60% (docs/avatar.md).

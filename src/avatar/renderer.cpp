@@ -102,7 +102,14 @@ Result<std::shared_ptr<const AvatarModel>> load_model(std::string_view bytes, in
   }
   d->landmarks.points.clear();
   for (const auto& q : lm) d->landmarks.points.push_back({q.x, q.y});
-  auto mesh = build_face_mesh(lm, d->base.size());
+  // The dense mesh (1.2) refines the lids' curves; older models use the 68 points alone.
+  std::vector<cv::Point2f> dense;
+  if (const std::string* mc = file->find(kChunkMesh)) {
+    auto dm = mesh_from_json(*mc);
+    if (!dm.ok()) return dm.status();
+    for (const auto& q : dm->points) dense.emplace_back(float(q.x * s), float(q.y * s));
+  }
+  auto mesh = build_face_mesh(lm, d->base.size(), dense);
   if (!mesh.ok()) return mesh.status();
   d->mesh = std::move(*mesh);
 
