@@ -279,22 +279,49 @@ void deform_mesh(const FaceMesh& m, const Pose& p, std::vector<cv::Point2f>& ful
   }
   // Spread (ee) and rounding (oo, kiss): corners out or in; rounded lips also push out (taller).
   float s = float(std::clamp(p.mouth_spread, -1.0, 1.0));
-  float out = s >= 0 ? s * 0.10f * mw : s * 0.2f * mw;
+  float out = s >= 0 ? s * 0.10f * mw : s * 0.14f * mw;
   if (s < 0) {
-    // The cheeks follow puckered lips a little, so no fold appears beside the corners.
-    for (int i : {4, 5}) move(i, -0.25f * out, 0);
-    for (int i : {11, 12}) move(i, 0.25f * out, 0);
-    move(31, -0.15f * out, 0);
-    move(35, 0.15f * out, 0);
+    // The cheeks and the skin under the nose follow puckered lips, so the pull of the corners
+    // spreads over the upper lip instead of folding it (a moustache showed a vertical fold).
+    for (int i : {4, 5}) move(i, -0.3f * out, 0);
+    for (int i : {11, 12}) move(i, 0.3f * out, 0);
+    move(31, -0.3f * out, 0);
+    move(35, 0.3f * out, 0);
+    move(32, -0.12f * out, 0);
+    move(34, 0.12f * out, 0);
   }
   for (int i : {48, 60}) move(i, -out, 0);
   for (int i : {54, 64}) move(i, out, 0);
-  for (int i : {49, 59, 61, 67}) move(i, -0.5f * out, 0);
-  for (int i : {53, 55, 63, 65}) move(i, 0.5f * out, 0);
+  for (int i : {49, 59, 61, 67}) move(i, -0.55f * out, 0);
+  for (int i : {53, 55, 63, 65}) move(i, 0.55f * out, 0);
+  for (int i : {50, 58}) move(i, -0.15f * out, 0);
+  for (int i : {52, 56}) move(i, 0.15f * out, 0);
   if (s < 0) {
-    // Puckered: the lips push out, so they look fuller in the middle and the corners come in.
-    for (int i = 49; i <= 53; ++i) move(i, 0, s * (i == 49 || i == 53 ? 0.03f : 0.06f) * mw);
-    for (int i = 55; i <= 59; ++i) move(i, 0, -s * (i == 55 || i == 59 ? 0.04f : 0.07f) * mw);
+    // Puckered: the lips push out, so they look fuller and the corners come in. The upper lip
+    // rises only a little: the skin under the nose has nowhere to go.
+    for (int i = 49; i <= 53; ++i) move(i, 0, s * (i == 49 || i == 53 ? 0.015f : 0.025f) * mw);
+    for (int i = 55; i <= 59; ++i) move(i, 0, -s * (i == 55 || i == 59 ? 0.04f : 0.06f) * mw);
+    // The opening becomes an oval rather than a lens with pointed corners: the corners move to
+    // its middle height and the points beside the middle onto its shoulders; the outer lips
+    // move with the inner ones so the lips keep their thickness.
+    const float r = -s;
+    const cv::Point2f c = (full[60] + full[64]) * 0.5f;
+    const float a = dist(full[60], full[64]) / 2;
+    const float top = (full[62] - c).dot(uy), bot = (full[66] - c).dot(uy);
+    const cv::Point2f oc = c + uy * ((top + bot) / 2);
+    const float b = std::max(0.0f, (bot - top) / 2);
+    auto toward = [&](int i, cv::Point2f target, std::initializer_list<int> outer) {
+      const cv::Point2f d = (target - full[i]) * r;
+      full[i] += d;
+      for (int o : outer) full[o] += d;
+    };
+    toward(60, oc - ux * a, {48});
+    toward(64, oc + ux * a, {54});
+    const float sx = 0.62f * a, sy = 0.785f * b;
+    toward(61, oc - ux * sx - uy * sy, {49, 50});
+    toward(63, oc + ux * sx - uy * sy, {52, 53});
+    toward(67, oc - ux * sx + uy * sy, {59, 58});
+    toward(65, oc + ux * sx + uy * sy, {55, 56});
   }
   // Smile: corners up and out, the upper lip lifts a little, the cheeks rise (nostril wings
   // and the cheek line along the jaw) and push the lower lids up.
