@@ -574,17 +574,20 @@ void MeshWarper::draw(const std::vector<cv::Point2f>& full, const std::vector<cv
     float h = std::max(0.5f, bot - top);
     float u = std::clamp(q.x / half, -1.0f, 1.0f);
     float fy = std::clamp((q.y - top) / h, 0.0f, 1.0f);
-    // The cavity is a dark, warm shadow: darkest at the back (the middle, just under the upper
-    // teeth), a little lighter towards the lower lip where light gets in, darker towards the
-    // corners. A flat colour reads as a painted hole.
+    // The cavity is lit just inside the lips (the inner lips and cheeks catch the light: a warm
+    // red) and falls off into the dark of the throat at the back, more slowly toward the lower
+    // lip where light gets in. A flat colour reads as a painted hole. (The lit colours stay dark
+    // enough to read as an opening: grey levels under 48.)
     const float side = 1 - u * u;
-    float k = 0.5f + 0.5f * side;
-    float r = (22 + 30 * fy) * k, g = (7 + 10 * fy) * k, bl = (7 + 9 * fy) * k;
+    const float dv = std::min(q.y - top, 1.6f * (bot - q.y)), dh = (1 - std::abs(u)) * half;
+    const float depth = float(smooth01(std::min(dv, 0.6f * dh) / std::max(1.5f, 0.45f * h)));
+    const float lit = (1 - depth) * (0.75f + 0.25f * side);
+    float r = 14 + 84 * lit + 4 * fy, g = 4 + 20 * lit + 2 * fy, bl = 5 + 23 * lit + 2 * fy;
     // The tongue: a dome rising from the lower lip, lit at its front and fading into the dark
     // towards its back, with a soft top edge.
-    if (h > 0.1f * m.mw && std::abs(u) < 0.8f) {
+    if (h > 0.07f * m.mw && std::abs(u) < 0.8f) {
       float dome = 1 - (u / 0.8f) * (u / 0.8f);
-      float tt = bot - std::min(0.42f * h, 0.09f * m.mw) * dome;
+      float tt = bot - std::min(0.36f * h, 0.09f * m.mw) * dome;
       float ta = float(smooth01((q.y - tt) / (0.18f * h + 1.0f)));
       if (ta > 0) {
         float front = std::clamp((q.y - tt) / std::max(1.0f, bot - tt), 0.0f, 1.0f);
@@ -594,12 +597,14 @@ void MeshWarper::draw(const std::vector<cv::Point2f>& full, const std::vector<cv
     }
     // The lower teeth show in a wide opening (a laugh): a narrow, shadowed row standing on the
     // lower lip in the middle of the mouth, in front of the tongue.
-    if (lower_teeth && h > 0.16f * m.mw && std::abs(u) < 0.5f) {
-      float w = std::sqrt(1 - (u / 0.5f) * (u / 0.5f));
-      float lth = std::min(0.035f * m.mw, 0.18f * h) * w;
+    if (lower_teeth && h > 0.12f * m.mw && std::abs(u) < 0.55f) {
+      float w = std::sqrt(1 - (u / 0.55f) * (u / 0.55f));
+      float lth = std::min(0.05f * m.mw, 0.2f * h) * w * float(smooth01((h - 0.12f * m.mw) / (0.06f * m.mw)));
       float la = float(smooth01((q.y - (bot - lth)) / 1.2f + 0.5f));
       if (la > 0 && lth > 1.0f) {
-        float shade = 0.62f * (1 - 0.6f * u * u);
+        // In the upper teeth's shadow and further back than they are: a little darker.
+        float shade =
+            0.74f * (1 - 0.5f * u * u) * (0.85f + 0.15f * std::clamp((q.y - (bot - lth)) / lth, 0.0f, 1.0f));
         float gap = std::abs(q.x / (0.8f * tooth_w) - std::round(q.x / (0.8f * tooth_w))) * 0.8f * tooth_w;
         if (gap < 0.6f) shade *= 0.88f;
         r += la * (208 * shade - r), g += la * (200 * shade - g), bl += la * (186 * shade - bl);
@@ -624,8 +629,8 @@ void MeshWarper::draw(const std::vector<cv::Point2f>& full, const std::vector<cv
     float grain = (float(hsh & 255) / 255.0f - 0.5f) * 5.0f;
     r += grain, g += grain * 0.8f, bl += grain * 0.8f;
     // The lips' shadow on the interior right at their edge.
-    float e = std::clamp(std::min(q.y - top, bot - q.y) / 1.5f, 0.0f, 1.0f);
-    float sh = 0.7f + 0.3f * e;
+    float e = std::clamp(std::min(q.y - top, bot - q.y) / 1.2f, 0.0f, 1.0f);
+    float sh = 0.8f + 0.2f * e;
     out[0] = r * sh, out[1] = g * sh, out[2] = bl * sh;
     // Outside the rounded outline (the polygon's corners) and over a pixel of anti-aliasing at
     // it, the lips continue: the photo's lip mirrored about its inner edge, which matches the
