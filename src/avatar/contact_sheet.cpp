@@ -224,6 +224,16 @@ int sheet(const std::string& photo, const std::string& out_dir) {
     tiles.push_back({name, crop_to_tile(to_bgr(internal::render_pose(**model, p)), face)});
   }
   tiles.push_back({"mouth 3x: 'a'", crop_to_tile(frames[fa], mouth)});
+  tiles.push_back({"mouth 3x: 'u'", crop_to_tile(frames[fu], mouth)});
+  {
+    internal::Pose p;
+    internal::evaluate_gesture(gestures->at("blow_kiss_heart"), 0.4,
+                               0.4 * gestures->at("blow_kiss_heart").default_duration_s, p);
+    tiles.push_back({"mouth 3x: kiss", crop_to_tile(to_bgr(internal::render_pose(**model, p)), mouth)});
+    internal::evaluate_gesture(gestures->at("laugh_react"), 0.5,
+                               0.5 * gestures->at("laugh_react").default_duration_s, p);
+    tiles.push_back({"mouth 3x: laugh", crop_to_tile(to_bgr(internal::render_pose(**model, p)), mouth)});
+  }
   tiles.push_back({"mouth 3x: rest", crop_to_tile(rest, mouth)});
   tiles.push_back({"mouth 3x: 'f'", crop_to_tile(frames[ff], mouth)});
   tiles.push_back({"eye 3x: shut", crop_to_tile(shut, eye)});

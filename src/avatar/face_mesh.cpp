@@ -21,19 +21,21 @@ constexpr float kCreaseShare = 0.4f;
 // reached over kTopRamp of the band from its top) and how much darker it gets toward the margin;
 // the share of the band, from its top, whose brightest third gives the lid's tone (below it the
 // predictor's lid points often sit on the iris).
-constexpr float kLidSmoothing = 0.8f, kShadeA = 1.18f, kShadeB = 0.05f, kTopRamp = 0.2f, kToneShare = 0.6f;
+constexpr float kLidSmoothing = 0.8f, kShadeA = 1.12f, kShadeB = 0.08f, kTopRamp = 0.5f, kToneShare = 0.6f;
 // Above the band the open eye's crease and socket shadow fade toward the lid's tone, over this
 // share of the band's height and this strongly.
-constexpr float kAboveShare = 0.5f, kAboveSmoothing = 0.4f;
-// The lash line: thickness kept 1:1 (share of the eye's opening), how much it darkens, its
-// half width (pixels, plus a pixel of falloff) and the share of the eye over which it tapers
-// to the corners.
-constexpr float kLashShare = 0.22f, kLashDarkening = 0.75f, kLashHalf = 0.5f, kTaper = 0.15f;
-// The lower lid rises this share of the opening to meet the upper one; its band (kLowerBand of
+constexpr float kAboveShare = 0.8f, kAboveSmoothing = 0.6f;
+// The lash line: the photo's lashes kept 1:1 while the lid falls (share of the eye's opening),
+// how much the drawn line of the shut eye darkens (a soft line, 12-16% of the opening thick,
+// tinted by the skin: a hard black bar reads as paint) and the share of the eye over which it
+// tapers to the corners.
+constexpr float kLashShare = 0.22f, kLashDarkening = 0.85f, kTaper = 0.15f;
+// The lower lid rises this share of the opening to meet the upper one (little, as in life: the
+// shut eye's lash line then follows the lower lid's curve); its band (kLowerBand of
 // the opening) is moved up from kLowerPad below the photo's lid margin (the predictor's lower
 // points sit on the wet rim), and the rim fades into the skin below (kLowSmooth, over
 // kLowSmoothShare of the band).
-constexpr float kLowerRise = 0.45f, kLowerBand = 1.0f, kLowerPad = 0.3f, kLowSmooth = 0.6f,
+constexpr float kLowerRise = 0.25f, kLowerBand = 1.0f, kLowerPad = 0.3f, kLowSmooth = 0.6f,
                 kLowSmoothShare = 0.6f;
 // Beside the corners: how far out (share of the eye's width), how high (share of the opening)
 // and how strongly the open eye's lash line and crease fade toward the lid's tone.
@@ -130,10 +132,38 @@ void mesh_points(const Landmarks68& lm, FaceMesh& m) {
 
 }  // namespace
 
-Result<FaceMesh> build_face_mesh(const Landmarks68& lm, cv::Size size) {
+Result<FaceMesh> build_face_mesh(const Landmarks68& lm, cv::Size size,
+                                 const std::vector<cv::Point2f>& dense) {
   FaceMesh m;
   mesh_points(lm, m);
   if (m.ed < 4 || m.mw < 2 || m.fw < 8) return Status::Invalid("corrupt .imx: face landmarks are degenerate");
+  // The lid margins, corner to corner. MediaPipe's eye contours (its canonical indices): the
+  // image-left eye from 33 to 133, the image-right one from 362 to 263.
+  static constexpr int kUp[2][FaceMesh::kLidPoints] = {{33, 246, 161, 160, 159, 158, 157, 173, 133},
+                                                       {362, 398, 384, 385, 386, 387, 388, 466, 263}};
+  static constexpr int kLo[2][FaceMesh::kLidPoints] = {{33, 7, 163, 144, 145, 153, 154, 155, 133},
+                                                       {362, 382, 381, 380, 374, 373, 390, 249, 263}};
+  m.dense = dense.size() >= 468;
+  for (int e = 0; e < 2; ++e) {
+    const int c0 = e ? 42 : 36;
+    for (int k = 0; k < FaceMesh::kLidPoints; ++k) {
+      if (m.dense) {
+        m.lid_up[e][k] = dense[size_t(kUp[e][k])];
+        m.lid_lo[e][k] = dense[size_t(kLo[e][k])];
+        continue;
+      }
+      // Without the mesh: the 68 points' lid polylines (corner, two lid points, corner) resampled.
+      const float t = 3.0f * float(k) / (FaceMesh::kLidPoints - 1);
+      const int i = std::min(2, int(t));
+      const float f = t - float(i);
+      const int up[4] = {c0, c0 + 1, c0 + 2, c0 + 3}, lo[4] = {c0, c0 + 5, c0 + 4, c0 + 3};
+      m.lid_up[e][k] = m.rest[up[i]] + (m.rest[up[i + 1]] - m.rest[up[i]]) * f;
+      m.lid_lo[e][k] = m.rest[lo[i]] + (m.rest[lo[i + 1]] - m.rest[lo[i]]) * f;
+    }
+    // The 68 points' corners are the mesh's too; kept exact so the lid's axes agree.
+    m.lid_up[e][0] = m.lid_lo[e][0] = m.rest[c0];
+    m.lid_up[e][FaceMesh::kLidPoints - 1] = m.lid_lo[e][FaceMesh::kLidPoints - 1] = m.rest[c0 + 3];
+  }
   m.rest_gap[0] = dist(m.rest[61], m.rest[67]);
   m.rest_gap[1] = dist(m.rest[62], m.rest[66]);
   m.rest_gap[2] = dist(m.rest[63], m.rest[65]);
@@ -249,22 +279,49 @@ void deform_mesh(const FaceMesh& m, const Pose& p, std::vector<cv::Point2f>& ful
   }
   // Spread (ee) and rounding (oo, kiss): corners out or in; rounded lips also push out (taller).
   float s = float(std::clamp(p.mouth_spread, -1.0, 1.0));
-  float out = s >= 0 ? s * 0.10f * mw : s * 0.2f * mw;
+  float out = s >= 0 ? s * 0.10f * mw : s * 0.14f * mw;
   if (s < 0) {
-    // The cheeks follow puckered lips a little, so no fold appears beside the corners.
-    for (int i : {4, 5}) move(i, -0.25f * out, 0);
-    for (int i : {11, 12}) move(i, 0.25f * out, 0);
-    move(31, -0.15f * out, 0);
-    move(35, 0.15f * out, 0);
+    // The cheeks and the skin under the nose follow puckered lips, so the pull of the corners
+    // spreads over the upper lip instead of folding it (a moustache showed a vertical fold).
+    for (int i : {4, 5}) move(i, -0.3f * out, 0);
+    for (int i : {11, 12}) move(i, 0.3f * out, 0);
+    move(31, -0.3f * out, 0);
+    move(35, 0.3f * out, 0);
+    move(32, -0.12f * out, 0);
+    move(34, 0.12f * out, 0);
   }
   for (int i : {48, 60}) move(i, -out, 0);
   for (int i : {54, 64}) move(i, out, 0);
-  for (int i : {49, 59, 61, 67}) move(i, -0.5f * out, 0);
-  for (int i : {53, 55, 63, 65}) move(i, 0.5f * out, 0);
+  for (int i : {49, 59, 61, 67}) move(i, -0.55f * out, 0);
+  for (int i : {53, 55, 63, 65}) move(i, 0.55f * out, 0);
+  for (int i : {50, 58}) move(i, -0.15f * out, 0);
+  for (int i : {52, 56}) move(i, 0.15f * out, 0);
   if (s < 0) {
-    // Puckered: the lips push out, so they look fuller in the middle and the corners come in.
-    for (int i = 49; i <= 53; ++i) move(i, 0, s * (i == 49 || i == 53 ? 0.03f : 0.06f) * mw);
-    for (int i = 55; i <= 59; ++i) move(i, 0, -s * (i == 55 || i == 59 ? 0.04f : 0.07f) * mw);
+    // Puckered: the lips push out, so they look fuller and the corners come in. The upper lip
+    // rises only a little: the skin under the nose has nowhere to go.
+    for (int i = 49; i <= 53; ++i) move(i, 0, s * (i == 49 || i == 53 ? 0.015f : 0.025f) * mw);
+    for (int i = 55; i <= 59; ++i) move(i, 0, -s * (i == 55 || i == 59 ? 0.04f : 0.06f) * mw);
+    // The opening becomes an oval rather than a lens with pointed corners: the corners move to
+    // its middle height and the points beside the middle onto its shoulders; the outer lips
+    // move with the inner ones so the lips keep their thickness.
+    const float r = -s;
+    const cv::Point2f c = (full[60] + full[64]) * 0.5f;
+    const float a = dist(full[60], full[64]) / 2;
+    const float top = (full[62] - c).dot(uy), bot = (full[66] - c).dot(uy);
+    const cv::Point2f oc = c + uy * ((top + bot) / 2);
+    const float b = std::max(0.0f, (bot - top) / 2);
+    auto toward = [&](int i, cv::Point2f target, std::initializer_list<int> outer) {
+      const cv::Point2f d = (target - full[i]) * r;
+      full[i] += d;
+      for (int o : outer) full[o] += d;
+    };
+    toward(60, oc - ux * a, {48});
+    toward(64, oc + ux * a, {54});
+    const float sx = 0.62f * a, sy = 0.785f * b;
+    toward(61, oc - ux * sx - uy * sy, {49, 50});
+    toward(63, oc + ux * sx - uy * sy, {52, 53});
+    toward(67, oc - ux * sx + uy * sy, {59, 58});
+    toward(65, oc + ux * sx + uy * sy, {55, 56});
   }
   // Smile: corners up and out, the upper lip lifts a little, the cheeks rise (nostril wings
   // and the cheek line along the jaw) and push the lower lids up.
@@ -517,17 +574,20 @@ void MeshWarper::draw(const std::vector<cv::Point2f>& full, const std::vector<cv
     float h = std::max(0.5f, bot - top);
     float u = std::clamp(q.x / half, -1.0f, 1.0f);
     float fy = std::clamp((q.y - top) / h, 0.0f, 1.0f);
-    // The cavity is a dark, warm shadow: darkest at the back (the middle, just under the upper
-    // teeth), a little lighter towards the lower lip where light gets in, darker towards the
-    // corners. A flat colour reads as a painted hole.
+    // The cavity is lit just inside the lips (the inner lips and cheeks catch the light: a warm
+    // red) and falls off into the dark of the throat at the back, more slowly toward the lower
+    // lip where light gets in. A flat colour reads as a painted hole. (The lit colours stay dark
+    // enough to read as an opening: grey levels under 48.)
     const float side = 1 - u * u;
-    float k = 0.5f + 0.5f * side;
-    float r = (22 + 30 * fy) * k, g = (7 + 10 * fy) * k, bl = (7 + 9 * fy) * k;
+    const float dv = std::min(q.y - top, 1.6f * (bot - q.y)), dh = (1 - std::abs(u)) * half;
+    const float depth = float(smooth01(std::min(dv, 0.6f * dh) / std::max(1.5f, 0.45f * h)));
+    const float lit = (1 - depth) * (0.75f + 0.25f * side);
+    float r = 14 + 84 * lit + 4 * fy, g = 4 + 20 * lit + 2 * fy, bl = 5 + 23 * lit + 2 * fy;
     // The tongue: a dome rising from the lower lip, lit at its front and fading into the dark
     // towards its back, with a soft top edge.
-    if (h > 0.1f * m.mw && std::abs(u) < 0.8f) {
+    if (h > 0.07f * m.mw && std::abs(u) < 0.8f) {
       float dome = 1 - (u / 0.8f) * (u / 0.8f);
-      float tt = bot - std::min(0.42f * h, 0.09f * m.mw) * dome;
+      float tt = bot - std::min(0.36f * h, 0.09f * m.mw) * dome;
       float ta = float(smooth01((q.y - tt) / (0.18f * h + 1.0f)));
       if (ta > 0) {
         float front = std::clamp((q.y - tt) / std::max(1.0f, bot - tt), 0.0f, 1.0f);
@@ -537,12 +597,14 @@ void MeshWarper::draw(const std::vector<cv::Point2f>& full, const std::vector<cv
     }
     // The lower teeth show in a wide opening (a laugh): a narrow, shadowed row standing on the
     // lower lip in the middle of the mouth, in front of the tongue.
-    if (lower_teeth && h > 0.16f * m.mw && std::abs(u) < 0.5f) {
-      float w = std::sqrt(1 - (u / 0.5f) * (u / 0.5f));
-      float lth = std::min(0.035f * m.mw, 0.18f * h) * w;
+    if (lower_teeth && h > 0.12f * m.mw && std::abs(u) < 0.55f) {
+      float w = std::sqrt(1 - (u / 0.55f) * (u / 0.55f));
+      float lth = std::min(0.05f * m.mw, 0.2f * h) * w * float(smooth01((h - 0.12f * m.mw) / (0.06f * m.mw)));
       float la = float(smooth01((q.y - (bot - lth)) / 1.2f + 0.5f));
       if (la > 0 && lth > 1.0f) {
-        float shade = 0.62f * (1 - 0.6f * u * u);
+        // In the upper teeth's shadow and further back than they are: a little darker.
+        float shade =
+            0.74f * (1 - 0.5f * u * u) * (0.85f + 0.15f * std::clamp((q.y - (bot - lth)) / lth, 0.0f, 1.0f));
         float gap = std::abs(q.x / (0.8f * tooth_w) - std::round(q.x / (0.8f * tooth_w))) * 0.8f * tooth_w;
         if (gap < 0.6f) shade *= 0.88f;
         r += la * (208 * shade - r), g += la * (200 * shade - g), bl += la * (186 * shade - bl);
@@ -567,8 +629,8 @@ void MeshWarper::draw(const std::vector<cv::Point2f>& full, const std::vector<cv
     float grain = (float(hsh & 255) / 255.0f - 0.5f) * 5.0f;
     r += grain, g += grain * 0.8f, bl += grain * 0.8f;
     // The lips' shadow on the interior right at their edge.
-    float e = std::clamp(std::min(q.y - top, bot - q.y) / 1.5f, 0.0f, 1.0f);
-    float sh = 0.7f + 0.3f * e;
+    float e = std::clamp(std::min(q.y - top, bot - q.y) / 1.2f, 0.0f, 1.0f);
+    float sh = 0.8f + 0.2f * e;
     out[0] = r * sh, out[1] = g * sh, out[2] = bl * sh;
     // Outside the rounded outline (the polygon's corners) and over a pixel of anti-aliasing at
     // it, the lips continue: the photo's lip mirrored about its inner edge, which matches the
@@ -740,20 +802,29 @@ MeshWarper::Lid MeshWarper::lid_of(int e) const {
   auto loc = [&](cv::Point2f q) { return cv::Point2f((q - L.o).dot(L.ex), (q - L.o).dot(L.ey)); };
   const cv::Point2f top[4] = {loc(m.rest[L.c0]), loc(m.rest[L.cr]), loc(m.rest[L.cr + 1]),
                               loc(m.rest[L.c0 + 3])};
-  const cv::Point2f mar[4] = {loc(m.rest[L.c0]), loc(m.rest[L.c0 + 1]), loc(m.rest[L.c0 + 2]),
-                              loc(m.rest[L.c0 + 3])};
-  const cv::Point2f low[4] = {loc(m.rest[L.c0]), loc(m.rest[L.c0 + 5]), loc(m.rest[L.c0 + 4]),
-                              loc(m.rest[L.c0 + 3])};
-  L.h = std::max(1.0f, along(low, 4, L.w / 2) - smooth_along(mar, 4, L.w / 2));
+  // The margins per pixel along the eye, from the dense contours (sorted by x in these axes).
+  const int n = int(L.w) + 1;
+  auto per_pixel = [&](const cv::Point2f* c) {
+    std::vector<cv::Point2f> q;
+    for (int k = 0; k < FaceMesh::kLidPoints; ++k) q.push_back(loc(c[k]));
+    std::sort(q.begin(), q.end(), [](const auto& a, const auto& b) { return a.x < b.x; });
+    std::vector<float> y(size_t(n), 0.0f);
+    for (int i = 0; i < n; ++i) y[size_t(i)] = smooth_along(q.data(), int(q.size()), float(i));
+    return y;
+  };
+  L.up = per_pixel(m.lid_up[e]);
+  L.lo = per_pixel(m.lid_lo[e]);
+  // The opening: its widest (a downcast eye's is not in the middle).
+  L.h = 1;
+  for (int i = 0; i < n; ++i) L.h = std::max(L.h, L.lo[size_t(i)] - L.up[size_t(i)]);
   L.lash = std::max(1.2f, kLashShare * L.h);
   // The lid's skin tone along the eye: the brightest third of the upper kToneShare of the
   // photo's band between crease point and lashes (the lit lid and brow-bone skin, not the
   // crease's shadow nor the iris), box-filtered.
-  const int n = int(L.w) + 1;
   std::vector<float> raw(size_t(n) * 3, 0.0f);
   std::vector<std::pair<float, cv::Vec3f>> col;
   for (int i = 0; i < n; ++i) {
-    float a = float(i), t = smooth_along(top, 4, a), u0 = smooth_along(mar, 4, a) - L.lash,
+    float a = float(i), t = smooth_along(top, 4, a), u0 = L.up[size_t(i)] - L.lash,
           u = t + kToneShare * (u0 - t);
     col.clear();
     for (float b = t; b <= u || col.empty(); b += 1.0f) {
@@ -795,7 +866,7 @@ MeshWarper::Lid MeshWarper::lid_of(int e) const {
   // The skin colour at the top of the band (where the closing lid leaves the photo as it is), and
   // below the lower lid's band.
   L.top = smoothed(colours_along([&](float x) { return smooth_along(top, 4, x); }));
-  L.bottom = smoothed(colours_along([&](float x) { return along(low, 4, x) + kLowerBand * L.h; }));
+  L.bottom = smoothed(colours_along([&](float x) { return L.lo[size_t(int(x))] + kLowerBand * L.h; }));
   return L;
 }
 
@@ -834,18 +905,36 @@ void MeshWarper::draw_lids(float lid, const std::vector<cv::Point2f>& full,
     const cv::Point2f top[4] = {loc(full[c0]), loc(full[L.cr]), loc(full[L.cr + 1]), loc(full[c3])};
     const cv::Point2f rtop[4] = {rloc(m.rest[c0]), rloc(m.rest[L.cr]), rloc(m.rest[L.cr + 1]),
                                  rloc(m.rest[c3])};
-    // Where the lids meet: the lower lid risen by kLowerRise of the opening.
-    cv::Point2f meet1 = full[c0 + 5] + (full[c0 + 1] - full[c0 + 5]) * kLowerRise,
-                meet2 = full[c0 + 4] + (full[c0 + 2] - full[c0 + 4]) * kLowerRise;
-    const cv::Point2f mar[4] = {loc(full[c0]), loc(full[c0 + 1] + (meet1 - full[c0 + 1]) * lid),
-                                loc(full[c0 + 2] + (meet2 - full[c0 + 2]) * lid), loc(full[c3])};
-    const cv::Point2f rmar[4] = {rloc(m.rest[c0]), rloc(m.rest[c0 + 1]), rloc(m.rest[c0 + 2]),
-                                 rloc(m.rest[c3])};
-    const cv::Point2f low[4] = {loc(full[c0]), loc(full[c0 + 5] + (meet1 - full[c0 + 5]) * lid),
-                                loc(full[c0 + 4] + (meet2 - full[c0 + 4]) * lid), loc(full[c3])};
-    const cv::Point2f flow[4] = {loc(full[c0]), loc(full[c0 + 5]), loc(full[c0 + 4]), loc(full[c3])};
-    const cv::Point2f rlow[4] = {rloc(m.rest[c0]), rloc(m.rest[c0 + 5]), rloc(m.rest[c0 + 4]),
-                                 rloc(m.rest[c3])};
+    // The margins now, per pixel along the eye: the dense rest contours carried by what the
+    // pose does to the 68 points' lids (a smile raises the lower lid, raised brows the upper).
+    const cv::Point2f dup[4] = {loc(full[c0]), loc(full[c0 + 1]), loc(full[c0 + 2]), loc(full[c3])};
+    const cv::Point2f rup[4] = {rloc(m.rest[c0]), rloc(m.rest[c0 + 1]), rloc(m.rest[c0 + 2]),
+                                rloc(m.rest[c3])};
+    const cv::Point2f dlo[4] = {loc(full[c0]), loc(full[c0 + 5]), loc(full[c0 + 4]), loc(full[c3])};
+    const cv::Point2f rlo[4] = {rloc(m.rest[c0]), rloc(m.rest[c0 + 5]), rloc(m.rest[c0 + 4]),
+                                rloc(m.rest[c3])};
+    const int np = int(L.up.size());
+    std::vector<float> cu(static_cast<size_t>(np)), cl(static_cast<size_t>(np));
+    for (int i = 0; i < np; ++i) {
+      const float x = float(i);
+      cu[size_t(i)] = L.up[size_t(i)] + along(dup, 4, x) - along(rup, 4, x);
+      cl[size_t(i)] = std::max(cu[size_t(i)], L.lo[size_t(i)] + along(dlo, 4, x) - along(rlo, 4, x));
+    }
+    auto at = [&](const std::vector<float>& c, float x) {
+      x = std::clamp(x, 0.0f, float(np - 1));
+      const int i = std::min(np - 2, int(x));
+      return c[size_t(i)] + (x - float(i)) * (c[size_t(i) + 1] - c[size_t(i)]);
+    };
+    // Where the lids meet: the lower lid risen by kLowerRise of the opening, so the shut lid's
+    // lash line follows the lower lid's curve (as a closed eye's does).
+    auto margin = [&](float x) {
+      const float u = at(cu, x), l = at(cl, x);
+      return u + lid * (1 - kLowerRise) * (l - u);
+    };
+    auto lower_now = [&](float x) {
+      const float u = at(cu, x), l = at(cl, x);
+      return l - lid * kLowerRise * (l - u);
+    };
     const float band = kLowerBand * L.h, pad = kLowerPad * L.h * lid;
     float bx0 = 1e9f, by0 = 1e9f, bx1 = -1e9f, by1 = -1e9f;
     for (int i : {c0, c0 + 1, c0 + 2, c3, c0 + 4, c0 + 5, L.cr, L.cr + 1})
@@ -870,7 +959,7 @@ void MeshWarper::draw_lids(float lid, const std::vector<cv::Point2f>& full,
           const float d = q.x < 0 ? -q.x : q.x - L.w, ext = kSideExt * L.w;
           if (d >= ext || smoothing <= 0) continue;
           const float f = 1 - d / ext;
-          const float cy = q.x < 0 ? mar[0].y : mar[3].y;
+          const float cy = q.x < 0 ? at(cu, 0) : at(cu, L.w);
           const float up = kSideUp * L.h * f, down = 0.25f * L.h * f;
           if (q.y < cy - up || q.y > cy + down) continue;
           const float vy = q.y < cy ? (cy - q.y) / std::max(1e-3f, up) : (q.y - cy) / std::max(1e-3f, down);
@@ -881,16 +970,18 @@ void MeshWarper::draw_lids(float lid, const std::vector<cv::Point2f>& full,
             px[c] = uint8_t(std::clamp(px[c] + wv * (L.tone[ci + c] - px[c]), 0.0f, 255.0f));
           continue;
         }
-        const float T = smooth_along(top, 4, q.x), M = smooth_along(mar, 4, q.x);
-        const float Bf = along(flow, 4, q.x), D = Bf + band;
+        const float T = smooth_along(top, 4, q.x), M = margin(q.x);
+        const float Bf = at(cl, q.x), D = Bf + band;
         if (q.y < T) {
           // Above the lid: the open eye's crease and socket shadow flatten as the lid fills it.
-          const float zone = kAboveShare * std::max(0.0f, M - T) + 0.5f;
+          // (At least as high as most of the opening: near the corners the band is thin, and the
+          // open eye's lashes curving into the corner lie above it.)
+          const float zone = kAboveShare * std::max(0.6f * L.h, M - T) + 0.5f;
           const float dz = (T - q.y) / zone;
           if (dz >= 1) continue;
           const float uu = q.x / L.w;
           const float wa = kAboveSmoothing * smoothing * (1 - float(smooth01(dz))) *
-                           float(smooth01(std::min(uu, 1 - uu) / 0.25));
+                           (0.5f + 0.5f * float(smooth01(std::min(uu, 1 - uu) / 0.25)));
           const float* tone = &L.tone[size_t(std::clamp(int(q.x + 0.5f), 0, n - 1)) * 3];
           uint8_t* px = row + x * 3;
           for (int c = 0; c < 3; ++c)
@@ -898,25 +989,31 @@ void MeshWarper::draw_lids(float lid, const std::vector<cv::Point2f>& full,
           continue;
         }
         if (q.y > D) continue;
-        const float B = std::max(M, smooth_along(low, 4, q.x));
+        const float B = std::max(M, lower_now(q.x));
         const float u = q.x / L.w;
         const float taper = float(smooth01(std::min(u, 1 - u) / kTaper));
         uint8_t* px = row + x * 3;
-        const float dark = lash * taper * (1 - float(smooth01((std::abs(q.y - M) - kLashHalf) / 1.0f)));
+        // The lash line: a soft line hanging just below the margin, not a hard bar.
+        const float ls = std::max(1.0f, 0.16f * L.h), ld = (q.y - M - 0.3f * ls) / ls;
+        const float dark = lash * taper * std::exp(-ld * ld);
         cv::Point2f sp;
         float w = 0, shade = 1, mul = 1, tv = 0, low_w = 0;
         if (q.y <= M) {
-          // The upper lid: the lashes 1:1 at the margin, the band above them stretched.
-          const float Tr = smooth_along(rtop, 4, q.x), Ur = smooth_along(rmar, 4, q.x);
-          const float lw = std::min(L.lash, 0.5f * (M - T));
+          // The upper lid: the band above the lashes stretched down; while it falls the photo's
+          // lashes ride 1:1 at its margin, and as it shuts they give way to the drawn lash line
+          // (the lid contour can sit a pixel inside the eye, and copied 1:1 that showed as a
+          // pale sliver of eye white along a hard black bar).
+          const float Tr = smooth_along(rtop, 4, q.x), Ur = at(L.up, q.x);
+          const float lw0 = std::min(L.lash, 0.5f * (M - T)), keep = 1 - float(smooth01((lid - 0.4) / 0.5));
+          const float lw = lw0 * keep;
           float v = 1, bs;
           if (q.y >= M - lw)
             bs = Ur - (M - q.y);
           else
-            v = (q.y - T) / std::max(1e-3f, M - lw - T), bs = Tr + v * (Ur - lw - Tr);
+            v = (q.y - T) / std::max(1e-3f, M - lw - T), bs = Tr + v * (Ur - lw0 - Tr);
           sp = L.o + L.ex * q.x + L.ey * bs;
           // Faded in from the band's top, so the smooth lid has no visible upper edge.
-          w = smoothing * (1 - float(smooth01((v - 0.85f) / 0.15f))) * float(smooth01(v / 0.3f));
+          w = smoothing * (1 - keep * float(smooth01((v - 0.85f) / 0.15f))) * float(smooth01(v / 0.5f));
           shade = 1 + (kShadeA - 1) * float(smooth01(v / kTopRamp)) - kShadeB * v * v;
           tv = v;
         } else if (q.y <= B) {
@@ -925,9 +1022,9 @@ void MeshWarper::draw_lids(float lid, const std::vector<cv::Point2f>& full,
           mul = eyeball;
         } else {
           // The lower lid, moved up from just below the photo's margin.
-          const float B0 = along(rlow, 4, q.x) + pad * 4 * u * (1 - u);
+          const float B0 = at(L.lo, q.x) + pad * 4 * u * (1 - u);
           const float v = (q.y - B) / std::max(1e-3f, D - B);
-          sp = L.o + L.ex * q.x + L.ey * (B0 + v * (along(rlow, 4, q.x) + band - B0));
+          sp = L.o + L.ex * q.x + L.ey * (B0 + v * (at(L.lo, q.x) + band - B0));
           // Its wet rim, which shows only while the eye is open, fades into the skin below.
           low_w = kLowSmooth * smoothing * (1 - float(smooth01(v / kLowSmoothShare))) * taper;
         }
@@ -944,7 +1041,7 @@ void MeshWarper::draw_lids(float lid, const std::vector<cv::Point2f>& full,
         float val[3];
         for (int c = 0; c < 3; ++c) {
           float sm = (topc[c] + g * (tone[c] - topc[c])) * shade;
-          val[c] = (px[c] * mul + w * (sm - px[c] * mul)) * (1 - dark);
+          val[c] = px[c] * mul + w * (sm - px[c] * mul);
         }
         // The lash line is lashes, not eye: where it darkens, the iris colour the photo's lashes
         // lie over goes grey (a blue eye otherwise leaves a blue sliver under a shut lid).
@@ -952,6 +1049,8 @@ void MeshWarper::draw_lids(float lid, const std::vector<cv::Point2f>& full,
           const float grey = 0.299f * val[0] + 0.587f * val[1] + 0.114f * val[2];
           const float ds = std::min(1.0f, dark / std::max(1e-3f, kLashDarkening));
           for (float& v : val) v += ds * (grey - v);
+          // Lashes are a dark version of the person's colouring, not black paint.
+          for (int c = 0; c < 3; ++c) val[c] += dark * (0.2f * tone[c] - val[c]);
         }
         for (int c = 0; c < 3; ++c) px[c] = uint8_t(std::clamp(val[c], 0.0f, 255.0f));
       }

@@ -36,10 +36,19 @@ struct FaceMesh {
   bool mouth_open_at_rest = false;  // the photo's own mouth is open: its interior is warped
   int under_jaw = 0;                // first of the points below jaw landmarks 3..13 (beard, neck)
   int crease = 0;                   // four points above the upper lids (over 37, 38, 43, 44)
+  // Each eye's lid margins (0: the image-left eye 36..39, 1: the image-right one 42..45), corner
+  // to corner, at rest: MediaPipe's dense lid contours when the model carries its mesh (the 68
+  // points give only two points per lid, too few for the curve a closing lid follows), else the
+  // 68 points' lids resampled.
+  static constexpr int kLidPoints = 9;
+  cv::Point2f lid_up[2][kLidPoints], lid_lo[2][kLidPoints];
+  bool dense = false;  // the contours come from the dense mesh
 };
 
-// Builds the mesh for landmarks in a frame of `size` pixels.
-Result<FaceMesh> build_face_mesh(const Landmarks68& lm, cv::Size size);
+// Builds the mesh for landmarks in a frame of `size` pixels; `dense` is MediaPipe's 478-point
+// mesh in the same pixels (empty for models without one).
+Result<FaceMesh> build_face_mesh(const Landmarks68& lm, cv::Size size,
+                                 const std::vector<cv::Point2f>& dense = {});
 
 // Point positions for a pose: `full` with every deformation (lips, jaw, lids, brows, head), and
 // `rigid` with the head motion only (the eyeballs under moving lids follow it).
@@ -66,6 +75,7 @@ class MeshWarper {
     std::vector<float> tone;    // the lid's skin colour per pixel along x (RGB)
     std::vector<float> bottom;  // the skin colour below the lower lid, per pixel along x
     std::vector<float> top;     // the skin colour at the top of the lid's band, per pixel along x
+    std::vector<float> up, lo;  // the rest lid margins (y in these axes) per pixel along x
   };
   Lid lid_of(int e) const;
   void draw_lids(float lid, const std::vector<cv::Point2f>& full, const std::vector<cv::Point2f>& rigid,

@@ -462,7 +462,9 @@ TEST_P(FaceMetrics, BlinksCloseTheRealLidsAndReopen) {
   // Known shortfall since models take the mesh's landmarks: the unseen portrait's blinks read
   // 86-88% of open in re-detection (the lids barely cover its narrow eyes); held to 0.9, the
   // pixel check above still requires the eye to be covered (docs/avatar.md).
-  const double bar = name == "smiling" ? 0.5 : name == "unseen" ? 0.9 : 0.65;  // see above
+  // Since the shut lid follows the mesh's dense lid contours (its lash line on the lower lid's
+  // curve) the neutral portrait reads 57-59% and the unseen one 82-86%: held to 0.62 and 0.89.
+  const double bar = name == "smiling" ? 0.5 : name == "unseen" ? 0.89 : 0.62;  // see above
   // Known shortfall: with the mesh's landmarks in the model the unseen portrait's narrow,
   // downcast eyes stay 56% visible at the blink's deepest (below half with dlib's); a blink is
   // counted there below 60% (docs/avatar.md).
@@ -506,6 +508,11 @@ TEST_P(FaceMetrics, BlinksCloseTheRealLidsAndReopen) {
   EXPECT_LE(blinks, 8);
 }
 
+// Each gesture keeps the face: re-detected in 95% of its frames, and at its peak (the frame
+// furthest from rest inside the face) the face is found with plausible landmarks that stay
+// within bounds of the rest frame's: eyes where they were give or take a head tilt, the same
+// size (no stretched face), the mouth open at most as far as the widest speech, the jaw no
+// wider or longer than a tenth more (no cut or stretched chin).
 TEST_P(FaceMetrics, GesturesMoveFaceAndHeadAndKeepTheFace) {
   const std::string name = GetParam() == kNeutral ? "neutral" : GetParam() == kSmiling ? "smiling" : "unseen";
   for (const auto& g : gesture_names()) {
@@ -513,13 +520,57 @@ TEST_P(FaceMetrics, GesturesMoveFaceAndHeadAndKeepTheFace) {
     ASSERT_TRUE(r->trigger_gesture(g).ok());
     int frames = int(r->gesture_default_s(g) * kFps), found = 0;
     Frame f;
+    cv::Mat rest, peak;
+    std::optional<Landmarks68> lr;
+    double most = -1;
     for (int i = 0; i < frames; ++i) {
       r->next_frame(f);
       cv::Mat img = bgr_of(f);
-      if (i == frames * 2 / 5) dump(img, name + "_gesture_" + g);
-      found += detect(img).has_value();
+      auto l = detect(img);
+      found += l.has_value();
+      if (i == 0) {
+        rest = img.clone(), lr = l;
+        ASSERT_TRUE(lr) << name << " " << g << ": no face at the gesture's first frame";
+        continue;
+      }
+      const double moved =
+          cv::norm(img(bbox(*lr, 0, 67, 0.1) & cv::Rect(0, 0, img.cols, img.rows)),
+                   rest(bbox(*lr, 0, 67, 0.1) & cv::Rect(0, 0, img.cols, img.rows)), cv::NORM_L1);
+      if (moved > most) most = moved, peak = img.clone();
     }
     EXPECT_GE(found, frames * 95 / 100) << name << " " << g << ": face lost during the gesture";
+    dump(peak, name + "_gesture_peak_" + g);
+    auto boxes = internal::hog_faces(peak, 400);
+    ASSERT_FALSE(boxes.empty()) << name << " " << g << ": no face at the gesture's peak";
+    auto lp = internal::predict_landmarks(peak, boxes[0]);
+    ASSERT_TRUE(lp) << name << " " << g << ": no landmarks at the gesture's peak";
+    const Landmarks68& a = *lr;
+    const Landmarks68& b = *lp;
+    const double ed = cv::norm(internal::eye_centre(a, true) - internal::eye_centre(a, false));
+    const double ed_p = cv::norm(internal::eye_centre(b, true) - internal::eye_centre(b, false));
+    const double eyes_moved =
+        std::max(cv::norm(internal::eye_centre(b, true) - internal::eye_centre(a, true)),
+                 cv::norm(internal::eye_centre(b, false) - internal::eye_centre(a, false))) /
+        ed;
+    const double open = (internal::inner_lip_opening(b) - internal::inner_lip_opening(a)) / ed;
+    const double jaw_w = cv::norm(b[16] - b[0]) / cv::norm(a[16] - a[0]);
+    const double jaw_l = cv::norm(b[8] - (b[21] + b[22]) * 0.5) / cv::norm(a[8] - (a[21] + a[22]) * 0.5);
+    const std::string why = internal::implausible_landmarks(b, boxes[0]);
+    std::printf(
+        "%s: %s peak: eye distance %.0f%% of rest, eyes moved %.2f eye distances, mouth open %+.3f, jaw "
+        "width "
+        "%.0f%%, brow-to-chin %.0f%% of rest%s%s\n",
+        name.c_str(), g.c_str(), 100 * ed_p / ed, eyes_moved, open, 100 * jaw_w, 100 * jaw_l,
+        why.empty() ? "" : ": ", why.c_str());
+    EXPECT_TRUE(why.empty()) << name << " " << g << ": implausible landmarks at the peak: " << why;
+    // Measured: eye distance 92-102% of rest, eyes moved 0.07-0.29 eye distances (the head's
+    // tilt and lean), mouth at most 0.21 wider open (the laugh), jaw width 99-103%, brow-to-chin
+    // 99-109% (the laugh's jaw). The bounds leave room for other faces, not for a torn one.
+    EXPECT_NEAR(ed_p / ed, 1.0, 0.15) << name << " " << g;
+    EXPECT_LT(eyes_moved, 0.4) << name << " " << g;
+    EXPECT_LE(open, 0.35) << name << " " << g;
+    EXPECT_NEAR(jaw_w, 1.0, 0.1) << name << " " << g;
+    EXPECT_NEAR(jaw_l, 1.0, 0.15) << name << " " << g;
   }
 }
 

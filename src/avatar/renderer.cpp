@@ -12,6 +12,7 @@
 #include "avatar/gestures.h"
 #include "avatar/internal.h"
 #include "speech/dsp.h"
+#include "speech/text_phones.h"
 
 namespace imago::avatar {
 using namespace internal;
@@ -102,7 +103,14 @@ Result<std::shared_ptr<const AvatarModel>> load_model(std::string_view bytes, in
   }
   d->landmarks.points.clear();
   for (const auto& q : lm) d->landmarks.points.push_back({q.x, q.y});
-  auto mesh = build_face_mesh(lm, d->base.size());
+  // The dense mesh (1.2) refines the lids' curves; older models use the 68 points alone.
+  std::vector<cv::Point2f> dense;
+  if (const std::string* mc = file->find(kChunkMesh)) {
+    auto dm = mesh_from_json(*mc);
+    if (!dm.ok()) return dm.status();
+    for (const auto& q : dm->points) dense.emplace_back(float(q.x * s), float(q.y * s));
+  }
+  auto mesh = build_face_mesh(lm, d->base.size(), dense);
   if (!mesh.ok()) return mesh.status();
   d->mesh = std::move(*mesh);
 
@@ -233,6 +241,13 @@ struct Segment {
   int64_t start = 0;  // session timeline, output samples
   std::vector<int16_t> pcm;
   std::vector<TimedViseme> visemes;
+  // Beats (expression models): where a stressed syllable's vowel starts (session samples) and how
+  // loud it is (0..1), for a small nod and brow raise.
+  struct Beat {
+    int64_t at = 0;
+    double strength = 0;
+  };
+  std::vector<Beat> beats;
   bool timed = false;
   bool end_of_turn = true;
   double peak_rms = 1;
@@ -292,6 +307,7 @@ struct Renderer::Impl {
   double uniform(double a, double b) { return std::uniform_real_distribution<double>(a, b)(rng); }
 
   Status push(std::vector<int16_t> pcm, int rate, const std::vector<speech::PhonemeTiming>* ph, bool eot);
+  void find_beats(Segment& seg, const std::vector<speech::PhonemeTiming>& ph) const;
   Pose pose_at(int64_t n, int16_t* audio, bool& speaking, bool& eos, std::string& gesture_name);
   void render(const Pose& p);
 };
@@ -319,6 +335,31 @@ Result<std::unique_ptr<Renderer>> Renderer::create(std::shared_ptr<const AvatarM
   impl->canvas = impl->d->base.clone();
   impl->warper = std::make_unique<MeshWarper>(impl->d->mesh, impl->d->base);
   return std::unique_ptr<Renderer>(new Renderer(std::move(impl)));
+}
+
+// Beats for a timed segment: the vowels carrying espeak-ng's primary stress mark, or, for phones
+// without stress marks (recognised phones), every vowel; the loudest first, at least 0.35 s apart
+// (a nod on every syllable reads as bobbing), those louder than 12 dB under the peak only.
+void Renderer::Impl::find_beats(Segment& seg, const std::vector<speech::PhonemeTiming>& ph) const {
+  bool marked = false;
+  for (const auto& p : ph) marked |= p.phoneme.find('\'') != std::string::npos;
+  std::vector<Segment::Beat> cand;
+  for (const auto& p : ph) {
+    if (!speech::is_vowel_phone(p.phoneme) || (marked && p.phoneme.find('\'') == std::string::npos)) continue;
+    const int64_t s = seg.start + int64_t(std::llround(p.start_s * opt.audio_rate)),
+                  e = seg.start + int64_t(std::llround(p.end_s * opt.audio_rate));
+    if (e <= s) continue;
+    const double db = window_db(seg, (s + e) / 2, opt.audio_rate / 20);
+    const double loud = std::clamp((db + 12) / 12, 0.0, 1.0);
+    if (loud > 0) cand.push_back({s, loud});
+  }
+  std::sort(cand.begin(), cand.end(), [](const auto& a, const auto& b) { return a.strength > b.strength; });
+  const int64_t gap = int64_t(0.35 * opt.audio_rate);
+  for (const auto& c : cand) {
+    bool near = false;
+    for (const auto& b : seg.beats) near |= std::abs(b.at - c.at) < gap;
+    if (!near) seg.beats.push_back(c);
+  }
 }
 
 Status Renderer::Impl::push(std::vector<int16_t> pcm, int rate, const std::vector<speech::PhonemeTiming>* ph,
@@ -366,6 +407,7 @@ Status Renderer::Impl::push(std::vector<int16_t> pcm, int rate, const std::vecto
       int64_t e = seg.start + static_cast<int64_t>(std::llround(p.end_s * opt.audio_rate));
       if (e > s) seg.visemes.push_back({v, s, e});
     }
+    if (d->manifest.prosody) find_beats(seg, *ph);
   }
   if (seg.pcm.empty()) {
     if (eot) pending_eos = true;
@@ -564,12 +606,24 @@ Pose Renderer::Impl::pose_at(int64_t n, int16_t* audio, bool& speaking, bool& eo
   } else {
     env_open = 0;
   }
-  // Prosody (expression models): emphasis bursts lift the brows and nod the head.
+  // Prosody (expression models): beats on stressed syllables (timed speech) or emphasis bursts
+  // in the loudness (raw audio) lift the brows and nod the head.
   if (m.prosody && speaking) {
-    double burst = std::clamp(2.5 * (env_fast - env_slow), 0.0, 1.0);
-    p.brow += 0.8 * burst;
-    p.head_dy += 0.02 * burst;
-    p.head_rot += 1.2 * burst * std::sin(tc * 1.3 + phase[4]);
+    double beat = 0;
+    if (cur && cur->timed) {
+      // A beat leads its syllable a little (as speakers' nods do), peaks 120 ms later and fades
+      // over about half a second.
+      const double centre = fs + spf / 2.0, tau = 0.12;
+      for (const auto& b : cur->beats) {
+        const double dt = (centre - double(b.at)) / opt.audio_rate + 0.06;
+        if (dt > 0 && dt < 0.7) beat = std::max(beat, b.strength * (dt / tau) * std::exp(1 - dt / tau));
+      }
+    } else {
+      beat = std::clamp(2.5 * (env_fast - env_slow), 0.0, 1.0);
+    }
+    p.brow += 0.6 * beat;
+    p.head_dy += 0.012 * beat;
+    p.head_rot += 1.2 * beat * std::sin(tc * 1.3 + phase[4]);
     p.smile += 0.15;
   }
 

@@ -422,5 +422,54 @@ TEST(Renderer, ExpressionAddsMouthShapesAndProsodyThatEssenceLacks) {
   EXPECT_EQ(me.visemes, 6);
 }
 
+// Beats on expression models: the brows lift and the head nods a little on stressed syllables
+// (espeak-ng's primary stress mark), not on the unstressed ones between them, at equal loudness.
+TEST(Renderer, BeatsFallOnStressedSyllables) {
+  std::vector<std::pair<std::string, double>> ph = {{"_", 0.4}};
+  std::vector<double> stressed;  // seconds
+  double t = 0.4;
+  for (int k = 0; k < 12; ++k) {
+    const bool st = k % 4 == 0;
+    if (st) stressed.push_back(t + 0.06);
+    ph.push_back({"t", 0.06});
+    ph.push_back({st ? "'a" : "@", 0.24});
+    t += 0.3;
+  }
+  ph.push_back({"_", 0.6});
+  speech::Audio a = synthetic_speech(ph, 24000);
+  auto r = make(portrait_model("1:1", "expression"), 512, 512, false, 3);
+  ASSERT_TRUE(r->push_audio(a).ok());
+  // The brows and the forehead above the lids only: the mouth moves on every syllable, and a
+  // blink may fall anywhere.
+  const Manifest& mf = r->manifest();
+  const double ed = mf.right_eye.x - mf.left_eye.x, ey = (mf.left_eye.y + mf.right_eye.y) / 2;
+  const cv::Rect brows(int(mf.left_eye.x - 0.5 * ed), int(ey - 0.8 * ed), int(2 * ed), int(0.48 * ed));
+  std::vector<double> move;
+  cv::Mat rest;
+  for (int i = 0; i < int(t * kFps) + 10; ++i) {
+    cv::Mat f = as_mat(r->next_frame());
+    if (i == 0) rest = f.clone();
+    move.push_back(region_diff(f, rest, brows));
+  }
+  // Frames 0.75-1.05 s after a stressed vowel's start (unstressed syllables, still speaking): a
+  // beat has faded by then and the next one (which leads its syllable a little) has not begun.
+  std::vector<double> calm;
+  for (int i = 0; i < int(t * kFps); ++i) {
+    double since = 1e9;
+    for (double s : stressed)
+      if (i / double(kFps) >= s) since = i / double(kFps) - s;
+    if (since >= 0.75 && since <= 1.05) calm.push_back(move[size_t(i)]);
+  }
+  ASSERT_GT(calm.size(), 10u);
+  const double calm_max = *std::max_element(calm.begin(), calm.end());
+  for (double s : stressed) {
+    const int f0 = int(s * kFps);
+    const double peak = *std::max_element(move.begin() + f0, move.begin() + f0 + 6);
+    std::printf("beat at %.2f s: brow movement %.2f (unstressed stretches at most %.2f)\n", s, peak,
+                calm_max);
+    EXPECT_GT(peak, 2 * calm_max + 0.3) << "no beat on the stressed syllable at " << s << " s";
+  }
+}
+
 }  // namespace
 }  // namespace imago::avatar
