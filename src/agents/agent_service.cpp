@@ -5,6 +5,7 @@
 #include "avatar/builder.h"
 #include "billing/operations.h"
 #include "blobs/blob_store.h"
+#include "files/file_service.h"
 #include "jobs/dynamics_config.h"
 #include "jobs/media_refs.h"
 #include "limits/storage_quota.h"
@@ -323,14 +324,10 @@ Result<std::string> AgentService::start_dynamics(const std::string& account, con
       f.kind = "image";
       f.mime = m->type->mime;
       f.ext = m->type->ext;
-      f.size = static_cast<int64_t>(m->bytes->size());
       f.blob_key = "uploads/" + account + "/" + f.id + "." + f.ext;
       f.created_at = d_.clock->now_s();
-      if (Status st = d_.blobs->put(f.blob_key, *m->bytes); !st.ok()) return st;
-      if (Status st = d_.files->insert(f); !st.ok()) {
-        (void)d_.blobs->remove(f.blob_key);
+      if (Status st = files::write_file(*d_.blobs, *d_.files, f, blob_source_of(*m->bytes)); !st.ok())
         return st;
-      }
       payload["image_file"] = f.id;
     }
   }

@@ -1,15 +1,13 @@
-// Operator administration (Authorization: Bearer <admin token>): accounts, plans, credits, keys.
+// Operator administration (Authorization: Bearer <admin token>): accounts, plans, credits, keys,
+// through AccountAdmin (src/auth/account_admin.h).
 #include "api/pagination.h"
 #include "api/requests.h"
 #include "api/routes.h"
 #include "api/spend_cap_views.h"
 #include "api/views.h"
-#include "auth/provisioning.h"
+#include "auth/account_admin.h"
 #include "billing/balance_rules.h"
-#include "billing/operations.h"
-#include "store/ledger_store.h"
 #include "util/json.h"
-#include "util/random.h"
 
 namespace imago::api {
 
@@ -17,17 +15,13 @@ namespace {
 
 using billing::kMaxCreditsPerOperation;
 
-http::Response account_response(Services& s, const std::string& id) {
-  auto a = s.accounts->get_account(id);
-  if (!a.ok()) return http::Response::from_status(a.status());
-  auto bal = s.ledger->balance(id);
-  if (!bal.ok()) return http::Response::from_status(bal.status());
-  auto keys = s.accounts->list_keys(id);
-  if (!keys.ok()) return http::Response::from_status(keys.status());
-  auto spend = s.ledger->live_spend(id);
-  if (!spend.ok()) return http::Response::from_status(spend.status());
+http::Response account_response(const Result<AccountOverview>& o) {
+  if (!o.ok()) return http::Response::from_status(o.status());
+  const Account* a = &o->account;
+  const Balance* bal = &o->balance;
+  const billing::LiveSpend* spend = &o->live_spend;
   boost::json::array key_arr;
-  for (const auto& k : *keys) key_arr.push_back(key_json(k));
+  for (const auto& k : o->keys) key_arr.push_back(key_json(k));
   return http::Response::json(200, {{"success", true},
                                     {"data",
                                      {{"id", a->id},
@@ -123,12 +117,8 @@ void register_admin_routes(http::Router& router, Services& s) {
         }
         auto limits = limits_field(*body, *plan);
         if (!limits.ok()) return http::Response::from_status(limits.status());
-        auto created = create_account_with_key(*s.accounts, *name, *plan, initial);
+        auto created = s.account_admin->create(*name, *plan, initial, *limits);
         if (!created.ok()) return http::Response::from_status(created.status());
-        if (*limits) {
-          Status st = s.accounts->set_plan(created->account.id, *plan, *limits);
-          if (!st.ok()) return http::Response::from_status(st);
-        }
         return http::Response::json(201, {{"success", true},
                                           {"account_id", created->account.id},
                                           {"api_secret", created->first_key.secret},
@@ -144,7 +134,7 @@ void register_admin_routes(http::Router& router, Services& s) {
       [&s](http::Request& req) {
         auto page = parse_page_params(req);
         if (!page.ok()) return http::Response::from_status(page.status());
-        auto accounts = s.accounts->list_accounts(page->limit, page->offset);
+        auto accounts = s.account_admin->list(page->limit, page->offset);
         if (!accounts.ok()) return http::Response::from_status(accounts.status());
         boost::json::array data;
         for (const auto& a : accounts->accounts) {
@@ -161,7 +151,8 @@ void register_admin_routes(http::Router& router, Services& s) {
 
   router.add(
       "GET", "/admin/v1/accounts/{id}",
-      [&s](http::Request& req) { return account_response(s, req.param("id")); }, admin);
+      [&s](http::Request& req) { return account_response(s.account_admin->overview(req.param("id"))); },
+      admin);
 
   router.add(
       "PUT", "/admin/v1/accounts/{id}/plan",
@@ -172,9 +163,7 @@ void register_admin_routes(http::Router& router, Services& s) {
         if (!plan.ok()) return http::Response::from_status(plan.status());
         auto limits = limits_field(*body, *plan);
         if (!limits.ok()) return http::Response::from_status(limits.status());
-        Status st = s.accounts->set_plan(req.param("id"), *plan, *limits);
-        if (!st.ok()) return http::Response::from_status(st);
-        return account_response(s, req.param("id"));
+        return account_response(s.account_admin->set_plan(req.param("id"), *plan, *limits));
       },
       admin);
 
@@ -197,8 +186,7 @@ void register_admin_routes(http::Router& router, Services& s) {
         // Idempotency-Key (Stripe convention) makes a retried top-up safe.
         auto idem = req.headers.get("Idempotency-Key");
         std::string_view key = idem && !idem->empty() && idem->size() <= 200 ? *idem : std::string_view();
-        LedgerOp op = billing::operator_topup(req.param("id"), **amount, reason->value_or("top-up"), key);
-        auto e = s.ledger->apply(op);
+        auto e = s.account_admin->top_up(req.param("id"), **amount, reason->value_or("top-up"), key);
         if (!e.ok()) return http::Response::from_status(e.status());
         return http::Response::json(
             200, {{"success", true}, {"data", ledger_entry_json(*e)}, {"balance", e->balance_after}});
@@ -210,7 +198,7 @@ void register_admin_routes(http::Router& router, Services& s) {
       [&s](http::Request& req) {
         auto alias = parse_alias(req);
         if (!alias.ok()) return http::Response::from_status(alias.status());
-        auto k = issue_key(*s.accounts, req.param("id"), *alias);
+        auto k = s.account_admin->issue_key(req.param("id"), *alias);
         if (!k.ok()) return http::Response::from_status(k.status());
         return http::Response::json(
             201,
@@ -221,7 +209,7 @@ void register_admin_routes(http::Router& router, Services& s) {
   router.add(
       "DELETE", "/admin/v1/keys/{key_id}",
       [&s](http::Request& req) {
-        Status st = s.accounts->revoke_key(std::nullopt, req.param("key_id"));
+        Status st = s.account_admin->revoke_key(req.param("key_id"));
         if (!st.ok()) return http::Response::from_status(st);
         return http::Response::json(200,
                                     {{"success", true}, {"key_id", req.param("key_id")}, {"revoked", true}});
@@ -231,7 +219,7 @@ void register_admin_routes(http::Router& router, Services& s) {
   router.add(
       "POST", "/admin/v1/keys/{key_id}/rotate",
       [&s](http::Request& req) {
-        auto k = rotate_key(*s.accounts, std::nullopt, req.param("key_id"));
+        auto k = s.account_admin->rotate_key(req.param("key_id"));
         if (!k.ok()) return http::Response::from_status(k.status());
         return http::Response::json(201, {{"success", true},
                                           {"key_id", k->key.id},

@@ -1,23 +1,18 @@
 // Webhook subscriptions (SPEC 6): create (secret shown once), list, get, delete, test ping and
-// the delivery log. Deliveries themselves run as jobs (src/jobs/job_handlers.cpp).
+// the delivery log, through webhooks::WebhookService. Deliveries themselves run as jobs.
 #include <boost/json.hpp>
 
 #include "api/routes.h"
-#include "fetch/fetcher.h"
 #include "store/webhook_store.h"
 #include "util/json.h"
-#include "util/random.h"
 #include "util/strings.h"
-#include "webhooks/delivery.h"
-#include "webhooks/signing.h"
+#include "webhooks/webhook_service.h"
 
 namespace imago::api {
 
 namespace {
 
 namespace json = boost::json;
-
-constexpr size_t kMaxWebhooksPerAccount = 20;
 
 json::value opt_time(const std::optional<int64_t>& t) {
   return t ? json::value(format_rfc3339(*t)) : json::value(nullptr);
@@ -59,7 +54,6 @@ json::object delivery_json(const WebhookDelivery& d, const std::vector<DeliveryA
 }
 
 http::Response create(Services& s, http::Request& req) {
-  const std::string& account = req.principal->account_id;
   auto body = parse_json_object_with(req.body, {"url", "events", "description"});
   if (!body.ok()) return http::Response::from_status(body.status());
   auto url = get_string(*body, "url");
@@ -67,28 +61,14 @@ http::Response create(Services& s, http::Request& req) {
   if (!url->has_value()) return http::Response::from_status(Status::Invalid("Field 'url' is required"));
   if ((*url)->size() > 2048)
     return http::Response::from_status(Status::Invalid("Field 'url' is longer than 2048 characters"));
-  // Same guard as every other user URL, checked now so a bad target is refused at registration
-  // (and again on every delivery, since DNS can change).
-  if (Status st = s.fetcher->check_target(**url); !st.ok()) {
-    return http::Response::from_status(Status::Invalid("url: " + st.message()));
-  }
-  Webhook w;
-  w.id = random_uuid();
-  w.account_id = account;
-  w.url = **url;
+  webhooks::NewWebhook in;
+  in.url = **url;
   if (auto it = body->find("events"); it != body->end() && !it->value().is_null()) {
     if (!it->value().is_array())
       return http::Response::from_status(Status::Invalid("Field 'events' must be an array of event names"));
-    const auto& known = webhooks::known_events();
     for (const auto& e : it->value().as_array()) {
-      if (!e.is_string() ||
-          std::find(known.begin(), known.end(), std::string(e.as_string())) == known.end()) {
-        return http::Response::from_status(Status::Invalid(
-            "Field 'events' may contain only: agent.ready, agent.failed, dynamics.ready, dynamics.failed, "
-            "session.ended"));
-      }
-      std::string name(e.as_string());
-      if (std::find(w.events.begin(), w.events.end(), name) == w.events.end()) w.events.push_back(name);
+      // A non-string is no event name: the service refuses it with the list of names.
+      in.events.emplace_back(e.is_string() ? std::string(e.as_string()) : std::string());
     }
   }
   auto desc = get_string(*body, "description");
@@ -97,49 +77,26 @@ http::Response create(Services& s, http::Request& req) {
     if ((*desc)->size() > 500)
       return http::Response::from_status(
           Status::Invalid("Field 'description' must be at most 500 characters"));
-    w.description = **desc;
+    in.description = **desc;
   }
-  auto existing = s.webhooks->list(account);
-  if (!existing.ok()) return http::Response::from_status(existing.status());
-  if (existing->size() >= kMaxWebhooksPerAccount) {
-    return http::Response::from_status(Status::Invalid("An account can have at most 20 webhooks"));
-  }
-  w.secret = webhooks::new_secret();
-  w.created_at = w.updated_at = s.clock->now_s();
-  if (Status st = s.webhooks->create(w); !st.ok()) return http::Response::from_status(st);
-  json::object data = webhook_json(w);
-  data["secret"] = w.secret;  // the only time it is shown
+  auto w = s.webhook_service->create(req.principal->account_id, std::move(in));
+  if (!w.ok()) return http::Response::from_status(w.status());
+  json::object data = webhook_json(*w);
+  data["secret"] = w->secret;  // the only time it is shown
   return http::Response::json(200, {{"success", true}, {"data", std::move(data)}});
 }
 
 http::Response test_ping(Services& s, http::Request& req) {
-  auto w = s.webhooks->get(req.principal->account_id, req.param("id"));
-  if (!w.ok()) return http::Response::from_status(w.status());
-  WebhookDelivery d;
-  d.id = random_uuid();
-  d.webhook_id = w->id;
-  d.account_id = w->account_id;
-  d.event_type = "ping";
-  int64_t now = s.clock->now_s();
-  d.payload = json::serialize(json::object{{"id", d.id},
-                                           {"type", "ping"},
-                                           {"created_at", format_rfc3339(now)},
-                                           {"data", json::object{{"webhook_id", w->id}}}});
-  d.state = "pending";
-  d.created_at = d.updated_at = now;
-  if (Status st = s.webhooks->create_delivery(d); !st.ok()) return http::Response::from_status(st);
-  // One synchronous attempt, no retries: the caller wants to know now.
-  auto res = webhooks::attempt_delivery(*s.fetcher, *s.clock, *w, d);
-  auto n = s.webhooks->record_attempt(d.id, res.status_code, res.error, res.duration_ms,
-                                      res.delivered ? "delivered" : "failed");
-  if (!n.ok()) return http::Response::from_status(n.status());
+  auto t = s.webhook_service->test(req.principal->account_id, req.param("id"));
+  if (!t.ok()) return http::Response::from_status(t.status());
+  const auto& res = t->result;
   return http::Response::json(
       200, {{"success", true},
-            {"data", json::object{{"delivery_id", d.id},
+            {"data", json::object{{"delivery_id", t->delivery_id},
                                   {"delivered", res.delivered},
                                   {"status_code",
                                    res.status_code ? json::value(*res.status_code) : json::value(nullptr)},
-                                  {"attempts", *n},
+                                  {"attempts", t->attempts},
                                   {"error", res.error ? json::value(*res.error) : json::value(nullptr)}}}});
 }
 
@@ -151,7 +108,7 @@ void register_webhook_routes(http::Router& router, Services& s) {
              {.pool = http::HandlerPool::kOutbound});
 
   router.add("GET", "/v1/webhooks", [&s](http::Request& req) {
-    auto list = s.webhooks->list(req.principal->account_id);
+    auto list = s.webhook_service->list(req.principal->account_id);
     if (!list.ok()) return http::Response::from_status(list.status());
     json::array arr;
     for (const auto& w : *list) arr.push_back(webhook_json(w));
@@ -159,13 +116,13 @@ void register_webhook_routes(http::Router& router, Services& s) {
   });
 
   router.add("GET", "/v1/webhooks/{id}", [&s](http::Request& req) {
-    auto w = s.webhooks->get(req.principal->account_id, req.param("id"));
+    auto w = s.webhook_service->get(req.principal->account_id, req.param("id"));
     if (!w.ok()) return http::Response::from_status(w.status());
     return http::Response::json(200, {{"success", true}, {"data", webhook_json(*w)}});
   });
 
   router.add("DELETE", "/v1/webhooks/{id}", [&s](http::Request& req) {
-    Status st = s.webhooks->remove(req.principal->account_id, req.param("id"));
+    Status st = s.webhook_service->remove(req.principal->account_id, req.param("id"));
     if (!st.ok()) return http::Response::from_status(st);
     return http::Response::json(200, {{"success", true}, {"id", req.param("id")}, {"deleted", true}});
   });
@@ -174,8 +131,6 @@ void register_webhook_routes(http::Router& router, Services& s) {
              {.pool = http::HandlerPool::kOutbound});
 
   router.add("GET", "/v1/webhooks/{id}/deliveries", [&s](http::Request& req) {
-    auto w = s.webhooks->get(req.principal->account_id, req.param("id"));
-    if (!w.ok()) return http::Response::from_status(w.status());
     int limit = 50;
     if (auto v = req.query_param("limit")) {
       auto n = parse_int(*v);
@@ -185,13 +140,10 @@ void register_webhook_routes(http::Router& router, Services& s) {
       }
       limit = static_cast<int>(*n);
     }
-    auto list = s.webhooks->list_deliveries(w->id, limit);
+    auto list = s.webhook_service->deliveries(req.principal->account_id, req.param("id"), limit);
     if (!list.ok()) return http::Response::from_status(list.status());
     json::array arr;
-    for (const auto& d : *list) {
-      auto attempts = s.webhooks->list_attempts(d.id);
-      arr.push_back(delivery_json(d, attempts.ok() ? *attempts : std::vector<DeliveryAttempt>{}));
-    }
+    for (const auto& d : *list) arr.push_back(delivery_json(d.delivery, d.attempts));
     return http::Response::json(200, {{"success", true}, {"data", std::move(arr)}});
   });
 }

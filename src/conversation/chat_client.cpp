@@ -1,11 +1,7 @@
 #include "conversation/chat_client.h"
 
-#include <curl/curl.h>
-
 #include <boost/json.hpp>
 #include <chrono>
-#include <memory>
-#include <mutex>
 
 #include "fetch/fetcher.h"
 
@@ -148,30 +144,11 @@ bool ChatStreamParser::handle_line(std::string_view line,
 
 namespace {
 
-void global_init() {
-  static std::once_flag once;
-  std::call_once(once, [] { curl_global_init(CURL_GLOBAL_DEFAULT); });
-}
-
 int64_t now_ms() {
   return std::chrono::duration_cast<std::chrono::milliseconds>(
              std::chrono::steady_clock::now().time_since_epoch())
       .count();
 }
-
-struct Transfer {
-  CURL* curl = nullptr;
-  const std::function<bool(std::string_view)>* on_delta = nullptr;
-  const ChatClientOptions* opts = nullptr;
-  ChatStreamParser parser;
-  ChatResult* result = nullptr;
-  long status = 0;
-  std::string error_body;  // non-200 answers (bounded)
-  int64_t start_ms = 0;
-  int64_t last_bytes_ms = 0;
-  bool stop_by_caller = false;
-  bool stream_error = false;
-};
 
 std::string error_message_from(const std::string& body) {
   boost::system::error_code ec;
@@ -192,47 +169,84 @@ std::string error_message_from(const std::string& body) {
   return s;
 }
 
-size_t on_data(char* p, size_t size, size_t n, void* user) {
-  auto* t = static_cast<Transfer*>(user);
-  size_t len = size * n;
-  t->last_bytes_ms = now_ms();
-  if (t->status == 0) curl_easy_getinfo(t->curl, CURLINFO_RESPONSE_CODE, &t->status);
-  if (t->status != 200) {
-    if (t->error_body.size() < 65536) t->error_body.append(p, std::min(len, 65536 - t->error_body.size()));
-    return len;
-  }
-  bool keep = true;
-  bool ok = t->parser.feed(std::string_view(p, len), [&](std::string_view delta) {
-    if (!keep) return;
-    ChatResult& r = *t->result;
-    if (r.first_token_ms < 0) r.first_token_ms = now_ms() - t->start_ms;
-    std::string_view piece = delta;
-    if (r.text.size() + piece.size() > t->opts->max_answer_chars) {
-      piece = piece.substr(0, t->opts->max_answer_chars - r.text.size());
-      r.truncated = true;
+// Reads the event stream as it arrives and keeps the chat's own limits: cancellation, first
+// token, silence, the whole answer (the guarded client asks should_stop() between reads).
+class ChatSink : public fetch::StreamSink {
+ public:
+  ChatSink(const ChatClientOptions& opts, const std::function<bool(std::string_view)>& on_delta,
+           const CancelFlag* cancel, ChatResult& result)
+      : opts_(opts), on_delta_(on_delta), cancel_(cancel), result_(result) {}
+
+  void on_status(long status) override { status_ = status; }
+
+  bool on_body(std::string_view bytes) override {
+    last_bytes_ms_ = now_ms();
+    if (status_ != 200) {
+      if (error_body_.size() < 65536) error_body_.append(bytes.substr(0, 65536 - error_body_.size()));
+      return true;
     }
-    r.text.append(piece);
-    if (!piece.empty() && !(*t->on_delta)(piece)) {
-      t->stop_by_caller = true;
-      keep = false;
+    bool keep = true;
+    bool ok = parser_.feed(bytes, [&](std::string_view delta) {
+      if (!keep) return;
+      if (result_.first_token_ms < 0) result_.first_token_ms = now_ms() - start_ms_;
+      std::string_view piece = delta;
+      if (result_.text.size() + piece.size() > opts_.max_answer_chars) {
+        piece = piece.substr(0, opts_.max_answer_chars - result_.text.size());
+        result_.truncated = true;
+      }
+      result_.text.append(piece);
+      if (!piece.empty() && !on_delta_(piece)) {
+        stop_by_caller_ = true;
+        keep = false;
+      }
+      if (result_.truncated) keep = false;
+    });
+    if (!ok) {
+      stream_error_ = true;
+      return false;
     }
-    if (r.truncated) keep = false;
-  });
-  if (!ok) {
-    t->stream_error = true;
-    return 0;
+    // Stop reading at [DONE] (without waiting for the server to close) or when the caller stops.
+    return keep && !parser_.done();
   }
-  // Stop reading at [DONE] (without waiting for the server to close) or when the caller stops.
-  if (!keep || t->parser.done()) return 0;
-  return len;
-}
+
+  bool should_stop() override {
+    if (cancel_ && cancel_->cancelled()) {
+      cancelled_ = true;
+      return true;
+    }
+    const int64_t now = now_ms();
+    if (now - start_ms_ > opts_.total_timeout_ms) {
+      timeout_msg_ =
+          "the language model did not finish within " + std::to_string(opts_.total_timeout_ms) + " ms";
+    } else if (result_.first_token_ms < 0 && now - start_ms_ > opts_.first_token_timeout_ms) {
+      timeout_msg_ =
+          "the language model sent no answer within " + std::to_string(opts_.first_token_timeout_ms) + " ms";
+    } else if (result_.first_token_ms >= 0 && now - last_bytes_ms_ > opts_.idle_timeout_ms) {
+      timeout_msg_ = "the language model went silent for " + std::to_string(opts_.idle_timeout_ms) + " ms";
+    }
+    return !timeout_msg_.empty();
+  }
+
+  const ChatClientOptions& opts_;
+  const std::function<bool(std::string_view)>& on_delta_;
+  const CancelFlag* cancel_;
+  ChatResult& result_;
+  ChatStreamParser parser_;
+  long status_ = 0;
+  std::string error_body_;  // non-200 answers (bounded)
+  const int64_t start_ms_ = now_ms();
+  int64_t last_bytes_ms_ = start_ms_;
+  bool stop_by_caller_ = false;
+  bool stream_error_ = false;
+  bool cancelled_ = false;
+  std::string timeout_msg_;
+};
 
 }  // namespace
 
 ChatResult ChatClient::stream(const std::vector<ChatMessage>& messages,
                               const std::function<bool(std::string_view)>& on_delta,
                               const CancelFlag* cancel) const {
-  global_init();
   ChatResult result;
   auto fail = [&](ChatOutcome o, std::string msg) {
     result.outcome = o;
@@ -241,128 +255,49 @@ ChatResult ChatClient::stream(const std::vector<ChatMessage>& messages,
   };
   Status valid = validate(opts_);
   if (!valid.ok()) return fail(ChatOutcome::kRefused, valid.message());
-  const std::string url = opts_.base_url + "/chat/completions";
-  auto parsed = fetch::parse_fetch_url(url);
-  if (!parsed.ok()) return fail(ChatOutcome::kRefused, parsed.status().message());
+
+  // The guarded client's rules, without redirects: an endpoint that redirects is misconfigured.
+  fetch::FetchRequest req;
+  req.method = "POST";
+  req.url = opts_.base_url + "/chat/completions";
+  req.body = chat_request_body(opts_, messages);
+  req.headers = {{"Content-Type", "application/json"}, {"Accept", "text/event-stream"}};
+  if (!opts_.api_key.empty()) req.headers.emplace_back("Authorization", "Bearer " + opts_.api_key);
+  req.max_bytes = 0;   // the sink bounds the answer
+  req.timeout_ms = 0;  // the sink keeps the chat's limits
+  req.connect_timeout_ms = opts_.connect_timeout_ms;
+  req.max_redirects = 0;
+  ChatSink sink(opts_, on_delta, cancel, result);
   fetch::Fetcher guard(opts_.allow_private);
-  auto addr = guard.resolve_checked(*parsed);
-  if (!addr.ok()) {
-    return fail(addr.status().code() == Code::kInvalidArgument ? ChatOutcome::kRefused : ChatOutcome::kFailed,
-                "language model endpoint: " + addr.status().message());
+  auto r = guard.stream(req, sink);
+  if (!r.ok()) {
+    return fail(r.status().code() == Code::kInvalidArgument ? ChatOutcome::kRefused : ChatOutcome::kFailed,
+                "language model endpoint: " + r.status().message());
   }
+  const long status = r->status != 0 ? r->status : sink.status_;
+  result.http_status = status;
 
-  std::unique_ptr<CURL, decltype(&curl_easy_cleanup)> h(curl_easy_init(), &curl_easy_cleanup);
-  std::unique_ptr<CURLM, decltype(&curl_multi_cleanup)> m(curl_multi_init(), &curl_multi_cleanup);
-  if (!h || !m) return fail(ChatOutcome::kFailed, "cannot initialise libcurl");
-  CURL* c = h.get();
-  curl_slist* resolve = nullptr;
-  curl_slist* headers = nullptr;
-  struct ListFree {
-    curl_slist** a;
-    curl_slist** b;
-    ~ListFree() {
-      curl_slist_free_all(*a);
-      curl_slist_free_all(*b);
-    }
-  } list_free{&resolve, &headers};
-  if (!parsed->host_is_ip) {
-    std::string pin = parsed->host + ":" + std::to_string(parsed->port) + ":" +
-                      (addr->find(':') != std::string::npos ? "[" + *addr + "]" : *addr);
-    resolve = curl_slist_append(resolve, pin.c_str());
-    curl_easy_setopt(c, CURLOPT_RESOLVE, resolve);
-  }
-  headers = curl_slist_append(headers, "Content-Type: application/json");
-  headers = curl_slist_append(headers, "Accept: text/event-stream");
-  headers = curl_slist_append(headers, "Expect:");
-  if (!opts_.api_key.empty())
-    headers = curl_slist_append(headers, ("Authorization: Bearer " + opts_.api_key).c_str());
-  const std::string body = chat_request_body(opts_, messages);
-
-  Transfer t;
-  t.curl = c;
-  t.on_delta = &on_delta;
-  t.opts = &opts_;
-  t.result = &result;
-  t.start_ms = now_ms();
-  t.last_bytes_ms = t.start_ms;
-  curl_easy_setopt(c, CURLOPT_URL, url.c_str());
-  curl_easy_setopt(c, CURLOPT_HTTPHEADER, headers);
-  curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR, "http,https");
-  curl_easy_setopt(c, CURLOPT_FOLLOWLOCATION, 0L);
-  curl_easy_setopt(c, CURLOPT_PROXY, "");
-  curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
-  curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT_MS, static_cast<long>(opts_.connect_timeout_ms));
-  curl_easy_setopt(c, CURLOPT_USERAGENT, "imagod/0.1");
-  curl_easy_setopt(c, CURLOPT_POST, 1L);
-  curl_easy_setopt(c, CURLOPT_POSTFIELDS, body.data());
-  curl_easy_setopt(c, CURLOPT_POSTFIELDSIZE_LARGE, static_cast<curl_off_t>(body.size()));
-  curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, &on_data);
-  curl_easy_setopt(c, CURLOPT_WRITEDATA, &t);
-  curl_easy_setopt(c, CURLOPT_TCP_NODELAY, 1L);
-  curl_multi_add_handle(m.get(), c);
-
-  CURLcode done_code = CURLE_OK;
-  bool finished = false;
-  std::string timeout_msg;
-  bool cancelled = false;
-  while (!finished) {
-    int running = 0;
-    curl_multi_perform(m.get(), &running);
-    int left = 0;
-    while (CURLMsg* msg = curl_multi_info_read(m.get(), &left)) {
-      if (msg->msg == CURLMSG_DONE) {
-        done_code = msg->data.result;
-        finished = true;
-      }
-    }
-    if (finished || running == 0) break;
-    if (cancel && cancel->cancelled()) {
-      cancelled = true;
-      break;
-    }
-    const int64_t now = now_ms();
-    if (now - t.start_ms > opts_.total_timeout_ms) {
-      timeout_msg =
-          "the language model did not finish within " + std::to_string(opts_.total_timeout_ms) + " ms";
-      break;
-    }
-    if (result.first_token_ms < 0 && now - t.start_ms > opts_.first_token_timeout_ms) {
-      timeout_msg =
-          "the language model sent no answer within " + std::to_string(opts_.first_token_timeout_ms) + " ms";
-      break;
-    }
-    if (result.first_token_ms >= 0 && now - t.last_bytes_ms > opts_.idle_timeout_ms) {
-      timeout_msg = "the language model went silent for " + std::to_string(opts_.idle_timeout_ms) + " ms";
-      break;
-    }
-    curl_multi_poll(m.get(), nullptr, 0, 20, nullptr);
-  }
-  curl_multi_remove_handle(m.get(), c);
-  if (t.status == 0) curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &t.status);
-  result.http_status = t.status;
-
-  if (cancelled || t.stop_by_caller) return fail(ChatOutcome::kCancelled, "cancelled");
-  if (!timeout_msg.empty()) return fail(ChatOutcome::kTimedOut, timeout_msg);
+  if (sink.cancelled_ || sink.stop_by_caller_) return fail(ChatOutcome::kCancelled, "cancelled");
+  if (!sink.timeout_msg_.empty()) return fail(ChatOutcome::kTimedOut, sink.timeout_msg_);
   if (result.truncated) {
     result.outcome = ChatOutcome::kCompleted;
     return result;
   }
-  if (t.status != 0 && t.status != 200) {
-    return fail(ChatOutcome::kFailed, "the language model endpoint answered HTTP " +
-                                          std::to_string(t.status) + ": " + error_message_from(t.error_body));
+  if (status != 0 && status != 200) {
+    return fail(ChatOutcome::kFailed, "the language model endpoint answered HTTP " + std::to_string(status) +
+                                          ": " + error_message_from(sink.error_body_));
   }
-  if (t.stream_error) return fail(ChatOutcome::kFailed, t.parser.error());
-  if (t.parser.done()) {
+  if (sink.stream_error_) return fail(ChatOutcome::kFailed, sink.parser_.error());
+  if (sink.parser_.done()) {
     result.outcome = ChatOutcome::kCompleted;
     return result;
   }
-  if (done_code == CURLE_OPERATION_TIMEDOUT) {
+  if (r->end == fetch::StreamEnd::kTimedOut) {
     return fail(ChatOutcome::kTimedOut, "could not connect to the language model endpoint within " +
                                             std::to_string(opts_.connect_timeout_ms) + " ms");
   }
-  if (done_code != CURLE_OK) {
-    return fail(ChatOutcome::kFailed,
-                std::string("language model endpoint: ") + curl_easy_strerror(done_code));
+  if (r->end == fetch::StreamEnd::kFailed) {
+    return fail(ChatOutcome::kFailed, "language model endpoint: " + r->error);
   }
   return fail(ChatOutcome::kFailed, "the language model stream ended before [DONE]");
 }

@@ -5,9 +5,10 @@
 // time (connect, first token, silence between tokens, whole answer) and in size; every failure
 // ends as an outcome with a clear message, never an exception or a hang.
 //
-// The endpoint is reached under the rules of the SSRF-guarded fetcher (src/fetch): http(s) only,
-// every resolved address checked and pinned, no redirects, no environment proxies. Private and
-// loopback addresses (where local models usually live) need the operator's allow_private.
+// The endpoint is reached through the SSRF-guarded outbound client (fetch::Fetcher::stream):
+// http(s) only, every resolved address checked and pinned, no redirects, no environment proxies.
+// Private and loopback addresses (where local models usually live) need the operator's
+// allow_private.
 #pragma once
 #include <atomic>
 #include <functional>

@@ -51,7 +51,8 @@ struct Recorder {
   }
 };
 
-bool wait_for(const std::function<bool()>& f, int ms = 5000) {
+// Waits for something that must happen; the bound only ends a test that would otherwise hang.
+bool wait_for(const std::function<bool()>& f, int ms = 30000) {
   auto until = Clock::now() + std::chrono::milliseconds(ms);
   while (Clock::now() < until) {
     if (f()) return true;
@@ -176,11 +177,8 @@ TEST(Conversation, InterruptStopsAStreamingAnswerMidSentence) {
   Conversation c({"", llm_options(llm), {}}, rec.sink());
   c.user_text("Talk to me");
   ASSERT_TRUE(wait_for([&] { return rec.spoken_count() == 1; }));
-  auto t0 = Clock::now();
   c.interrupt();
   c.wait_idle();
-  // Far less than the model's hold: the interrupt closed the stream instead of reading it out.
-  EXPECT_LT(Clock::now() - t0, std::chrono::seconds(5));
   llm.release();
   EXPECT_EQ(rec.spoken.size(), 1u);
   EXPECT_EQ(c.stats().cancelled, 1);
@@ -189,8 +187,8 @@ TEST(Conversation, InterruptStopsAStreamingAnswerMidSentence) {
   ASSERT_EQ(h.size(), 2u);
   EXPECT_EQ(h[1].text, "First sentence is short.");
   EXPECT_TRUE(rec.errors.empty());
-  // The model's stream was closed by us, not read to the end.
-  EXPECT_TRUE(wait_for([&] { return llm.cancelled() >= 1; }, 3000));
+  // The model's stream was closed by us, not read to the end: the rest would have been spoken.
+  EXPECT_TRUE(wait_for([&] { return llm.cancelled() >= 1; }));
 }
 
 TEST(Conversation, AViewerSpeakingOverTheAgentGetsTheNextAnswer) {
@@ -241,7 +239,6 @@ TEST(Conversation, BlankTurnsAreIgnoredAndDestructionCancels) {
   testing::FakeLlmServer llm;
   llm.control({{"hold_after", 1}});  // the answer stops after one word for up to 20 s
   Recorder rec;
-  auto t0 = Clock::now();
   {
     Conversation c({"", llm_options(llm), {}}, rec.sink());
     c.user_text("   ");
@@ -249,9 +246,10 @@ TEST(Conversation, BlankTurnsAreIgnoredAndDestructionCancels) {
     c.user_text("a question with a slow answer");
     ASSERT_TRUE(wait_for([&] { return llm.requests().size() == 1; }));
   }
-  // Far less than the hold: destruction cancelled the stream instead of waiting for it.
-  EXPECT_LT(Clock::now() - t0, std::chrono::seconds(5));
+  // Destruction closed the stream instead of reading it to the end: the fake sees a closed
+  // connection when it goes on after the release (a reader would have taken the rest).
   llm.release();
+  EXPECT_TRUE(wait_for([&] { return llm.cancelled() >= 1; }));
 }
 
 }  // namespace

@@ -27,6 +27,7 @@ class DeviceGrantStore;
 class MemberAuth;
 class FirstRun;
 class DeviceLogin;
+class AccountAdmin;
 
 namespace speech {
 class SpeechService;
@@ -41,6 +42,12 @@ class VideoService;
 class TokenKeyring;
 namespace sessions {
 class SessionService;
+}
+namespace files {
+class FileService;
+}
+namespace webhooks {
+class WebhookService;
 }
 namespace live {
 class Rooms;
@@ -67,6 +74,9 @@ struct Services {
   JobStore* job_store = nullptr;
   WebhookStore* webhooks = nullptr;
   fetch::Fetcher* fetcher = nullptr;
+  files::FileService* file_service = nullptr;           // uploads, downloads, deleting uploads
+  webhooks::WebhookService* webhook_service = nullptr;  // subscriptions, test pings, delivery log
+  AccountAdmin* account_admin = nullptr;                // the operator's admin API
   // The agent lifecycle (src/agents); request handlers go through it, never the stores directly.
   agents::AgentService* agent_service = nullptr;
   agents::VideoService* video_service = nullptr;  // talking videos (POST /v1/video/generate)

@@ -5,7 +5,9 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <string>
 #include <thread>
+#include <vector>
 
 #include "fetch/address.h"
 #include "fetch/fetcher.h"
@@ -211,6 +213,103 @@ TEST(Fetcher, ConnectionFailureIsTransient) {
   auto res = lax.fetch(r);
   ASSERT_FALSE(res.ok());
   EXPECT_EQ(res.status().code(), Code::kUnavailable);
+}
+
+// A name whose answer changes between lookups (a DNS rebind): the first answer is checked and
+// connected to; a second lookup, had there been one, would have pointed elsewhere.
+TEST(Fetcher, ConnectsToTheCheckedAddressNotAFreshLookup) {
+  CannedServer server({http_response(200, "Content-Type: text/plain\r\n", "pinned")});
+  std::atomic<int> lookups{0};
+  Fetcher lax(true, [&](const std::string& host) -> Result<std::vector<std::string>> {
+    EXPECT_EQ(host, "rebind.test");
+    // 127.0.0.2 is loopback too, but nothing listens there on this port.
+    return std::vector<std::string>{lookups.fetch_add(1) == 0 ? "127.0.0.1" : "127.0.0.2"};
+  });
+  FetchRequest r;
+  r.url = "http://rebind.test:" + std::to_string(server.port()) + "/";
+  auto res = lax.fetch(r);
+  ASSERT_TRUE(res.ok()) << res.status().message();
+  EXPECT_EQ(res->body, "pinned");
+  EXPECT_EQ(res->remote_ip, "127.0.0.1");
+  EXPECT_EQ(lookups.load(), 1);
+}
+
+TEST(Fetcher, RefusesANameWithAnyInternalAddress) {
+  // Judged on what the name resolves to, before any connection (nothing listens anywhere here).
+  Fetcher strict(false, [](const std::string&) -> Result<std::vector<std::string>> {
+    return std::vector<std::string>{"93.184.216.34", "10.1.2.3"};
+  });
+  FetchRequest r;
+  r.url = "http://mixed.test/";
+  auto res = strict.fetch(r);
+  ASSERT_FALSE(res.ok());
+  EXPECT_EQ(res.status().code(), Code::kInvalidArgument);
+  EXPECT_NE(res.status().message().find("10.1.2.3"), std::string::npos) << res.status().message();
+  Fetcher loopback(false, [](const std::string&) -> Result<std::vector<std::string>> {
+    return std::vector<std::string>{"127.0.0.1"};
+  });
+  r.url = "http://local.test/";
+  auto lo = loopback.fetch(r);
+  ASSERT_FALSE(lo.ok());
+  EXPECT_NE(lo.status().message().find("loopback"), std::string::npos) << lo.status().message();
+  EXPECT_FALSE(loopback.check_target("http://local.test/").ok());
+}
+
+struct RecordingSink : StreamSink {
+  void on_status(long s) override { statuses.push_back(s); }
+  bool on_body(std::string_view b) override {
+    body.append(b);
+    return true;
+  }
+  bool should_stop() override { return stop; }
+  std::vector<long> statuses;
+  std::string body;
+  bool stop = false;
+};
+
+TEST(Fetcher, StreamsOnlyTheFinalResponseToTheSink) {
+  CannedServer server({http_response(302, "Location: /next\r\n", "redirect body"),
+                       http_response(200, "Content-Type: text/plain\r\n", "final body"),
+                       http_response(302, "Location: http://169.254.169.254/\r\n", "")});
+  Fetcher lax(true);
+  FetchRequest r;
+  r.url = "http://127.0.0.1:" + std::to_string(server.port()) + "/start";
+  RecordingSink sink;
+  auto res = lax.stream(r, sink);
+  ASSERT_TRUE(res.ok()) << res.status().message();
+  EXPECT_EQ(res->end, StreamEnd::kComplete);
+  EXPECT_EQ(res->status, 200);
+  EXPECT_EQ(sink.statuses, std::vector<long>{200});
+  EXPECT_EQ(sink.body, "final body");
+  // The next hop is checked like the first: a redirect to the metadata address is refused.
+  RecordingSink refused;
+  auto bad = lax.stream(r, refused);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("cloud metadata"), std::string::npos) << bad.status().message();
+  EXPECT_TRUE(refused.body.empty());
+}
+
+TEST(Fetcher, TheSinkCanStopAStreamThatNeverAnswers) {
+  // Listens but never accepts: the connection is made (backlog) and no answer ever comes.
+  int fd = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  ASSERT_EQ(bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a), 0);
+  ASSERT_EQ(listen(fd, 4), 0);
+  socklen_t len = sizeof a;
+  getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len);
+  Fetcher lax(true);
+  FetchRequest r;
+  r.url = "http://127.0.0.1:" + std::to_string(ntohs(a.sin_port)) + "/";
+  r.timeout_ms = 0;  // no limit of the client's own: only the sink ends it
+  RecordingSink sink;
+  sink.stop = true;
+  auto res = lax.stream(r, sink);
+  close(fd);
+  ASSERT_TRUE(res.ok()) << res.status().message();
+  EXPECT_EQ(res->end, StreamEnd::kInterrupted);
+  EXPECT_TRUE(sink.statuses.empty());
 }
 
 // A PNG signature and IHDR declaring 64 x 48 pixels (inputs are checked for decompression bombs).

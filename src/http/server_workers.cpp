@@ -47,6 +47,21 @@ std::size_t WorkerPool::awake() const {
   return awake_;
 }
 
+std::size_t WorkerPool::sleeping() const {
+  std::lock_guard lock(mu_);
+  return sleeping_;
+}
+
+std::size_t WorkerPool::wakes_by_post() const {
+  std::lock_guard lock(mu_);
+  return wakes_by_post_;
+}
+
+std::size_t WorkerPool::wakes_by_monitor() const {
+  std::lock_guard lock(mu_);
+  return wakes_by_monitor_;
+}
+
 void WorkerPool::wake_one_locked() {
   ++wakes_pending_;
   work_cv_.notify_one();
@@ -63,6 +78,7 @@ bool WorkerPool::try_post(Task task, std::size_t max_queued) {
   queue_.push_back(Item{std::move(task), std::chrono::steady_clock::now()});
   const bool can_wake = sleeping_ > wakes_pending_;
   if (can_wake && awake_ + wakes_pending_ < target_awake_) {
+    ++wakes_by_post_;
     wake_one_locked();
   } else if (monitor_idle_) {
     // Every awake thread may be blocked in a handler: let the monitor watch this task's age.
@@ -104,7 +120,10 @@ void WorkerPool::monitor_loop() {
     if (!queue_.empty()) {
       idle_ticks = 0;
       auto waited = std::chrono::steady_clock::now() - queue_.front().queued;
-      if (waited >= starvation_ && sleeping_ > wakes_pending_) wake_one_locked();
+      if (waited >= starvation_ && sleeping_ > wakes_pending_) {
+        ++wakes_by_monitor_;
+        wake_one_locked();
+      }
     } else if (++idle_ticks > kMonitorIdleTicks) {
       // Nothing queued for a while: stop polling until post() finds every awake thread busy.
       monitor_idle_ = true;

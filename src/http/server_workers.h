@@ -39,6 +39,11 @@ class WorkerPool {
   // For tests and metrics.
   std::size_t threads() const { return threads_.size(); }
   std::size_t awake() const;
+  std::size_t sleeping() const;  // threads waiting for work (started and idle)
+  // Threads woken by post() / by the starvation monitor since construction: what the pool's
+  // policy decides, counted where it decides it (a spurious wake-up is not counted).
+  std::size_t wakes_by_post() const;
+  std::size_t wakes_by_monitor() const;
 
  private:
   struct Item {
@@ -47,7 +52,7 @@ class WorkerPool {
   };
   void worker_loop();
   void monitor_loop();
-  void wake_one_locked();
+  void wake_one_locked();  // callers count the wake-up as theirs
 
   const std::size_t target_awake_;
   const std::chrono::microseconds starvation_;
@@ -59,6 +64,8 @@ class WorkerPool {
   std::size_t awake_ = 0;          // threads not waiting for work (running a task or looking)
   std::size_t sleeping_ = 0;       // threads waiting on work_cv_
   std::size_t wakes_pending_ = 0;  // notified but not yet running
+  std::size_t wakes_by_post_ = 0;
+  std::size_t wakes_by_monitor_ = 0;
   bool monitor_idle_ = false;
   bool stopping_ = false;
 

@@ -13,6 +13,7 @@
 #include "agents/agent_service.h"
 #include "agents/video_service.h"
 #include "api/routes.h"
+#include "auth/account_admin.h"
 #include "auth/authenticator.h"
 #include "auth/device_login.h"
 #include "auth/first_run.h"
@@ -20,6 +21,7 @@
 #include "auth/provisioning.h"
 #include "auth/runtime_token.h"
 #include "core/services.h"
+#include "files/file_service.h"
 #include "http/metrics.h"
 #include "http/pipeline.h"
 #include "http/router.h"
@@ -36,6 +38,7 @@
 #include "store/stores.h"
 #include "util/log.h"
 #include "util/random.h"
+#include "webhooks/webhook_service.h"
 
 namespace imago {
 
@@ -48,6 +51,9 @@ struct App::Parts {
   std::unique_ptr<jobs::Runtime> jobs_runtime;
   std::unique_ptr<agents::AgentService> agent_service;
   std::unique_ptr<agents::VideoService> video_service;
+  std::unique_ptr<files::FileService> file_service;
+  std::unique_ptr<webhooks::WebhookService> webhook_service;
+  std::unique_ptr<AccountAdmin> account_admin;
   std::unique_ptr<TokenKeyring> token_keys;
   std::unique_ptr<sessions::SessionService> session_service;  // before the rooms: they write to it
   std::unique_ptr<live::Rooms> rooms;
@@ -150,6 +156,8 @@ Result<std::unique_ptr<App>> App::create(Config config) {
   p.storage_quotas = *quotas;
   s.storage_quotas = &p.storage_quotas;
   s.metrics = &p.metrics;
+  p.account_admin = std::make_unique<AccountAdmin>(*p.stores.accounts, *p.stores.ledger);
+  s.account_admin = p.account_admin.get();
 
   s.voices = p.stores.voices.get();
 
@@ -170,6 +178,11 @@ Result<std::unique_ptr<App>> App::create(Config config) {
   if (!rt.ok()) return Status::Internal("jobs: " + rt.status().message());
   p.jobs_runtime = std::move(rt).value();
   p.jobs_runtime->fill(s);
+  p.file_service = std::make_unique<files::FileService>(
+      files::FileServiceDeps{s.blobs, s.files, s.job_store, s.fetcher, s.clock});
+  s.file_service = p.file_service.get();
+  p.webhook_service = std::make_unique<webhooks::WebhookService>(*s.webhooks, *s.fetcher, *s.clock);
+  s.webhook_service = p.webhook_service.get();
   agents::AgentServiceDeps ad;
   ad.agents = s.agents;
   ad.files = s.files;

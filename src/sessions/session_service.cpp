@@ -5,6 +5,7 @@
 #include <filesystem>
 
 #include "blobs/blob_store.h"
+#include "files/file_service.h"
 #include "store/file_store.h"
 #include "util/log.h"
 #include "util/random.h"
@@ -106,18 +107,14 @@ Status SessionService::recording_finished(const SessionRecord& s, const Recorded
   Status st = [&]() -> Status {
     FileSource src(rf.path);
     if (!src.ok()) return Status::Internal("the recording's file is missing");
-    if (Status put =
-            d_.blobs->put_from(f.blob_key, [&](char* buf, size_t cap) { return src.read(buf, cap); });
-        !put.ok()) {
-      return put;
-    }
-    auto size = d_.blobs->size(f.blob_key);
-    if (!size.ok()) return size.status();
-    f.size = *size;
-    Status done = d_.store->finish_recording(
-        s.session_id, {"ready", std::nullopt, f.size, rf.duration_ms, rf.video_codec, rf.audio_codec}, f);
-    if (!done.ok()) (void)d_.blobs->remove(f.blob_key);
-    return done;
+    // The file is recorded with the session's recording, in the session store's transaction.
+    return files::write_file(
+        *d_.blobs, *d_.files, f, [&](char* buf, size_t cap) { return src.read(buf, cap); },
+        [&](const FileRecord& written) {
+          return d_.store->finish_recording(
+              s.session_id,
+              {"ready", std::nullopt, written.size, rf.duration_ms, rf.video_codec, rf.audio_codec}, written);
+        });
   }();
   std::error_code ec;
   std::filesystem::remove(rf.path, ec);

@@ -10,8 +10,8 @@
 
 #include <algorithm>
 #include <boost/json.hpp>
+#include <cerrno>
 #include <chrono>
-#include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <string>
@@ -71,15 +71,6 @@ int read_status(int fd, std::string* head = nullptr) {
   return std::atoi(raw.substr(9, 3).c_str());
 }
 
-// Nearest-rank 99th percentile: the smallest sample with at least 99% of all samples at or below
-// it (of 300 samples, the 297th smallest: the three worst are outliers, not the percentile).
-double p99_ms(std::vector<double> v) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  const auto rank = static_cast<size_t>(std::ceil(0.99 * static_cast<double>(v.size())));
-  return v[std::max<size_t>(rank, 1) - 1];
-}
-
 class HttpCore : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
@@ -98,7 +89,15 @@ TestServer* HttpCore::server_ = nullptr;
 testing::TestAccount HttpCore::account_;
 
 // Finding 1: 16 never-reading TTS stream clients made /healthz take 57 s.
-TEST_F(HttpCore, NeverReadingStreamClientsDoNotSlowOtherRequests) {
+// Ordering, not milliseconds (a loaded machine makes every request slow): with one I/O thread,
+// one request worker and one stream thread, 64 clients that never read hold TTS streams open
+// (the write timeout is far away), and requests on every kind of path are answered meanwhile. A
+// server that spent a thread on a stalled write could not answer them until that stream ended.
+// How much the stalled streams cost in latency is measured by src/http/server_benchmark.cpp.
+TEST(HttpCoreStalled, NeverReadingStreamClientsDoNotSlowOtherRequests) {
+  TestServer server({"--anon-ip-limit", "100000", "--threads", "1", "--worker-threads", "1",
+                     "--stream-threads", "1", "--write-timeout", "900"});
+  auto account = server.create_account("business", 1000000);
   std::string text;
   for (int i = 0; i < 12; ++i) {
     text +=
@@ -107,55 +106,52 @@ TEST_F(HttpCore, NeverReadingStreamClientsDoNotSlowOtherRequests) {
   const std::string body = json::serialize(json::object{{"text", text}, {"stream", true}});
   const std::string req =
       "POST /v1/tts HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\napi-secret: " +
-      account_.api_secret + "\r\nContent-Length: " + std::to_string(body.size()) + "\r\n\r\n" + body;
-  // The same calls on the idle server first: this machine's own scheduling noise (the suite runs
-  // tests in parallel on few cores) is allowed on top of the 50 ms bound, nothing more. Each
-  // figure is the p99 of kSamples requests (one connection each, as a probe would make), so a
-  // few descheduled moments of this test process cannot decide it; only a server that really
-  // delays requests behind the stalled streams can.
-  constexpr size_t kSamples = 300;
-  auto sample = [&](std::vector<double>& health, std::vector<double>& me) {
-    const auto deadline = Clock::now() + std::chrono::seconds(90);
-    for (size_t i = 0; i < kSamples && Clock::now() < deadline; ++i) {
-      auto t0 = Clock::now();
-      auto h = server_->get("/healthz");
-      health.push_back(std::chrono::duration<double, std::milli>(Clock::now() - t0).count());
-      EXPECT_EQ(h.status, 200);
-      t0 = Clock::now();
-      auto m = server_->get("/v1/me", account_.api_secret);
-      me.push_back(std::chrono::duration<double, std::milli>(Clock::now() - t0).count());
-      EXPECT_EQ(m.status, 200) << m.body;
-    }
-  };
-  std::vector<double> base_health, base_me;
-  sample(base_health, base_me);
-  ASSERT_EQ(base_health.size(), kSamples);
-  const double noise = std::max(p99_ms(base_health), p99_ms(base_me));
-
+      account.api_secret + "\r\nContent-Length: " + std::to_string(body.size()) + "\r\n\r\n" + body;
   std::vector<int> stalled;
   for (int i = 0; i < 64; ++i) {
-    int fd = connect_raw(server_->port(), 4096);
+    int fd = connect_raw(server.port(), 4096);
     ASSERT_GE(fd, 0);
     ASSERT_TRUE(send_all(fd, req));
-    stalled.push_back(fd);  // never read
+    stalled.push_back(fd);  // never read (beyond the status line below)
   }
-  std::vector<double> health, me;
-  sample(health, me);
-  ASSERT_EQ(health.size(), kSamples);
-  EXPECT_LT(p99_ms(health), 50.0 + noise)
-      << "/healthz p99 with 64 stalled streams (idle p99 " << noise << " ms)";
-  EXPECT_LT(p99_ms(me), 50.0 + noise) << "/v1/me p99 with 64 stalled streams (idle p99 " << noise << " ms)";
-  // The stalled streams really were admitted (or refused quickly: 503 when the synthesizer's queue
-  // is full, 429 beyond the account's share of it), not left hanging.
+  // Every stream was admitted (or refused: 503 when the synthesizer's queue is full, 429 beyond
+  // the account's share of it): its status line is here, so its handler has run.
   int ok = 0, busy = 0;
+  std::vector<int> status;
   for (int fd : stalled) {
-    int st = read_status(fd);
-    if (st == 200) ++ok;
-    if (st == 503 || st == 429) ++busy;
-    ::close(fd);
+    status.push_back(read_status(fd));
+    if (status.back() == 200) ++ok;
+    if (status.back() == 503 || status.back() == 429) ++busy;
   }
   EXPECT_EQ(ok + busy, 64) << ok << " streams, " << busy << " refused";
-  EXPECT_GT(ok, 0);
+  ASSERT_GT(ok, 0);
+  // The admitted streams are stalled now (their bodies exceed the socket buffers) and stay open:
+  // inline routes on the single I/O thread and a request-pool route on the single worker answer.
+  for (int i = 0; i < 20; ++i) {
+    auto h = server.get("/healthz");
+    EXPECT_EQ(h.status, 200);
+    auto m = server.get("/v1/me", account.api_secret);
+    EXPECT_EQ(m.status, 200) << m.body;
+    auto k = server.get("/v1/keys", account.api_secret);
+    EXPECT_EQ(k.status, 200) << k.body;
+  }
+  // A stream that is read completes on the single stream thread while the others stay stalled.
+  const std::string short_body = json::serialize(json::object{{"text", "A short one."}, {"stream", true}});
+  auto t = server.post("/v1/tts", short_body, account.api_secret);
+  EXPECT_TRUE(t.status == 200 || t.status == 503 || t.status == 429) << t.status << " " << t.body;
+  if (t.status == 200) {
+    EXPECT_FALSE(t.body.empty());
+  }
+  // The admitted streams were never closed meanwhile: they were not ended to make room.
+  for (size_t i = 0; i < stalled.size(); ++i) {
+    if (status[i] == 200) {
+      char c;
+      const ssize_t n = ::recv(stalled[i], &c, 1, MSG_DONTWAIT | MSG_PEEK);
+      EXPECT_TRUE(n > 0 || (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)))
+          << "a stalled stream was closed";
+    }
+    ::close(stalled[i]);
+  }
 }
 
 // Finding 2: unauthenticated clients made the server buffer 8 x 185 MB before each got its 401.
@@ -216,11 +212,11 @@ TEST(HttpCoreCaps, PerAddressConnectionCapKeepsOthersServed) {
   EXPECT_EQ(read_status(other), 200);
   ::close(other);
   for (int f : idle) ::close(f);
-  // Freed slots are usable again.
+  // Freed slots are usable again (once the server has seen the closes: bounded retries).
   bool ok = false;
-  for (int i = 0; i < 50 && !ok; ++i) {
+  for (int i = 0; i < 300 && !ok; ++i) {
     ok = server.get("/healthz").status == 200;
-    if (!ok) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    if (!ok) std::this_thread::sleep_for(std::chrono::milliseconds(100));
   }
   EXPECT_TRUE(ok);
 }

@@ -15,7 +15,7 @@ FLOORS = [
     ["config", "billing", "limits", "blobs", "fetch"],
     ["core"],  # the dependency bag: forward declarations only
     ["store"],
-    ["auth", "speech", "webhooks", "avatar"],
+    ["auth", "speech", "webhooks", "avatar", "files"],
     ["jobs", "conversation"],
     ["agents", "sessions"],
     ["http", "live"],
