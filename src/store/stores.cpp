@@ -2,12 +2,11 @@
 
 #include "store/cached_account_store.h"
 #include "store/postgres/db.h"
-#include "store/postgres/migrations.h"
 #include "store/postgres/pg_stores.h"
 #include "store/sql/backends.h"
+#include "store/sql/schema.h"
 #include "store/sql/sql_stores.h"
 #include "store/sqlite/db.h"
-#include "store/sqlite/migrations.h"
 #include "util/log.h"
 
 namespace imago {
@@ -41,7 +40,7 @@ constexpr int kPgPoolSize = 24;
 Result<Stores> open_postgres(const std::string& url, Clock& clock) {
   auto db = pg::Db::open(url, kPgPoolSize);
   if (!db.ok()) return db.status();
-  Status m = (*db)->migrate(pg::all_migrations());
+  Status m = sql::migrate(*sql::wrap(**db));
   if (!m.ok()) return Status::Internal("migrating PostgreSQL: " + m.message());
   Stores s;
   s.pg_db = std::move(db).value();
@@ -104,7 +103,7 @@ Result<Stores> open_stores(const std::string& database_url, Clock& clock) {
   const std::string path = database_url.substr(7);
   auto db = sqlite::Db::open(path, 16);
   if (!db.ok()) return db.status();
-  Status m = (*db)->migrate(sqlite::all_migrations());
+  Status m = sql::migrate(*sql::wrap(**db));
   if (!m.ok()) return Status::Internal("migrating " + path + ": " + m.message());
 
   Stores s;
@@ -129,51 +128,36 @@ Result<Stores> open_stores(const std::string& database_url, Clock& clock) {
 }
 
 Result<std::vector<MigrationInfo>> migrations_of(const std::string& database_url, bool apply) {
-  std::vector<MigrationInfo> out;
+  std::unique_ptr<sqlite::Db> sqlite_db;
+  std::unique_ptr<pg::Db> pg_db;
+  std::unique_ptr<sql::Database> db;
   if (is_postgres_url(database_url)) {
-    auto db = pg::Db::open(database_url, 1);
-    if (!db.ok()) return db.status();
-    if (apply) {
-      if (Status m = (*db)->migrate(pg::all_migrations()); !m.ok()) return m;
-    }
-    auto applied = (*db)->applied_migrations();
-    if (!applied.ok()) return applied.status();
-    for (const auto& m : pg::all_migrations()) {
-      MigrationInfo i{m.version, m.name, false, 0};
-      for (const auto& a : *applied) {
-        if (a.version == m.version) i.applied = true, i.applied_at = a.applied_at;
-      }
-      out.push_back(i);
-    }
-    return out;
-  }
-  if (database_url.rfind("sqlite:", 0) != 0) {
+    auto d = pg::Db::open(database_url, 1);
+    if (!d.ok()) return d.status();
+    pg_db = std::move(d).value();
+    db = sql::wrap(*pg_db);
+  } else if (database_url.rfind("sqlite:", 0) == 0) {
+    auto d = sqlite::Db::open(database_url.substr(7), 1);
+    if (!d.ok()) return d.status();
+    sqlite_db = std::move(d).value();
+    db = sql::wrap(*sqlite_db);
+  } else {
     return Status::Invalid("database URL must start with sqlite: or postgres:// (got '" + database_url +
                            "')");
   }
-  auto db = sqlite::Db::open(database_url.substr(7), 1);
-  if (!db.ok()) return db.status();
   if (apply) {
-    if (Status m = (*db)->migrate(sqlite::all_migrations()); !m.ok()) return m;
+    if (Status m = sql::migrate(*db); !m.ok()) return m;
   }
-  auto r = (*db)->read([&](sqlite::Conn& c) -> Status {
-    bool has_table = false;
-    {
-      auto t = c.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'schema_migrations'");
-      has_table = t.step();
+  auto applied = sql::applied_migrations(*db);
+  if (!applied.ok()) return applied.status();
+  std::vector<MigrationInfo> out;
+  for (const auto& m : sql::migrations()) {
+    MigrationInfo i{m.version, m.name, false, 0};
+    for (const auto& a : *applied) {
+      if (a.version == m.version) i.applied = true, i.applied_at = a.applied_at;
     }
-    for (const auto& m : sqlite::all_migrations()) {
-      MigrationInfo i{m.version, m.name, false, 0};
-      if (has_table) {
-        auto q = c.prepare("SELECT applied_at FROM schema_migrations WHERE version = ?");
-        q.bind(1, m.version);
-        if (q.step()) i.applied = true, i.applied_at = q.col_int(0);
-      }
-      out.push_back(i);
-    }
-    return Status::Ok();
-  });
-  if (!r.ok()) return r;
+    out.push_back(i);
+  }
   return out;
 }
 

@@ -252,65 +252,6 @@ void Db::release(Conn* c) {
   cv_.notify_one();
 }
 
-namespace {
-// One key for the whole schema; any 64-bit number unlikely to be used by other applications.
-constexpr const char* kMigrationLockSql = "SELECT pg_advisory_lock(7316548102938471)";
-constexpr const char* kMigrationUnlockSql = "SELECT pg_advisory_unlock(7316548102938471)";
-}  // namespace
-
-Status Db::migrate(const std::vector<Migration>& migrations) {
-  return once([&](Conn& c) -> Status {
-    c.exec(kMigrationLockSql);
-    struct Unlock {
-      Conn& c;
-      ~Unlock() {
-        try {
-          c.exec(kMigrationUnlockSql);
-        } catch (...) {
-        }
-      }
-    } unlock{c};
-    c.exec(
-        "CREATE TABLE IF NOT EXISTS schema_migrations ("
-        " version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at BIGINT NOT NULL)");
-    for (const auto& m : migrations) {
-      auto q = c.prepare("SELECT 1 FROM schema_migrations WHERE version = ?");
-      q.bind(1, m.version);
-      if (q.step()) continue;
-      c.exec("BEGIN");
-      try {
-        c.exec(m.sql);
-        c.prepare(
-             "INSERT INTO schema_migrations(version, name, applied_at)"
-             " VALUES(?::int, ?, EXTRACT(EPOCH FROM now())::bigint)")
-            .bind(1, m.version)
-            .bind(2, m.name)
-            .run();
-        c.exec("COMMIT");
-      } catch (const Error& e) {
-        try {
-          c.exec("ROLLBACK");
-        } catch (...) {
-        }
-        return Status::Internal("migration " + std::to_string(m.version) + " (" + m.name + "): " + e.what());
-      }
-    }
-    return Status::Ok();
-  });
-}
-
-Result<std::vector<AppliedMigration>> Db::applied_migrations() {
-  return read([&](Conn& c) -> Result<std::vector<AppliedMigration>> {
-    std::vector<AppliedMigration> out;
-    auto exists = c.prepare("SELECT to_regclass('schema_migrations') IS NOT NULL");
-    exists.step();
-    if (!exists.col_bool(0)) return out;
-    auto q = c.prepare("SELECT version, name, applied_at FROM schema_migrations ORDER BY version");
-    while (q.step()) out.push_back({static_cast<int>(q.col_int(0)), q.col_text(1), q.col_int(2)});
-    return out;
-  });
-}
-
 // --- Listener ---
 
 struct Listener::State {

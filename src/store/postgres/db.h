@@ -157,29 +157,11 @@ bool failed(const Result<T>& r) {
 }
 }  // namespace detail
 
-struct Migration {
-  int version;
-  const char* name;
-  const char* sql;
-};
-
-struct AppliedMigration {
-  int version = 0;
-  std::string name;
-  int64_t applied_at = 0;
-};
-
 class Db {
  public:
   // Connects (libpq URL or key=value string) and checks the server answers.
   static Result<std::unique_ptr<Db>> open(const std::string& url, int pool_size = 8);
   ~Db();
-
-  // Applies every migration not yet recorded, each in its own transaction, while holding a
-  // session advisory lock: when several nodes start at once, one migrates and the others wait,
-  // then find nothing left to do.
-  Status migrate(const std::vector<Migration>& migrations);
-  Result<std::vector<AppliedMigration>> applied_migrations();
 
   template <typename F>
   auto read(F&& fn) -> detail::TxResult<decltype(fn(std::declval<Conn&>()))>;

@@ -11,10 +11,11 @@
 #include <thread>
 
 #include "billing/operations.h"
-#include "store/postgres/migrations.h"
 #include "store/postgres/pg_stores.h"
 #include "store/postgres/test_db.h"
 #include "store/postgres/test_postgres.h"
+#include "store/sql/backends.h"
+#include "store/sql/schema.h"
 
 namespace imago::pg {
 namespace {
@@ -41,16 +42,16 @@ TEST(PgDb, MigratesOnceWhenNodesStartTogether) {
   for (int i = 0; i < 4; ++i) {
     nodes.emplace_back([&] {
       auto db = Db::open(database.url(), 2);
-      if (!db.ok() || !(*db)->migrate(all_migrations()).ok()) ++failures;
+      if (!db.ok() || !sql::migrate(*sql::wrap(**db)).ok()) ++failures;
     });
   }
   for (auto& t : nodes) t.join();
   EXPECT_EQ(failures.load(), 0);
   auto db = open_node(database.url());
-  auto applied = db->applied_migrations();
+  auto applied = sql::applied_migrations(*sql::wrap(*db));
   ASSERT_TRUE(applied.ok());
-  EXPECT_EQ(applied->size(), all_migrations().size());
-  EXPECT_TRUE(db->migrate(all_migrations()).ok());  // nothing left to do
+  EXPECT_EQ(applied->size(), sql::migrations().size());
+  EXPECT_TRUE(sql::migrate(*sql::wrap(*db)).ok());  // nothing left to do
 }
 
 // Migration 205 (agent codes per account) keeps a database written before it working: its agents,
@@ -59,10 +60,10 @@ TEST(PgDb, MigratesOnceWhenNodesStartTogether) {
 TEST(PgMigrations, AgentCodesPerAccountKeepExistingAgents) {
   TestDatabase database;
   auto db = open_node(database.url());
-  std::vector<Migration> before;
-  for (const auto& m : all_migrations())
+  std::vector<sql::Migration> before;
+  for (const auto& m : sql::migrations())
     if (m.version != 205) before.push_back(m);
-  ASSERT_TRUE(db->migrate(before).ok());
+  ASSERT_TRUE(sql::migrate(*sql::wrap(*db), before).ok());
   ASSERT_TRUE(
       db->write([](Conn& c) -> Status {
           c.exec(
@@ -83,7 +84,7 @@ TEST(PgMigrations, AgentCodesPerAccountKeepExistingAgents) {
               " 'old-bot', 'queued', 3, 0, 0, 0)");
           return Status::Ok();
         }).ok());
-  ASSERT_TRUE(db->migrate(all_migrations()).ok());
+  ASSERT_TRUE(sql::migrate(*sql::wrap(*db)).ok());
   ManualClock clock;
   auto agents = make_agent_store(*db, clock);
   auto jobs = make_job_store(*db, clock);

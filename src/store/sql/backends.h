@@ -19,6 +19,7 @@ class ConnectionOver final : public Connection {
   using Connection::prepare;
   Stmt prepare(const char* sql) override;
   int64_t changes() const override { return static_cast<int64_t>(c_.changes()); }
+  void exec(const std::string& script) override { c_.exec(script.c_str()); }
 
  private:
   BackendConn& c_;

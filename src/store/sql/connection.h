@@ -105,6 +105,8 @@ class Connection {
   }
   // Rows changed by the last INSERT/UPDATE/DELETE run on this connection.
   virtual int64_t changes() const = 0;
+  // Runs a script of statements without parameters (migrations).
+  virtual void exec(const std::string& script) = 0;
 };
 
 namespace detail {

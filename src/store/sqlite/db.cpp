@@ -163,29 +163,4 @@ void Db::release(Conn* c) {
   cv_.notify_one();
 }
 
-Status Db::migrate(const std::vector<Migration>& migrations) {
-  auto r = write([&](Conn& c) -> Status {
-    c.exec(
-        "CREATE TABLE IF NOT EXISTS schema_migrations ("
-        " version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at INTEGER NOT NULL)");
-    return Status::Ok();
-  });
-  if (!r.ok()) return r;
-  for (const auto& m : migrations) {
-    auto applied = write([&](Conn& c) -> Status {
-      auto q = c.prepare("SELECT 1 FROM schema_migrations WHERE version = ?");
-      q.bind(1, m.version);
-      if (q.step()) return Status::Ok();
-      c.exec(m.sql);
-      c.prepare("INSERT INTO schema_migrations(version, name, applied_at) VALUES(?,?,strftime('%s','now'))")
-          .bind(1, m.version)
-          .bind(2, m.name)
-          .run();
-      return Status::Ok();
-    });
-    if (!applied.ok()) return applied;
-  }
-  return Status::Ok();
-}
-
 }  // namespace imago::sqlite

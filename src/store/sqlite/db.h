@@ -112,20 +112,11 @@ bool failed(const Result<T>& r) {
 }
 }  // namespace detail
 
-struct Migration {
-  int version;
-  const char* name;
-  const char* sql;
-};
-
 class Db {
  public:
   // Opens (creating if needed) the database file, sets WAL, foreign keys and a busy timeout.
   static Result<std::unique_ptr<Db>> open(const std::string& path, int pool_size = 8);
   ~Db();
-
-  // Applies every migration whose version is newer than the database's, each in a transaction.
-  Status migrate(const std::vector<Migration>& migrations);
 
   // Runs `fn(Conn&)` in a read transaction (snapshot). Exceptions from SQLite become Status.
   template <typename F>

@@ -5,7 +5,8 @@
 #include <filesystem>
 
 #include "billing/operations.h"
-#include "store/sqlite/migrations.h"
+#include "store/sql/backends.h"
+#include "store/sql/schema.h"
 #include "store/sqlite/sqlite_agent_store.h"
 #include "store/sqlite/sqlite_job_store.h"
 
@@ -79,10 +80,10 @@ TEST(Migrations, AgentCodesPerAccountKeepExistingAgents) {
   std::string dir = mkdtemp(tmpl);
   {
     auto db = Db::open(dir + "/t.db", 2).value();
-    std::vector<Migration> before;
-    for (const auto& m : all_migrations())
+    std::vector<sql::Migration> before;
+    for (const auto& m : sql::migrations())
       if (m.version != 205) before.push_back(m);
-    ASSERT_TRUE(db->migrate(before).ok());
+    ASSERT_TRUE(sql::migrate(*sql::wrap(*db), before).ok());
     ASSERT_TRUE(
         db->write([](Conn& c) -> Status {
             for (const char* code : {"old-bot", "A12BCD3456"}) {
@@ -107,7 +108,7 @@ TEST(Migrations, AgentCodesPerAccountKeepExistingAgents) {
           }).ok());
   }
   auto db = Db::open(dir + "/t.db", 2).value();
-  ASSERT_TRUE(db->migrate(all_migrations()).ok());
+  ASSERT_TRUE(sql::migrate(*sql::wrap(*db)).ok());
   ManualClock clock;
   auto agents = make_agent_store(*db, clock);
   auto jobs = make_job_store(*db, clock);

@@ -1,4 +1,4 @@
-// The ledger on SQLite: the shared store (store/sql/).
+// The SQLite factory of the shared store (store/sql/); the schema is store/sql/schema.cpp.
 #include "store/sqlite/sqlite_ledger_store.h"
 
 #include "store/sql/backends.h"
