@@ -14,11 +14,17 @@
 #include "store/postgres/pg_stores.h"
 #include "store/postgres/test_db.h"
 #include "store/postgres/test_postgres.h"
-#include "store/sql/backends.h"
 #include "store/sql/schema.h"
+#include "store/sql/sql_stores.h"
 
 namespace imago::pg {
 namespace {
+
+using sql::Connection;
+using sql::make_account_store;
+using sql::make_agent_store;
+using sql::make_job_store;
+using sql::make_ledger_store;
 
 std::unique_ptr<Db> open_node(const std::string& url) {
   auto db = Db::open(url, 8);
@@ -42,16 +48,16 @@ TEST(PgDb, MigratesOnceWhenNodesStartTogether) {
   for (int i = 0; i < 4; ++i) {
     nodes.emplace_back([&] {
       auto db = Db::open(database.url(), 2);
-      if (!db.ok() || !sql::migrate(*sql::wrap(**db)).ok()) ++failures;
+      if (!db.ok() || !sql::migrate(**db).ok()) ++failures;
     });
   }
   for (auto& t : nodes) t.join();
   EXPECT_EQ(failures.load(), 0);
   auto db = open_node(database.url());
-  auto applied = sql::applied_migrations(*sql::wrap(*db));
+  auto applied = sql::applied_migrations(*db);
   ASSERT_TRUE(applied.ok());
   EXPECT_EQ(applied->size(), sql::migrations().size());
-  EXPECT_TRUE(sql::migrate(*sql::wrap(*db)).ok());  // nothing left to do
+  EXPECT_TRUE(sql::migrate(*db).ok());  // nothing left to do
 }
 
 // Migration 205 (agent codes per account) keeps a database written before it working: its agents,
@@ -63,9 +69,9 @@ TEST(PgMigrations, AgentCodesPerAccountKeepExistingAgents) {
   std::vector<sql::Migration> before;
   for (const auto& m : sql::migrations())
     if (m.version != 205) before.push_back(m);
-  ASSERT_TRUE(sql::migrate(*sql::wrap(*db), before).ok());
+  ASSERT_TRUE(sql::migrate(*db, before).ok());
   ASSERT_TRUE(
-      db->write([](Conn& c) -> Status {
+      db->write([](Connection& c) -> Status {
           c.exec(
               "INSERT INTO accounts(id, name, plan, topup_credits, created_at) VALUES"
               " ('acct_old', 'Old', 'free', 0, 1), ('acct_new', 'New', 'free', 1000, 1)");
@@ -84,7 +90,7 @@ TEST(PgMigrations, AgentCodesPerAccountKeepExistingAgents) {
               " 'old-bot', 'queued', 3, 0, 0, 0)");
           return Status::Ok();
         }).ok());
-  ASSERT_TRUE(sql::migrate(*sql::wrap(*db)).ok());
+  ASSERT_TRUE(sql::migrate(*db).ok());
   ManualClock clock;
   auto agents = make_agent_store(*db, clock);
   auto jobs = make_job_store(*db, clock);
@@ -120,7 +126,7 @@ TEST(PgMigrations, AgentCodesPerAccountKeepExistingAgents) {
 
 TEST(PgDb, FailedStatusRollsBackAndErrorsBecomeStatus) {
   TestDb t;
-  Status s = t.db().write([](Conn& c) -> Status {
+  Status s = t.db().write([](Connection& c) -> Status {
     c.prepare("INSERT INTO cluster_secrets(name, value, created_at) VALUES(?, ?, 0)")
         .bind(1, "a")
         .bind(2, "b")
@@ -128,14 +134,14 @@ TEST(PgDb, FailedStatusRollsBackAndErrorsBecomeStatus) {
     return Status::Conflict("no");
   });
   EXPECT_EQ(s.code(), Code::kConflict);
-  auto n = t.db().read([](Conn& c) {
+  auto n = t.db().read([](Connection& c) {
     auto q = c.prepare("SELECT COUNT(*) FROM cluster_secrets");
     q.step();
     return q.col_int(0);
   });
   ASSERT_TRUE(n.ok());
   EXPECT_EQ(*n, 0);
-  Status bad = t.db().write([](Conn& c) -> Status {
+  Status bad = t.db().write([](Connection& c) -> Status {
     c.prepare("SELECT no_such_column FROM cluster_secrets").run();
     return Status::Ok();
   });
@@ -145,7 +151,7 @@ TEST(PgDb, FailedStatusRollsBackAndErrorsBecomeStatus) {
 
 TEST(PgDb, ReconnectsAfterTheServerDropsTheConnection) {
   TestDb t;
-  auto pid = t.db().read([](Conn& c) {
+  auto pid = t.db().read([](Connection& c) {
     auto q = c.prepare("SELECT pg_backend_pid()");
     q.step();
     return q.col_int(0);
@@ -154,14 +160,14 @@ TEST(PgDb, ReconnectsAfterTheServerDropsTheConnection) {
   // Another session terminates ours (what a database restart or failover looks like).
   auto killer = open_node(t.url());
   ASSERT_TRUE(killer
-                  ->once([&](Conn& c) -> Status {
+                  ->once([&](Connection& c) -> Status {
                     c.prepare("SELECT pg_terminate_backend(?::int)").bind(1, *pid).run();
                     return Status::Ok();
                   })
                   .ok());
   // The next transaction finds the connection broken before BEGIN is acknowledged and runs again
   // on a fresh one: nothing had been sent that could have committed.
-  auto again = t.db().read([](Conn& c) {
+  auto again = t.db().read([](Connection& c) {
     auto q = c.prepare("SELECT pg_backend_pid()");
     q.step();
     return q.col_int(0);
@@ -174,13 +180,13 @@ TEST(PgDb, BytesRoundTrip) {
   TestDb t;
   std::string bytes;
   for (int i = 0; i < 256; ++i) bytes.push_back(static_cast<char>(i));
-  auto back = t.db().write([&](Conn& c) {
+  auto back = t.db().write([&](Connection& c) {
     c.prepare("INSERT INTO blob_chunks(key, version, n, data) VALUES('k', 1, 0, ?)")
-        .bind_bytes(1, bytes)
+        .bind_blob(1, bytes)
         .run();
     auto q = c.prepare("SELECT data FROM blob_chunks WHERE key = 'k'");
     q.step();
-    return q.col_bytes(0);
+    return q.col_blob(0);
   });
   ASSERT_TRUE(back.ok());
   EXPECT_EQ(*back, bytes);

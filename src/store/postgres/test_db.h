@@ -7,7 +7,6 @@
 
 #include "store/postgres/db.h"
 #include "store/postgres/test_postgres.h"
-#include "store/sql/backends.h"
 #include "store/sql/schema.h"
 
 namespace imago::pg {
@@ -21,7 +20,7 @@ class TestDb {
       std::abort();
     }
     db_ = std::move(db).value();
-    if (Status m = sql::migrate(*sql::wrap(*db_)); !m.ok()) {
+    if (Status m = sql::migrate(*db_); !m.ok()) {
       std::cerr << m.message() << "\n";
       std::abort();
     }

@@ -5,13 +5,13 @@
 #include <filesystem>
 
 #include "billing/operations.h"
-#include "store/sql/backends.h"
 #include "store/sql/schema.h"
-#include "store/sqlite/sqlite_agent_store.h"
-#include "store/sqlite/sqlite_job_store.h"
+#include "store/sql/sql_stores.h"
 
 namespace imago::sqlite {
 namespace {
+
+using sql::Connection;
 
 // A read that stops after the first row must not pin its snapshot: after another connection
 // commits, a write transaction on the first connection has to succeed.
@@ -19,7 +19,7 @@ TEST(Db, StatementsLeftMidResultDoNotBlockLaterWrites) {
   char tmpl[] = "/tmp/imago-db-XXXXXX";
   std::string dir = mkdtemp(tmpl);
   auto db = Db::open(dir + "/t.db", 2).value();
-  ASSERT_TRUE(db->write([](Conn& c) -> Status {
+  ASSERT_TRUE(db->write([](Connection& c) -> Status {
                   c.exec("CREATE TABLE t(x INTEGER)");
                   c.exec("INSERT INTO t VALUES (1), (2), (3)");
                   return Status::Ok();
@@ -28,10 +28,10 @@ TEST(Db, StatementsLeftMidResultDoNotBlockLaterWrites) {
     // Connection A reads only the first of several rows; while A is checked out, connection B
     // commits a write, so A's snapshot is now old. A goes back to the pool last, so the next
     // write runs on A.
-    auto first = db->read([&](Conn& c) -> int64_t {
+    auto first = db->read([&](Connection& c) -> int64_t {
       auto q = c.prepare("SELECT x FROM t ORDER BY x");
       q.step();
-      Status other = db->write([&](Conn& b) -> Status {
+      Status other = db->write([&](Connection& b) -> Status {
         b.prepare("INSERT INTO t VALUES (?)").bind(1, 100 + round).run();
         return Status::Ok();
       });
@@ -39,7 +39,7 @@ TEST(Db, StatementsLeftMidResultDoNotBlockLaterWrites) {
       return q.col_int(0);
     });
     ASSERT_TRUE(first.ok());
-    Status w = db->write([&](Conn& c) -> Status {
+    Status w = db->write([&](Connection& c) -> Status {
       c.prepare("INSERT INTO t VALUES (?)").bind(1, round + 10).run();
       return Status::Ok();
     });
@@ -53,16 +53,16 @@ TEST(Db, FailedStatusRollsBack) {
   char tmpl[] = "/tmp/imago-db-XXXXXX";
   std::string dir = mkdtemp(tmpl);
   auto db = Db::open(dir + "/t.db", 2).value();
-  ASSERT_TRUE(db->write([](Conn& c) -> Status {
+  ASSERT_TRUE(db->write([](Connection& c) -> Status {
                   c.exec("CREATE TABLE t(x INTEGER)");
                   return Status::Ok();
                 }).ok());
-  Status s = db->write([](Conn& c) -> Status {
+  Status s = db->write([](Connection& c) -> Status {
     c.exec("INSERT INTO t VALUES (1)");
     return Status::Invalid("no");
   });
   EXPECT_EQ(s.code(), Code::kInvalidArgument);
-  auto n = db->read([](Conn& c) -> int64_t {
+  auto n = db->read([](Connection& c) -> int64_t {
     auto q = c.prepare("SELECT COUNT(*) FROM t");
     q.step();
     return q.col_int(0);
@@ -83,9 +83,9 @@ TEST(Migrations, AgentCodesPerAccountKeepExistingAgents) {
     std::vector<sql::Migration> before;
     for (const auto& m : sql::migrations())
       if (m.version != 205) before.push_back(m);
-    ASSERT_TRUE(sql::migrate(*sql::wrap(*db), before).ok());
+    ASSERT_TRUE(sql::migrate(*db, before).ok());
     ASSERT_TRUE(
-        db->write([](Conn& c) -> Status {
+        db->write([](Connection& c) -> Status {
             for (const char* code : {"old-bot", "A12BCD3456"}) {
               c.prepare(
                    "INSERT INTO agents(code, account_id, name, status, system_prompt, model, aspect_ratio,"
@@ -108,10 +108,10 @@ TEST(Migrations, AgentCodesPerAccountKeepExistingAgents) {
           }).ok());
   }
   auto db = Db::open(dir + "/t.db", 2).value();
-  ASSERT_TRUE(sql::migrate(*sql::wrap(*db)).ok());
+  ASSERT_TRUE(sql::migrate(*db).ok());
   ManualClock clock;
-  auto agents = make_agent_store(*db, clock);
-  auto jobs = make_job_store(*db, clock);
+  auto agents = sql::make_agent_store(*db, clock);
+  auto jobs = sql::make_job_store(*db, clock);
   auto old = agents->get("acct_old", "old-bot");
   ASSERT_TRUE(old.ok()) << old.status().message();
   EXPECT_EQ(old->name, "Old");
@@ -120,7 +120,7 @@ TEST(Migrations, AgentCodesPerAccountKeepExistingAgents) {
   EXPECT_FALSE(*agents->code_taken("acct_new", "old-bot"));
 
   // Another account takes the same code (it needs credits for the charge).
-  ASSERT_TRUE(db->write([](Conn& c) -> Status {
+  ASSERT_TRUE(db->write([](Connection& c) -> Status {
                   c.exec(
                       "INSERT INTO accounts(id, name, plan, topup_credits, created_at)"
                       " VALUES('acct_new', 'New', 'free', 1000, 1)");

@@ -5,7 +5,6 @@
 #include <memory>
 #include <string>
 
-#include "store/sql/backends.h"
 #include "store/sql/schema.h"
 #include "store/sqlite/db.h"
 
@@ -19,7 +18,7 @@ class TestDb {
     auto db = Db::open(dir_ + "/test.db", 8);
     if (!db.ok()) std::abort();
     db_ = std::move(db).value();
-    if (!sql::migrate(*sql::wrap(*db_)).ok()) std::abort();
+    if (!sql::migrate(*db_).ok()) std::abort();
   }
   ~TestDb() {
     db_.reset();

@@ -1,8 +1,6 @@
 // Databases written before the migration history was one (SQLite with the members tables at 500,
 // PostgreSQL with its own list) open and migrate forward: every version recorded, the data
 // readable through the stores, and the schema the same as a database created today.
-#include "store/sql/schema.h"
-
 #include <gtest/gtest.h>
 #include <libpq-fe.h>
 #include <sqlite3.h>
@@ -16,7 +14,7 @@
 #include "billing/operations.h"
 #include "store/postgres/db.h"
 #include "store/postgres/test_postgres.h"
-#include "store/sql/backends.h"
+#include "store/sql/schema.h"
 #include "store/sqlite/db.h"
 #include "store/stores.h"
 
@@ -95,7 +93,7 @@ class SqliteUpgrade : public ::testing::Test {
   // Every table's and index's definition, as SQLite reports its columns.
   static std::set<std::string> schema_of(const std::string& path) {
     auto db = sqlite::Db::open(path, 1).value();
-    auto r = wrap(*db)->read([](Connection& c) {
+    auto r = db->read([](Connection& c) {
       std::set<std::string> out;
       auto objects = c.prepare(
           "SELECT type, name, tbl_name FROM sqlite_master WHERE name NOT LIKE 'sqlite_%' ORDER BY name");
@@ -137,9 +135,9 @@ TEST_F(SqliteUpgrade, AFileWrittenBeforeOneHistoryMigratesForward) {
     expect_old_data_readable(*s);
   }
   auto db = sqlite::Db::open(old_path, 1).value();
-  expect_every_version_recorded(*wrap(*db));
+  expect_every_version_recorded(*db);
   // Opening again finds nothing to do.
-  EXPECT_TRUE(migrate(*wrap(*db)).ok());
+  EXPECT_TRUE(migrate(*db).ok());
 
   const std::string new_path = dir_ + "/new.db";
   ASSERT_TRUE(open_stores("sqlite:" + new_path, clock).ok());
@@ -196,14 +194,14 @@ TEST(PostgresUpgrade, ADatabaseWrittenBeforeOneHistoryMigratesForward) {
     expect_old_data_readable(*s);
   }
   auto old_pool = pg::Db::open(old_db.url(), 1).value();
-  expect_every_version_recorded(*wrap(*old_pool));
-  EXPECT_TRUE(migrate(*wrap(*old_pool)).ok());
+  expect_every_version_recorded(*old_pool);
+  EXPECT_TRUE(migrate(*old_pool).ok());
 
   { ASSERT_TRUE(open_stores(new_db.url(), clock).ok()); }
   auto new_pool = pg::Db::open(new_db.url(), 1).value();
-  const auto upgraded = pg_schema_of(*wrap(*old_pool));
+  const auto upgraded = pg_schema_of(*old_pool);
   EXPECT_GT(upgraded.size(), 100u);
-  EXPECT_EQ(upgraded, pg_schema_of(*wrap(*new_pool)));
+  EXPECT_EQ(upgraded, pg_schema_of(*new_pool));
 }
 
 }  // namespace
