@@ -15,6 +15,7 @@
 #include "store/postgres/db.h"
 #include "store/postgres/test_postgres.h"
 #include "store/sql/schema.h"
+#include "store/sql/sql_stores.h"
 #include "store/sqlite/db.h"
 #include "store/stores.h"
 
@@ -203,6 +204,108 @@ TEST(PostgresUpgrade, ADatabaseWrittenBeforeOneHistoryMigratesForward) {
   EXPECT_GT(upgraded.size(), 100u);
   EXPECT_EQ(upgraded, pg_schema_of(*new_pool));
 }
+
+// --- one migration on both engines ---
+
+// An empty database of `dialect`, not migrated; removed at the end.
+class FreshDatabase {
+ public:
+  explicit FreshDatabase(Dialect dialect) {
+    if (dialect == Dialect::kPostgres) {
+      pg_ = std::make_unique<pg::TestDatabase>();
+      db_ = pg::Db::open(pg_->url(), 2).value();
+    } else {
+      char tmpl[] = "/tmp/imago-migration-XXXXXX";
+      dir_ = mkdtemp(tmpl);
+      db_ = sqlite::Db::open(dir_ + "/t.db", 2).value();
+    }
+  }
+  ~FreshDatabase() {
+    db_.reset();
+    std::error_code ec;
+    if (!dir_.empty()) std::filesystem::remove_all(dir_, ec);
+  }
+  Database& db() { return *db_; }
+
+ private:
+  std::string dir_;
+  std::unique_ptr<pg::TestDatabase> pg_;
+  std::unique_ptr<Database> db_;
+};
+
+class MigrationOnEngine : public ::testing::TestWithParam<Dialect> {};
+
+// Migration 205 (agent codes per account) keeps a database written before it working: its agents,
+// their files with the old blob keys and their queued jobs are found by (account, code), and
+// another account may now use the same code.
+TEST_P(MigrationOnEngine, AgentCodesPerAccountKeepExistingAgents) {
+  FreshDatabase fresh(GetParam());
+  Database& db = fresh.db();
+  std::vector<Migration> before;
+  for (const auto& m : migrations())
+    if (m.version != 205) before.push_back(m);
+  ASSERT_TRUE(migrate(db, before).ok());
+  ASSERT_TRUE(
+      db.write([](Connection& c) -> Status {
+          c.exec(
+              "INSERT INTO accounts(id, name, plan, topup_credits, created_at) VALUES"
+              " ('acct_old', 'Old', 'free', 0, 1), ('acct_new', 'New', 'free', 1000, 1)");
+          c.exec(
+              "INSERT INTO agents(code, account_id, name, status, system_prompt, model, aspect_ratio,"
+              " video_aspect_ratio, duration, created_at, updated_at) VALUES"
+              " ('old-bot', 'acct_old', 'Old', 'processing', 'hi', 'essence', '16:9', '16:9', 10, 1, 1),"
+              " ('A12BCD3456', 'acct_old', 'Old', 'processing', 'hi', 'essence', '16:9', '16:9', 10, 1, 1)");
+          c.exec(
+              "INSERT INTO files(id, account_id, agent_code, purpose, blob_key, kind, mime, ext, size,"
+              " created_at) VALUES('file_old', 'acct_old', 'old-bot', 'input', 'agents/old-bot/file_old.png',"
+              " 'image', 'image/png', 'png', 3, 1)");
+          c.exec(
+              "INSERT INTO jobs(id, kind, lane, account_id, subject, state, max_attempts, run_at,"
+              " created_at, updated_at) VALUES('job_old', 'agent_generate', 'generate', 'acct_old',"
+              " 'old-bot', 'queued', 3, 0, 0, 0)");
+          return Status::Ok();
+        }).ok());
+  ASSERT_TRUE(migrate(db).ok());
+  ManualClock clock;
+  auto agents = make_agent_store(db, clock);
+  auto jobs = make_job_store(db, clock);
+  auto old = agents->get("acct_old", "old-bot");
+  ASSERT_TRUE(old.ok()) << old.status().message();
+  EXPECT_EQ(old->name, "Old");
+  EXPECT_EQ(agents->list("acct_old", std::nullopt, 10, 0)->total, 2);
+  EXPECT_EQ(agents->get("acct_new", "old-bot").status().code(), Code::kNotFound);
+  EXPECT_FALSE(*agents->code_taken("acct_new", "old-bot"));
+
+  AgentRecord a;
+  a.code = "old-bot";
+  a.account_id = "acct_new";
+  a.name = "New";
+  a.system_prompt = "hi";
+  NewJob job;
+  job.id = "job_new";
+  job.kind = std::string(kJobAgentGenerate);
+  job.account_id = "acct_new";
+  job.subject = a.code;
+  auto created = agents->create(a, {}, billing::agent_generation_charge("acct_new", job.id, a.code), job);
+  ASSERT_TRUE(created.ok()) << created.status().message();
+  EXPECT_EQ(agents->get("acct_old", "old-bot")->name, "Old");
+  EXPECT_EQ(agents->get("acct_new", "old-bot")->name, "New");
+
+  // Deleting the old agent cancels its old job and queues its old blob for deletion; the new
+  // account's agent and job stay.
+  ASSERT_TRUE(agents->remove("acct_old", "old-bot").ok());
+  EXPECT_EQ(jobs->get("job_old")->state, "cancelled");
+  EXPECT_EQ(jobs->get("job_new")->state, "queued");
+  auto cleanup = jobs->list_by_subject("blobs:old-bot");
+  ASSERT_EQ(cleanup->size(), 1u);
+  EXPECT_NE((*cleanup)[0].payload.find("agents/old-bot/file_old.png"), std::string::npos);
+  EXPECT_TRUE(agents->get("acct_new", "old-bot").ok());
+}
+
+INSTANTIATE_TEST_SUITE_P(Engines, MigrationOnEngine, ::testing::Values(Dialect::kSqlite, Dialect::kPostgres),
+                         [](const auto& info) {
+                           return info.param == Dialect::kSqlite ? "sqlite" : "postgres";
+                         });
 
 }  // namespace
 }  // namespace imago::sql
