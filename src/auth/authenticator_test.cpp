@@ -3,7 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "auth/provisioning.h"
-#include "store/sqlite/sqlite_account_store.h"
+#include "store/sql/sql_stores.h"
 #include "store/sqlite/test_db.h"
 
 namespace imago {
@@ -19,7 +19,7 @@ class AuthenticatorTest : public ::testing::Test {
   }
   sqlite::TestDb db;
   ManualClock clock;
-  std::unique_ptr<AccountStore> accounts = sqlite::make_account_store(db.db(), clock);
+  std::unique_ptr<AccountStore> accounts = sql::make_account_store(db.db(), clock);
   std::string secret, key_id;
 };
 

@@ -2,8 +2,7 @@
 
 #include <gtest/gtest.h>
 
-#include "store/sqlite/sqlite_account_store.h"
-#include "store/sqlite/sqlite_member_store.h"
+#include "store/sql/sql_stores.h"
 #include "store/sqlite/test_db.h"
 #include "util/base64.h"
 #include "util/crypto.h"
@@ -14,8 +13,8 @@ namespace {
 struct DeviceFixture : ::testing::Test {
   sqlite::TestDb db;
   ManualClock clock;
-  std::unique_ptr<AccountStore> accounts = sqlite::make_account_store(db.db(), clock);
-  std::unique_ptr<DeviceGrantStore> grants = sqlite::make_device_grant_store(db.db());
+  std::unique_ptr<AccountStore> accounts = sql::make_account_store(db.db(), clock);
+  std::unique_ptr<DeviceGrantStore> grants = sql::make_device_grant_store(db.db());
   DeviceLogin login{*grants, *accounts, clock};
   std::string account_id = create_account_with_key(*accounts, "acme", Plan::kPro, 0).value().account.id;
 };

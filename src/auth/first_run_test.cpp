@@ -3,8 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "auth/provisioning.h"
-#include "store/sqlite/sqlite_account_store.h"
-#include "store/sqlite/sqlite_member_store.h"
+#include "store/sql/sql_stores.h"
 #include "store/sqlite/test_db.h"
 
 namespace imago {
@@ -13,8 +12,8 @@ namespace {
 struct FirstRunTest : ::testing::Test {
   sqlite::TestDb db;
   ManualClock clock;
-  std::unique_ptr<AccountStore> accounts = sqlite::make_account_store(db.db(), clock);
-  std::unique_ptr<MemberStore> members = sqlite::make_member_store(db.db(), clock);
+  std::unique_ptr<AccountStore> accounts = sql::make_account_store(db.db(), clock);
+  std::unique_ptr<MemberStore> members = sql::make_member_store(db.db(), clock);
   std::unique_ptr<WindowCounter> windows = make_memory_window_counter(clock);
   MemberAuth auth{*members, *accounts, *windows, clock};
   std::unique_ptr<TokenKeyring> keys = TokenKeyring::in_memory({"rk_test", std::string(32, 'k')});

@@ -10,8 +10,7 @@
 
 #include "auth/password.h"
 #include "auth/provisioning.h"
-#include "store/sqlite/sqlite_account_store.h"
-#include "store/sqlite/sqlite_member_store.h"
+#include "store/sql/sql_stores.h"
 #include "store/sqlite/test_db.h"
 
 namespace imago {
@@ -20,8 +19,8 @@ namespace {
 struct MemberAuthTest : ::testing::Test {
   sqlite::TestDb db;
   ManualClock clock;
-  std::unique_ptr<AccountStore> accounts = sqlite::make_account_store(db.db(), clock);
-  std::unique_ptr<MemberStore> members = sqlite::make_member_store(db.db(), clock);
+  std::unique_ptr<AccountStore> accounts = sql::make_account_store(db.db(), clock);
+  std::unique_ptr<MemberStore> members = sql::make_member_store(db.db(), clock);
   std::unique_ptr<WindowCounter> windows = make_memory_window_counter(clock);
   MemberAuth auth{*members, *accounts, *windows, clock};
   std::string account_id = create_account_with_key(*accounts, "acme", Plan::kPro, 0).value().account.id;

@@ -6,7 +6,7 @@
 
 #include "auth/authenticator.h"
 #include "limits/rate_limiter.h"
-#include "store/sqlite/sqlite_account_store.h"
+#include "store/sql/sql_stores.h"
 #include "store/sqlite/test_db.h"
 
 namespace imago::http {
@@ -35,7 +35,7 @@ class PipelinePlacement : public ::testing::Test {
 
   sqlite::TestDb db;
   ManualClock clock;
-  std::unique_ptr<AccountStore> accounts = sqlite::make_account_store(db.db(), clock);
+  std::unique_ptr<AccountStore> accounts = sql::make_account_store(db.db(), clock);
   Authenticator auth{*accounts, clock};
   std::unique_ptr<RateLimiter> limiter = make_memory_rate_limiter(clock);
   std::unique_ptr<WindowCounter> windows = make_memory_window_counter(clock);

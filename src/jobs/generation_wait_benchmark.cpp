@@ -22,7 +22,7 @@
 #include <vector>
 
 #include "jobs/job_workers.h"
-#include "store/sqlite/sqlite_job_store.h"
+#include "store/sql/sql_stores.h"
 #include "store/sqlite/test_db.h"
 
 using namespace imago;
@@ -54,7 +54,7 @@ class SleepHandler : public JobHandler {
 
 void run(const char* label, std::string_view free_kind) {
   sqlite::TestDb tdb;
-  auto store = sqlite::make_job_store(tdb.db(), SystemClock::instance());
+  auto store = sql::make_job_store(tdb.db(), SystemClock::instance());
   JobNotifier queue(*store, SystemClock::instance());
   SleepHandler free_work(*store, 3000), paid_work(*store, 500);
 

@@ -6,7 +6,7 @@
 #include <chrono>
 #include <thread>
 
-#include "store/sqlite/sqlite_job_store.h"
+#include "store/sql/sql_stores.h"
 #include "store/sqlite/test_db.h"
 
 namespace imago::jobs {
@@ -67,7 +67,7 @@ bool eventually(F f, int ms = 5000) {
 class PoolTest : public ::testing::Test {
  protected:
   sqlite::TestDb tdb;
-  std::unique_ptr<JobStore> store = sqlite::make_job_store(tdb.db(), SystemClock::instance());
+  std::unique_ptr<JobStore> store = sql::make_job_store(tdb.db(), SystemClock::instance());
   JobNotifier queue{*store, SystemClock::instance()};
   JobWorkerPoolOptions opts() {
     JobWorkerPoolOptions o;

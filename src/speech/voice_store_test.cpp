@@ -1,7 +1,7 @@
 // The SQLite voice store: account scoping, re-tuning under the same code, revocation for good.
 #include <gtest/gtest.h>
 
-#include "store/sqlite/sqlite_voice_store.h"
+#include "store/sql/sql_stores.h"
 #include "store/sqlite/test_db.h"
 #include "util/random.h"
 
@@ -21,7 +21,7 @@ DesignedVoice voice(const std::string& account, const std::string& name) {
 TEST(VoiceStore, CodesAreAccountScopedRetunableAndRevocable) {
   sqlite::TestDb db;
   ManualClock clock;
-  auto store = sqlite::make_sqlite_voice_store(db.db(), clock);
+  auto store = sql::make_voice_store(db.db(), clock);
 
   auto a = store->create(voice("usr_a", "first"));
   ASSERT_TRUE(a.ok()) << a.status().message();

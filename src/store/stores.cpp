@@ -2,12 +2,10 @@
 
 #include "store/cached_account_store.h"
 #include "store/postgres/db.h"
-#include "store/postgres/migrations.h"
 #include "store/postgres/pg_stores.h"
-#include "store/sql/backends.h"
+#include "store/sql/schema.h"
 #include "store/sql/sql_stores.h"
 #include "store/sqlite/db.h"
-#include "store/sqlite/migrations.h"
 #include "util/log.h"
 
 namespace imago {
@@ -18,21 +16,19 @@ bool is_postgres_url(const std::string& url) {
   return url.rfind("postgres://", 0) == 0 || url.rfind("postgresql://", 0) == 0;
 }
 
-// The table stores, one implementation on either backend (store/sql/); `db()` gives each store its
-// handle on the backend's database.
-template <typename WrapDb>
-void add_table_stores(Stores& s, WrapDb db, Clock& clock) {
-  s.accounts = sql::make_account_store(db(), clock);
-  s.ledger = sql::make_ledger_store(db(), clock);
-  s.voices = sql::make_voice_store(db(), clock);
-  s.agents = sql::make_agent_store(db(), clock);
-  s.files = sql::make_file_store(db(), clock);
-  s.jobs = sql::make_job_store(db(), clock);
-  s.webhooks = sql::make_webhook_store(db(), clock);
-  s.members = sql::make_member_store(db(), clock);
-  s.device_grants = sql::make_device_grant_store(db());
-  s.live_meters = sql::make_live_meter_store(db(), clock);
-  s.sessions = sql::make_session_store(db(), clock);
+// The table stores, one implementation on either engine (store/sql/).
+void add_table_stores(Stores& s, sql::Database& db, Clock& clock) {
+  s.accounts = sql::make_account_store(db, clock);
+  s.ledger = sql::make_ledger_store(db, clock);
+  s.voices = sql::make_voice_store(db, clock);
+  s.agents = sql::make_agent_store(db, clock);
+  s.files = sql::make_file_store(db, clock);
+  s.jobs = sql::make_job_store(db, clock);
+  s.webhooks = sql::make_webhook_store(db, clock);
+  s.members = sql::make_member_store(db, clock);
+  s.device_grants = sql::make_device_grant_store(db);
+  s.live_meters = sql::make_live_meter_store(db, clock);
+  s.sessions = sql::make_session_store(db, clock);
 }
 
 // Connections per node: request handlers, job workers, the rate limiter and blob streams share them.
@@ -41,13 +37,12 @@ constexpr int kPgPoolSize = 24;
 Result<Stores> open_postgres(const std::string& url, Clock& clock) {
   auto db = pg::Db::open(url, kPgPoolSize);
   if (!db.ok()) return db.status();
-  Status m = (*db)->migrate(pg::all_migrations());
+  Status m = sql::migrate(**db);
   if (!m.ok()) return Status::Internal("migrating PostgreSQL: " + m.message());
   Stores s;
   s.pg_db = std::move(db).value();
   pg::Db& d = *s.pg_db;
-  add_table_stores(
-      s, [&d] { return sql::wrap(d); }, clock);
+  add_table_stores(s, d, clock);
   s.secrets = pg::make_secret_store(d);
   s.rooms = pg::make_room_directory(d);
   return s;
@@ -104,14 +99,13 @@ Result<Stores> open_stores(const std::string& database_url, Clock& clock) {
   const std::string path = database_url.substr(7);
   auto db = sqlite::Db::open(path, 16);
   if (!db.ok()) return db.status();
-  Status m = (*db)->migrate(sqlite::all_migrations());
+  Status m = sql::migrate(**db);
   if (!m.ok()) return Status::Internal("migrating " + path + ": " + m.message());
 
   Stores s;
   s.sqlite_db = std::move(db).value();
   sqlite::Db& d = *s.sqlite_db;
-  add_table_stores(
-      s, [&d] { return sql::wrap(d); }, clock);
+  add_table_stores(s, d, clock);
   // Every process on this file (server, workers, the admin CLI) shares the change counter beside
   // it, so authentication can skip the database read without making revocation late. On
   // PostgreSQL each request still reads the key (docs/http.md, "Authentication cache").
@@ -129,51 +123,32 @@ Result<Stores> open_stores(const std::string& database_url, Clock& clock) {
 }
 
 Result<std::vector<MigrationInfo>> migrations_of(const std::string& database_url, bool apply) {
-  std::vector<MigrationInfo> out;
+  std::unique_ptr<sql::Database> db;
   if (is_postgres_url(database_url)) {
-    auto db = pg::Db::open(database_url, 1);
-    if (!db.ok()) return db.status();
-    if (apply) {
-      if (Status m = (*db)->migrate(pg::all_migrations()); !m.ok()) return m;
-    }
-    auto applied = (*db)->applied_migrations();
-    if (!applied.ok()) return applied.status();
-    for (const auto& m : pg::all_migrations()) {
-      MigrationInfo i{m.version, m.name, false, 0};
-      for (const auto& a : *applied) {
-        if (a.version == m.version) i.applied = true, i.applied_at = a.applied_at;
-      }
-      out.push_back(i);
-    }
-    return out;
-  }
-  if (database_url.rfind("sqlite:", 0) != 0) {
+    auto d = pg::Db::open(database_url, 1);
+    if (!d.ok()) return d.status();
+    db = std::move(d).value();
+  } else if (database_url.rfind("sqlite:", 0) == 0) {
+    auto d = sqlite::Db::open(database_url.substr(7), 1);
+    if (!d.ok()) return d.status();
+    db = std::move(d).value();
+  } else {
     return Status::Invalid("database URL must start with sqlite: or postgres:// (got '" + database_url +
                            "')");
   }
-  auto db = sqlite::Db::open(database_url.substr(7), 1);
-  if (!db.ok()) return db.status();
   if (apply) {
-    if (Status m = (*db)->migrate(sqlite::all_migrations()); !m.ok()) return m;
+    if (Status m = sql::migrate(*db); !m.ok()) return m;
   }
-  auto r = (*db)->read([&](sqlite::Conn& c) -> Status {
-    bool has_table = false;
-    {
-      auto t = c.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'schema_migrations'");
-      has_table = t.step();
+  auto applied = sql::applied_migrations(*db);
+  if (!applied.ok()) return applied.status();
+  std::vector<MigrationInfo> out;
+  for (const auto& m : sql::migrations()) {
+    MigrationInfo i{m.version, m.name, false, 0};
+    for (const auto& a : *applied) {
+      if (a.version == m.version) i.applied = true, i.applied_at = a.applied_at;
     }
-    for (const auto& m : sqlite::all_migrations()) {
-      MigrationInfo i{m.version, m.name, false, 0};
-      if (has_table) {
-        auto q = c.prepare("SELECT applied_at FROM schema_migrations WHERE version = ?");
-        q.bind(1, m.version);
-        if (q.step()) i.applied = true, i.applied_at = q.col_int(0);
-      }
-      out.push_back(i);
-    }
-    return Status::Ok();
-  });
-  if (!r.ok()) return r;
+    out.push_back(i);
+  }
   return out;
 }
 

@@ -44,7 +44,7 @@ class BlobStoreContract : public StoreContract {
   // records of versions that are not current.
   int64_t leftovers() {
     if (stores().pg_db) {
-      auto n = stores().pg_db->read([](pg::Conn& c) {
+      auto n = stores().pg_db->read([](sql::Connection& c) {
         auto q = c.prepare(
             "SELECT (SELECT COUNT(*) FROM blob_writes) + (SELECT COUNT(*) FROM blob_chunks ch"
             " WHERE NOT EXISTS (SELECT 1 FROM blobs b WHERE b.key = ch.key AND b.version = ch.version))");

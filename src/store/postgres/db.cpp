@@ -1,6 +1,7 @@
 #include "store/postgres/db.h"
 
 #include <fcntl.h>
+#include <libpq-fe.h>
 #include <poll.h>
 #include <unistd.h>
 
@@ -9,11 +10,21 @@
 #include <charconv>
 #include <chrono>
 #include <cstring>
+#include <optional>
 #include <thread>
+#include <unordered_map>
 
 namespace imago::pg {
 
 namespace {
+
+using sql::Error;
+
+// Timestamps are Unix numbers everywhere; keep the session predictable regardless of server
+// defaults (set again after a reconnect).
+constexpr const char* kSessionSettings =
+    "SET TIME ZONE 'UTC'; SET client_min_messages = warning; SET statement_timeout = '30s'; SET "
+    "lock_timeout = '10s'";
 
 std::string error_text(PGconn* c, PGresult* r) {
   const char* m = r ? PQresultErrorMessage(r) : nullptr;
@@ -21,6 +32,158 @@ std::string error_text(PGconn* c, PGresult* r) {
   while (!s.empty() && (s.back() == '\n' || s.back() == ' ')) s.pop_back();
   return s;
 }
+
+// Throws the failure of `r` (consumed) as the pool classifies it.
+[[noreturn]] void fail(PGconn* c, PGresult* r, const char* what) {
+  const char* state = r ? PQresultErrorField(r, PG_DIAG_SQLSTATE) : nullptr;
+  const std::string sqlstate = state ? state : "";
+  std::string msg = std::string(what) + ": " + error_text(c, r);
+  if (r) PQclear(r);
+  Error::Kind kind = Error::Kind::kOther;
+  if (PQstatus(c) != CONNECTION_OK)
+    kind = Error::Kind::kLost;
+  else if (sqlstate == "40001" || sqlstate == "40P01")  // serialization failure, deadlock
+    kind = Error::Kind::kRetry;
+  else if (sqlstate.rfind("23", 0) == 0)  // integrity constraint violation
+    kind = Error::Kind::kConstraint;
+  throw Error(kind, msg);
+}
+
+// One execution of a prepared statement. Results come back as text; the statement runs at the
+// first step().
+class Statement final : public sql::Statement {
+ public:
+  Statement(PGconn* c, int64_t* changes, const std::string* name, int nparams)
+      : c_(c),
+        changes_(changes),
+        name_(name),
+        params_(static_cast<size_t>(nparams)),
+        formats_(static_cast<size_t>(nparams), 0) {}
+
+  void bind_int(int i, int64_t v) override { param(i) = std::to_string(v); }
+  void bind_double(int i, double v) override {
+    char buf[64];
+    auto r = std::to_chars(buf, buf + sizeof buf, v);  // shortest round-trip form
+    param(i) = std::string(buf, r.ptr);
+  }
+  void bind_text(int i, std::string_view v) override { param(i) = std::string(v); }
+  void bind_blob(int i, std::string_view v) override {
+    param(i) = std::string(v);
+    formats_.at(static_cast<size_t>(i - 1)) = 1;  // binary: bytea without escaping
+  }
+  void bind_null(int i) override { param(i).reset(); }
+
+  bool step() override {
+    if (!res_) execute();
+    return ++row_ < PQntuples(res_.get());
+  }
+  int64_t changes() const override { return *changes_; }
+
+  int64_t col_int(int i) const override { return col_null(i) ? 0 : std::strtoll(cell(i), nullptr, 10); }
+  double col_double(int i) const override { return col_null(i) ? 0.0 : std::strtod(cell(i), nullptr); }
+  std::string col_text(int i) const override {
+    return std::string(cell(i), static_cast<size_t>(PQgetlength(res_.get(), row_, i)));
+  }
+  std::string col_blob(int i) const override {
+    if (col_null(i)) return {};
+    size_t n = 0;
+    unsigned char* p = PQunescapeBytea(reinterpret_cast<const unsigned char*>(cell(i)), &n);
+    if (!p) throw Error(Error::Kind::kOther, "out of memory decoding bytea");
+    std::string out(reinterpret_cast<char*>(p), n);
+    PQfreemem(p);
+    return out;
+  }
+  bool col_null(int i) const override { return PQgetisnull(res_.get(), row_, i) != 0; }
+
+ private:
+  std::optional<std::string>& param(int i) { return params_.at(static_cast<size_t>(i - 1)); }
+  const char* cell(int i) const { return PQgetvalue(res_.get(), row_, i); }
+  void execute() {
+    std::vector<const char*> values(params_.size());
+    std::vector<int> lengths(params_.size());
+    for (size_t i = 0; i < params_.size(); ++i) {
+      values[i] = params_[i] ? params_[i]->data() : nullptr;
+      lengths[i] = params_[i] ? static_cast<int>(params_[i]->size()) : 0;
+    }
+    PGresult* r = PQexecPrepared(c_, name_->c_str(), static_cast<int>(params_.size()), values.data(),
+                                 lengths.data(), formats_.data(), 0);
+    const ExecStatusType st = r ? PQresultStatus(r) : PGRES_FATAL_ERROR;
+    if (st != PGRES_COMMAND_OK && st != PGRES_TUPLES_OK) fail(c_, r, "statement");
+    res_.reset(r, PQclear);
+    const char* n = PQcmdTuples(r);
+    *changes_ = (n && *n) ? std::strtoll(n, nullptr, 10) : 0;
+  }
+
+  PGconn* c_;
+  int64_t* changes_;
+  const std::string* name_;
+  std::vector<std::optional<std::string>> params_;
+  std::vector<int> formats_;
+  std::shared_ptr<PGresult> res_;
+  int row_ = -1;
+};
+
+class Conn final : public sql::PooledConnection {
+ public:
+  explicit Conn(PGconn* c) : c_(c) {}
+  ~Conn() override { PQfinish(c_); }
+
+  sql::Dialect dialect() const override { return sql::Dialect::kPostgres; }
+  using sql::Connection::prepare;
+  sql::Stmt prepare(const char* sql) override {
+    auto it = cache_.find(sql);
+    if (it == cache_.end()) {
+      Prepared p;
+      const std::string text = rewrite_placeholders(sql, &p.nparams);
+      p.name = "s" + std::to_string(next_id_++);
+      PGresult* r = PQprepare(c_, p.name.c_str(), text.c_str(), 0, nullptr);
+      if (!r || PQresultStatus(r) != PGRES_COMMAND_OK) fail(c_, r, "prepare");
+      PQclear(r);
+      it = cache_.emplace(sql, std::move(p)).first;
+    }
+    return sql::Stmt(std::make_unique<Statement>(c_, &changes_, &it->second.name, it->second.nparams));
+  }
+  int64_t changes() const override { return changes_; }
+  void exec(const std::string& script) override {
+    PGresult* r = PQexec(c_, script.c_str());
+    const ExecStatusType st = r ? PQresultStatus(r) : PGRES_FATAL_ERROR;
+    if (st != PGRES_COMMAND_OK && st != PGRES_TUPLES_OK) fail(c_, r, "exec");
+    PQclear(r);
+  }
+
+  // A broken connection (the server restarted, a failover) is reconnected; prepared statements
+  // are per session, so they are forgotten.
+  void ready() override {
+    if (PQstatus(c_) == CONNECTION_OK) return;
+    cache_.clear();
+    PQreset(c_);
+    if (PQstatus(c_) != CONNECTION_OK) throw Error(Error::Kind::kLost, "connection lost");
+    exec(kSessionSettings);
+  }
+  bool begin(sql::Tx kind) override {
+    if (kind == sql::Tx::kOnce) return false;
+    prepare(kind == sql::Tx::kRead ? "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY" : "BEGIN").run();
+    return true;
+  }
+  void commit() override { prepare("COMMIT").run(); }
+  void rollback() noexcept override {
+    if (PQstatus(c_) != CONNECTION_OK) return;  // the server rolled it back
+    try {
+      exec("ROLLBACK");
+    } catch (...) {
+    }
+  }
+
+ private:
+  struct Prepared {
+    std::string name;
+    int nparams = 0;
+  };
+  PGconn* c_;
+  std::unordered_map<const char*, Prepared> cache_;
+  int64_t changes_ = 0;
+  int next_id_ = 0;
+};
 
 }  // namespace
 
@@ -48,161 +211,17 @@ std::string rewrite_placeholders(std::string_view sql, int* nparams) {
   return out;
 }
 
-// --- Stmt ---
-
-Stmt::Stmt(Conn& c, const std::string* name, int nparams)
-    : c_(&c), name_(name), params_(static_cast<size_t>(nparams)), formats_(static_cast<size_t>(nparams), 0) {}
-
-Stmt& Stmt::bind(int i, int64_t v) {
-  params_.at(static_cast<size_t>(i - 1)) = std::to_string(v);
-  return *this;
-}
-Stmt& Stmt::bind(int i, double v) {
-  char buf[64];
-  auto r = std::to_chars(buf, buf + sizeof buf, v);  // shortest round-trip form
-  params_.at(static_cast<size_t>(i - 1)) = std::string(buf, r.ptr);
-  return *this;
-}
-Stmt& Stmt::bind(int i, std::string_view v) {
-  params_.at(static_cast<size_t>(i - 1)) = std::string(v);
-  return *this;
-}
-Stmt& Stmt::bind(int i, const std::optional<std::string>& v) {
-  return v ? bind(i, std::string_view(*v)) : bind_null(i);
-}
-Stmt& Stmt::bind_bytes(int i, std::string_view v) {
-  params_.at(static_cast<size_t>(i - 1)) = std::string(v);
-  formats_.at(static_cast<size_t>(i - 1)) = 1;
-  return *this;
-}
-Stmt& Stmt::bind_null(int i) {
-  params_.at(static_cast<size_t>(i - 1)).reset();
-  return *this;
-}
-
-void Stmt::execute() {
-  std::vector<const char*> values(params_.size());
-  std::vector<int> lengths(params_.size());
-  for (size_t i = 0; i < params_.size(); ++i) {
-    values[i] = params_[i] ? params_[i]->data() : nullptr;
-    lengths[i] = params_[i] ? static_cast<int>(params_[i]->size()) : 0;
-  }
-  PGresult* r = PQexecPrepared(c_->c_, name_->c_str(), static_cast<int>(params_.size()), values.data(),
-                               lengths.data(), formats_.data(), 0);
-  ExecStatusType st = r ? PQresultStatus(r) : PGRES_FATAL_ERROR;
-  if (st != PGRES_COMMAND_OK && st != PGRES_TUPLES_OK) c_->fail(r, "statement");
-  res_.reset(r, PQclear);
-  const char* n = PQcmdTuples(r);
-  c_->changes_ = (n && *n) ? std::strtoll(n, nullptr, 10) : 0;
-  executed_ = true;
-}
-
-bool Stmt::step() {
-  if (!executed_) execute();
-  return ++row_ < PQntuples(res_.get());
-}
-
-int64_t Stmt::run() {
-  if (!executed_) execute();
-  return c_->changes_;
-}
-
-int Stmt::rows() const {
-  return executed_ ? PQntuples(res_.get()) : 0;
-}
-
-const char* Stmt::cell(int i) const {
-  return PQgetvalue(res_.get(), row_, i);
-}
-bool Stmt::col_null(int i) const {
-  return PQgetisnull(res_.get(), row_, i) != 0;
-}
-int64_t Stmt::col_int(int i) const {
-  return col_null(i) ? 0 : std::strtoll(cell(i), nullptr, 10);
-}
-double Stmt::col_double(int i) const {
-  return col_null(i) ? 0.0 : std::strtod(cell(i), nullptr);
-}
-bool Stmt::col_bool(int i) const {
-  return !col_null(i) && cell(i)[0] == 't';
-}
-std::string Stmt::col_text(int i) const {
-  return std::string(cell(i), static_cast<size_t>(PQgetlength(res_.get(), row_, i)));
-}
-std::string Stmt::col_bytes(int i) const {
-  if (col_null(i)) return {};
-  size_t n = 0;
-  unsigned char* p = PQunescapeBytea(reinterpret_cast<const unsigned char*>(cell(i)), &n);
-  if (!p) throw Error("53200", "out of memory decoding bytea", false);
-  std::string out(reinterpret_cast<char*>(p), n);
-  PQfreemem(p);
-  return out;
-}
-std::optional<std::string> Stmt::col_opt_text(int i) const {
-  if (col_null(i)) return std::nullopt;
-  return col_text(i);
-}
-std::optional<int64_t> Stmt::col_opt_int(int i) const {
-  if (col_null(i)) return std::nullopt;
-  return col_int(i);
-}
-
-// --- Conn ---
-
-Conn::~Conn() {
-  PQfinish(c_);
-}
-
-void Conn::fail(PGresult* r, const char* what) {
-  const char* state = r ? PQresultErrorField(r, PG_DIAG_SQLSTATE) : nullptr;
-  std::string msg = std::string(what) + ": " + error_text(c_, r);
-  bool lost = PQstatus(c_) != CONNECTION_OK;
-  std::string sqlstate = state ? state : (lost ? "08006" : "XX000");
-  if (r) PQclear(r);
-  throw Error(sqlstate, msg, lost);
-}
-
-void Conn::exec(const char* sql) {
-  PGresult* r = PQexec(c_, sql);
-  ExecStatusType st = r ? PQresultStatus(r) : PGRES_FATAL_ERROR;
-  if (st != PGRES_COMMAND_OK && st != PGRES_TUPLES_OK) fail(r, "exec");
-  PQclear(r);
-}
-
-Stmt Conn::prepare(const char* sql) {
-  auto it = cache_.find(sql);
-  if (it == cache_.end()) {
-    Prepared p;
-    std::string text = rewrite_placeholders(sql, &p.nparams);
-    p.name = "s" + std::to_string(next_id_++);
-    PGresult* r = PQprepare(c_, p.name.c_str(), text.c_str(), 0, nullptr);
-    if (!r || PQresultStatus(r) != PGRES_COMMAND_OK) fail(r, "prepare");
-    PQclear(r);
-    it = cache_.emplace(sql, std::move(p)).first;
-  }
-  return Stmt(*this, &it->second.name, it->second.nparams);
-}
-
-bool Conn::reset() {
-  cache_.clear();
-  PQreset(c_);
-  return PQstatus(c_) == CONNECTION_OK;
-}
-
-// --- Db ---
+Db::Db(std::string url, int pool_size)
+    : sql::Pool(sql::Dialect::kPostgres, static_cast<size_t>(pool_size), /*retries=*/3),
+      url_(std::move(url)) {}
 
 Result<std::unique_ptr<Db>> Db::open(const std::string& url, int pool_size) {
-  std::unique_ptr<Db> db(new Db(url));
-  db->max_ = static_cast<size_t>(std::max(1, pool_size));
-  auto first = db->open_conn();
-  if (!first.ok()) return first.status();
-  db->idle_.push_back(*first);
+  std::unique_ptr<Db> db(new Db(url, pool_size));
+  if (Status st = db->open_first(); !st.ok()) return st;
   return db;
 }
 
-Db::~Db() = default;
-
-Result<Conn*> Db::open_conn() {
+Result<std::unique_ptr<sql::PooledConnection>> Db::connect() {
   PGconn* raw = PQconnectdb(url_.c_str());
   if (!raw || PQstatus(raw) != CONNECTION_OK) {
     std::string msg = raw ? PQerrorMessage(raw) : "out of memory";
@@ -212,103 +231,11 @@ Result<Conn*> Db::open_conn() {
   }
   auto conn = std::make_unique<Conn>(raw);
   try {
-    // Timestamps are Unix numbers everywhere; keep the session predictable regardless of server
-    // defaults.
-    conn->exec(
-        "SET TIME ZONE 'UTC'; SET client_min_messages = warning; SET statement_timeout = '30s'; SET "
-        "lock_timeout = '10s'");
+    conn->exec(kSessionSettings);
   } catch (const Error& e) {
     return Status::Internal(e.what());
   }
-  Conn* p = conn.get();
-  std::lock_guard lock(mu_);
-  all_.push_back(std::move(conn));
-  return p;
-}
-
-Conn* Db::acquire() {
-  std::unique_lock lock(mu_);
-  while (true) {
-    if (!idle_.empty()) {
-      Conn* c = idle_.back();
-      idle_.pop_back();
-      return c;
-    }
-    if (all_.size() < max_) {
-      lock.unlock();
-      auto c = open_conn();
-      if (c.ok()) return *c;
-      throw Error("08001", c.status().message(), true);
-    }
-    cv_.wait(lock);
-  }
-}
-
-void Db::release(Conn* c) {
-  {
-    std::lock_guard lock(mu_);
-    idle_.push_back(c);
-  }
-  cv_.notify_one();
-}
-
-namespace {
-// One key for the whole schema; any 64-bit number unlikely to be used by other applications.
-constexpr const char* kMigrationLockSql = "SELECT pg_advisory_lock(7316548102938471)";
-constexpr const char* kMigrationUnlockSql = "SELECT pg_advisory_unlock(7316548102938471)";
-}  // namespace
-
-Status Db::migrate(const std::vector<Migration>& migrations) {
-  return once([&](Conn& c) -> Status {
-    c.exec(kMigrationLockSql);
-    struct Unlock {
-      Conn& c;
-      ~Unlock() {
-        try {
-          c.exec(kMigrationUnlockSql);
-        } catch (...) {
-        }
-      }
-    } unlock{c};
-    c.exec(
-        "CREATE TABLE IF NOT EXISTS schema_migrations ("
-        " version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at BIGINT NOT NULL)");
-    for (const auto& m : migrations) {
-      auto q = c.prepare("SELECT 1 FROM schema_migrations WHERE version = ?");
-      q.bind(1, m.version);
-      if (q.step()) continue;
-      c.exec("BEGIN");
-      try {
-        c.exec(m.sql);
-        c.prepare(
-             "INSERT INTO schema_migrations(version, name, applied_at)"
-             " VALUES(?::int, ?, EXTRACT(EPOCH FROM now())::bigint)")
-            .bind(1, m.version)
-            .bind(2, m.name)
-            .run();
-        c.exec("COMMIT");
-      } catch (const Error& e) {
-        try {
-          c.exec("ROLLBACK");
-        } catch (...) {
-        }
-        return Status::Internal("migration " + std::to_string(m.version) + " (" + m.name + "): " + e.what());
-      }
-    }
-    return Status::Ok();
-  });
-}
-
-Result<std::vector<AppliedMigration>> Db::applied_migrations() {
-  return read([&](Conn& c) -> Result<std::vector<AppliedMigration>> {
-    std::vector<AppliedMigration> out;
-    auto exists = c.prepare("SELECT to_regclass('schema_migrations') IS NOT NULL");
-    exists.step();
-    if (!exists.col_bool(0)) return out;
-    auto q = c.prepare("SELECT version, name, applied_at FROM schema_migrations ORDER BY version");
-    while (q.step()) out.push_back({static_cast<int>(q.col_int(0)), q.col_text(1), q.col_int(2)});
-    return out;
-  });
+  return std::unique_ptr<sql::PooledConnection>(std::move(conn));
 }
 
 // --- Listener ---

@@ -10,14 +10,19 @@
 #include <set>
 #include <thread>
 
-#include "billing/operations.h"
-#include "store/postgres/migrations.h"
 #include "store/postgres/pg_stores.h"
 #include "store/postgres/test_db.h"
 #include "store/postgres/test_postgres.h"
+#include "store/sql/schema.h"
+#include "store/sql/sql_stores.h"
 
 namespace imago::pg {
 namespace {
+
+using sql::Connection;
+using sql::make_account_store;
+using sql::make_job_store;
+using sql::make_ledger_store;
 
 std::unique_ptr<Db> open_node(const std::string& url) {
   auto db = Db::open(url, 8);
@@ -41,85 +46,21 @@ TEST(PgDb, MigratesOnceWhenNodesStartTogether) {
   for (int i = 0; i < 4; ++i) {
     nodes.emplace_back([&] {
       auto db = Db::open(database.url(), 2);
-      if (!db.ok() || !(*db)->migrate(all_migrations()).ok()) ++failures;
+      if (!db.ok() || !sql::migrate(**db).ok()) ++failures;
     });
   }
   for (auto& t : nodes) t.join();
   EXPECT_EQ(failures.load(), 0);
   auto db = open_node(database.url());
-  auto applied = db->applied_migrations();
+  auto applied = sql::applied_migrations(*db);
   ASSERT_TRUE(applied.ok());
-  EXPECT_EQ(applied->size(), all_migrations().size());
-  EXPECT_TRUE(db->migrate(all_migrations()).ok());  // nothing left to do
-}
-
-// Migration 205 (agent codes per account) keeps a database written before it working: its agents,
-// their files with the old blob keys and their queued jobs are found by (account, code), and
-// another account may now use the same code.
-TEST(PgMigrations, AgentCodesPerAccountKeepExistingAgents) {
-  TestDatabase database;
-  auto db = open_node(database.url());
-  std::vector<Migration> before;
-  for (const auto& m : all_migrations())
-    if (m.version != 205) before.push_back(m);
-  ASSERT_TRUE(db->migrate(before).ok());
-  ASSERT_TRUE(
-      db->write([](Conn& c) -> Status {
-          c.exec(
-              "INSERT INTO accounts(id, name, plan, topup_credits, created_at) VALUES"
-              " ('acct_old', 'Old', 'free', 0, 1), ('acct_new', 'New', 'free', 1000, 1)");
-          c.exec(
-              "INSERT INTO agents(code, account_id, name, status, system_prompt, model, aspect_ratio,"
-              " video_aspect_ratio, duration, created_at, updated_at) VALUES"
-              " ('old-bot', 'acct_old', 'Old', 'processing', 'hi', 'essence', '16:9', '16:9', 10, 1, 1),"
-              " ('A12BCD3456', 'acct_old', 'Old', 'processing', 'hi', 'essence', '16:9', '16:9', 10, 1, 1)");
-          c.exec(
-              "INSERT INTO files(id, account_id, agent_code, purpose, blob_key, kind, mime, ext, size,"
-              " created_at) VALUES('file_old', 'acct_old', 'old-bot', 'input', 'agents/old-bot/file_old.png',"
-              " 'image', 'image/png', 'png', 3, 1)");
-          c.exec(
-              "INSERT INTO jobs(id, kind, lane, account_id, subject, state, max_attempts, run_at,"
-              " created_at, updated_at) VALUES('job_old', 'agent_generate', 'generate', 'acct_old',"
-              " 'old-bot', 'queued', 3, 0, 0, 0)");
-          return Status::Ok();
-        }).ok());
-  ASSERT_TRUE(db->migrate(all_migrations()).ok());
-  ManualClock clock;
-  auto agents = make_agent_store(*db, clock);
-  auto jobs = make_job_store(*db, clock);
-  auto old = agents->get("acct_old", "old-bot");
-  ASSERT_TRUE(old.ok()) << old.status().message();
-  EXPECT_EQ(old->name, "Old");
-  EXPECT_EQ(agents->list("acct_old", std::nullopt, 10, 0)->total, 2);
-  EXPECT_FALSE(*agents->code_taken("acct_new", "old-bot"));
-
-  AgentRecord a;
-  a.code = "old-bot";
-  a.account_id = "acct_new";
-  a.name = "New";
-  a.system_prompt = "hi";
-  NewJob job;
-  job.id = "job_new";
-  job.kind = std::string(kJobAgentGenerate);
-  job.account_id = "acct_new";
-  job.subject = a.code;
-  auto created = agents->create(a, {}, billing::agent_generation_charge("acct_new", job.id, a.code), job);
-  ASSERT_TRUE(created.ok()) << created.status().message();
-  EXPECT_EQ(agents->get("acct_old", "old-bot")->name, "Old");
-  EXPECT_EQ(agents->get("acct_new", "old-bot")->name, "New");
-
-  ASSERT_TRUE(agents->remove("acct_old", "old-bot").ok());
-  EXPECT_EQ(jobs->get("job_old")->state, "cancelled");
-  EXPECT_EQ(jobs->get("job_new")->state, "queued");
-  auto cleanup = jobs->list_by_subject("blobs:old-bot");
-  ASSERT_EQ(cleanup->size(), 1u);
-  EXPECT_NE((*cleanup)[0].payload.find("agents/old-bot/file_old.png"), std::string::npos);
-  EXPECT_TRUE(agents->get("acct_new", "old-bot").ok());
+  EXPECT_EQ(applied->size(), sql::migrations().size());
+  EXPECT_TRUE(sql::migrate(*db).ok());  // nothing left to do
 }
 
 TEST(PgDb, FailedStatusRollsBackAndErrorsBecomeStatus) {
   TestDb t;
-  Status s = t.db().write([](Conn& c) -> Status {
+  Status s = t.db().write([](Connection& c) -> Status {
     c.prepare("INSERT INTO cluster_secrets(name, value, created_at) VALUES(?, ?, 0)")
         .bind(1, "a")
         .bind(2, "b")
@@ -127,14 +68,14 @@ TEST(PgDb, FailedStatusRollsBackAndErrorsBecomeStatus) {
     return Status::Conflict("no");
   });
   EXPECT_EQ(s.code(), Code::kConflict);
-  auto n = t.db().read([](Conn& c) {
+  auto n = t.db().read([](Connection& c) {
     auto q = c.prepare("SELECT COUNT(*) FROM cluster_secrets");
     q.step();
     return q.col_int(0);
   });
   ASSERT_TRUE(n.ok());
   EXPECT_EQ(*n, 0);
-  Status bad = t.db().write([](Conn& c) -> Status {
+  Status bad = t.db().write([](Connection& c) -> Status {
     c.prepare("SELECT no_such_column FROM cluster_secrets").run();
     return Status::Ok();
   });
@@ -144,7 +85,7 @@ TEST(PgDb, FailedStatusRollsBackAndErrorsBecomeStatus) {
 
 TEST(PgDb, ReconnectsAfterTheServerDropsTheConnection) {
   TestDb t;
-  auto pid = t.db().read([](Conn& c) {
+  auto pid = t.db().read([](Connection& c) {
     auto q = c.prepare("SELECT pg_backend_pid()");
     q.step();
     return q.col_int(0);
@@ -153,14 +94,14 @@ TEST(PgDb, ReconnectsAfterTheServerDropsTheConnection) {
   // Another session terminates ours (what a database restart or failover looks like).
   auto killer = open_node(t.url());
   ASSERT_TRUE(killer
-                  ->once([&](Conn& c) -> Status {
+                  ->once([&](Connection& c) -> Status {
                     c.prepare("SELECT pg_terminate_backend(?::int)").bind(1, *pid).run();
                     return Status::Ok();
                   })
                   .ok());
   // The next transaction finds the connection broken before BEGIN is acknowledged and runs again
   // on a fresh one: nothing had been sent that could have committed.
-  auto again = t.db().read([](Conn& c) {
+  auto again = t.db().read([](Connection& c) {
     auto q = c.prepare("SELECT pg_backend_pid()");
     q.step();
     return q.col_int(0);
@@ -173,13 +114,13 @@ TEST(PgDb, BytesRoundTrip) {
   TestDb t;
   std::string bytes;
   for (int i = 0; i < 256; ++i) bytes.push_back(static_cast<char>(i));
-  auto back = t.db().write([&](Conn& c) {
+  auto back = t.db().write([&](Connection& c) {
     c.prepare("INSERT INTO blob_chunks(key, version, n, data) VALUES('k', 1, 0, ?)")
-        .bind_bytes(1, bytes)
+        .bind_blob(1, bytes)
         .run();
     auto q = c.prepare("SELECT data FROM blob_chunks WHERE key = 'k'");
     q.step();
-    return q.col_bytes(0);
+    return q.col_blob(0);
   });
   ASSERT_TRUE(back.ok());
   EXPECT_EQ(*back, bytes);

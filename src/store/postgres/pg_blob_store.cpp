@@ -28,13 +28,13 @@ class PgBlobReader final : public BlobReader {
         std::min<int64_t>({static_cast<int64_t>(std::min(max, kBlobChunkBytes)),
                            static_cast<int64_t>(kPgBlobChunkBytes) - in_chunk, size_ - offset});
     // substring() of an uncompressed (EXTERNAL) bytea reads only the slices it needs.
-    return db_.once([&](pg::Conn& c) -> Result<std::string> {
+    return db_.once([&](sql::Connection& c) -> Result<std::string> {
       auto q = c.prepare(
           "SELECT substring(data FROM ? FOR ?) FROM blob_chunks WHERE key = ? AND version = ? AND n = ?");
       q.bind(1, in_chunk + 1).bind(2, want).bind(3, key_).bind(4, version_).bind(5, n);
       // The version was replaced (or deleted) since open(): fail rather than mix two versions.
       if (!q.step()) return Status::Conflict("blob " + key_ + " changed while it was being read");
-      std::string out = q.col_bytes(0);
+      std::string out = q.col_blob(0);
       if (static_cast<int64_t>(out.size()) != want)
         return Status::Internal("blob " + key_ + " chunk " + std::to_string(n) + " has the wrong size");
       return out;
@@ -53,7 +53,7 @@ class PgBlobStore final : public BlobStore {
 
   Status put_from(std::string_view key, const BlobSource& source) override {
     if (!valid_blob_key(key)) return bad_key(key);
-    auto version = db_.once([&](pg::Conn& c) -> Result<int64_t> {
+    auto version = db_.once([&](sql::Connection& c) -> Result<int64_t> {
       auto v = c.prepare(
           "INSERT INTO blob_writes(version, key, started_at)"
           " VALUES(nextval('blob_versions'), ?, EXTRACT(EPOCH FROM now())::bigint) RETURNING version");
@@ -74,7 +74,7 @@ class PgBlobStore final : public BlobStore {
 
   Result<std::unique_ptr<BlobReader>> open(std::string_view key) override {
     if (!valid_blob_key(key)) return bad_key(key);
-    return db_.once([&](pg::Conn& c) -> Result<std::unique_ptr<BlobReader>> {
+    return db_.once([&](sql::Connection& c) -> Result<std::unique_ptr<BlobReader>> {
       auto h = c.prepare("SELECT size, version FROM blobs WHERE key = ?");
       h.bind(1, key);
       if (!h.step()) return Status::NotFound("blob not found: " + std::string(key));
@@ -86,7 +86,7 @@ class PgBlobStore final : public BlobStore {
   // version's chunks meanwhile cannot fail the read (a BlobReader reads chunk by chunk instead).
   Result<std::string> get(std::string_view key) override {
     if (!valid_blob_key(key)) return bad_key(key);
-    return db_.read([&](pg::Conn& c) -> Result<std::string> {
+    return db_.read([&](sql::Connection& c) -> Result<std::string> {
       auto h = c.prepare("SELECT size, chunks, version FROM blobs WHERE key = ?");
       h.bind(1, key);
       if (!h.step()) return Status::NotFound("blob not found: " + std::string(key));
@@ -98,7 +98,7 @@ class PgBlobStore final : public BlobStore {
         q.bind(1, key).bind(2, version).bind(3, i);
         if (!q.step())
           return Status::Internal("blob " + std::string(key) + " is missing chunk " + std::to_string(i));
-        out += q.col_bytes(0);
+        out += q.col_blob(0);
       }
       if (static_cast<int64_t>(out.size()) != size)
         return Status::Internal("blob " + std::string(key) + " has the wrong size");
@@ -108,7 +108,7 @@ class PgBlobStore final : public BlobStore {
 
   Status remove(std::string_view key) override {
     if (!valid_blob_key(key)) return bad_key(key);
-    return db_.write([&](pg::Conn& c) -> Status {
+    return db_.write([&](sql::Connection& c) -> Status {
       auto h = c.prepare("DELETE FROM blobs WHERE key = ? RETURNING version");
       h.bind(1, key);
       if (!h.step()) return Status::Ok();
@@ -120,7 +120,7 @@ class PgBlobStore final : public BlobStore {
 
   Result<bool> exists(std::string_view key) override {
     if (!valid_blob_key(key)) return bad_key(key);
-    return db_.once([&](pg::Conn& c) {
+    return db_.once([&](sql::Connection& c) {
       auto q = c.prepare("SELECT 1 FROM blobs WHERE key = ?");
       q.bind(1, key);
       return q.step();
@@ -129,7 +129,7 @@ class PgBlobStore final : public BlobStore {
 
   Result<int64_t> size(std::string_view key) override {
     if (!valid_blob_key(key)) return bad_key(key);
-    return db_.once([&](pg::Conn& c) -> Result<int64_t> {
+    return db_.once([&](sql::Connection& c) -> Result<int64_t> {
       auto q = c.prepare("SELECT size FROM blobs WHERE key = ?");
       q.bind(1, key);
       if (!q.step()) return Status::NotFound("blob not found: " + std::string(key));
@@ -157,12 +157,12 @@ class PgBlobStore final : public BlobStore {
         filled += *got;
       }
       if (filled == 0) break;
-      Status st = db_.once([&](pg::Conn& c) -> Status {
+      Status st = db_.once([&](sql::Connection& c) -> Status {
         c.prepare("INSERT INTO blob_chunks(key, version, n, data) VALUES(?, ?, ?, ?)")
             .bind(1, key)
             .bind(2, version)
             .bind(3, n)
-            .bind_bytes(4, std::string_view(buf.data(), filled))
+            .bind_blob(4, std::string_view(buf.data(), filled))
             .run();
         return Status::Ok();
       });
@@ -172,7 +172,7 @@ class PgBlobStore final : public BlobStore {
     }
     // The swap: the row lock on `blobs` orders concurrent puts of one key (the last swap wins);
     // only the version it replaces is deleted, never the chunks of a put still in progress.
-    return db_.write([&](pg::Conn& c) -> Status {
+    return db_.write([&](sql::Connection& c) -> Status {
       auto done = c.prepare("DELETE FROM blob_writes WHERE version = ?");
       if (done.bind(1, version).run() != 1)
         return Status::Unavailable("blob write of " + std::string(key) + " was swept as abandoned");
@@ -200,7 +200,7 @@ class PgBlobStore final : public BlobStore {
   }
 
   Status discard(int64_t version) {
-    return db_.write([&](pg::Conn& c) -> Status {
+    return db_.write([&](sql::Connection& c) -> Status {
       c.prepare("DELETE FROM blob_chunks WHERE version = ?").bind(1, version).run();
       c.prepare("DELETE FROM blob_writes WHERE version = ?").bind(1, version).run();
       return Status::Ok();
@@ -209,7 +209,7 @@ class PgBlobStore final : public BlobStore {
 
   // Writes started long ago whose node never finished them (killed mid-upload).
   void sweep_abandoned_writes() {
-    auto swept = db_.write([&](pg::Conn& c) -> Result<int64_t> {
+    auto swept = db_.write([&](sql::Connection& c) -> Result<int64_t> {
       auto q = c.prepare(
           "WITH gone AS (DELETE FROM blob_writes WHERE started_at < EXTRACT(EPOCH FROM now())::bigint - ?"
           " RETURNING version) DELETE FROM blob_chunks WHERE version IN (SELECT version FROM gone)");

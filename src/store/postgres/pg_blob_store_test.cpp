@@ -37,7 +37,7 @@ TEST(PgBlobStore, LargeBlobsAreChunkedAndOverwritesLeaveNoOldChunks) {
   EXPECT_EQ(*store->get("clips/big.mp4"), big);
   ASSERT_TRUE(store->put("clips/big.mp4", "small").ok());
   EXPECT_EQ(*store->get("clips/big.mp4"), "small");
-  auto chunks = t.db().read([](pg::Conn& c) {
+  auto chunks = t.db().read([](sql::Connection& c) {
     auto q = c.prepare("SELECT COUNT(*), MAX(length(data)) FROM blob_chunks");
     q.step();
     return q.col_int(0);

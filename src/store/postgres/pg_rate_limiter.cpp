@@ -15,7 +15,7 @@ namespace {
 constexpr uint64_t kSweepEvery = 4096;
 
 void sweep(pg::Db& db) {
-  (void)db.once([](pg::Conn& c) -> Status {
+  (void)db.once([](sql::Connection& c) -> Status {
     c.prepare("DELETE FROM rate_buckets WHERE updated_at < EXTRACT(EPOCH FROM now())::float8 - 120").run();
     c.prepare("DELETE FROM rate_windows WHERE opened_at < EXTRACT(EPOCH FROM now())::float8 - 3600").run();
     return Status::Ok();
@@ -35,7 +35,7 @@ class PgRateLimiter final : public RateLimiter {
       bool allowed = true;
       double now = 0;
     };
-    auto r = db_.once([&](pg::Conn& c) -> Row {
+    auto r = db_.once([&](sql::Connection& c) -> Row {
       // EXCLUDED.updated_at is the database's now(); the refill is capped at the (current) plan
       // capacity, so a plan change applies from the next request on.
       auto q = c.prepare(
@@ -51,10 +51,10 @@ class PgRateLimiter final : public RateLimiter {
           "?3::float8)"
           "          >= 1 - 1e-9,"
           "  updated_at = GREATEST(b.updated_at, EXCLUDED.updated_at)"
-          " RETURNING tokens, allowed, updated_at");
+          " RETURNING tokens, allowed::int, updated_at");
       q.bind(1, key).bind(2, capacity).bind(3, rate);
       q.step();
-      return Row{q.col_double(0), q.col_bool(1), q.col_double(2)};
+      return Row{q.col_double(0), q.col_int(1) != 0, q.col_double(2)};
     });
     RateDecision out;
     out.limit = per_minute;
@@ -91,7 +91,7 @@ class PgWindowCounter final : public WindowCounter {
       int count = 0;
       double left = 0;
     };
-    auto r = db_.once([&](pg::Conn& c) -> Row {
+    auto r = db_.once([&](sql::Connection& c) -> Row {
       auto q = c.prepare(
           "SELECT count, opened_at + ?2::float8 - EXTRACT(EPOCH FROM now())::float8 FROM rate_windows"
           " WHERE key = ?1");
@@ -117,7 +117,7 @@ class PgWindowCounter final : public WindowCounter {
       int count = 0;
       double left = 0;
     };
-    auto r = db_.once([&](pg::Conn& c) -> Row {
+    auto r = db_.once([&](sql::Connection& c) -> Row {
       // A window opens at the first event and clears window_s later; the next event after that
       // opens a new one.
       auto q = c.prepare(
@@ -144,7 +144,7 @@ class PgWindowCounter final : public WindowCounter {
   }
 
   void release(const std::string& key, int window_s) override {
-    auto r = db_.once([&](pg::Conn& c) -> Status {
+    auto r = db_.once([&](sql::Connection& c) -> Status {
       c.prepare(
            "UPDATE rate_windows SET count = count - 1 WHERE key = ?1 AND count > 0"
            " AND opened_at + ?2::float8 > EXTRACT(EPOCH FROM now())::float8")

@@ -43,7 +43,7 @@ class PgRoomDirectory final : public RoomDirectory {
 
   Result<bool> claim(const RoomLease& l, int max_account_rooms) override {
     bool over_limit = false;
-    auto owned = db_.write([&](Conn& c) -> Result<bool> {
+    auto owned = db_.write([&](sql::Connection& c) -> Result<bool> {
       over_limit = false;  // the transaction may be retried
       if (max_account_rooms > 0) {
         // One claim of the account at a time, on every node: the count below and the insert are
@@ -91,7 +91,7 @@ class PgRoomDirectory final : public RoomDirectory {
       std::lock_guard lock(mu_);
       held_.erase(l.session_id);
     }
-    auto st = db_.once([&](Conn& c) -> Status {
+    auto st = db_.once([&](sql::Connection& c) -> Status {
       c.prepare(
            "DELETE FROM room_leases WHERE account_id = ? AND room_id = ? AND session_id = ? AND node_id = ?")
           .bind(1, l.account_id)
@@ -109,7 +109,7 @@ class PgRoomDirectory final : public RoomDirectory {
   Result<std::vector<RemoteRoom>> remote_rooms(const std::string& account_id,
                                                const std::optional<std::string>& agent_code,
                                                const std::optional<std::string>& room_id) override {
-    return db_.once([&](Conn& c) -> std::vector<RemoteRoom> {
+    return db_.once([&](sql::Connection& c) -> std::vector<RemoteRoom> {
       auto q = c.prepare(
           "SELECT node_id, session_id, room_id, node_url, agent_code, details, details_at / 1000"
           " FROM room_leases WHERE account_id = ?1"
@@ -127,7 +127,7 @@ class PgRoomDirectory final : public RoomDirectory {
 
   Status send(const std::vector<RemoteRoom>& to, const std::string& kind, const std::string& text) override {
     if (to.empty()) return Status::Ok();
-    return db_.write([&](Conn& c) -> Status {
+    return db_.write([&](sql::Connection& c) -> Status {
       for (const auto& r : to) {
         auto q = c.prepare(
             "INSERT INTO room_commands(node_id, session_id, kind, text, created_at)"
@@ -179,7 +179,7 @@ class PgRoomDirectory final : public RoomDirectory {
 
   // Every command addressed to this node past the cursor, in id order.
   void deliver_pending() {
-    auto cmds = db_.once([&](Conn& c) -> std::vector<RoomCommand> {
+    auto cmds = db_.once([&](sql::Connection& c) -> std::vector<RoomCommand> {
       auto q = c.prepare(
           "SELECT id, session_id, kind, text FROM room_commands WHERE node_id = ? AND id > ? ORDER BY id"
           " LIMIT 1000");
@@ -199,7 +199,7 @@ class PgRoomDirectory final : public RoomDirectory {
   // Renews every lease of this node in one statement; a held session that is not renewed has
   // lost its room (its lease expired and another node took it).
   void renew() {
-    auto renewed = db_.once([&](Conn& c) -> std::set<std::string> {
+    auto renewed = db_.once([&](sql::Connection& c) -> std::set<std::string> {
       auto q = c.prepare("UPDATE room_leases SET lease_until = " NOW_US
                          " + ? WHERE node_id = ? RETURNING session_id");
       q.bind(1, o_.lease_us).bind(2, node_);
@@ -239,7 +239,7 @@ class PgRoomDirectory final : public RoomDirectory {
     }
     all += '}';
     if (all == "{}") return;
-    (void)db_.once([&](Conn& c) -> Status {
+    (void)db_.once([&](sql::Connection& c) -> Status {
       c.prepare("UPDATE room_leases l SET details = d.value, details_at = " NOW_US
                 " FROM jsonb_each_text(?::jsonb) d WHERE l.node_id = ? AND l.session_id = d.key")
           .bind(1, all)
@@ -251,7 +251,7 @@ class PgRoomDirectory final : public RoomDirectory {
 
   // Commands are delivered within seconds; old rows are history nobody reads.
   void prune() {
-    (void)db_.once([&](Conn& c) -> Status {
+    (void)db_.once([&](sql::Connection& c) -> Status {
       c.prepare("DELETE FROM room_commands WHERE created_at < " NOW_US " - 600000000").run();
       return Status::Ok();
     });

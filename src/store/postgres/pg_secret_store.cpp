@@ -10,7 +10,7 @@ class PgSecretStore final : public SecretStore {
   explicit PgSecretStore(Db& db) : db_(db) {}
 
   Result<std::string> get_or_create(const std::string& name, const std::string& initial) override {
-    return db_.write([&](Conn& c) -> Result<std::string> {
+    return db_.write([&](sql::Connection& c) -> Result<std::string> {
       // The first node's value wins; later ones read it back.
       c.prepare(
            "INSERT INTO cluster_secrets(name, value, created_at)"
@@ -26,7 +26,7 @@ class PgSecretStore final : public SecretStore {
   }
 
   Result<std::string> get(const std::string& name) override {
-    return db_.once([&](Conn& c) -> Result<std::string> {
+    return db_.once([&](sql::Connection& c) -> Result<std::string> {
       auto q = c.prepare("SELECT value FROM cluster_secrets WHERE name = ?");
       q.bind(1, name);
       if (!q.step()) return Status::NotFound("no secret " + name);
@@ -36,7 +36,7 @@ class PgSecretStore final : public SecretStore {
 
   Result<std::string> update(const std::string& name,
                              const std::function<Result<std::string>(const std::string&)>& next) override {
-    return db_.write([&](Conn& c) -> Result<std::string> {
+    return db_.write([&](sql::Connection& c) -> Result<std::string> {
       // The row lock serializes concurrent updates from every node.
       auto q = c.prepare("SELECT value FROM cluster_secrets WHERE name = ? FOR UPDATE");
       q.bind(1, name);

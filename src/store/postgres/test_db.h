@@ -6,8 +6,8 @@
 #include <memory>
 
 #include "store/postgres/db.h"
-#include "store/postgres/migrations.h"
 #include "store/postgres/test_postgres.h"
+#include "store/sql/schema.h"
 
 namespace imago::pg {
 
@@ -20,7 +20,7 @@ class TestDb {
       std::abort();
     }
     db_ = std::move(db).value();
-    if (Status m = db_->migrate(all_migrations()); !m.ok()) {
+    if (Status m = sql::migrate(*db_); !m.ok()) {
       std::cerr << m.message() << "\n";
       std::abort();
     }

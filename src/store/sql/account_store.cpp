@@ -61,13 +61,13 @@ ApiKey insert_key(Connection& c, const std::string& account_id, const std::strin
 
 class SqlAccountStore final : public AccountStore {
  public:
-  SqlAccountStore(std::unique_ptr<Database> db, Clock& clock) : db_(std::move(db)), clock_(clock) {}
+  SqlAccountStore(Database& db, Clock& clock) : db_(db), clock_(clock) {}
 
   Result<std::pair<Account, ApiKey>> create_account(const std::string& name, Plan plan,
                                                     int64_t initial_credits, const std::string& key_alias,
                                                     const KeyMaterial& key) override {
     const int64_t now = clock_.now_s();
-    return db_->write([&](Connection& c) -> Result<std::pair<Account, ApiKey>> {
+    return db_.write([&](Connection& c) -> Result<std::pair<Account, ApiKey>> {
       Account a;
       a.id = new_id("usr");
       a.name = name;
@@ -89,7 +89,7 @@ class SqlAccountStore final : public AccountStore {
   }
 
   Result<Account> get_account(const std::string& id) override {
-    return db_->read([&](Connection& c) -> Result<Account> {
+    return db_.read([&](Connection& c) -> Result<Account> {
       auto s = c.prepare(
           "SELECT id, name, plan, limit_generate, limit_write, limit_read, created_at, limit_storage FROM "
           "accounts WHERE id "
@@ -101,7 +101,7 @@ class SqlAccountStore final : public AccountStore {
   }
 
   Result<AccountPage> list_accounts(int limit, int offset) override {
-    return db_->read([&](Connection& c) -> Result<AccountPage> {
+    return db_.read([&](Connection& c) -> Result<AccountPage> {
       AccountPage page;
       auto n = c.prepare("SELECT COUNT(*) FROM accounts");
       n.step();
@@ -117,7 +117,7 @@ class SqlAccountStore final : public AccountStore {
   }
 
   Result<int64_t> count_accounts() override {
-    return db_->read([&](Connection& c) -> int64_t {
+    return db_.read([&](Connection& c) -> int64_t {
       auto s = c.prepare("SELECT COUNT(*) FROM accounts");
       s.step();
       return s.col_int(0);
@@ -126,7 +126,7 @@ class SqlAccountStore final : public AccountStore {
 
   Status set_plan(const std::string& id, Plan plan, std::optional<PlanLimits> limits) override {
     if (plan != Plan::kEnterprise) limits.reset();
-    return db_->write([&](Connection& c) -> Status {
+    return db_.write([&](Connection& c) -> Status {
       auto s = c.prepare(
           "UPDATE accounts SET plan = ?, limit_generate = ?, limit_write = ?, limit_read = ?, limit_storage "
           "= ? "
@@ -151,7 +151,7 @@ class SqlAccountStore final : public AccountStore {
   Result<ApiKey> create_key(const std::string& account_id, const std::string& alias,
                             const KeyMaterial& key) override {
     const int64_t now = clock_.now_s();
-    return db_->write([&](Connection& c) -> Result<ApiKey> {
+    return db_.write([&](Connection& c) -> Result<ApiKey> {
       auto s = c.prepare("SELECT 1 FROM accounts WHERE id = ?");
       s.bind(1, account_id);
       if (!s.step()) return Status::NotFound("Account not found: " + account_id);
@@ -160,7 +160,7 @@ class SqlAccountStore final : public AccountStore {
   }
 
   Result<std::vector<ApiKey>> list_keys(const std::string& account_id) override {
-    return db_->read([&](Connection& c) -> std::vector<ApiKey> {
+    return db_.read([&](Connection& c) -> std::vector<ApiKey> {
       std::vector<ApiKey> out;
       auto s = c.prepare(
           "SELECT id, account_id, alias, prefix, last4, created_at, last_used_at, revoked_at FROM api_keys "
@@ -172,7 +172,7 @@ class SqlAccountStore final : public AccountStore {
   }
 
   Result<ApiKey> get_key(const std::string& key_id) override {
-    return db_->read([&](Connection& c) -> Result<ApiKey> {
+    return db_.read([&](Connection& c) -> Result<ApiKey> {
       auto s = c.prepare(
           "SELECT id, account_id, alias, prefix, last4, created_at, last_used_at, revoked_at FROM api_keys "
           "WHERE id = ?");
@@ -184,14 +184,14 @@ class SqlAccountStore final : public AccountStore {
 
   Status revoke_key(const std::optional<std::string>& account_id, const std::string& key_id) override {
     const int64_t now = clock_.now_s();
-    return db_->write(
+    return db_.write(
         [&](Connection& c) -> Status { return revoke_in_tx(c, account_id, key_id, now).status(); });
   }
 
   Result<ApiKey> rotate_key(const std::optional<std::string>& account_id, const std::string& key_id,
                             const KeyMaterial& key) override {
     const int64_t now = clock_.now_s();
-    return db_->write([&](Connection& c) -> Result<ApiKey> {
+    return db_.write([&](Connection& c) -> Result<ApiKey> {
       auto old = revoke_in_tx(c, account_id, key_id, now);
       if (!old.ok()) return old.status();
       return insert_key(c, old->account_id, old->alias, key, now);
@@ -199,7 +199,7 @@ class SqlAccountStore final : public AccountStore {
   }
 
   Result<KeyOwner> find_active_key(const std::string& hash_hex) override {
-    return db_->read([&](Connection& c) -> Result<KeyOwner> {
+    return db_.read([&](Connection& c) -> Result<KeyOwner> {
       auto s = c.prepare(
           "SELECT k.id, k.account_id, k.alias, k.prefix, k.last4, k.created_at, k.last_used_at, "
           "k.revoked_at, "
@@ -227,7 +227,7 @@ class SqlAccountStore final : public AccountStore {
       last = now_s;
       if (last_touch_.size() > 100000) last_touch_.clear();
     }
-    (void)db_->write([&](Connection& c) -> Status {
+    (void)db_.write([&](Connection& c) -> Status {
       c.prepare(
            "UPDATE api_keys SET last_used_at = ? WHERE id = ? AND (last_used_at IS NULL OR last_used_at < ?)")
           .bind(1, now_s)
@@ -239,7 +239,7 @@ class SqlAccountStore final : public AccountStore {
   }
 
   Status ping() override {
-    auto r = db_->read([&](Connection& c) -> Status {
+    auto r = db_.read([&](Connection& c) -> Status {
       auto s = c.prepare("SELECT 1");
       s.step();
       return Status::Ok();
@@ -262,7 +262,7 @@ class SqlAccountStore final : public AccountStore {
     return k;
   }
 
-  std::unique_ptr<Database> db_;
+  Database& db_;
   Clock& clock_;
   std::mutex touch_mu_;
   std::unordered_map<std::string, int64_t> last_touch_;
@@ -270,8 +270,8 @@ class SqlAccountStore final : public AccountStore {
 
 }  // namespace
 
-std::unique_ptr<AccountStore> make_account_store(std::unique_ptr<Database> db, Clock& clock) {
-  return std::make_unique<SqlAccountStore>(std::move(db), clock);
+std::unique_ptr<AccountStore> make_account_store(Database& db, Clock& clock) {
+  return std::make_unique<SqlAccountStore>(db, clock);
 }
 
 }  // namespace imago::sql

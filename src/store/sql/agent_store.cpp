@@ -112,13 +112,13 @@ std::vector<std::string> gesture_file_ids(const std::string& gestures_json) {
 
 class SqlAgentStore final : public AgentStore {
  public:
-  SqlAgentStore(std::unique_ptr<Database> db, Clock& clock) : db_(std::move(db)), clock_(clock) {}
+  SqlAgentStore(Database& db, Clock& clock) : db_(db), clock_(clock) {}
 
   Result<Created> create(const AgentRecord& a, const std::vector<FileRecord>& files, const LedgerOp& charge,
                          const NewJob& job) override {
     int64_t now_us = clock_.now_us();
     int64_t now = now_us / 1000000;
-    return db_->write([&](Connection& c) -> Result<Created> {
+    return db_.write([&](Connection& c) -> Result<Created> {
       // The agent row is claimed first with ON CONFLICT DO NOTHING: a concurrent create of the same
       // code or idempotency key waits on the unique index and then sees the winner's row, so the
       // outcome is a replay or kConflict (never a constraint error), on any backend.
@@ -171,7 +171,7 @@ class SqlAgentStore final : public AgentStore {
   }
 
   Result<AgentRecord> get(const std::string& account_id, const std::string& code) override {
-    return db_->read([&](Connection& c) -> Result<AgentRecord> {
+    return db_.read([&](Connection& c) -> Result<AgentRecord> {
       auto a = load(c, account_id, code);
       if (!a) return not_found(code);
       return *a;
@@ -179,12 +179,12 @@ class SqlAgentStore final : public AgentStore {
   }
 
   Result<bool> code_taken(const std::string& account_id, const std::string& code) override {
-    return db_->read([&](Connection& c) { return load(c, account_id, code).has_value(); });
+    return db_.read([&](Connection& c) { return load(c, account_id, code).has_value(); });
   }
 
   Result<AgentPage> list(const std::string& account_id, const std::optional<std::string>& status, int limit,
                          int offset) override {
-    return db_->read([&](Connection& c) {
+    return db_.read([&](Connection& c) {
       AgentPage page;
       if (status) {
         auto n = c.prepare("SELECT COUNT(*) FROM agents WHERE account_id = ? AND status = ?");
@@ -213,7 +213,7 @@ class SqlAgentStore final : public AgentStore {
   Status update_prompt(const std::string& account_id, const std::string& code,
                        const std::string& prompt) override {
     int64_t now = clock_.now_s();
-    return db_->write([&](Connection& c) -> Status {
+    return db_.write([&](Connection& c) -> Status {
       c.prepare("UPDATE agents SET system_prompt = ?, updated_at = ? WHERE code = ? AND account_id = ?")
           .bind(1, prompt)
           .bind(2, now)
@@ -226,7 +226,7 @@ class SqlAgentStore final : public AgentStore {
 
   Status remove(const std::string& account_id, const std::string& code) override {
     int64_t now_us = clock_.now_us();
-    return db_->write([&](Connection& c) -> Status {
+    return db_.write([&](Connection& c) -> Status {
       auto a = load(c, account_id, code);
       if (!a) return not_found(code);
       // Paid work that never started is refunded (docs/api/agents.md); started or finished work keeps
@@ -266,7 +266,7 @@ class SqlAgentStore final : public AgentStore {
   Result<bool> set_progress(const std::string& account_id, const std::string& code, const JobLease& lease,
                             const AgentProgress& p) override {
     int64_t now = clock_.now_s();
-    return db_->write([&](Connection& c) -> bool {
+    return db_.write([&](Connection& c) -> bool {
       if (!job_lease_held(c, lease.job_id, lease.owner)) return false;
       c.prepare(
            "UPDATE agents SET status = ?, progress = ?, progress_msg = ?, current_step = ?, updated_at = ?"
@@ -286,7 +286,7 @@ class SqlAgentStore final : public AgentStore {
   Result<bool> finish_generation(const GenerationOutcome& o) override {
     int64_t now_us = clock_.now_us();
     int64_t now = now_us / 1000000;
-    return db_->write([&](Connection& c) -> Result<bool> {
+    return db_.write([&](Connection& c) -> Result<bool> {
       auto a = begin_outcome(c, o.account_id, o.code, o.lease, o.success, o.error, o.files, now_us);
       if (!a) return false;
       if (o.success) {
@@ -331,7 +331,7 @@ class SqlAgentStore final : public AgentStore {
                         const NewJob& job) override {
     int64_t now_us = clock_.now_us();
     int64_t now = now_us / 1000000;
-    return db_->write([&](Connection& c) -> Status {
+    return db_.write([&](Connection& c) -> Status {
       auto a = load(c, account_id, code);
       if (!a) return not_found(code);
       auto charged = apply_ledger_op(c, charge, now);
@@ -351,7 +351,7 @@ class SqlAgentStore final : public AgentStore {
   Result<bool> finish_dynamics(const DynamicsOutcome& o) override {
     int64_t now_us = clock_.now_us();
     int64_t now = now_us / 1000000;
-    return db_->write([&](Connection& c) -> Result<bool> {
+    return db_.write([&](Connection& c) -> Result<bool> {
       auto a = begin_outcome(c, o.account_id, o.code, o.lease, o.success, o.error, o.files, now_us);
       if (!a) return false;
       if (o.success) {
@@ -407,7 +407,7 @@ class SqlAgentStore final : public AgentStore {
   Status update_dynamics_config(const std::string& account_id, const std::string& code,
                                 const std::string& config_json, const std::optional<NewJob>& job) override {
     int64_t now_us = clock_.now_us();
-    return db_->write([&](Connection& c) -> Status {
+    return db_.write([&](Connection& c) -> Status {
       c.prepare("UPDATE agents SET dynamics_config = ?, updated_at = ? WHERE code = ? AND account_id = ?")
           .bind(1, config_json)
           .bind(2, now_us / 1000000)
@@ -433,14 +433,14 @@ class SqlAgentStore final : public AgentStore {
   }
 
  private:
-  std::unique_ptr<Database> db_;
+  Database& db_;
   Clock& clock_;
 };
 
 }  // namespace
 
-std::unique_ptr<AgentStore> make_agent_store(std::unique_ptr<Database> db, Clock& clock) {
-  return std::make_unique<SqlAgentStore>(std::move(db), clock);
+std::unique_ptr<AgentStore> make_agent_store(Database& db, Clock& clock) {
+  return std::make_unique<SqlAgentStore>(db, clock);
 }
 
 }  // namespace imago::sql

@@ -1,14 +1,13 @@
-// One SQL store implementation over both backends (docs/architecture.md, "One store, two
+// One SQL store implementation over both engines (docs/architecture.md, "One store, two
 // databases"): the table stores in this folder are written once against these interfaces, which
-// backends.h implements over SQLite's and PostgreSQL's own layers (store/sqlite/db.h,
-// store/postgres/db.h). Statements use `?` / `?N` placeholders (PostgreSQL's layer rewrites them
-// to `$N`); where the dialects really differ a statement names both texts (Dialects,
-// IMAGO_SQL_FOR_UPDATE, IMAGO_SQL_INSERTION_ORDER) or the store asks dialect() and takes its own
-// path.
+// each engine implements (store/sqlite/db.h, store/postgres/db.h) on the one transaction loop of
+// pool.h. Statements use `?` / `?N` placeholders (PostgreSQL's engine rewrites them to `$N`);
+// where the dialects really differ a statement names both texts (Dialects, IMAGO_SQL_FOR_UPDATE,
+// IMAGO_SQL_INSERTION_ORDER) or the store asks dialect() and takes its own path.
 //
 // Database errors are exceptions inside a transaction and become a Status when it ends: a unique
 // or check violation is kConflict, a busy or lost database is retried where that is safe, the
-// rest is kInternal/kUnavailable (each backend's db.h says which).
+// rest is kInternal/kUnavailable (pool.h says which).
 #pragma once
 #include <cstdint>
 #include <memory>
@@ -39,7 +38,7 @@ struct Dialects {
 #define IMAGO_SQL_INSERTION_ORDER(before, after) \
   (::imago::sql::Dialects{before "rowid" after, before "seq" after})
 
-// One execution of a prepared statement, as each backend runs it. Parameters and columns are
+// One execution of a prepared statement, as each engine runs it. Parameters and columns are
 // counted as in SQL: parameters from 1, result columns from 0.
 class Statement {
  public:
@@ -47,12 +46,17 @@ class Statement {
   virtual void bind_int(int i, int64_t v) = 0;
   virtual void bind_double(int i, double v) = 0;
   virtual void bind_text(int i, std::string_view v) = 0;
+  // Bytes for a blob column (SQLite BLOB, PostgreSQL bytea).
+  virtual void bind_blob(int i, std::string_view v) = 0;
   virtual void bind_null(int i) = 0;
   // True when a(nother) row is available; the first call runs the statement.
   virtual bool step() = 0;
+  // Rows changed by the statement, once it has run (INSERT/UPDATE/DELETE).
+  virtual int64_t changes() const = 0;
   virtual int64_t col_int(int i) const = 0;
   virtual double col_double(int i) const = 0;
   virtual std::string col_text(int i) const = 0;
+  virtual std::string col_blob(int i) const = 0;
   virtual bool col_null(int i) const = 0;
 };
 
@@ -69,18 +73,21 @@ class Stmt {
   Stmt& bind(int i, const std::string& v) { return bind(i, std::string_view(v)); }
   Stmt& bind(int i, const std::optional<std::string>& v) { return v ? bind(i, *v) : bind_null(i); }
   Stmt& bind(int i, bool v) = delete;  // say what you mean: an int or a string
+  Stmt& bind_blob(int i, std::string_view v) { return s_->bind_blob(i, v), *this; }
   Stmt& bind_null(int i) { return s_->bind_null(i), *this; }
 
   bool step() { return s_->step(); }
-  // Runs it to the end (INSERT/UPDATE/DELETE); Connection::changes() then counts the rows.
-  void run() {
+  // Runs it to the end (INSERT/UPDATE/DELETE); returns the rows it changed.
+  int64_t run() {
     while (step()) {
     }
+    return s_->changes();
   }
 
   int64_t col_int(int i) const { return s_->col_int(i); }
   double col_double(int i) const { return s_->col_double(i); }
   std::string col_text(int i) const { return s_->col_text(i); }
+  std::string col_blob(int i) const { return s_->col_blob(i); }
   bool col_null(int i) const { return s_->col_null(i); }
   std::optional<std::string> col_opt_text(int i) const {
     return col_null(i) ? std::nullopt : std::optional<std::string>(col_text(i));
@@ -105,6 +112,8 @@ class Connection {
   }
   // Rows changed by the last INSERT/UPDATE/DELETE run on this connection.
   virtual int64_t changes() const = 0;
+  // Runs a script of statements without parameters (migrations).
+  virtual void exec(const std::string& script) = 0;
 };
 
 namespace detail {
@@ -127,9 +136,15 @@ struct Outcome<Result<T>> {
 };
 }  // namespace detail
 
+enum class Tx {
+  kRead,   // a consistent snapshot to read from
+  kWrite,  // SQLite: BEGIN IMMEDIATE; PostgreSQL: READ COMMITTED
+  kOnce,   // PostgreSQL: no transaction, each statement commits by itself; SQLite: kWrite
+};
+
 // A pool of connections and the transactions on them. `fn(Connection&)` runs in a transaction that
 // commits when it returns, and rolls back when it returns a failed Status/Result or throws. It may
-// run more than once when the backend retries (busy, serialization failure), so it must not have
+// run more than once when the engine retries (busy, serialization failure), so it must not have
 // effects outside the database.
 class Database {
  public:
@@ -147,14 +162,13 @@ class Database {
     return run(Tx::kWrite, std::forward<F>(fn));
   }
   // PostgreSQL: each statement commits by itself (one round trip each); SQLite: a write
-  // transaction, its layer has no autocommit mode.
+  // transaction (its single writer needs one anyway).
   template <typename F>
   auto once(F&& fn) {
     return run(Tx::kOnce, std::forward<F>(fn));
   }
 
  protected:
-  enum class Tx { kRead, kWrite, kOnce };
   // Runs `work` in a transaction of `kind`; `work` returns true to roll back. Returns Ok once the
   // work committed, else why not (database errors; ignored when the work asked to roll back).
   class Work {

@@ -33,23 +33,23 @@ Result<FileRecord> find_file(Connection& c, const std::string& account_id, const
 
 class SqlFileStore final : public FileStore {
  public:
-  SqlFileStore(std::unique_ptr<Database> db, Clock& clock) : db_(std::move(db)), clock_(clock) {}
+  SqlFileStore(Database& db, Clock& clock) : db_(db), clock_(clock) {}
 
   Status insert(const FileRecord& f) override {
     FileRecord copy = f;
     if (copy.created_at == 0) copy.created_at = clock_.now_s();
-    return db_->write([&](Connection& c) -> Status {
+    return db_.write([&](Connection& c) -> Status {
       insert_file(c, copy);
       return Status::Ok();
     });
   }
 
   Result<FileRecord> get(const std::string& account_id, const std::string& id) override {
-    return db_->read([&](Connection& c) -> Result<FileRecord> { return find_file(c, account_id, id); });
+    return db_.read([&](Connection& c) -> Result<FileRecord> { return find_file(c, account_id, id); });
   }
 
   Result<FileRecord> remove(const std::string& account_id, const std::string& id) override {
-    return db_->write([&](Connection& c) -> Result<FileRecord> {
+    return db_.write([&](Connection& c) -> Result<FileRecord> {
       auto f = find_file(c, account_id, id);
       if (f.ok()) c.prepare("DELETE FROM files WHERE id = ?").bind(1, id).run();
       return f;
@@ -57,7 +57,7 @@ class SqlFileStore final : public FileStore {
   }
 
   Result<int64_t> usage_bytes(const std::string& account_id) override {
-    return db_->read([&](Connection& c) -> int64_t {
+    return db_.read([&](Connection& c) -> int64_t {
       auto q = c.prepare("SELECT COALESCE(SUM(size), 0) FROM files WHERE account_id = ?");
       q.bind(1, account_id);
       return q.step() ? q.col_int(0) : 0;
@@ -65,7 +65,7 @@ class SqlFileStore final : public FileStore {
   }
 
  private:
-  std::unique_ptr<Database> db_;
+  Database& db_;
   Clock& clock_;
 };
 
@@ -115,8 +115,8 @@ std::vector<std::string> delete_files(Connection& c, const std::vector<std::stri
   return keys;
 }
 
-std::unique_ptr<FileStore> make_file_store(std::unique_ptr<Database> db, Clock& clock) {
-  return std::make_unique<SqlFileStore>(std::move(db), clock);
+std::unique_ptr<FileStore> make_file_store(Database& db, Clock& clock) {
+  return std::make_unique<SqlFileStore>(db, clock);
 }
 
 }  // namespace imago::sql

@@ -239,18 +239,18 @@ constexpr int64_t kWideFairWindow = 256;
 
 class SqlJobStore final : public JobStore {
  public:
-  SqlJobStore(std::unique_ptr<Database> db, Clock& clock) : db_(std::move(db)), clock_(clock) {}
+  SqlJobStore(Database& db, Clock& clock) : db_(db), clock_(clock) {}
 
   Result<std::string> enqueue(const NewJob& job) override {
     int64_t now = clock_.now_us();
-    return db_->write([&](Connection& c) { return insert_job(c, job, now); });
+    return db_.write([&](Connection& c) { return insert_job(c, job, now); });
   }
 
   Result<std::optional<Job>> claim(std::string_view lane, const std::string& owner,
                                    int64_t lease_us) override {
     int64_t now = clock_.now_us();
-    if (db_->dialect() == Dialect::kPostgres) {
-      return db_->once([&](Connection& c) -> std::optional<Job> {
+    if (db_.dialect() == Dialect::kPostgres) {
+      return db_.once([&](Connection& c) -> std::optional<Job> {
         // Two single statements, each taking its row with FOR UPDATE SKIP LOCKED so workers on
         // every node claim side by side. First a running job whose lease expired (its worker
         // died): it was admitted once already, so it goes before new work. Then the fair pick.
@@ -262,12 +262,12 @@ class SqlJobStore final : public JobStore {
         return take(c, kPgClaimFairSql, lane, owner, now, lease_us, kWideFairWindow);
       });
     }
-    return db_->write([&](Connection& c) { return claim_on_sqlite(c, lane, owner, now, lease_us); });
+    return db_.write([&](Connection& c) { return claim_on_sqlite(c, lane, owner, now, lease_us); });
   }
 
   Result<bool> heartbeat(const std::string& id, const std::string& owner, int64_t lease_us) override {
     int64_t now = clock_.now_us();
-    return db_->write([&](Connection& c) -> bool {
+    return db_.write([&](Connection& c) -> bool {
       c.prepare(
            "UPDATE jobs SET lease_until = ?, updated_at = ? WHERE id = ? AND lease_owner = ? AND state = "
            "'running'")
@@ -282,19 +282,18 @@ class SqlJobStore final : public JobStore {
 
   Result<bool> complete(const std::string& id, const std::string& owner) override {
     int64_t now = clock_.now_us();
-    return db_->write(
-        [&](Connection& c) { return finish_job(c, id, owner, "succeeded", std::nullopt, now); });
+    return db_.write([&](Connection& c) { return finish_job(c, id, owner, "succeeded", std::nullopt, now); });
   }
 
   Result<bool> fail(const std::string& id, const std::string& owner, const std::string& error) override {
     int64_t now = clock_.now_us();
-    return db_->write([&](Connection& c) { return finish_job(c, id, owner, "failed", error, now); });
+    return db_.write([&](Connection& c) { return finish_job(c, id, owner, "failed", error, now); });
   }
 
   Result<bool> retry(const std::string& id, const std::string& owner, const std::string& error,
                      int64_t run_at_us) override {
     int64_t now = clock_.now_us();
-    return db_->write([&](Connection& c) -> bool {
+    return db_.write([&](Connection& c) -> bool {
       c.prepare(
            "UPDATE jobs SET state = 'queued', run_at = ?, lease_owner = NULL, lease_until = NULL, last_error "
            "= ?,"
@@ -311,7 +310,7 @@ class SqlJobStore final : public JobStore {
 
   Result<bool> release(const std::string& id, const std::string& owner, int64_t run_at_us) override {
     int64_t now = clock_.now_us();
-    return db_->write([&](Connection& c) -> bool {
+    return db_.write([&](Connection& c) -> bool {
       c
           .prepare(Dialects{
               "UPDATE jobs SET state = 'queued', run_at = ?, lease_owner = NULL, lease_until = NULL,"
@@ -331,7 +330,7 @@ class SqlJobStore final : public JobStore {
   }
 
   Result<Job> get(const std::string& id) override {
-    return db_->read([&](Connection& c) -> Result<Job> {
+    return db_.read([&](Connection& c) -> Result<Job> {
       auto j = load_job(c, id);
       if (!j) return Status::NotFound("job not found");
       return *j;
@@ -340,11 +339,11 @@ class SqlJobStore final : public JobStore {
 
   Result<int> cancel_subject(const std::string& subject) override {
     int64_t now = clock_.now_us();
-    return db_->write([&](Connection& c) { return cancel_jobs_for_subject(c, subject, now); });
+    return db_.write([&](Connection& c) { return cancel_jobs_for_subject(c, subject, now); });
   }
 
   Result<std::vector<Job>> list_by_subject(const std::string& subject) override {
-    return db_->read([&](Connection& c) {
+    return db_.read([&](Connection& c) {
       std::vector<Job> out;
       auto q = c.prepare(
           "SELECT id, kind, lane, account_id, subject, payload, state, attempts, max_attempts, run_at, "
@@ -357,7 +356,7 @@ class SqlJobStore final : public JobStore {
   }
 
  private:
-  std::unique_ptr<Database> db_;
+  Database& db_;
   Clock& clock_;
 };
 
@@ -431,8 +430,8 @@ int cancel_agent_jobs(Connection& c, const std::string& account_id, const std::s
   return static_cast<int>(c.changes());
 }
 
-std::unique_ptr<JobStore> make_job_store(std::unique_ptr<Database> db, Clock& clock) {
-  return std::make_unique<SqlJobStore>(std::move(db), clock);
+std::unique_ptr<JobStore> make_job_store(Database& db, Clock& clock) {
+  return std::make_unique<SqlJobStore>(db, clock);
 }
 
 }  // namespace sql

@@ -140,15 +140,15 @@ namespace {
 
 class SqlLedgerStore final : public LedgerStore {
  public:
-  SqlLedgerStore(std::unique_ptr<Database> db, Clock& clock) : db_(std::move(db)), clock_(clock) {}
+  SqlLedgerStore(Database& db, Clock& clock) : db_(db), clock_(clock) {}
 
   Result<LedgerEntry> apply(const LedgerOp& op) override {
     const int64_t now = clock_.now_s();
-    return db_->write([&](Connection& c) { return apply_ledger_op(c, op, now); });
+    return db_.write([&](Connection& c) { return apply_ledger_op(c, op, now); });
   }
 
   Result<Balance> balance(const std::string& account_id) override {
-    return db_->read([&](Connection& c) -> Result<Balance> {
+    return db_.read([&](Connection& c) -> Result<Balance> {
       auto s = c.prepare("SELECT plan_credits, topup_credits FROM accounts WHERE id = ?");
       s.bind(1, account_id);
       if (!s.step()) return Status::NotFound("Account not found: " + account_id);
@@ -157,7 +157,7 @@ class SqlLedgerStore final : public LedgerStore {
   }
 
   Result<LedgerPage> list(const std::string& account_id, int limit, int offset) override {
-    return db_->read([&](Connection& c) -> LedgerPage {
+    return db_.read([&](Connection& c) -> LedgerPage {
       LedgerPage page;
       auto n = c.prepare("SELECT COUNT(*) FROM ledger WHERE account_id = ?");
       n.bind(1, account_id);
@@ -174,7 +174,7 @@ class SqlLedgerStore final : public LedgerStore {
 
   Result<billing::LiveSpend> live_spend(const std::string& account_id) override {
     const billing::MonthWindow month = billing::utc_month(clock_.now_s());
-    return db_->read([&](Connection& c) -> Result<billing::LiveSpend> {
+    return db_.read([&](Connection& c) -> Result<billing::LiveSpend> {
       auto cap = load_live_spend_cap(c, account_id);
       if (!cap) return Status::NotFound("Account not found: " + account_id);
       billing::LiveSpend out;
@@ -190,7 +190,7 @@ class SqlLedgerStore final : public LedgerStore {
     if (credits) {
       if (Status st = billing::validate_live_spend_cap(*credits); !st.ok()) return st;
     }
-    return db_->write([&](Connection& c) -> Status {
+    return db_.write([&](Connection& c) -> Status {
       auto s = c.prepare(who == billing::CapSetter::kOperator
                              ? "UPDATE accounts SET operator_live_spend_cap = ? WHERE id = ?"
                              : "UPDATE accounts SET live_spend_cap = ? WHERE id = ?");
@@ -206,14 +206,14 @@ class SqlLedgerStore final : public LedgerStore {
   }
 
  private:
-  std::unique_ptr<Database> db_;
+  Database& db_;
   Clock& clock_;
 };
 
 }  // namespace
 
-std::unique_ptr<LedgerStore> make_ledger_store(std::unique_ptr<Database> db, Clock& clock) {
-  return std::make_unique<SqlLedgerStore>(std::move(db), clock);
+std::unique_ptr<LedgerStore> make_ledger_store(Database& db, Clock& clock) {
+  return std::make_unique<SqlLedgerStore>(db, clock);
 }
 
 }  // namespace imago::sql

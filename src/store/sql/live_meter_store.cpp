@@ -19,7 +19,7 @@ std::optional<billing::HeartbeatMeter> load_meter(Connection& c, const std::stri
 
 class SqlLiveMeterStore final : public LiveMeterStore {
  public:
-  SqlLiveMeterStore(std::unique_ptr<Database> db, Clock& clock) : clock_(clock), db_(std::move(db)) {}
+  SqlLiveMeterStore(Database& db, Clock& clock) : clock_(clock), db_(db) {}
 
   Result<billing::HeartbeatMeter> heartbeat(const std::string& account_id, const std::string& meter_id,
                                             const std::string& billing_type, int64_t now_us,
@@ -30,7 +30,7 @@ class SqlLiveMeterStore final : public LiveMeterStore {
     if (period_us <= 0) return Status::Invalid("the billing period must be positive");
     // The heartbeat first, in its own transaction: it stays recorded even when a minute is refused
     // below (the session was seen; a refused minute is not a pause).
-    auto seen = db_->write([&](Connection& c) -> Result<billing::HeartbeatMeter> {
+    auto seen = db_.write([&](Connection& c) -> Result<billing::HeartbeatMeter> {
       auto acct = c.prepare("SELECT 1 FROM accounts WHERE id = ?");
       acct.bind(1, account_id);
       if (!acct.step()) return Status::NotFound("Account not found: " + account_id);
@@ -73,7 +73,7 @@ class SqlLiveMeterStore final : public LiveMeterStore {
         billing::HeartbeatMeter meter;
         bool charged = false;
       };
-      auto step = db_->write([&](Connection& c) -> Result<Step> {
+      auto step = db_.write([&](Connection& c) -> Result<Step> {
         auto m = load_meter(c, account_id, meter_id);
         if (!m) return Status::Internal("live meter '" + meter_id + "' vanished");
         if (!billing::minute_due(*m, now_us, period_us)) return Step{*m, false};
@@ -97,7 +97,7 @@ class SqlLiveMeterStore final : public LiveMeterStore {
   }
 
   Result<billing::HeartbeatMeter> get(const std::string& account_id, const std::string& meter_id) override {
-    return db_->read([&](Connection& c) -> Result<billing::HeartbeatMeter> {
+    return db_.read([&](Connection& c) -> Result<billing::HeartbeatMeter> {
       auto q = c.prepare(
           "SELECT billing_type, started_us, last_seen_us, next_minute FROM live_meters "
           "WHERE account_id = ? AND meter_id = ?");
@@ -109,13 +109,13 @@ class SqlLiveMeterStore final : public LiveMeterStore {
 
  private:
   Clock& clock_;
-  std::unique_ptr<Database> db_;
+  Database& db_;
 };
 
 }  // namespace
 
-std::unique_ptr<LiveMeterStore> make_live_meter_store(std::unique_ptr<Database> db, Clock& clock) {
-  return std::make_unique<SqlLiveMeterStore>(std::move(db), clock);
+std::unique_ptr<LiveMeterStore> make_live_meter_store(Database& db, Clock& clock) {
+  return std::make_unique<SqlLiveMeterStore>(db, clock);
 }
 
 }  // namespace imago::sql

@@ -44,11 +44,11 @@ Result<DashboardSession> live_session(Connection& c, SessionKey by, const std::s
 
 class SqlMemberStore final : public MemberStore {
  public:
-  SqlMemberStore(std::unique_ptr<Database> db, Clock& clock) : clock_(clock), db_(std::move(db)) {}
+  SqlMemberStore(Database& db, Clock& clock) : clock_(clock), db_(db) {}
 
   Result<Member> create_member(const std::string& account_id, const std::string& email,
                                const std::string& password_hash) override {
-    return db_->write([&](Connection& c) -> Result<Member> {
+    return db_.write([&](Connection& c) -> Result<Member> {
       auto exists = c.prepare("SELECT 1 FROM members WHERE email = ?");
       exists.bind(1, email);
       if (exists.step()) return Status::Conflict("A member with this email already exists");
@@ -75,7 +75,7 @@ class SqlMemberStore final : public MemberStore {
   }
 
   Result<MemberWithHash> find_member_by_email(const std::string& email) override {
-    return db_->read([&](Connection& c) -> Result<MemberWithHash> {
+    return db_.read([&](Connection& c) -> Result<MemberWithHash> {
       auto s = c.prepare(
           "SELECT id, account_id, email, created_at, password_changed_at, password_hash "
           "FROM members WHERE email = ?");
@@ -86,7 +86,7 @@ class SqlMemberStore final : public MemberStore {
   }
 
   Result<MemberWithHash> get_member(const std::string& member_id) override {
-    return db_->read([&](Connection& c) -> Result<MemberWithHash> {
+    return db_.read([&](Connection& c) -> Result<MemberWithHash> {
       auto s = c.prepare(
           "SELECT id, account_id, email, created_at, password_changed_at, password_hash "
           "FROM members WHERE id = ?");
@@ -97,7 +97,7 @@ class SqlMemberStore final : public MemberStore {
   }
 
   Result<std::vector<Member>> list_members(const std::string& account_id) override {
-    return db_->read([&](Connection& c) -> Result<std::vector<Member>> {
+    return db_.read([&](Connection& c) -> Result<std::vector<Member>> {
       auto s = c.prepare(
           "SELECT id, account_id, email, created_at, password_changed_at, password_hash "
           "FROM members WHERE account_id = ? ORDER BY created_at, id");
@@ -110,7 +110,7 @@ class SqlMemberStore final : public MemberStore {
 
   Status set_password(const std::string& member_id, const std::string& password_hash,
                       const std::optional<std::string>& keep_session_id) override {
-    return db_->write([&](Connection& c) -> Status {
+    return db_.write([&](Connection& c) -> Status {
       const int64_t now = now_s();
       c.prepare("UPDATE members SET password_hash = ?, password_changed_at = ? WHERE id = ?")
           .bind(1, password_hash)
@@ -124,7 +124,7 @@ class SqlMemberStore final : public MemberStore {
   }
 
   Status create_session(const DashboardSession& s, const std::string& token_hash) override {
-    return db_->write([&](Connection& c) -> Status {
+    return db_.write([&](Connection& c) -> Status {
       c.prepare(
            "INSERT INTO dashboard_sessions(id, token_hash, member_id, account_id, csrf_token, created_at, "
            "last_seen_at, expires_at) VALUES(?,?,?,?,?,?,?,?)")
@@ -142,15 +142,15 @@ class SqlMemberStore final : public MemberStore {
   }
 
   Result<DashboardSession> find_session(const std::string& token_hash, int64_t now) override {
-    return db_->read([&](Connection& c) { return live_session(c, SessionKey::kTokenHash, token_hash, now); });
+    return db_.read([&](Connection& c) { return live_session(c, SessionKey::kTokenHash, token_hash, now); });
   }
 
   Result<DashboardSession> get_session(const std::string& session_id, int64_t now) override {
-    return db_->read([&](Connection& c) { return live_session(c, SessionKey::kId, session_id, now); });
+    return db_.read([&](Connection& c) { return live_session(c, SessionKey::kId, session_id, now); });
   }
 
   Status touch_session(const std::string& session_id, int64_t now, int64_t expires_at) override {
-    return db_->write([&](Connection& c) -> Status {
+    return db_.write([&](Connection& c) -> Status {
       c.prepare(
            "UPDATE dashboard_sessions SET last_seen_at = ?, expires_at = ? WHERE id = ? AND revoked_at IS "
            "NULL")
@@ -163,7 +163,7 @@ class SqlMemberStore final : public MemberStore {
   }
 
   Status revoke_session(const std::string& session_id) override {
-    return db_->write([&](Connection& c) -> Status {
+    return db_.write([&](Connection& c) -> Status {
       c.prepare("UPDATE dashboard_sessions SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL")
           .bind(1, now_s())
           .bind(2, session_id)
@@ -174,7 +174,7 @@ class SqlMemberStore final : public MemberStore {
 
   Result<int> revoke_member_sessions(const std::string& member_id,
                                      const std::optional<std::string>& keep_session_id) override {
-    return db_->write([&](Connection& c) -> Result<int> {
+    return db_.write([&](Connection& c) -> Result<int> {
       return revoke_sessions(c, member_id, keep_session_id, now_s());
     });
   }
@@ -195,7 +195,7 @@ class SqlMemberStore final : public MemberStore {
     return c.changes();
   }
 
-  std::unique_ptr<Database> db_;
+  Database& db_;
 };
 
 std::string_view kind_name(GrantKind k) {
@@ -233,10 +233,10 @@ std::optional<std::string> opt(const std::string& s) {
 
 class SqlDeviceGrantStore final : public DeviceGrantStore {
  public:
-  explicit SqlDeviceGrantStore(std::unique_ptr<Database> db) : db_(std::move(db)) {}
+  explicit SqlDeviceGrantStore(Database& db) : db_(db) {}
 
   Status create_grant(const DeviceGrant& g, const std::string& secret_hash) override {
-    return db_->write([&](Connection& c) -> Status {
+    return db_.write([&](Connection& c) -> Status {
       if (!g.user_code.empty()) {
         auto live = c.prepare(
             "SELECT 1 FROM device_grants WHERE user_code = ? AND state = 'pending' AND expires_at > ?");
@@ -265,7 +265,7 @@ class SqlDeviceGrantStore final : public DeviceGrantStore {
   }
 
   Result<DeviceGrant> find_by_secret(const std::string& secret_hash) override {
-    return db_->read([&](Connection& c) -> Result<DeviceGrant> {
+    return db_.read([&](Connection& c) -> Result<DeviceGrant> {
       auto s = c.prepare(
           "SELECT id, kind, hostname, user_code, challenge, state, account_id, member_id, created_at, "
           "expires_at, "
@@ -277,7 +277,7 @@ class SqlDeviceGrantStore final : public DeviceGrantStore {
   }
 
   Result<DeviceGrant> find_pending_by_user_code(const std::string& user_code, int64_t now) override {
-    return db_->read([&](Connection& c) -> Result<DeviceGrant> {
+    return db_.read([&](Connection& c) -> Result<DeviceGrant> {
       auto s = c.prepare(
           "SELECT id, kind, hostname, user_code, challenge, state, account_id, member_id, created_at, "
           "expires_at, "
@@ -291,7 +291,7 @@ class SqlDeviceGrantStore final : public DeviceGrantStore {
 
   Status decide(const std::string& grant_id, bool approve, const std::string& account_id,
                 const std::string& member_id) override {
-    return db_->write([&](Connection& c) -> Status {
+    return db_.write([&](Connection& c) -> Status {
       c.prepare(
            "UPDATE device_grants SET state = ?, account_id = ?, member_id = ? WHERE id = ? AND state = "
            "'pending'")
@@ -306,7 +306,7 @@ class SqlDeviceGrantStore final : public DeviceGrantStore {
   }
 
   Status record_poll(const std::string& grant_id, int64_t now, int interval_s) override {
-    return db_->write([&](Connection& c) -> Status {
+    return db_.write([&](Connection& c) -> Status {
       c.prepare("UPDATE device_grants SET last_poll_at = ?, interval_s = ? WHERE id = ?")
           .bind(1, now)
           .bind(2, interval_s)
@@ -317,7 +317,7 @@ class SqlDeviceGrantStore final : public DeviceGrantStore {
   }
 
   Status consume(const std::string& grant_id) override {
-    return db_->write([&](Connection& c) -> Status {
+    return db_.write([&](Connection& c) -> Status {
       c.prepare("UPDATE device_grants SET state = 'consumed' WHERE id = ? AND state = 'approved'")
           .bind(1, grant_id)
           .run();
@@ -327,14 +327,14 @@ class SqlDeviceGrantStore final : public DeviceGrantStore {
   }
 
   Status set_issued_key(const std::string& grant_id, const std::string& key_id) override {
-    return db_->write([&](Connection& c) -> Status {
+    return db_.write([&](Connection& c) -> Status {
       c.prepare("UPDATE device_grants SET key_id = ? WHERE id = ?").bind(1, key_id).bind(2, grant_id).run();
       return Status::Ok();
     });
   }
 
   Result<std::vector<std::string>> device_key_ids(const std::string& account_id) override {
-    return db_->read([&](Connection& c) -> Result<std::vector<std::string>> {
+    return db_.read([&](Connection& c) -> Result<std::vector<std::string>> {
       auto s = c.prepare("SELECT key_id FROM device_grants WHERE account_id = ? AND key_id IS NOT NULL");
       s.bind(1, account_id);
       std::vector<std::string> out;
@@ -344,16 +344,16 @@ class SqlDeviceGrantStore final : public DeviceGrantStore {
   }
 
  private:
-  std::unique_ptr<Database> db_;
+  Database& db_;
 };
 
 }  // namespace
 
-std::unique_ptr<MemberStore> make_member_store(std::unique_ptr<Database> db, Clock& clock) {
-  return std::make_unique<SqlMemberStore>(std::move(db), clock);
+std::unique_ptr<MemberStore> make_member_store(Database& db, Clock& clock) {
+  return std::make_unique<SqlMemberStore>(db, clock);
 }
-std::unique_ptr<DeviceGrantStore> make_device_grant_store(std::unique_ptr<Database> db) {
-  return std::make_unique<SqlDeviceGrantStore>(std::move(db));
+std::unique_ptr<DeviceGrantStore> make_device_grant_store(Database& db) {
+  return std::make_unique<SqlDeviceGrantStore>(db);
 }
 
 }  // namespace imago::sql

@@ -48,10 +48,10 @@ bool session_exists(Connection& c, const std::string& session_id) {
 
 class SqlSessionStore final : public SessionStore {
  public:
-  SqlSessionStore(std::unique_ptr<Database> db, Clock& clock) : db_(std::move(db)), clock_(clock) {}
+  SqlSessionStore(Database& db, Clock& clock) : db_(db), clock_(clock) {}
 
   Status create(const SessionRecord& s) override {
-    return db_->write([&](Connection& c) -> Status {
+    return db_.write([&](Connection& c) -> Status {
       c.prepare(
            "INSERT INTO live_sessions(session_id, account_id, agent_code, room_id, billing_type, status, "
            "started_us, minutes_charged, viewers_peak) VALUES(?, ?, ?, ?, ?, 'active', ?, ?, ?)")
@@ -70,7 +70,7 @@ class SqlSessionStore final : public SessionStore {
   }
 
   Status add_transcript(const std::string& session_id, const std::vector<TranscriptEntry>& lines) override {
-    return db_->write([&](Connection& c) -> Status {
+    return db_.write([&](Connection& c) -> Status {
       if (!session_exists(c, session_id)) return Status::NotFound("No session " + session_id);
       for (const auto& l : lines) {
         c.prepare(
@@ -90,7 +90,7 @@ class SqlSessionStore final : public SessionStore {
   }
 
   Status update_progress(const std::string& session_id, int64_t minutes_charged, int viewers_peak) override {
-    return db_->write([&](Connection& c) -> Status {
+    return db_.write([&](Connection& c) -> Status {
       c.prepare(
            Dialects{"UPDATE live_sessions SET minutes_charged = MAX(minutes_charged, ?), "
                     "viewers_peak = MAX(viewers_peak, ?) WHERE session_id = ? AND status = 'active'",
@@ -106,7 +106,7 @@ class SqlSessionStore final : public SessionStore {
 
   Result<bool> end(const std::string& session_id, const SessionEnd& e,
                    const std::string& webhook_data_json) override {
-    return db_->write([&](Connection& c) -> Result<bool> {
+    return db_.write([&](Connection& c) -> Result<bool> {
       // Conditional: of two enders (a retry, another node) exactly one changes the row.
       c
           .prepare(Dialects{
@@ -137,7 +137,7 @@ class SqlSessionStore final : public SessionStore {
   }
 
   Result<SessionRecord> get(const std::string& account_id, const std::string& session_id) override {
-    return db_->read([&](Connection& c) -> Result<SessionRecord> {
+    return db_.read([&](Connection& c) -> Result<SessionRecord> {
       auto q =
           c.prepare("SELECT " SESSION_COLUMNS SESSION_FROM "WHERE s.session_id = ? AND s.account_id = ?");
       q.bind(1, session_id).bind(2, account_id);
@@ -147,7 +147,7 @@ class SqlSessionStore final : public SessionStore {
   }
 
   Result<SessionPage> list(const std::string& account_id, int limit, int offset) override {
-    return db_->read([&](Connection& c) -> Result<SessionPage> {
+    return db_.read([&](Connection& c) -> Result<SessionPage> {
       SessionPage page;
       auto n = c.prepare("SELECT COUNT(*) FROM live_sessions WHERE account_id = ?");
       n.bind(1, account_id);
@@ -163,7 +163,7 @@ class SqlSessionStore final : public SessionStore {
 
   Result<std::vector<TranscriptEntry>> transcript(const std::string& account_id,
                                                   const std::string& session_id) override {
-    return db_->read([&](Connection& c) -> Result<std::vector<TranscriptEntry>> {
+    return db_.read([&](Connection& c) -> Result<std::vector<TranscriptEntry>> {
       auto s = c.prepare("SELECT 1 FROM live_sessions WHERE session_id = ? AND account_id = ?");
       s.bind(1, session_id).bind(2, account_id);
       if (!s.step()) return Status::NotFound("Session not found: " + session_id);
@@ -181,7 +181,7 @@ class SqlSessionStore final : public SessionStore {
   }
 
   Status set_recording(const std::string& session_id, const SessionRecording& r) override {
-    return db_->write([&](Connection& c) -> Status {
+    return db_.write([&](Connection& c) -> Status {
       if (!session_exists(c, session_id)) return Status::NotFound("No session " + session_id);
       write_recording(c, session_id, r);
       return Status::Ok();
@@ -190,7 +190,7 @@ class SqlSessionStore final : public SessionStore {
 
   Status finish_recording(const std::string& session_id, const SessionRecording& r,
                           const FileRecord& file) override {
-    return db_->write([&](Connection& c) -> Status {
+    return db_.write([&](Connection& c) -> Status {
       if (!session_exists(c, session_id)) return Status::NotFound("No session " + session_id);
       insert_file(c, file);
       SessionRecording done = r;
@@ -202,7 +202,7 @@ class SqlSessionStore final : public SessionStore {
 
   Result<std::vector<std::string>> remove_recording(const std::string& account_id,
                                                     const std::string& session_id) override {
-    return db_->write([&](Connection& c) -> Result<std::vector<std::string>> {
+    return db_.write([&](Connection& c) -> Result<std::vector<std::string>> {
       auto q = c.prepare(IMAGO_SQL_FOR_UPDATE(
           "SELECT recording_status, recording_file_id FROM live_sessions WHERE session_id = ? AND "
           "account_id = ?"));
@@ -238,14 +238,14 @@ class SqlSessionStore final : public SessionStore {
         .run();
   }
 
-  std::unique_ptr<Database> db_;
+  Database& db_;
   Clock& clock_;
 };
 
 }  // namespace
 
-std::unique_ptr<SessionStore> make_session_store(std::unique_ptr<Database> db, Clock& clock) {
-  return std::make_unique<SqlSessionStore>(std::move(db), clock);
+std::unique_ptr<SessionStore> make_session_store(Database& db, Clock& clock) {
+  return std::make_unique<SqlSessionStore>(db, clock);
 }
 
 }  // namespace imago::sql

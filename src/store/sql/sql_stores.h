@@ -1,7 +1,6 @@
 // The table stores, written once over the SQL interfaces (connection.h) and run on SQLite and
-// PostgreSQL alike (docs/architecture.md, "One store, two databases"); each backend binds them to
-// its own database in its factories (store/sqlite/sqlite_*_store.h, store/postgres/pg_stores.h).
-// Schemas stay with each backend's migrations.
+// PostgreSQL alike (docs/architecture.md, "One store, two databases"), on a database migrated to
+// schema.h's history. Each store keeps a reference to `db`, which must outlive it.
 #pragma once
 #include <memory>
 #include <optional>
@@ -25,17 +24,17 @@
 
 namespace imago::sql {
 
-std::unique_ptr<AccountStore> make_account_store(std::unique_ptr<Database> db, Clock& clock);
-std::unique_ptr<AgentStore> make_agent_store(std::unique_ptr<Database> db, Clock& clock);
-std::unique_ptr<VoiceStore> make_voice_store(std::unique_ptr<Database> db, Clock& clock);
-std::unique_ptr<FileStore> make_file_store(std::unique_ptr<Database> db, Clock& clock);
-std::unique_ptr<LedgerStore> make_ledger_store(std::unique_ptr<Database> db, Clock& clock);
-std::unique_ptr<JobStore> make_job_store(std::unique_ptr<Database> db, Clock& clock);
-std::unique_ptr<WebhookStore> make_webhook_store(std::unique_ptr<Database> db, Clock& clock);
-std::unique_ptr<MemberStore> make_member_store(std::unique_ptr<Database> db, Clock& clock);
-std::unique_ptr<DeviceGrantStore> make_device_grant_store(std::unique_ptr<Database> db);
-std::unique_ptr<LiveMeterStore> make_live_meter_store(std::unique_ptr<Database> db, Clock& clock);
-std::unique_ptr<SessionStore> make_session_store(std::unique_ptr<Database> db, Clock& clock);
+std::unique_ptr<AccountStore> make_account_store(Database& db, Clock& clock);
+std::unique_ptr<AgentStore> make_agent_store(Database& db, Clock& clock);
+std::unique_ptr<VoiceStore> make_voice_store(Database& db, Clock& clock);
+std::unique_ptr<FileStore> make_file_store(Database& db, Clock& clock);
+std::unique_ptr<LedgerStore> make_ledger_store(Database& db, Clock& clock);
+std::unique_ptr<JobStore> make_job_store(Database& db, Clock& clock);
+std::unique_ptr<WebhookStore> make_webhook_store(Database& db, Clock& clock);
+std::unique_ptr<MemberStore> make_member_store(Database& db, Clock& clock);
+std::unique_ptr<DeviceGrantStore> make_device_grant_store(Database& db);
+std::unique_ptr<LiveMeterStore> make_live_meter_store(Database& db, Clock& clock);
+std::unique_ptr<SessionStore> make_session_store(Database& db, Clock& clock);
 
 // Webhook deliveries are retried up to this many attempts (docs/webhooks.md).
 inline constexpr int kWebhookMaxAttempts = 8;

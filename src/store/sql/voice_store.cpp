@@ -34,11 +34,11 @@ Result<DesignedVoice> select_live(Connection& c, const std::string& account_id, 
 
 class SqlVoiceStore final : public VoiceStore {
  public:
-  SqlVoiceStore(std::unique_ptr<Database> db, Clock& clock) : db_(std::move(db)), clock_(clock) {}
+  SqlVoiceStore(Database& db, Clock& clock) : db_(db), clock_(clock) {}
 
   Result<DesignedVoice> create(const DesignedVoice& in) override {
     int64_t now = clock_.now_s();
-    return db_->write([&](Connection& c) -> Result<DesignedVoice> {
+    return db_.write([&](Connection& c) -> Result<DesignedVoice> {
       auto s = c.prepare("INSERT INTO voices (" VOICE_COLUMNS ") VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
       s.bind(1, in.code)
           .bind(2, in.account_id)
@@ -57,11 +57,11 @@ class SqlVoiceStore final : public VoiceStore {
   }
 
   Result<DesignedVoice> get(const std::string& account_id, const std::string& code) override {
-    return db_->read([&](Connection& c) { return select_live(c, account_id, code); });
+    return db_.read([&](Connection& c) { return select_live(c, account_id, code); });
   }
 
   Result<std::vector<DesignedVoice>> list(const std::string& account_id) override {
-    return db_->read([&](Connection& c) {
+    return db_.read([&](Connection& c) {
       std::vector<DesignedVoice> out;
       auto s = c.prepare(IMAGO_SQL_INSERTION_ORDER(
           "SELECT " VOICE_COLUMNS
@@ -75,7 +75,7 @@ class SqlVoiceStore final : public VoiceStore {
 
   Result<DesignedVoice> update(const DesignedVoice& in) override {
     int64_t now = clock_.now_s();
-    return db_->write([&](Connection& c) -> Result<DesignedVoice> {
+    return db_.write([&](Connection& c) -> Result<DesignedVoice> {
       auto s = c.prepare(
           "UPDATE voices SET name = ?, base_voice = ?, description = ?, gender = ?, pitch = ?, rate = ?, "
           "brightness = ?, updated_at = ? WHERE code = ? AND account_id = ? AND revoked_at IS NULL");
@@ -89,7 +89,7 @@ class SqlVoiceStore final : public VoiceStore {
 
   Status revoke(const std::string& account_id, const std::string& code) override {
     int64_t now = clock_.now_s();
-    return db_->write([&](Connection& c) -> Status {
+    return db_.write([&](Connection& c) -> Status {
       auto s = c.prepare(
           "UPDATE voices SET revoked_at = ? WHERE code = ? AND account_id = ? AND revoked_at IS NULL");
       s.bind(1, now).bind(2, code).bind(3, account_id);
@@ -100,14 +100,14 @@ class SqlVoiceStore final : public VoiceStore {
   }
 
  private:
-  std::unique_ptr<Database> db_;
+  Database& db_;
   Clock& clock_;
 };
 
 }  // namespace
 
-std::unique_ptr<VoiceStore> make_voice_store(std::unique_ptr<Database> db, Clock& clock) {
-  return std::make_unique<SqlVoiceStore>(std::move(db), clock);
+std::unique_ptr<VoiceStore> make_voice_store(Database& db, Clock& clock) {
+  return std::make_unique<SqlVoiceStore>(db, clock);
 }
 
 }  // namespace imago::sql

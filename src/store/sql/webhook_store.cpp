@@ -91,11 +91,11 @@ void insert_delivery(Connection& c, const WebhookDelivery& d) {
 
 class SqlWebhookStore final : public WebhookStore {
  public:
-  SqlWebhookStore(std::unique_ptr<Database> db, Clock& clock) : db_(std::move(db)), clock_(clock) {}
+  SqlWebhookStore(Database& db, Clock& clock) : db_(db), clock_(clock) {}
 
   Status create(const Webhook& w) override {
     int64_t now = clock_.now_s();
-    return db_->write([&](Connection& c) -> Status {
+    return db_.write([&](Connection& c) -> Status {
       c.prepare("INSERT INTO webhooks(" WEBHOOK_COLUMNS ") VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?)")
           .bind(1, w.id)
           .bind(2, w.account_id)
@@ -112,7 +112,7 @@ class SqlWebhookStore final : public WebhookStore {
   }
 
   Result<std::vector<Webhook>> list(const std::string& account_id) override {
-    return db_->read([&](Connection& c) {
+    return db_.read([&](Connection& c) {
       std::vector<Webhook> out;
       auto q = c.prepare(IMAGO_SQL_INSERTION_ORDER(
           "SELECT " WEBHOOK_COLUMNS " FROM webhooks WHERE account_id = ? ORDER BY created_at, ", ""));
@@ -130,7 +130,7 @@ class SqlWebhookStore final : public WebhookStore {
   }
 
   Result<Webhook> get_by_id(const std::string& id) override {
-    return db_->read([&](Connection& c) -> Result<Webhook> {
+    return db_.read([&](Connection& c) -> Result<Webhook> {
       auto q = c.prepare("SELECT " WEBHOOK_COLUMNS " FROM webhooks WHERE id = ?");
       q.bind(1, id);
       if (!q.step()) return Status::NotFound("Webhook not found: " + id);
@@ -140,7 +140,7 @@ class SqlWebhookStore final : public WebhookStore {
 
   Status remove(const std::string& account_id, const std::string& id) override {
     int64_t now = clock_.now_us();
-    return db_->write([&](Connection& c) -> Status {
+    return db_.write([&](Connection& c) -> Status {
       c.prepare("DELETE FROM webhooks WHERE id = ? AND account_id = ?").bind(1, id).bind(2, account_id).run();
       if (c.changes() == 0) return Status::NotFound("Webhook not found: " + id);
       // Pending deliveries of a deleted subscription are not sent.
@@ -160,14 +160,14 @@ class SqlWebhookStore final : public WebhookStore {
   }
 
   Status create_delivery(const WebhookDelivery& d) override {
-    return db_->write([&](Connection& c) -> Status {
+    return db_.write([&](Connection& c) -> Status {
       insert_delivery(c, d);
       return Status::Ok();
     });
   }
 
   Result<WebhookDelivery> get_delivery(const std::string& id) override {
-    return db_->read([&](Connection& c) -> Result<WebhookDelivery> {
+    return db_.read([&](Connection& c) -> Result<WebhookDelivery> {
       auto q = c.prepare("SELECT " DELIVERY_COLUMNS " FROM webhook_deliveries WHERE id = ?");
       q.bind(1, id);
       if (!q.step()) return Status::NotFound("delivery not found");
@@ -176,7 +176,7 @@ class SqlWebhookStore final : public WebhookStore {
   }
 
   Result<std::vector<WebhookDelivery>> list_deliveries(const std::string& webhook_id, int limit) override {
-    return db_->read([&](Connection& c) {
+    return db_.read([&](Connection& c) {
       std::vector<WebhookDelivery> out;
       auto q = c.prepare(IMAGO_SQL_INSERTION_ORDER(
           "SELECT " DELIVERY_COLUMNS
@@ -189,7 +189,7 @@ class SqlWebhookStore final : public WebhookStore {
   }
 
   Result<std::vector<DeliveryAttempt>> list_attempts(const std::string& delivery_id) override {
-    return db_->read([&](Connection& c) {
+    return db_.read([&](Connection& c) {
       std::vector<DeliveryAttempt> out;
       auto q = c.prepare(
           "SELECT delivery_id, attempt, status_code, error, duration_ms, created_at FROM webhook_attempts"
@@ -213,7 +213,7 @@ class SqlWebhookStore final : public WebhookStore {
                              std::optional<std::string> error, int64_t duration_ms,
                              const std::string& new_state) override {
     int64_t now = clock_.now_s();
-    return db_->write([&](Connection& c) -> Result<int> {
+    return db_.write([&](Connection& c) -> Result<int> {
       auto q = c.prepare(IMAGO_SQL_FOR_UPDATE("SELECT attempts FROM webhook_deliveries WHERE id = ?"));
       q.bind(1, delivery_id);
       if (!q.step()) return Status::NotFound("delivery not found");
@@ -244,12 +244,12 @@ class SqlWebhookStore final : public WebhookStore {
   Result<std::vector<std::string>> enqueue_event(const std::string& account_id, const std::string& event,
                                                  const std::string& data_json) override {
     int64_t now = clock_.now_us();
-    return db_->write(
+    return db_.write(
         [&](Connection& c) { return enqueue_webhook_event(c, account_id, event, data_json, now); });
   }
 
  private:
-  std::unique_ptr<Database> db_;
+  Database& db_;
   Clock& clock_;
 };
 
@@ -294,8 +294,8 @@ std::vector<std::string> enqueue_webhook_event(Connection& c, const std::string&
   return ids;
 }
 
-std::unique_ptr<WebhookStore> make_webhook_store(std::unique_ptr<Database> db, Clock& clock) {
-  return std::make_unique<SqlWebhookStore>(std::move(db), clock);
+std::unique_ptr<WebhookStore> make_webhook_store(Database& db, Clock& clock) {
+  return std::make_unique<SqlWebhookStore>(db, clock);
 }
 
 }  // namespace sql

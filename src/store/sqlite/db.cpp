@@ -1,99 +1,132 @@
 #include "store/sqlite/db.h"
 
+#include <sqlite3.h>
+
 #include <mutex>
+#include <unordered_map>
 
 namespace imago::sqlite {
 
 namespace {
+
+using sql::Error;
+
 [[noreturn]] void fail(sqlite3* db, int rc, const char* what) {
-  throw Error(rc, std::string(what) + ": " + (db ? sqlite3_errmsg(db) : sqlite3_errstr(rc)));
+  const int primary = rc & 0xff;
+  const Error::Kind kind = primary == SQLITE_BUSY || primary == SQLITE_LOCKED ? Error::Kind::kRetry
+                           : primary == SQLITE_CONSTRAINT                     ? Error::Kind::kConstraint
+                                                                              : Error::Kind::kOther;
+  throw Error(kind, std::string(what) + ": " + (db ? sqlite3_errmsg(db) : sqlite3_errstr(rc)));
 }
+
+class Statement final : public sql::Statement {
+ public:
+  explicit Statement(sqlite3_stmt* s) : s_(s) {}
+  void bind_int(int i, int64_t v) override { sqlite3_bind_int64(s_, i, v); }
+  void bind_double(int i, double v) override { sqlite3_bind_double(s_, i, v); }
+  void bind_text(int i, std::string_view v) override {
+    sqlite3_bind_text(s_, i, v.data(), static_cast<int>(v.size()), SQLITE_TRANSIENT);
+  }
+  void bind_blob(int i, std::string_view v) override {
+    sqlite3_bind_blob(s_, i, v.data(), static_cast<int>(v.size()), SQLITE_TRANSIENT);
+  }
+  void bind_null(int i) override { sqlite3_bind_null(s_, i); }
+  bool step() override {
+    const int rc = sqlite3_step(s_);
+    if (rc == SQLITE_ROW) return true;
+    if (rc == SQLITE_DONE) return false;
+    fail(sqlite3_db_handle(s_), rc, "step");
+  }
+  int64_t changes() const override { return sqlite3_changes64(sqlite3_db_handle(s_)); }
+  int64_t col_int(int i) const override { return sqlite3_column_int64(s_, i); }
+  double col_double(int i) const override { return sqlite3_column_double(s_, i); }
+  std::string col_text(int i) const override {
+    const auto* p = sqlite3_column_blob(s_, i);
+    const int n = sqlite3_column_bytes(s_, i);
+    return p ? std::string(static_cast<const char*>(p), static_cast<size_t>(n)) : std::string();
+  }
+  std::string col_blob(int i) const override { return col_text(i); }
+  bool col_null(int i) const override { return sqlite3_column_type(s_, i) == SQLITE_NULL; }
+
+ private:
+  sqlite3_stmt* s_;  // owned by the connection's cache
+};
+
+class Conn final : public sql::PooledConnection {
+ public:
+  explicit Conn(sqlite3* db) : db_(db) {}
+  ~Conn() override {
+    for (auto& [sql, s] : cache_) sqlite3_finalize(s);
+    sqlite3_close_v2(db_);
+  }
+
+  sql::Dialect dialect() const override { return sql::Dialect::kSqlite; }
+  using sql::Connection::prepare;
+  sql::Stmt prepare(const char* sql) override { return sql::Stmt(std::make_unique<Statement>(cached(sql))); }
+  int64_t changes() const override { return sqlite3_changes64(db_); }
+  void exec(const std::string& script) override {
+    char* err = nullptr;
+    const int rc = sqlite3_exec(db_, script.c_str(), nullptr, nullptr, &err);
+    if (rc == SQLITE_OK) return;
+    const std::string msg = err ? err : sqlite3_errstr(rc);
+    sqlite3_free(err);
+    fail(nullptr, rc, msg.c_str());
+  }
+
+  // Transaction control goes through the statement cache: sqlite3_exec would parse it again on
+  // every request. The single writer needs no other lock, so kOnce is a write transaction too.
+  bool begin(sql::Tx kind) override {
+    run(kind == sql::Tx::kRead ? "BEGIN" : "BEGIN IMMEDIATE");
+    return true;
+  }
+  void commit() override {
+    reset_all();
+    run("COMMIT");
+  }
+  void rollback() noexcept override {
+    try {
+      reset_all();
+      run("ROLLBACK");
+    } catch (...) {
+    }
+  }
+
+ private:
+  // Prepared once per connection, keyed by the literal's address (every caller passes a literal);
+  // reset and cleared on each use.
+  sqlite3_stmt* cached(const char* sql) {
+    auto it = cache_.find(sql);
+    if (it == cache_.end()) {
+      sqlite3_stmt* s = nullptr;
+      const int rc = sqlite3_prepare_v3(db_, sql, -1, SQLITE_PREPARE_PERSISTENT, &s, nullptr);
+      if (rc != SQLITE_OK) fail(db_, rc, "prepare");
+      it = cache_.emplace(sql, s).first;
+    }
+    sqlite3_reset(it->second);
+    sqlite3_clear_bindings(it->second);
+    return it->second;
+  }
+  void run(const char* sql) {
+    Statement s(cached(sql));
+    while (s.step()) {
+    }
+  }
+  // A SELECT left mid-result keeps its read snapshot open past COMMIT; the next BEGIN IMMEDIATE on
+  // this connection would then fail with SQLITE_BUSY_SNAPSHOT for good. Resetting every statement
+  // before a transaction ends lets callers stop stepping at any row.
+  void reset_all() {
+    for (auto& [sql, s] : cache_) sqlite3_reset(s);
+  }
+
+  sqlite3* db_;
+  std::unordered_map<const char*, sqlite3_stmt*> cache_;
+};
+
 }  // namespace
 
-Stmt& Stmt::bind(int i, int64_t v) {
-  sqlite3_bind_int64(s_, i, v);
-  return *this;
-}
-Stmt& Stmt::bind(int i, double v) {
-  sqlite3_bind_double(s_, i, v);
-  return *this;
-}
-Stmt& Stmt::bind(int i, std::string_view v) {
-  sqlite3_bind_text(s_, i, v.data(), static_cast<int>(v.size()), SQLITE_TRANSIENT);
-  return *this;
-}
-Stmt& Stmt::bind(int i, const std::optional<std::string>& v) {
-  return v ? bind(i, std::string_view(*v)) : bind_null(i);
-}
-Stmt& Stmt::bind_blob(int i, std::string_view v) {
-  sqlite3_bind_blob(s_, i, v.data(), static_cast<int>(v.size()), SQLITE_TRANSIENT);
-  return *this;
-}
-Stmt& Stmt::bind_null(int i) {
-  sqlite3_bind_null(s_, i);
-  return *this;
-}
-
-bool Stmt::step() {
-  int rc = sqlite3_step(s_);
-  if (rc == SQLITE_ROW) return true;
-  if (rc == SQLITE_DONE) return false;
-  fail(sqlite3_db_handle(s_), rc, "step");
-}
-
-void Stmt::run() {
-  while (step()) {
-  }
-}
-
-std::string Stmt::col_text(int i) const {
-  const auto* p = sqlite3_column_blob(s_, i);
-  int n = sqlite3_column_bytes(s_, i);
-  return p ? std::string(static_cast<const char*>(p), static_cast<size_t>(n)) : std::string();
-}
-
-std::optional<std::string> Stmt::col_opt_text(int i) const {
-  if (col_null(i)) return std::nullopt;
-  return col_text(i);
-}
-
-std::optional<int64_t> Stmt::col_opt_int(int i) const {
-  if (col_null(i)) return std::nullopt;
-  return col_int(i);
-}
-
-Conn::~Conn() {
-  for (auto& [k, s] : cache_) sqlite3_finalize(s);
-  sqlite3_close_v2(db_);
-}
-
-void Conn::exec(const char* sql) {
-  char* err = nullptr;
-  int rc = sqlite3_exec(db_, sql, nullptr, nullptr, &err);
-  if (rc != SQLITE_OK) {
-    std::string msg = err ? err : sqlite3_errstr(rc);
-    sqlite3_free(err);
-    throw Error(rc, msg);
-  }
-}
-
-void Conn::reset_all() {
-  for (auto& [sql, stmt] : cache_) sqlite3_reset(stmt);
-}
-
-Stmt Conn::prepare(const char* sql) {
-  // Keyed by the literal's address: every call site passes a string literal.
-  auto it = cache_.find(sql);
-  if (it == cache_.end()) {
-    sqlite3_stmt* s = nullptr;
-    int rc = sqlite3_prepare_v3(db_, sql, -1, SQLITE_PREPARE_PERSISTENT, &s, nullptr);
-    if (rc != SQLITE_OK) fail(db_, rc, "prepare");
-    it = cache_.emplace(sql, s).first;
-  }
-  sqlite3_reset(it->second);
-  sqlite3_clear_bindings(it->second);
-  return Stmt(it->second);
-}
+Db::Db(std::string path, int pool_size)
+    : sql::Pool(sql::Dialect::kSqlite, static_cast<size_t>(pool_size), /*retries=*/50),
+      path_(std::move(path)) {}
 
 Result<std::unique_ptr<Db>> Db::open(const std::string& path, int pool_size) {
   // SQLite counts allocated memory under one global mutex by default: every statement step on
@@ -101,25 +134,15 @@ Result<std::unique_ptr<Db>> Db::open(const std::string& path, int pool_size) {
   // initialization, so it is done before the first connection of the process.
   static std::once_flag configured;
   std::call_once(configured, [] { sqlite3_config(SQLITE_CONFIG_MEMSTATUS, 0); });
-  std::unique_ptr<Db> db(new Db(path));
-  db->max_ = static_cast<size_t>(std::max(1, pool_size));
-  auto first = db->open_conn();
-  if (!first.ok()) return first.status();
-  try {
-    (*first)->exec("PRAGMA journal_mode=WAL");
-  } catch (const Error& e) {
-    return Status::Internal(std::string("cannot enable WAL: ") + e.what());
-  }
-  db->idle_.push_back(*first);
+  std::unique_ptr<Db> db(new Db(path, pool_size));
+  if (Status st = db->open_first(); !st.ok()) return st;
   return db;
 }
 
-Db::~Db() = default;
-
-Result<Conn*> Db::open_conn() {
+Result<std::unique_ptr<sql::PooledConnection>> Db::connect() {
   sqlite3* raw = nullptr;
-  int rc = sqlite3_open_v2(path_.c_str(), &raw,
-                           SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, nullptr);
+  const int rc = sqlite3_open_v2(path_.c_str(), &raw,
+                                 SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, nullptr);
   if (rc != SQLITE_OK) {
     std::string msg = raw ? sqlite3_errmsg(raw) : sqlite3_errstr(rc);
     sqlite3_close_v2(raw);
@@ -128,64 +151,20 @@ Result<Conn*> Db::open_conn() {
   auto conn = std::make_unique<Conn>(raw);
   sqlite3_busy_timeout(raw, 5000);
   try {
+    if (!opened_any_) {
+      try {
+        conn->exec("PRAGMA journal_mode=WAL");
+      } catch (const Error& e) {
+        return Status::Internal(std::string("cannot enable WAL: ") + e.what());
+      }
+      opened_any_ = true;
+    }
     conn->exec("PRAGMA foreign_keys=ON");
     conn->exec("PRAGMA synchronous=NORMAL");
   } catch (const Error& e) {
     return Status::Internal(e.what());
   }
-  Conn* p = conn.get();
-  all_.push_back(std::move(conn));
-  return p;
-}
-
-Conn* Db::acquire() {
-  std::unique_lock lock(mu_);
-  while (true) {
-    if (!idle_.empty()) {
-      Conn* c = idle_.back();
-      idle_.pop_back();
-      return c;
-    }
-    if (all_.size() < max_) {
-      auto c = open_conn();
-      if (c.ok()) return *c;
-      throw Error(SQLITE_CANTOPEN, c.status().message());
-    }
-    cv_.wait(lock);
-  }
-}
-
-void Db::release(Conn* c) {
-  {
-    std::lock_guard lock(mu_);
-    idle_.push_back(c);
-  }
-  cv_.notify_one();
-}
-
-Status Db::migrate(const std::vector<Migration>& migrations) {
-  auto r = write([&](Conn& c) -> Status {
-    c.exec(
-        "CREATE TABLE IF NOT EXISTS schema_migrations ("
-        " version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at INTEGER NOT NULL)");
-    return Status::Ok();
-  });
-  if (!r.ok()) return r;
-  for (const auto& m : migrations) {
-    auto applied = write([&](Conn& c) -> Status {
-      auto q = c.prepare("SELECT 1 FROM schema_migrations WHERE version = ?");
-      q.bind(1, m.version);
-      if (q.step()) return Status::Ok();
-      c.exec(m.sql);
-      c.prepare("INSERT INTO schema_migrations(version, name, applied_at) VALUES(?,?,strftime('%s','now'))")
-          .bind(1, m.version)
-          .bind(2, m.name)
-          .run();
-      return Status::Ok();
-    });
-    if (!applied.ok()) return applied;
-  }
-  return Status::Ok();
+  return std::unique_ptr<sql::PooledConnection>(std::move(conn));
 }
 
 }  // namespace imago::sqlite

@@ -5,8 +5,8 @@
 #include <memory>
 #include <string>
 
+#include "store/sql/schema.h"
 #include "store/sqlite/db.h"
-#include "store/sqlite/migrations.h"
 
 namespace imago::sqlite {
 
@@ -18,7 +18,7 @@ class TestDb {
     auto db = Db::open(dir_ + "/test.db", 8);
     if (!db.ok()) std::abort();
     db_ = std::move(db).value();
-    if (!db_->migrate(all_migrations()).ok()) std::abort();
+    if (!sql::migrate(*db_).ok()) std::abort();
   }
   ~TestDb() {
     db_.reset();

@@ -9,7 +9,6 @@
 #include <string>
 
 #include "store/postgres/test_db.h"
-#include "store/sql/backends.h"
 #include "store/sql/connection.h"
 #include "store/sqlite/test_db.h"
 
@@ -26,12 +25,10 @@ class Backend {
 template <typename TestDb>
 class BackendOver final : public Backend {
  public:
-  BackendOver() : db_(wrap(test_db_.db())) {}
-  Database& db() override { return *db_; }
+  Database& db() override { return test_db_.db(); }
 
  private:
   TestDb test_db_;
-  std::unique_ptr<Database> db_;
 };
 
 struct BackendFactory {
