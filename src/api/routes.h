@@ -18,6 +18,8 @@ void register_admin_routes(http::Router& router, Services& services);
 void register_tts_routes(http::Router& router, Services& services);           // POST /v1/tts
 void register_voice_routes(http::Router& router, Services& services);         // GET /v1/voices
 void register_studio_routes(http::Router& router, Services& services);        // /v1/studio/*
+// face check, pricing, agent knowledge
+void register_agent_studio_routes(http::Router& router, Services& services);
 void register_audio_speech_routes(http::Router& router, Services& services);  // POST /v1/audio/speech
 
 // Agents, dynamics, files, webhooks.
