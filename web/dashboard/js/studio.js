@@ -299,7 +299,7 @@ function setupPersona() {
 // ---------- knowledge (sent once the agent exists) ----------
 function renderKnowledge() {
   $('#knowledge-list').replaceChildren(...state.knowledge.map((k, i) => el('li', {},
-    el('span', {}, k.file ? '📄 ' : '📝 ', k.title, el('span', { class: 'muted' }, ` · ${k.file ? `${Math.ceil(k.file.size / 1024)} KB` : `${k.text.length} characters`}`)),
+    el('span', {}, el('span', { class: 'badge' }, k.file ? 'document' : 'text'), ' ', k.title, el('span', { class: 'muted' }, ` · ${k.file ? `${Math.ceil(k.file.size / 1024)} KB` : `${k.text.length} characters`}`)),
     el('button', { type: 'button', class: 'link', 'aria-label': `Remove ${k.title}`, onclick: () => { state.knowledge.splice(i, 1); renderKnowledge(); } }, 'Remove'))));
 }
 
