@@ -95,7 +95,8 @@ http::Response add_knowledge(Services& s, http::Request& req) {
                                      "Unknown field '" + p.name + "' (known fields: file, title, text)");
       }
     }
-  } else if (req.content_type() == "application/json" || req.content_type().empty()) {
+  } else {
+    // Any other body is read as JSON, as on every JSON endpoint (curl -d sends a form type).
     auto body = parse_json_object_with(req.body, {"title", "text"});
     if (!body.ok()) return http::Response::from_status(body.status());
     auto title = get_string(*body, "title");
@@ -104,9 +105,6 @@ http::Response add_knowledge(Services& s, http::Request& req) {
     if (!text.ok()) return http::Response::from_status(text.status());
     k.title = *title;
     k.text = *text;
-  } else {
-    return http::Response::error(415, "UNSUPPORTED_MEDIA_TYPE",
-                                 "Send application/json {text, title} or multipart/form-data with a 'file' part");
   }
   k.storage_quota_bytes =
       effective_storage_quota(*s.storage_quotas, req.principal->plan, req.principal->custom_limits);
