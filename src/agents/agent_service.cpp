@@ -106,7 +106,8 @@ Status AgentService::check_face(const jobs::ResolvedMedia& image) {
 
 Result<FaceCheck> AgentService::check_face_of(const std::string& account, const std::string& image) {
   if (trim(image).empty()) return Status::Invalid("Field 'image' is required");
-  auto m = jobs::resolve_media_param(*d_.files, *d_.public_url, account, "image", image, fetch::MediaKind::kImage);
+  auto m =
+      jobs::resolve_media_param(*d_.files, *d_.public_url, account, "image", image, fetch::MediaKind::kImage);
   if (!m.ok()) return as_invalid(m.status());
   std::optional<std::string> bytes = m->bytes;
   if (!bytes && m->file) {

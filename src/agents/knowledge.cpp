@@ -58,7 +58,8 @@ std::string html_text(std::string_view html) {
       // Block elements end a line, so their sentences stay apart.
       for (const char* b : {"p", "br", "li", "div", "h1", "h2", "h3", "h4", "h5", "h6", "tr", "dt", "dd"}) {
         std::string_view bs(b);
-        if (tag.rfind(bs, 0) == 0 && (tag.size() == bs.size() || !std::isalnum(static_cast<unsigned char>(tag[bs.size()])))) {
+        if (tag.rfind(bs, 0) == 0 &&
+            (tag.size() == bs.size() || !std::isalnum(static_cast<unsigned char>(tag[bs.size()])))) {
           out += '\n';
           break;
         }
@@ -68,7 +69,8 @@ std::string html_text(std::string_view html) {
     }
     if (s[i] == '&') {
       static const std::pair<const char*, const char*> kEntities[] = {
-          {"&amp;", "&"}, {"&lt;", "<"}, {"&gt;", ">"}, {"&quot;", "\""}, {"&#39;", "'"}, {"&apos;", "'"}, {"&nbsp;", " "}};
+          {"&amp;", "&"}, {"&lt;", "<"},   {"&gt;", ">"},  {"&quot;", "\""},
+          {"&#39;", "'"}, {"&apos;", "'"}, {"&nbsp;", " "}};
       bool done = false;
       for (auto [e, r] : kEntities) {
         if (s.compare(i, std::strlen(e), e) == 0) {
@@ -102,8 +104,10 @@ std::string tidy(std::string_view text) {
       continue;
     }
     if (!out.empty()) {
-      if (newlines) out += newlines > 1 ? "\n\n" : "\n";
-      else if (space) out += ' ';
+      if (newlines)
+        out += newlines > 1 ? "\n\n" : "\n";
+      else if (space)
+        out += ' ';
     }
     newlines = 0;
     space = false;
@@ -142,7 +146,8 @@ Result<KnowledgeItem> AgentService::add_knowledge(const std::string& account, co
   if (k.text && k.document) return Status::Invalid("Send either 'text' or a document 'file', not both");
   if (!k.text && !k.document) return Status::Invalid("Field 'text' (or a document 'file') is required");
   if (k.title && (trim(*k.title).empty() || speech::utf8_length(*k.title) > kMaxKnowledgeTitleChars)) {
-    return Status::Invalid("Field 'title' must be 1 to " + std::to_string(kMaxKnowledgeTitleChars) + " characters");
+    return Status::Invalid("Field 'title' must be 1 to " + std::to_string(kMaxKnowledgeTitleChars) +
+                           " characters");
   }
   std::string text;
   if (k.document) {
@@ -190,7 +195,8 @@ Result<KnowledgeItem> AgentService::add_knowledge(const std::string& account, co
                            " bytes of text in all (it holds " + std::to_string(used) + "; this adds " +
                            std::to_string(bytes) + ")");
   }
-  if (Status st = check_quota(account, static_cast<int64_t>(text.size()), k.storage_quota_bytes); !st.ok()) return st;
+  if (Status st = check_quota(account, static_cast<int64_t>(text.size()), k.storage_quota_bytes); !st.ok())
+    return st;
 
   FileRecord f;
   f.id = new_id("file");
@@ -212,7 +218,8 @@ Result<KnowledgeItem> AgentService::add_knowledge(const std::string& account, co
   return item_of(f);
 }
 
-Result<std::vector<KnowledgeItem>> AgentService::list_knowledge(const std::string& account, const std::string& code) {
+Result<std::vector<KnowledgeItem>> AgentService::list_knowledge(const std::string& account,
+                                                                const std::string& code) {
   auto agent = d_.agents->get(account, code);
   if (!agent.ok()) return agent.status();
   auto files = d_.files->list_agent_files(account, code, kPurpose);
@@ -222,7 +229,8 @@ Result<std::vector<KnowledgeItem>> AgentService::list_knowledge(const std::strin
   return out;
 }
 
-Status AgentService::remove_knowledge(const std::string& account, const std::string& code, const std::string& id) {
+Status AgentService::remove_knowledge(const std::string& account, const std::string& code,
+                                      const std::string& id) {
   auto agent = d_.agents->get(account, code);
   if (!agent.ok()) return agent.status();
   auto f = d_.files->get(account, id);
@@ -235,7 +243,8 @@ Status AgentService::remove_knowledge(const std::string& account, const std::str
   return Status::Ok();
 }
 
-Result<std::vector<std::string>> AgentService::knowledge_texts(const std::string& account, const std::string& code) {
+Result<std::vector<std::string>> AgentService::knowledge_texts(const std::string& account,
+                                                               const std::string& code) {
   auto files = d_.files->list_agent_files(account, code, kPurpose);
   if (!files.ok()) return files.status();
   std::vector<std::string> out;

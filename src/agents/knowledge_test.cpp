@@ -72,7 +72,8 @@ class KnowledgeTest : public ::testing::Test {
 
 TEST_F(KnowledgeTest, TextIsKeptWithTheAgentListedOldestFirstAndGivenToSessions) {
   std::string code = agent();
-  auto a = service_->add_knowledge(acct_, code, text("The shop opens at nine.\r\n\r\n\r\nIt closes at  six."));
+  auto a =
+      service_->add_knowledge(acct_, code, text("The shop opens at nine.\r\n\r\n\r\nIt closes at  six."));
   ASSERT_TRUE(a.ok()) << a.status().message();
   EXPECT_EQ(a->title, "The shop opens at nine.");
   clock_.advance_seconds(5);
@@ -85,10 +86,12 @@ TEST_F(KnowledgeTest, TextIsKeptWithTheAgentListedOldestFirstAndGivenToSessions)
   ASSERT_EQ(list->size(), 2u);
   EXPECT_EQ((*list)[0].id, a->id);
   EXPECT_EQ((*list)[1].title, "Parking");
-  EXPECT_EQ((*list)[0].bytes, static_cast<int64_t>(std::string("The shop opens at nine.\n\nIt closes at six.").size()));
+  EXPECT_EQ((*list)[0].bytes,
+            static_cast<int64_t>(std::string("The shop opens at nine.\n\nIt closes at six.").size()));
   auto texts = service_->knowledge_texts(acct_, code);
   ASSERT_TRUE(texts.ok());
-  EXPECT_EQ(*texts, (std::vector<std::string>{"The shop opens at nine.\n\nIt closes at six.", "Parking is free on Sundays."}));
+  EXPECT_EQ(*texts, (std::vector<std::string>{"The shop opens at nine.\n\nIt closes at six.",
+                                              "Parking is free on Sundays."}));
 
   ASSERT_TRUE(service_->remove_knowledge(acct_, code, a->id).ok());
   EXPECT_EQ(service_->knowledge_texts(acct_, code)->size(), 1u);
@@ -120,10 +123,12 @@ TEST_F(KnowledgeTest, BoundsAreCheckedBeforeAnythingIsStored) {
   ASSERT_TRUE(service_->add_knowledge(acct_, code, text(std::string(kMaxKnowledgeBytes - 10, 'a'))).ok());
   auto over = service_->add_knowledge(acct_, code, text("This sentence is too long."));
   EXPECT_EQ(over.status().code(), Code::kInvalidArgument);
-  EXPECT_NE(over.status().message().find("at most 12000 bytes"), std::string::npos) << over.status().message();
+  EXPECT_NE(over.status().message().find("at most 12000 bytes"), std::string::npos)
+      << over.status().message();
   EXPECT_EQ(service_->list_knowledge(acct_, code)->size(), 1u);
   std::string other = agent();
-  for (size_t i = 0; i < kMaxKnowledgeItems; ++i) ASSERT_TRUE(service_->add_knowledge(acct_, other, text("Fact.")).ok());
+  for (size_t i = 0; i < kMaxKnowledgeItems; ++i)
+    ASSERT_TRUE(service_->add_knowledge(acct_, other, text("Fact.")).ok());
   EXPECT_EQ(service_->add_knowledge(acct_, other, text("Fact.")).status().code(), Code::kInvalidArgument);
 }
 
@@ -137,7 +142,8 @@ TEST_F(KnowledgeTest, DocumentsAreReadAsTextHtmlLosesItsTagsAndBinaryIsRefused) 
       "menu.html");
   ASSERT_TRUE(html.ok());
   EXPECT_EQ(*html, "Menu\nSoup & bread.\nTea is free.");
-  EXPECT_EQ(document_text(std::string("%PDF-1.7\0\x01\x02", 11), "a.pdf").status().code(), Code::kUnsupportedMedia);
+  EXPECT_EQ(document_text(std::string("%PDF-1.7\0\x01\x02", 11), "a.pdf").status().code(),
+            Code::kUnsupportedMedia);
   EXPECT_EQ(document_text("\xff\xfe\x41", "a.txt").status().code(), Code::kUnsupportedMedia);
 
   std::string code = agent();
@@ -177,12 +183,14 @@ TEST_F(KnowledgeTest, TheFaceCheckFindsAFaceOrSaysWhyNotAndChargesNothing) {
   EXPECT_EQ(none->reason, "No face found in the image");
   // A 1x1 PNG: refused with the builder's own reason, as generate would.
   auto tiny = service_->check_face_of(
-      acct_, "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==");
+      acct_,
+      "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==");
   ASSERT_TRUE(tiny.ok()) << tiny.status().message();
   EXPECT_FALSE(tiny->found);
   EXPECT_EQ(tiny->reason, "The image is too small");
   EXPECT_EQ(service_->check_face_of(acct_, "").status().code(), Code::kInvalidArgument);
-  EXPECT_EQ(service_->check_face_of(acct_, "https://example.org/a.jpg").status().code(), Code::kInvalidArgument);
+  EXPECT_EQ(service_->check_face_of(acct_, "https://example.org/a.jpg").status().code(),
+            Code::kInvalidArgument);
   EXPECT_EQ(service_->check_face_of(acct_, "bm90IGFuIGltYWdl").status().code(), Code::kInvalidArgument);
   EXPECT_EQ(balance(), before);
 }

@@ -68,7 +68,8 @@ http::Response pricing() {
         {"rates",
          {{"essence", billing::credits_per_minute(billing::MinuteRate::kEssenceCloud)},
           {"expression", billing::credits_per_minute(billing::MinuteRate::kExpressionCloud)}}}}},
-      {"live_session", {{"unit", "credits_per_minute"}, {"billing", "every started minute"}, {"rates", live}}},
+      {"live_session",
+       {{"unit", "credits_per_minute"}, {"billing", "every started minute"}, {"rates", live}}},
       {"free", json::array{"face check", "voice preview", "agent knowledge", "status and listing calls"}},
   };
   return http::Response::json(200, {{"success", true}, {"data", std::move(d)}});
@@ -79,7 +80,8 @@ http::Response add_knowledge(Services& s, http::Request& req) {
   if (req.content_type() == "multipart/form-data") {
     auto ct = req.headers.get("content-type");
     auto boundary = fetch::multipart_boundary(ct ? *ct : "");
-    if (!boundary) return http::Response::error(400, "VALIDATION_ERROR", "multipart/form-data without a boundary");
+    if (!boundary)
+      return http::Response::error(400, "VALIDATION_ERROR", "multipart/form-data without a boundary");
     auto parts = fetch::parse_multipart(req.body, *boundary);
     if (!parts.ok()) return http::Response::from_status(parts.status());
     for (const auto& p : *parts) {
@@ -133,20 +135,23 @@ void register_agent_studio_routes(http::Router& router, Services& s) {
       data.push_back(knowledge_json(k));
       bytes += k.bytes;
     }
-    return http::Response::json(
-        200, {{"success", true},
-              {"data", std::move(data)},
-              {"limits",
-               {{"items", agents::kMaxKnowledgeItems}, {"bytes", agents::kMaxKnowledgeBytes}, {"bytes_used", bytes}}}});
+    return http::Response::json(200, {{"success", true},
+                                      {"data", std::move(data)},
+                                      {"limits",
+                                       {{"items", agents::kMaxKnowledgeItems},
+                                        {"bytes", agents::kMaxKnowledgeBytes},
+                                        {"bytes_used", bytes}}}});
   });
 
   http::RouteOptions add;
   add.body_limit = kKnowledgeBodyLimit;
   router.add(
-      "POST", "/v1/agent/{agent_code}/knowledge", [&s](http::Request& req) { return add_knowledge(s, req); }, add);
+      "POST", "/v1/agent/{agent_code}/knowledge", [&s](http::Request& req) { return add_knowledge(s, req); },
+      add);
 
   router.add("DELETE", "/v1/agent/{agent_code}/knowledge/{id}", [&s](http::Request& req) {
-    Status st = s.agent_service->remove_knowledge(req.principal->account_id, req.param("agent_code"), req.param("id"));
+    Status st = s.agent_service->remove_knowledge(req.principal->account_id, req.param("agent_code"),
+                                                  req.param("id"));
     if (!st.ok()) return http::Response::from_status(st);
     return http::Response::json(200, {{"success", true}, {"id", req.param("id")}, {"deleted", true}});
   });

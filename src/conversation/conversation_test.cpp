@@ -104,8 +104,8 @@ TEST(Conversation, TheAgentsOwnKnowledgeAnswersFromTheFirstTurnBesideTheSessions
   c.wait_idle();
   ASSERT_FALSE(rec.spoken.empty());
   EXPECT_EQ(rec.transcripts.back(),
-            std::make_tuple(std::string("agent"), std::string("Here is what I know: The swimming pool is on the roof."),
-                            true));
+            std::make_tuple(std::string("agent"),
+                            std::string("Here is what I know: The swimming pool is on the roof."), true));
   EXPECT_EQ(c.knowledge_items(), 0u);  // the session's own knowledge is still empty
   c.add_context("The sauna is next to the pool.");
   c.user_text("Where is the sauna?");
@@ -125,7 +125,8 @@ TEST(Conversation, TheModelIsSentTheAgentsKnowledgeBeforeTheSessions) {
   c.wait_idle();
   auto sent = llm.requests().at(0).at("body").at("messages").as_array();
   std::string system(sent[0].at("content").as_string());
-  size_t agent = system.find("The swimming pool is on the roof."), session = system.find("The sauna is next to the pool.");
+  size_t agent = system.find("The swimming pool is on the roof."),
+         session = system.find("The sauna is next to the pool.");
   ASSERT_NE(agent, std::string::npos) << system;
   ASSERT_NE(session, std::string::npos) << system;
   EXPECT_LT(agent, session);

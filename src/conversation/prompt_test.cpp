@@ -90,7 +90,8 @@ TEST(Prompt, TheAgentsOwnKnowledgeComesFirstAndASessionCannotPushItOut) {
   ASSERT_EQ(session.items().size(), 3u);
   // The agent's item is longer than a session item may be: it is not cut to that size.
   std::string agent_item = "The agent's own fact is longer than forty characters.";
-  Knowledge k = with_agent_knowledge({agent_item, "A second agent fact that goes over the budget."}, session, l);
+  Knowledge k =
+      with_agent_knowledge({agent_item, "A second agent fact that goes over the budget."}, session, l);
   ASSERT_EQ(k.items().size(), 5u);
   EXPECT_EQ(k.items()[0], agent_item);
   EXPECT_LE(k.items()[1].size(), 60 - agent_item.size());  // the agent's budget is for all its items

@@ -241,7 +241,8 @@ Result<std::unique_ptr<App>> App::create(Config config) {
     bo.vision = p.config.llm_vision;
   }
   // Each session starts knowing what the agent was given (docs/api/agents.md "Knowledge").
-  p.rooms->set_brain_factory([bo, agents = p.agent_service.get()](live::Room& room, const AgentRecord& agent) {
+  p.rooms->set_brain_factory([bo, agents = p.agent_service.get()](live::Room& room,
+                                                                  const AgentRecord& agent) {
     live::ConversationBrainOptions o = bo;
     auto known = agents->knowledge_texts(agent.account_id, agent.code);
     if (known.ok()) {

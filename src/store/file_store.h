@@ -15,7 +15,7 @@ struct FileRecord {
   std::string id;  // "file_" + 20 base62 characters
   std::string account_id;
   std::optional<std::string> agent_code;  // set for agent artifacts (deleted with the agent)
-  std::string purpose;  // "upload", "input", "model", "clip", "dynamics", "knowledge"
+  std::string purpose;                    // "upload", "input", "model", "clip", "dynamics", "knowledge"
   std::string blob_key;
   std::string kind;  // "image", "video", "audio", "model", "other"
   std::string mime;

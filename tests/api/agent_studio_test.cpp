@@ -45,14 +45,16 @@ TEST(AgentStudio, TheFaceCheckShowsTheFaceOrRefusesAndNeverCharges) {
   EXPECT_TRUE(d.at("face_found").as_bool());
   EXPECT_TRUE(d.at("reason").is_null());
   const double w = d.at("image").at("width").to_number<double>();
-  const double fx = d.at("face").at("x").to_number<double>(), fw = d.at("face").at("width").to_number<double>();
+  const double fx = d.at("face").at("x").to_number<double>(),
+               fw = d.at("face").at("width").to_number<double>();
   EXPECT_GT(fw, 0.1 * w);
   EXPECT_LE(fx + fw, w + 0.5);
 
   // The same picture as an upload of the account, by file id.
-  auto up = s.post("/v1/files/upload",
-                   json::serialize(json::object{{"file_data", base64_encode(faceless_png())}, {"file_name", "c.png"}}),
-                   acct.api_secret);
+  auto up = s.post(
+      "/v1/files/upload",
+      json::serialize(json::object{{"file_data", base64_encode(faceless_png())}, {"file_name", "c.png"}}),
+      acct.api_secret);
   ASSERT_EQ(up.status, 200) << up.body;
   r = s.post("/v1/studio/face-check",
              json::serialize(json::object{{"image", str(up.json().at("data"), "id")}}), acct.api_secret);
@@ -92,7 +94,8 @@ TEST(AgentStudio, KnowledgeIsAddedListedAndDeletedWithTheEnvelopeForBadInput) {
   TestServer s;
   auto acct = s.create_account("pro", 1000);
   auto other = s.create_account("pro", 1000);
-  auto g = s.post("/v1/agent/generate", R"({"prompt":"You are Nora.","aspect_ratio":"1:1"})", acct.api_secret);
+  auto g =
+      s.post("/v1/agent/generate", R"({"prompt":"You are Nora.","aspect_ratio":"1:1"})", acct.api_secret);
   ASSERT_EQ(g.status, 200) << g.body;
   const std::string code = str(g.json(), "agent_id");
   const long long before = balance_of(s, acct.api_secret);
@@ -132,7 +135,8 @@ TEST(AgentStudio, KnowledgeIsAddedListedAndDeletedWithTheEnvelopeForBadInput) {
     EXPECT_EQ(r.status, 400) << body << " " << r.body;
     EXPECT_EQ(error_code(r), "VALIDATION_ERROR") << body;
   }
-  auto too_much = s.post(base, json::serialize(json::object{{"text", std::string(12000, 'a')}}), acct.api_secret);
+  auto too_much =
+      s.post(base, json::serialize(json::object{{"text", std::string(12000, 'a')}}), acct.api_secret);
   EXPECT_EQ(too_much.status, 400) << too_much.body;
   // Another account's agent with the same code, or a missing one: 404.
   EXPECT_EQ(s.get(base, other.api_secret).status, 404);
@@ -152,16 +156,19 @@ TEST(AgentStudio, ALiveSessionAnswersFromTheAgentsOwnKnowledge) {
   TestServer s;
   auto acct = s.create_account("enterprise", 5000);
   auto g = s.post("/v1/agent/generate",
-                  R"({"prompt":"You are Nora, a guide at the city museum.","aspect_ratio":"1:1"})", acct.api_secret);
+                  R"({"prompt":"You are Nora, a guide at the city museum.","aspect_ratio":"1:1"})",
+                  acct.api_secret);
   ASSERT_EQ(g.status, 200) << g.body;
   const std::string code = str(g.json(), "agent_id");
   ASSERT_TRUE(eventually(
-      [&] { return str(s.get("/v1/agent/" + code, acct.api_secret).json().at("data"), "status") == "ready"; }, 120));
+      [&] { return str(s.get("/v1/agent/" + code, acct.api_secret).json().at("data"), "status") == "ready"; },
+      120));
   auto k = upload_document(s, acct.api_secret, code, "facts.md",
                            "# Facts\n\nThe dinosaur hall is on the second floor.\n\nThe cafe serves soup.\n");
   ASSERT_EQ(k.status, 201) << k.body;
 
-  std::string token = str(s.post("/v1/runtime-tokens/request", "", acct.api_secret).json().at("data"), "token");
+  std::string token =
+      str(s.post("/v1/runtime-tokens/request", "", acct.api_secret).json().at("data"), "token");
   WsClient::Options o;
   o.bearer = token;
   auto ws = WsClient::connect(s.port(), "/v1/runtime/rooms/knows?agent_code=" + code, o);
@@ -173,7 +180,8 @@ TEST(AgentStudio, ALiveSessionAnswersFromTheAgentsOwnKnowledge) {
     auto m = ws->read(1000);
     if (!m || !m->text) continue;
     auto e = json::parse(m->data).as_object();
-    if (e.at("type").as_string() == "transcript" && e.at("role").as_string() == "agent" && e.at("final").as_bool())
+    if (e.at("type").as_string() == "transcript" && e.at("role").as_string() == "agent" &&
+        e.at("final").as_bool())
       answer = std::string(e.at("text").as_string());
   }
   EXPECT_NE(answer.find("The dinosaur hall is on the second floor."), std::string::npos) << answer;

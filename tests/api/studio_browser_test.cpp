@@ -37,8 +37,8 @@ TEST(StudioBrowser, FaceCheckedCropVoicePreviewKnowledgeCreateAndTheAgentList) {
                      R"({"email": "nora@example.org", "password": "correct horse battery"})");
   ASSERT_EQ(m.status, 201) << m.body;
   std::string cmd = "cd '" + dir.string() + "' && IMAGO_URL='" + srv.url() +
-                    "' IMAGO_EMAIL=nora@example.org IMAGO_PASSWORD='correct horse battery' IMAGO_FACE='" + face +
-                    "' IMAGO_NO_FACE='" + no_face + "' timeout 420 node studio_test.mjs";
+                    "' IMAGO_EMAIL=nora@example.org IMAGO_PASSWORD='correct horse battery' IMAGO_FACE='" +
+                    face + "' IMAGO_NO_FACE='" + no_face + "' timeout 420 node studio_test.mjs";
   EXPECT_EQ(run(cmd), 0) << "the browser checks failed (see output above)";
 }
 

@@ -58,8 +58,8 @@ TEST_P(FileStoreContract, UsageCountsEveryFileOfTheAccount) {
 
 TEST_P(FileStoreContract, AnAgentsFilesOfOnePurposeAreListedOldestFirstInItsAccount) {
   auto a = new_account(0), b = new_account(0);
-  auto k = [&](const std::string& acct, const std::string& id, const std::string& code, const std::string& purpose,
-               int64_t at) {
+  auto k = [&](const std::string& acct, const std::string& id, const std::string& code,
+               const std::string& purpose, int64_t at) {
     FileRecord f = file(acct, id);
     f.agent_code = code;
     f.purpose = purpose;

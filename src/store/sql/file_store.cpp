@@ -64,7 +64,8 @@ class SqlFileStore final : public FileStore {
     });
   }
 
-  Result<std::vector<FileRecord>> list_agent_files(const std::string& account_id, const std::string& agent_code,
+  Result<std::vector<FileRecord>> list_agent_files(const std::string& account_id,
+                                                   const std::string& agent_code,
                                                    const std::string& purpose) override {
     return db_->read([&](Connection& c) -> std::vector<FileRecord> {
       auto q = c.prepare(
