@@ -15,12 +15,11 @@ void register_credit_routes(http::Router& router, Services& services);  // credi
 void register_admin_routes(http::Router& router, Services& services);
 
 // Speech.
-void register_tts_routes(http::Router& router, Services& services);     // POST /v1/tts
-void register_voice_routes(http::Router& router, Services& services);   // GET /v1/voices
-void register_studio_routes(http::Router& router, Services& services);  // /v1/studio/*
-// face check, pricing, agent knowledge
-void register_agent_studio_routes(http::Router& router, Services& services);
+void register_tts_routes(http::Router& router, Services& services);           // POST /v1/tts
+void register_voice_routes(http::Router& router, Services& services);         // GET /v1/voices
+void register_studio_routes(http::Router& router, Services& services);        // /v1/studio/*
 void register_audio_speech_routes(http::Router& router, Services& services);  // POST /v1/audio/speech
+void register_agent_studio_routes(http::Router& router, Services& services);  // pricing, face, knowledge
 
 // Agents, dynamics, files, webhooks.
 void register_agent_routes(http::Router& router, Services& services);     // /v1/agent*, /v1/agents
