@@ -105,6 +105,42 @@ Status AgentService::check_face(const jobs::ResolvedMedia& image) {
   return Status::Ok();
 }
 
+Result<FaceCheck> AgentService::check_face_of(const std::string& account, const std::string& image) {
+  if (trim(image).empty()) return Status::Invalid("Field 'image' is required");
+  auto m =
+      jobs::resolve_media_param(*d_.files, *d_.public_url, account, "image", image, fetch::MediaKind::kImage);
+  if (!m.ok()) return as_invalid(m.status());
+  std::optional<std::string> bytes = m->bytes;
+  if (!bytes && m->file) {
+    auto b = d_.blobs->get(m->file->blob_key);
+    if (!b.ok()) return b.status();
+    bytes = std::move(b).value();
+  }
+  if (!bytes) {
+    // Fetching a URL here would make this free call a fetch proxy; generate checks it in its job.
+    return Status::Invalid(
+        "Field 'image': send the picture inline (base64 or a data: URI) or as your upload's file URL or id");
+  }
+  auto box = avatar::find_image_face(*bytes);
+  FaceCheck c;
+  if (box.status().code() == Code::kInvalidArgument) {
+    c.reason = box.status().message();
+    return c;
+  }
+  if (!box.ok()) {
+    log::warn("face_check_unavailable", {{"error", box.status().message()}});
+    return Status::Unavailable("The face detector is not available on this server");
+  }
+  c.found = true;
+  c.image_width = box->image_width;
+  c.image_height = box->image_height;
+  c.x = box->x;
+  c.y = box->y;
+  c.width = box->width;
+  c.height = box->height;
+  return c;
+}
+
 Result<std::string> AgentService::new_code(const std::string& account_id) {
   for (int i = 0; i < 8; ++i) {
     std::string code = generate_code();

@@ -7,6 +7,8 @@
 #include <functional>
 #include <optional>
 #include <string>
+#include <string_view>
+#include <vector>
 
 #include "jobs/media_refs.h"
 #include "store/agent_store.h"
@@ -68,6 +70,45 @@ struct DynamicsUpdated {
   std::string regeneration_error;  // why it could not start
 };
 
+// POST /v1/studio/face-check: where the face is, or why a generation would refuse the picture.
+// Nothing is stored or charged.
+struct FaceCheck {
+  bool found = false;
+  std::string reason;  // why not, when !found (the message generate would answer with)
+  int image_width = 0, image_height = 0;
+  double x = 0, y = 0, width = 0, height = 0;  // the face's box in the picture's pixels
+};
+
+// The agent's own knowledge (docs/api/agents.md "Knowledge"): texts kept as the agent's files
+// (purpose "knowledge") and given to every session of the agent, beside what a room is told
+// through add-context. Bounded so all of it fits in what a session sends the model.
+inline constexpr size_t kMaxKnowledgeItems = 20;
+// UTF-8 bytes of all items of one agent together: a session's own add-context knowledge is
+// bounded the same way (docs/conversation.md), so the agent's never crowds it out.
+inline constexpr size_t kMaxKnowledgeBytes = 12000;
+inline constexpr size_t kMaxKnowledgeTitleChars = 200;
+inline constexpr size_t kMaxKnowledgeDocumentBytes = 1 << 20;  // an uploaded document, before extraction
+
+struct KnowledgeItem {
+  std::string id;  // the file id
+  std::string title;
+  int64_t bytes = 0;  // UTF-8 bytes of its text
+  int64_t created_at = 0;
+};
+
+struct NewKnowledge {
+  std::optional<std::string> title;
+  std::optional<std::string> text;  // typed text
+  // An uploaded document instead: its bytes and name (plain text, Markdown, CSV or HTML).
+  std::optional<std::string> document;
+  std::optional<std::string> document_name;
+  int64_t storage_quota_bytes = 0;  // the caller's quota (0: unlimited)
+};
+
+// A document's text: UTF-8 plain text, Markdown or CSV as they are; HTML without its tags,
+// scripts and styles. Anything else (binary, PDF, invalid UTF-8) is kUnsupportedMedia.
+Result<std::string> document_text(std::string_view bytes, std::string_view name);
+
 struct AgentServiceDeps {
   AgentStore* agents = nullptr;
   FileStore* files = nullptr;
@@ -88,6 +129,15 @@ class AgentService {
   Status update_prompt(const std::string& account_id, const std::string& code,
                        const std::optional<std::string>& prompt);
   Status remove(const std::string& account_id, const std::string& code);
+
+  Result<FaceCheck> check_face_of(const std::string& account_id, const std::string& image);
+
+  Result<KnowledgeItem> add_knowledge(const std::string& account_id, const std::string& code,
+                                      const NewKnowledge& k);
+  Result<std::vector<KnowledgeItem>> list_knowledge(const std::string& account_id, const std::string& code);
+  Status remove_knowledge(const std::string& account_id, const std::string& code, const std::string& id);
+  // The texts every session of the agent starts with, oldest first.
+  Result<std::vector<std::string>> knowledge_texts(const std::string& account_id, const std::string& code);
 
   // Charges and queues a dynamics generation; returns the agent's code.
   Result<std::string> start_dynamics(const std::string& account_id, const DynamicsRequest& r);

@@ -16,6 +16,7 @@ void register_all_routes(http::Router& router, Services& services) {
   register_tts_routes(router, services);
   register_voice_routes(router, services);
   register_studio_routes(router, services);
+  register_agent_studio_routes(router, services);
   register_audio_speech_routes(router, services);
   register_runtime_token_routes(router, services);
   register_live_routes(router, services);

@@ -19,6 +19,7 @@ void register_tts_routes(http::Router& router, Services& services);           //
 void register_voice_routes(http::Router& router, Services& services);         // GET /v1/voices
 void register_studio_routes(http::Router& router, Services& services);        // /v1/studio/*
 void register_audio_speech_routes(http::Router& router, Services& services);  // POST /v1/audio/speech
+void register_agent_studio_routes(http::Router& router, Services& services);  // pricing, face, knowledge
 
 // Agents, dynamics, files, webhooks.
 void register_agent_routes(http::Router& router, Services& services);     // /v1/agent*, /v1/agents

@@ -297,11 +297,18 @@ Result<std::pair<cv::Mat, FaceGeometry>> best_video_frame(const DecodedVideo& v,
 
 }  // namespace
 
-Status check_image_has_face(std::string_view image_bytes) {
+Result<FaceBox> find_image_face(std::string_view image_bytes) {
   auto img = decode_image(image_bytes);
   if (!img.ok()) return img.status();
   auto g = locate_face(*img, "No face found in the image", false);
-  return g.ok() ? Status::Ok() : g.status();
+  if (!g.ok()) return g.status();
+  cv::Rect2d r = g->face & cv::Rect2d(0, 0, img->cols, img->rows);
+  return FaceBox{img->cols, img->rows, r.x, r.y, r.width, r.height};
+}
+
+Status check_image_has_face(std::string_view image_bytes) {
+  auto f = find_image_face(image_bytes);
+  return f.ok() ? Status::Ok() : f.status();
 }
 
 Result<std::string> build_imx(const BuildInput& in, const ProgressFn& progress) {

@@ -41,4 +41,13 @@ Result<std::string> build_imx(const BuildInput& input, const ProgressFn& progres
 // leaves the decision to the build).
 Status check_image_has_face(std::string_view image_bytes);
 
+// Where check_image_has_face found the face, for showing it before anything is generated: the
+// decoded picture's size (after EXIF orientation) and the face's box in its pixels.
+struct FaceBox {
+  int image_width = 0, image_height = 0;
+  double x = 0, y = 0, width = 0, height = 0;
+};
+// check_image_has_face's decision with the box: the same errors, the box when Ok.
+Result<FaceBox> find_image_face(std::string_view image_bytes);
+
 }  // namespace imago::avatar

@@ -119,8 +119,8 @@ void Conversation::answer(const std::string& text, uint64_t generation) {
     std::vector<std::string> images;
     if (client_ && opts_.attach_images && !camera_frame_.empty()) images.push_back(std::move(camera_frame_));
     camera_frame_.clear();
-    messages = build_messages(opts_.system_prompt, knowledge_, history_, text, images, opts_.limits);
-    knowledge_copy = knowledge_;
+    knowledge_copy = with_agent_knowledge(opts_.agent_knowledge, knowledge_, opts_.limits);
+    messages = build_messages(opts_.system_prompt, knowledge_copy, history_, text, images, opts_.limits);
     history_.add_user(text);
   }
   auto current = [&] {

@@ -16,6 +16,7 @@
 #include <optional>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "conversation/chat_client.h"
 #include "conversation/prompt.h"
@@ -33,6 +34,10 @@ struct ConversationOptions {
   // camera_chat with a model that accepts images: the latest camera frame goes with the next turn
   // to the model (an OpenAI image_url part). The built-in responder never looks at images.
   bool attach_images = false;
+  // The agent's own knowledge (kept with the agent, docs/api/agents.md): known from the first turn
+  // of every session, listed before what the session is told (add_context) and never dropped to
+  // make room for it.
+  std::vector<std::string> agent_knowledge;
 };
 
 // Where a conversation's output goes (the live session). Called on the worker thread.

@@ -96,6 +96,43 @@ TEST(Conversation, BuiltinResponderAnswersFromInjectedKnowledge) {
   EXPECT_EQ(c.stats().answers, 2);
 }
 
+TEST(Conversation, TheAgentsOwnKnowledgeAnswersFromTheFirstTurnBesideTheSessions) {
+  Recorder rec;
+  ConversationOptions o{testdata::kSystemPrompt, std::nullopt, {}};
+  o.agent_knowledge = {"The swimming pool is on the roof.", "Lockers cost one euro."};
+  Conversation c(o, rec.sink());
+  c.user_text("Where is the swimming pool?");
+  c.wait_idle();
+  ASSERT_FALSE(rec.spoken.empty());
+  EXPECT_EQ(rec.transcripts.back(),
+            std::make_tuple(std::string("agent"),
+                            std::string("Here is what I know: The swimming pool is on the roof."), true));
+  EXPECT_EQ(c.knowledge_items(), 0u);  // the session's own knowledge is still empty
+  c.add_context("The sauna is next to the pool.");
+  c.user_text("Where is the sauna?");
+  c.wait_idle();
+  EXPECT_EQ(std::get<1>(rec.transcripts.back()), "Here is what I know: The sauna is next to the pool.");
+}
+
+TEST(Conversation, TheModelIsSentTheAgentsKnowledgeBeforeTheSessions) {
+  testing::FakeLlmServer llm;
+  llm.control({{"reply", "On the roof."}});
+  Recorder rec;
+  ConversationOptions o{"You are Nora.", llm_options(llm), {}};
+  o.agent_knowledge = {"The swimming pool is on the roof."};
+  Conversation c(o, rec.sink());
+  c.add_context("The sauna is next to the pool.");
+  c.user_text("Where is the pool?");
+  c.wait_idle();
+  auto sent = llm.requests().at(0).at("body").at("messages").as_array();
+  std::string system(sent[0].at("content").as_string());
+  size_t agent = system.find("The swimming pool is on the roof."),
+         session = system.find("The sauna is next to the pool.");
+  ASSERT_NE(agent, std::string::npos) << system;
+  ASSERT_NE(session, std::string::npos) << system;
+  EXPECT_LT(agent, session);
+}
+
 TEST(Conversation, ModelAnswerIsSpokenSentenceBySentenceWhileItStreams) {
   testing::FakeLlmServer llm;
   // The model stops after the first sentence and the next word (the splitter needs to see what

@@ -1,5 +1,7 @@
 #include "conversation/prompt.h"
 
+#include <algorithm>
+
 namespace imago::conversation {
 
 namespace {
@@ -42,6 +44,24 @@ void Knowledge::add(std::string_view text) {
     items_.pop_front();
     ++dropped_;
   }
+}
+
+Knowledge with_agent_knowledge(const std::vector<std::string>& agent, const Knowledge& session,
+                               const PromptLimits& limits) {
+  PromptLimits both = limits;
+  both.knowledge_items = limits.knowledge_items + agent.size();
+  both.knowledge_chars = limits.knowledge_chars + limits.agent_knowledge_chars;
+  both.knowledge_item_chars = std::max(limits.knowledge_item_chars, limits.agent_knowledge_chars);
+  Knowledge k(both);
+  size_t budget = limits.agent_knowledge_chars;
+  for (const auto& item : agent) {
+    std::string part = clip_text(item, std::min(budget, item.size()));
+    if (part.empty()) break;
+    budget -= std::min(budget, part.size());
+    k.add(part);
+  }
+  for (const auto& item : session.items()) k.add(item);
+  return k;
 }
 
 void History::add_user(std::string_view text) {

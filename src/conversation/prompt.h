@@ -6,6 +6,7 @@
 //   knowledge         the most recent items whose total fits in 12000 characters, at most 50
 //                     items, each item cut to 4000; older items are dropped first (trimmed, not
 //                     summarised: a summary would need the model and could invent things)
+//   agent knowledge   the agent's own items, 12000 characters in all, before the session's
 //   history           the last 16 turns (user and agent) whose total fits in 8000 characters;
 //                     older turns are dropped first
 //   user text         one turn is cut to 2000 characters
@@ -27,6 +28,7 @@ struct PromptLimits {
   size_t knowledge_chars = 12000;
   size_t knowledge_items = 50;
   size_t knowledge_item_chars = 4000;
+  size_t agent_knowledge_chars = 12000;  // the agent's own items together (not cut one by one)
   size_t history_turns = 16;
   size_t history_chars = 8000;
   size_t user_chars = 2000;
@@ -51,6 +53,12 @@ class Knowledge {
   size_t chars_ = 0;
   size_t dropped_ = 0;
 };
+
+// What one answer knows: the agent's own items (agent_knowledge_chars in all) first, then the
+// session's. The session's Knowledge is bounded on its own, so together nothing is dropped: a
+// long session cannot push out what the agent was given.
+Knowledge with_agent_knowledge(const std::vector<std::string>& agent, const Knowledge& session,
+                               const PromptLimits& limits = {});
 
 struct Turn {
   std::string role;  // "user" or "assistant"

@@ -75,3 +75,31 @@ TEST(Prompt, MessagesCarrySystemPromptKnowledgeHistoryAndQuestion) {
 
 }  // namespace
 }  // namespace imago::conversation
+
+namespace imago::conversation {
+namespace {
+
+TEST(Prompt, TheAgentsOwnKnowledgeComesFirstAndASessionCannotPushItOut) {
+  PromptLimits l;
+  l.knowledge_items = 3;
+  l.knowledge_chars = 100;
+  l.knowledge_item_chars = 40;
+  l.agent_knowledge_chars = 60;
+  Knowledge session(l);
+  for (int i = 0; i < 10; ++i) session.add("Session fact number " + std::to_string(i) + ".");
+  ASSERT_EQ(session.items().size(), 3u);
+  // The agent's item is longer than a session item may be: it is not cut to that size.
+  std::string agent_item = "The agent's own fact is longer than forty characters.";
+  Knowledge k =
+      with_agent_knowledge({agent_item, "A second agent fact that goes over the budget."}, session, l);
+  ASSERT_EQ(k.items().size(), 5u);
+  EXPECT_EQ(k.items()[0], agent_item);
+  EXPECT_LE(k.items()[1].size(), 60 - agent_item.size());  // the agent's budget is for all its items
+  EXPECT_EQ(k.items()[4], "Session fact number 9.");
+  EXPECT_EQ(k.dropped(), 0u);
+  auto m = build_messages("You are Nora.", k, History{}, "hi");
+  EXPECT_LT(m[0].content.find(agent_item), m[0].content.find("Session fact number 9."));
+}
+
+}  // namespace
+}  // namespace imago::conversation

@@ -17,6 +17,7 @@ ConversationBrain::ConversationBrain(Room& room, const std::string& system_promp
   co.system_prompt = system_prompt_;
   co.llm = opts_.llm;
   co.attach_images = opts_.llm && opts_.vision && room.settings().camera;
+  co.agent_knowledge = opts_.agent_knowledge;
   conversation::ConversationSink sink;
   sink.speak = [this](const std::string& s) { speak_sentence(s); };
   // Captions with times (ms since the session started). The viewer's turn is the room's line
@@ -51,6 +52,7 @@ ConversationBrain::ConversationBrain(Room& room, const std::string& system_promp
   };
   conversation_ = std::make_unique<conversation::Conversation>(std::move(co), std::move(sink));
   if (!system_prompt_.empty()) domain_.push_back(system_prompt_);
+  for (const auto& item : opts_.agent_knowledge) domain_.push_back(item);
   domain_changed_ = !domain_.empty();
   // Before the viewer can speak: the first words then wait for no model loading.
   if (opts_.listen && opts_.recognizers) opts_.recognizers->warm();
@@ -125,6 +127,7 @@ void ConversationBrain::on_add_context(Room& room, const std::string& text) {
   // first: docs/live-protocol.md, "Bounds"), not every item ever sent.
   std::vector<std::string> domain;
   if (!system_prompt_.empty()) domain.push_back(system_prompt_);
+  for (const auto& item : opts_.agent_knowledge) domain.push_back(item);
   for (auto& item : room.context()) domain.push_back(std::move(item));
   std::lock_guard lock(ears_mu_);
   domain_ = std::move(domain);

@@ -39,6 +39,8 @@ struct ConversationBrainOptions {
   std::shared_ptr<conversation::RecognizerPool> recognizers;
   // Microphone audio waiting for the ears beyond this is dropped (10 s at 16 kHz s16).
   size_t max_audio_backlog_bytes = 320'000;
+  // The agent's own knowledge (set per session by the brain factory): every answer knows it.
+  std::vector<std::string> agent_knowledge;
 };
 
 // Code of the error event when speech recognition cannot run (models missing).

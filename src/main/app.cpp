@@ -256,8 +256,17 @@ Result<std::unique_ptr<App>> App::create(Config config) {
     bo.llm = std::move(co);
     bo.vision = p.config.llm_vision;
   }
-  p.rooms->set_brain_factory([bo](live::Room& room, const AgentRecord& agent) {
-    return std::make_shared<live::ConversationBrain>(room, agent.system_prompt, bo);
+  // Each session starts knowing what the agent was given (docs/api/agents.md "Knowledge").
+  p.rooms->set_brain_factory([bo, agents = p.agent_service.get()](live::Room& room,
+                                                                  const AgentRecord& agent) {
+    live::ConversationBrainOptions o = bo;
+    auto known = agents->knowledge_texts(agent.account_id, agent.code);
+    if (known.ok()) {
+      o.agent_knowledge = std::move(known).value();
+    } else {
+      log::warn("agent_knowledge_unavailable", {{"agent", agent.code}, {"error", known.status().message()}});
+    }
+    return std::make_shared<live::ConversationBrain>(room, agent.system_prompt, o);
   });
   s.rooms = p.rooms.get();
   p.self_hosted = std::make_unique<live::SelfHostedMeter>(

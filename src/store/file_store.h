@@ -15,7 +15,7 @@ struct FileRecord {
   std::string id;  // "file_" + 20 base62 characters
   std::string account_id;
   std::optional<std::string> agent_code;  // set for agent artifacts (deleted with the agent)
-  std::string purpose;                    // "upload", "input", "model", "clip", "dynamics"
+  std::string purpose;                    // "upload", "input", "model", "clip", "dynamics", "knowledge"
   std::string blob_key;
   std::string kind;  // "image", "video", "audio", "model", "other"
   std::string mime;
@@ -49,6 +49,10 @@ class FileStore {
   // Bytes the account keeps in files of every purpose (uploads, inputs, models, clips): what its
   // storage quota counts (limits/storage_quota.h).
   virtual Result<int64_t> usage_bytes(const std::string& account_id) = 0;
+  // The agent's files of one purpose, oldest first (ties by id): its knowledge documents.
+  virtual Result<std::vector<FileRecord>> list_agent_files(const std::string& account_id,
+                                                           const std::string& agent_code,
+                                                           const std::string& purpose) = 0;
 };
 
 }  // namespace imago

@@ -93,16 +93,19 @@ try {
   await page.waitForSelector('tr:has-text("cli@browser-box") .badge.device');
 
   step('create an agent from a photo and watch it become ready');
-  await page.goto(`${base}/agents`);
-  await page.waitForSelector('#list');
+  await page.goto(`${base}/studio`);
+  await page.waitForSelector('#cost strong');
   await page.fill('#name', 'Browser Ada');
   await page.fill('#prompt', 'A cheerful guide.');
   await page.setInputFiles('#photo', face);
+  await page.waitForSelector('#face-msg.ok', { timeout: 60000 });
   await page.click('#create button[type=submit]');
   await page.waitForSelector('#progress progress');
   await shot('agents-generating');
   await page.waitForSelector('#generation-done', { timeout: 240000 });
   assert.equal(await page.textContent('#generation-done'), 'Ready.');
+  await page.goto(`${base}/agents`);
+  await page.waitForSelector('#list a:has-text("Browser Ada")');
   await shot('agents');
 
   step('the agent page: detail, prompt edit, dynamics and the live section');

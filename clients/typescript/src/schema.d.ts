@@ -286,6 +286,47 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/agent/{agent_code}/knowledge": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The agent's own knowledge, oldest first
+         * @description What every live session of the agent knows from its first turn (the built-in responder and the language model), beside what a room is told with add-context. Free.
+         */
+        get: operations["listAgentKnowledge"];
+        put?: never;
+        /**
+         * Add text or a document to the agent's knowledge
+         * @description JSON `{text, title?}`, or multipart/form-data with a `file` part (UTF-8 plain text, Markdown, CSV or HTML; HTML is kept as its text) and an optional `title` part. At most 20 items and 12000 bytes of text per agent; a document at most 1 MB before extraction. Free; counts towards the storage quota.
+         */
+        post: operations["addAgentKnowledge"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/agent/{agent_code}/knowledge/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /** Remove one item of the agent's knowledge */
+        delete: operations["deleteAgentKnowledge"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/agent/{agent_code}/speak": {
         parameters: {
             query?: never;
@@ -603,6 +644,46 @@ export interface paths {
         post?: never;
         /** Revoke a designed voice */
         delete: operations["deleteDesignedVoice"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/studio/face-check": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Find the face in a picture before generating an agent (free)
+         * @description Runs the same face detector as `POST /v1/agent/generate`, which refuses a picture without a usable face before anything is charged. Nothing is stored or charged here. `image` is inline data (base64 or a data URI) or the id / file URL of your upload; http(s) URLs are refused (generate fetches and checks them in its job). 503 when the server has no face models.
+         */
+        post: operations["checkFace"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/pricing": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Credit pricing of billable operations
+         * @description What each operation costs, so a client can show the price before a call. The charges themselves are made by the server at request time.
+         */
+        get: operations["getPricing"];
+        put?: never;
+        post?: never;
+        delete?: never;
         options?: never;
         head?: never;
         patch?: never;
@@ -1100,6 +1181,18 @@ export interface paths {
 export type webhooks = Record<string, never>;
 export interface components {
     schemas: {
+        /** @description One item of an agent's own knowledge (kept as the agent's file, deleted with it). */
+        KnowledgeItem: {
+            /** @description The file id; the text is at `/v1/files/{id}.txt` for the owner. */
+            id: string;
+            /** @enum {string} */
+            object: "knowledge";
+            title: string;
+            /** @description UTF-8 bytes of the text. */
+            bytes: number;
+            /** Format: date-time */
+            created_at: string;
+        };
         /** @description One cloud live session (docs/sessions.md). */
         Session: {
             session_id: string;
@@ -2609,6 +2702,157 @@ export interface operations {
             431: components["responses"]["HeaderTooLarge"];
         };
     };
+    listAgentKnowledge: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The agent code. */
+                agent_code: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": [
+                     *         {
+                     *           "id": "file_Qm6DRhwiWauqDz6k6FXD",
+                     *           "object": "knowledge",
+                     *           "title": "Hours",
+                     *           "bytes": 23,
+                     *           "created_at": "2026-11-27T16:00:00Z"
+                     *         }
+                     *       ],
+                     *       "limits": {
+                     *         "items": 20,
+                     *         "bytes": 12000,
+                     *         "bytes_used": 23
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        success: boolean;
+                        data: components["schemas"]["KnowledgeItem"][];
+                        limits: {
+                            items: number;
+                            bytes: number;
+                            bytes_used: number;
+                        };
+                    };
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeaderTooLarge"];
+        };
+    };
+    addAgentKnowledge: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The agent code. */
+                agent_code: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "title": "Hours",
+                 *       "text": "The shop opens at nine."
+                 *     }
+                 */
+                "application/json": {
+                    text: string;
+                    title?: string;
+                };
+                "multipart/form-data": {
+                    /** Format: binary */
+                    file: string;
+                    title?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Added */
+            201: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        success: boolean;
+                        data: components["schemas"]["KnowledgeItem"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeaderTooLarge"];
+        };
+    };
+    deleteAgentKnowledge: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The agent code. */
+                agent_code: string;
+                /** @description The item's id. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        success: boolean;
+                        id: string;
+                        deleted: boolean;
+                    };
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeaderTooLarge"];
+        };
+    };
     speak: {
         parameters: {
             query?: never;
@@ -4071,6 +4315,186 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
             413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeaderTooLarge"];
+        };
+    };
+    checkFace: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "image": "data:image/jpeg;base64,/9j/4AAQ..."
+                 *     }
+                 */
+                "application/json": {
+                    image: string;
+                };
+            };
+        };
+        responses: {
+            /** @description The decision; `face_found` false with the `reason` generate would answer with */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": {
+                     *         "face_found": true,
+                     *         "reason": null,
+                     *         "image": {
+                     *           "width": 640,
+                     *           "height": 480
+                     *         },
+                     *         "face": {
+                     *           "x": 251.5,
+                     *           "y": 92.1,
+                     *           "width": 161,
+                     *           "height": 188.4
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        success: boolean;
+                        data: {
+                            face_found: boolean;
+                            reason: string | null;
+                            image: null | {
+                                width: number;
+                                height: number;
+                            };
+                            face: null | {
+                                x: number;
+                                y: number;
+                                width: number;
+                                height: number;
+                            };
+                        };
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeaderTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getPricing: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": {
+                     *         "unit": "credits",
+                     *         "credits_per_dollar": 100,
+                     *         "agent_generation": {
+                     *           "unit": "credits",
+                     *           "by_model": {
+                     *             "essence": 250,
+                     *             "expression": 250
+                     *           }
+                     *         },
+                     *         "dynamics_generation": {
+                     *           "unit": "credits",
+                     *           "flat": 250
+                     *         },
+                     *         "talking_video": {
+                     *           "unit": "credits_per_minute",
+                     *           "billing": "ceil(minutes) * rate, minimum 1 minute",
+                     *           "rates": {
+                     *             "essence": 2,
+                     *             "expression": 4
+                     *           }
+                     *         },
+                     *         "live_session": {
+                     *           "unit": "credits_per_minute",
+                     *           "billing": "every started minute",
+                     *           "rates": {
+                     *             "voice_chat": 10,
+                     *             "camera_chat": 30,
+                     *             "essence_cloud": 2,
+                     *             "essence_self_hosted": 1,
+                     *             "expression_cloud": 4,
+                     *             "expression_self_hosted": 2
+                     *           }
+                     *         },
+                     *         "free": [
+                     *           "face check",
+                     *           "voice preview",
+                     *           "agent knowledge",
+                     *           "status and listing calls"
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        success: boolean;
+                        data: {
+                            unit: string;
+                            credits_per_dollar?: number;
+                            agent_generation: {
+                                unit?: string;
+                                by_model?: {
+                                    [key: string]: number;
+                                };
+                            };
+                            dynamics_generation: {
+                                unit?: string;
+                                flat?: number;
+                            };
+                            talking_video: {
+                                unit?: string;
+                                billing?: string;
+                                rates?: {
+                                    [key: string]: number;
+                                };
+                            };
+                            live_session: {
+                                unit?: string;
+                                billing?: string;
+                                rates?: {
+                                    [key: string]: number;
+                                };
+                            };
+                            free?: string[];
+                        };
+                    };
+                };
+            };
+            401: components["responses"]["Unauthorized"];
             429: components["responses"]["RateLimited"];
             431: components["responses"]["HeaderTooLarge"];
         };

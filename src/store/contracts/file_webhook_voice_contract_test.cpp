@@ -56,6 +56,30 @@ TEST_P(FileStoreContract, UsageCountsEveryFileOfTheAccount) {
   EXPECT_EQ(*files().usage_bytes(a), 234);
 }
 
+TEST_P(FileStoreContract, AnAgentsFilesOfOnePurposeAreListedOldestFirstInItsAccount) {
+  auto a = new_account(0), b = new_account(0);
+  auto k = [&](const std::string& acct, const std::string& id, const std::string& code,
+               const std::string& purpose, int64_t at) {
+    FileRecord f = file(acct, id);
+    f.agent_code = code;
+    f.purpose = purpose;
+    f.created_at = at;
+    return f;
+  };
+  ASSERT_TRUE(files().insert(k(a, "file_k2", "bot", "knowledge", 200)).ok());
+  ASSERT_TRUE(files().insert(k(a, "file_k1", "bot", "knowledge", 100)).ok());
+  ASSERT_TRUE(files().insert(k(a, "file_m1", "bot", "model", 50)).ok());
+  ASSERT_TRUE(files().insert(k(a, "file_o1", "other", "knowledge", 50)).ok());
+  ASSERT_TRUE(files().insert(k(b, "file_b1", "bot", "knowledge", 50)).ok());
+  auto listed = files().list_agent_files(a, "bot", "knowledge");
+  ASSERT_TRUE(listed.ok());
+  ASSERT_EQ(listed->size(), 2u);
+  EXPECT_EQ((*listed)[0].id, "file_k1");
+  EXPECT_EQ((*listed)[1].id, "file_k2");
+  EXPECT_EQ((*listed)[1].purpose, "knowledge");
+  EXPECT_TRUE(files().list_agent_files(a, "nobody", "knowledge")->empty());
+}
+
 IMAGO_STORE_CONTRACT(FileStoreContract);
 
 class WebhookStoreContract : public StoreContract {

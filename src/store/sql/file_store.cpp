@@ -64,6 +64,21 @@ class SqlFileStore final : public FileStore {
     });
   }
 
+  Result<std::vector<FileRecord>> list_agent_files(const std::string& account_id,
+                                                   const std::string& agent_code,
+                                                   const std::string& purpose) override {
+    return db_->read([&](Connection& c) -> std::vector<FileRecord> {
+      auto q = c.prepare(
+          "SELECT id, account_id, agent_code, purpose, blob_key, kind, mime, ext, size, original_name, "
+          "source_url, created_at FROM files WHERE account_id = ? AND agent_code = ? AND purpose = ?"
+          " ORDER BY created_at, id");
+      q.bind(1, account_id).bind(2, agent_code).bind(3, purpose);
+      std::vector<FileRecord> out;
+      while (q.step()) out.push_back(read_file(q));
+      return out;
+    });
+  }
+
  private:
   Database& db_;
   Clock& clock_;

@@ -1,15 +1,40 @@
+// The account's agents as cards: a thumbnail of the photo, the status and what the agent cost.
 import { api } from './api.js';
 import { $, el, frame, when, say, errorText } from './ui.js';
 
 const PAGE = 20;
 let offset = 0;
+let prices = null;
+const thumbs = new Map(); // agent code -> object URL of its photo ('' when it has none)
 
-const readAsDataUrl = (file) => new Promise((resolve, reject) => {
-  const r = new FileReader();
-  r.onload = () => resolve(r.result);
-  r.onerror = () => reject(r.error);
-  r.readAsDataURL(file);
-});
+const apiPath = (url) => { try { return new URL(url, location.href).pathname; } catch { return url; } };
+
+function initials(name) {
+  return (name || '?').split(/\s+/).filter(Boolean).slice(0, 2).map((w) => w[0].toUpperCase()).join('');
+}
+
+// The photo a file URL points at, through the member's session (downloads need the owner).
+async function thumbnail(code, box, name) {
+  try {
+    if (!thumbs.has(code)) {
+      const d = (await api('GET', `/v1/agent/${encodeURIComponent(code)}`)).data;
+      let url = '';
+      if (d.image_url && d.image_url.includes('/v1/files/')) {
+        const res = await api('GET', apiPath(d.image_url), undefined, { raw: true });
+        url = URL.createObjectURL(await res.blob());
+      }
+      thumbs.set(code, url);
+    }
+    const url = thumbs.get(code);
+    box.replaceChildren(url ? el('img', { src: url, alt: `Photo of ${name}` }) : el('span', { 'aria-hidden': 'true' }, initials(name)));
+  } catch { box.replaceChildren(el('span', { 'aria-hidden': 'true' }, initials(name))); }
+}
+
+function cost(a) {
+  const price = prices ? prices.agent_generation.by_model[a.model] : null;
+  if (price == null) return '';
+  return a.status === 'failed' ? `${price} credits, refunded` : `${price} credits`;
+}
 
 async function render() {
   const status = $('#filter').value;
@@ -17,59 +42,37 @@ async function render() {
   if (status) q.set('status', status);
   try {
     const r = await api('GET', `/v1/agents?${q}`);
-    const rows = r.data.map((a) => el('tr', {},
-      el('td', {}, el('a', { href: `/agent?code=${encodeURIComponent(a.code)}` }, a.name || a.code)),
-      el('td', {}, el('code', {}, a.code)),
-      el('td', {}, el('span', { class: `badge ${a.status}` }, a.status)),
-      el('td', {}, `${Math.round((a.progress ?? 0) * 100)}%`),
-      el('td', {}, when(a.created_at))));
-    $('#list').replaceChildren(rows.length ? el('table', {},
-      el('thead', {}, el('tr', {}, ['Name', 'Code', 'Status', 'Progress', 'Created'].map((h) => el('th', { scope: 'col' }, h)))),
-      el('tbody', {}, rows)) : el('p', {}, 'No agents.'));
+    const cards = r.data.map((a) => {
+      const thumb = el('div', { class: 'thumb' }, el('span', { 'aria-hidden': 'true' }, initials(a.name)));
+      thumbnail(a.code, thumb, a.name || a.code);
+      const busy = !['ready', 'success', 'failed'].includes(a.status);
+      return el('article', { class: 'agent-card', 'data-code': a.code },
+        thumb,
+        el('div', { class: 'body' },
+          el('a', { class: 'name', href: `/agent?code=${encodeURIComponent(a.code)}` }, a.name || a.code),
+          el('span', {}, el('span', { class: `badge ${a.status}` }, a.status), busy ? ` ${Math.round((a.progress ?? 0) * 100)}%` : ''),
+          el('span', { class: 'muted' }, el('code', {}, a.code), ` · ${a.model}`),
+          el('span', { class: 'muted cost' }, cost(a)),
+          el('span', { class: 'muted' }, `Created ${when(a.created_at)}`)));
+    });
+    $('#list').replaceChildren(cards.length ? el('div', { class: 'agent-cards' }, cards)
+      : el('p', {}, 'No agents yet. ', el('a', { href: '/studio' }, 'Create your first agent in the studio.')));
     const p = r.pagination;
     $('#page').textContent = p.total ? `${p.offset + 1}–${p.offset + r.data.length} of ${p.total}` : '';
     $('#prev').disabled = offset === 0;
     $('#next').disabled = !p.has_more;
+    // Agents still generating: look again at the SPEC's 5-second interval.
+    if (r.data.some((a) => !['ready', 'success', 'failed'].includes(a.status))) {
+      clearTimeout(render.timer);
+      render.timer = setTimeout(render, 5000);
+    }
   } catch (e) { say('#msg', errorText(e), 'error'); }
 }
-
-// Polls at the SPEC's 5-second interval until a terminal status.
-async function watch(code) {
-  const bar = el('progress', { max: 1, value: 0, 'aria-label': 'Generation progress' });
-  const line = el('p', {}, 'Queued…');
-  $('#progress').replaceChildren(el('p', {}, 'Generating ', el('a', { href: `/agent?code=${encodeURIComponent(code)}` }, code)), bar, line);
-  for (;;) {
-    const r = await api('GET', `/v1/agent/status/${encodeURIComponent(code)}`);
-    const d = r.data;
-    bar.value = d.progress ?? 0;
-    line.textContent = `${d.status}: ${d.progress_msg || d.current_step || ''} (${Math.round((d.progress ?? 0) * 100)}%)`;
-    if (['success', 'ready', 'failed'].includes(d.status)) {
-      line.textContent = d.status === 'failed' ? `Failed: ${d.error_message}` : 'Ready.';
-      line.className = d.status === 'failed' ? 'msg error' : 'msg ok';
-      line.id = 'generation-done';
-      await render();
-      return;
-    }
-    await new Promise((res) => setTimeout(res, 5000));
-  }
-}
-
-$('#create').addEventListener('submit', async (ev) => {
-  ev.preventDefault();
-  const body = { prompt: $('#prompt').value || undefined, name: $('#name').value || undefined, model: $('#model').value, aspect_ratio: $('#aspect').value };
-  const file = $('#photo').files[0];
-  try {
-    if (file) body[file.type.startsWith('video/') ? 'video' : 'image'] = await readAsDataUrl(file);
-    const r = await api('POST', '/v1/agent/generate', body);
-    $('#create').reset();
-    await render();
-    await watch(r.agent_id);
-  } catch (e) { say('#msg', errorText(e), 'error'); $('#progress').replaceChildren(); }
-});
 
 $('#filter').addEventListener('change', () => { offset = 0; render(); });
 $('#prev').addEventListener('click', () => { offset = Math.max(0, offset - PAGE); render(); });
 $('#next').addEventListener('click', () => { offset += PAGE; render(); });
 
 await frame('/agents');
+try { prices = (await api('GET', '/v1/pricing')).data; } catch { /* the cards say nothing about cost */ }
 await render();
