@@ -67,7 +67,7 @@ class SqlFileStore final : public FileStore {
   Result<std::vector<FileRecord>> list_agent_files(const std::string& account_id,
                                                    const std::string& agent_code,
                                                    const std::string& purpose) override {
-    return db_->read([&](Connection& c) -> std::vector<FileRecord> {
+    return db_.read([&](Connection& c) -> std::vector<FileRecord> {
       auto q = c.prepare(
           "SELECT id, account_id, agent_code, purpose, blob_key, kind, mime, ext, size, original_name, "
           "source_url, created_at FROM files WHERE account_id = ? AND agent_code = ? AND purpose = ?"
