@@ -2,8 +2,6 @@
 // (SPEC 4.8, 4.9, 6), the account's rooms, the WebSocket join at /v1/runtime/rooms/{room_id}, and
 // the viewer page at /embed/{agent_code}.
 
-#include <chrono>
-
 #include "agents/agent_service.h"
 #include "api/live_routes.h"
 #include "api/live_tokens.h"
@@ -163,7 +161,8 @@ class RoomSocket : public http::WebSocketHandler, public std::enable_shared_from
 // owner, to which this node connected as a WebSocket client with the viewer's own token.
 class RelaySocket : public http::WebSocketHandler {
  public:
-  explicit RelaySocket(std::unique_ptr<http::WebSocketClient> owner) : owner_(std::move(owner)) {}
+  RelaySocket(std::unique_ptr<http::WebSocketClient> owner, const Clock& clock)
+      : owner_(std::move(owner)), clock_(clock) {}
   ~RelaySocket() override {
     if (owner_) owner_->close();  // no handler runs after it (so `this` in them stays valid)
   }
@@ -209,18 +208,19 @@ class RelaySocket : public http::WebSocketHandler {
   bool admit_picture(http::WebSocketConnection& viewer, bool key_frame) {
     const size_t queued = viewer.queued_bytes();
     if (gate_.admit(key_frame, queued)) return true;
-    const auto now = std::chrono::steady_clock::now();
-    if (gate_.wants_key_frame(queued) && now - last_key_request_ >= std::chrono::seconds(1)) {
-      last_key_request_ = now;
+    const int64_t now = clock_.monotonic_us();
+    if (gate_.wants_key_frame(queued) && now - last_key_request_us_ >= 1'000'000) {
+      last_key_request_us_ = now;
       owner_->send(R"({"type":"request_key_frame"})", false);
     }
     return false;
   }
 
   std::unique_ptr<http::WebSocketClient> owner_;
+  const Clock& clock_;
   // Only the owner's I/O thread (the message handler) touches these.
   live::KeyFrameGate gate_{live::kViewerQueueBytes};
-  std::chrono::steady_clock::time_point last_key_request_{};
+  int64_t last_key_request_us_ = INT64_MIN / 2;
 };
 
 // Marks a relayed upgrade: the owner never relays it again (no loops between nodes).
@@ -243,7 +243,7 @@ std::optional<http::WebSocketAccept> relay_to_owner(Services& s, http::WebSocket
       http::WebSocketClient::connect(*owner, up.request.target, h, kRelayConnectTimeoutMs, &refused,
                                      {.ca_file = s.config ? s.config->node_ca_file : std::string()});
   if (client.ok())
-    return http::WebSocketAccept::upgrade(std::make_shared<RelaySocket>(std::move(client).value()));
+    return http::WebSocketAccept::upgrade(std::make_shared<RelaySocket>(std::move(client).value(), *s.clock));
   if (refused.status >= 400) {
     // The owner's own answer (401, 402, 409, 503 ...), as it gave it.
     http::Response r;
