@@ -257,6 +257,19 @@ try {
   step('with the browser\u2019s usual autoplay policy, sound starts off and one click turns it on');
   {
     const qctx = await quiet.newContext({ viewport: PHONE });
+    // Headless Chromium does not always hold audio back under that policy (it let a context run
+    // without a click in some runs), so the page gets what a browser that blocks autoplay gives:
+    // an AudioContext that stays suspended, and that resume() starts only after a click or a key
+    // on the page.
+    await qctx.addInitScript(() => {
+      let touched = false;
+      for (const t of ['pointerdown', 'keydown']) addEventListener(t, () => { touched = true; }, true);
+      const Real = window.AudioContext;
+      window.AudioContext = class extends Real {
+        constructor(...args) { super(...args); if (!touched) super.suspend(); }
+        resume() { return touched ? super.resume() : Promise.resolve(); }
+      };
+    });
     const q = await qctx.newPage();
     watch(q);
     await q.goto(`${base}/embed/${code}#token=${encodeURIComponent(token)}&room=viewer-a`);
