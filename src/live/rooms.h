@@ -139,7 +139,7 @@ class Rooms {
   // by the closer (room_closer.h), so this returns whatever the room's recogniser or model does.
   void end(const std::shared_ptr<Room>& room, EndReason reason);
   // At start, before any room: the sessions a crash of this node left running (journal_dir) are
-  // ended with reason `shutdown` at their last sign of life (at most a second or so before the
+  // ended with reason `shutdown` at their last sign of life (at most a tick, a quarter second, before the
   // crash), with the session.ended webhook, and what their recorders flushed is uploaded as
   // their recording. Returns how many were found. Files the database did not take stay for the
   // next start.
