@@ -5,6 +5,8 @@
 #include <numbers>
 #include <opencv2/imgproc.hpp>
 
+#include "avatar/warp_row.h"
+
 namespace imago::avatar::internal {
 namespace {
 
@@ -440,32 +442,6 @@ inline void bilinear(const cv::Mat& src, float x, float y, uint8_t* out) {
     out[c] = uint8_t(r0[c] * w00 + r0[c + 3] * w01 + r1[c] * w10 + r1[c + 3] * w11 + 0.5f);
 }
 
-// bilinear() along a row of n pixels: the source point starts at (sx, sy) and advances by
-// (dx, dy) per pixel. Fixed point (16.16 coordinates, 8-bit weights): the whole head region is
-// re-warped every frame while it sways, and this is most of a frame's time.
-inline void bilinear_row(const cv::Mat& src, float sx, float sy, float dx, float dy, int n, uint8_t* out) {
-  const size_t step = src.step[0];
-  const uint8_t* data = src.data;
-  const int32_t xmax = (src.cols - 1) * 65536 - 1, ymax = (src.rows - 1) * 65536 - 1;
-  int32_t X = int32_t(std::lround(sx * 65536.0f)), Y = int32_t(std::lround(sy * 65536.0f));
-  const int32_t DX = int32_t(std::lround(dx * 65536.0f)), DY = int32_t(std::lround(dy * 65536.0f));
-  // The source row is a straight segment: when both its ends lie inside the photo, every pixel
-  // does, and the per-pixel clamps go.
-  const int64_t XE = int64_t(X) + int64_t(DX) * (n - 1), YE = int64_t(Y) + int64_t(DY) * (n - 1);
-  const bool inside =
-      X >= 0 && Y >= 0 && X <= xmax && Y <= ymax && XE >= 0 && YE >= 0 && XE <= xmax && YE <= ymax;
-  for (int i = 0; i < n; ++i, X += DX, Y += DY, out += 3) {
-    const int32_t x = inside ? X : std::clamp(X, 0, xmax), y = inside ? Y : std::clamp(Y, 0, ymax);
-    const int32_t fx = (x >> 8) & 255, fy = (y >> 8) & 255;
-    const uint8_t* r0 = data + size_t(y >> 16) * step + size_t(x >> 16) * 3;
-    const uint8_t* r1 = r0 + step;
-    const int32_t w00 = (256 - fx) * (256 - fy), w01 = fx * (256 - fy), w10 = (256 - fx) * fy, w11 = fx * fy;
-    out[0] = uint8_t((r0[0] * w00 + r0[3] * w01 + r1[0] * w10 + r1[3] * w11 + 32768) >> 16);
-    out[1] = uint8_t((r0[1] * w00 + r0[4] * w01 + r1[1] * w10 + r1[4] * w11 + 32768) >> 16);
-    out[2] = uint8_t((r0[2] * w00 + r0[5] * w01 + r1[2] * w10 + r1[5] * w11 + 32768) >> 16);
-  }
-}
-
 double smooth01(double x) {
   x = std::clamp(x, 0.0, 1.0);
   return x * x * (3 - 2 * x);
@@ -653,6 +629,7 @@ void MeshWarper::draw(const std::vector<cv::Point2f>& full, const std::vector<cv
   const bool photo_lower_teeth = split_ > 0.9f;
   const bool gazing = std::abs(p.gaze_x) + std::abs(p.gaze_y) > 1e-4;
   const bool restore_eyes = lid_box_[0].area() > 0 || lid_box_[1].area() > 0;
+  const RgbImage src{base_.data, base_.step[0], base_.cols, base_.rows};
   for (size_t t = 0; t < m.tris.size(); ++t) {
     const auto& tri = m.tris[t];
     bool eye = tri.kind == FaceMesh::kEyeLeft || tri.kind == FaceMesh::kEyeRight;
@@ -761,8 +738,8 @@ void MeshWarper::draw(const std::vector<cv::Point2f>& full, const std::vector<cv
       continue;
     }
     raster(d, clip, [&](int y, int x0, int x1) {
-      bilinear_row(base_, A[0] * x0 + A[1] * y + A[2], A[3] * x0 + A[4] * y + A[5], A[0], A[3], x1 - x0 + 1,
-                   canvas.ptr<uint8_t>(y) + x0 * 3);
+      warp_row(src, A[0] * x0 + A[1] * y + A[2], A[3] * x0 + A[4] * y + A[5], A[0], A[3], x1 - x0 + 1,
+               canvas.ptr<uint8_t>(y) + x0 * 3);
     });
   }
   draw_lids(lid, full, rigid, canvas);

@@ -1,0 +1,30 @@
+// One row of a triangle's affine warp: bilinear samples of an 8-bit RGB image along a straight
+// segment. This is most of a frame's rendering time (the whole head is re-warped every frame while
+// it sways), so it has a vectorised path on x86 (SSSE3, chosen at run time) and a portable one
+// that gives the same bytes.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+namespace imago::avatar::internal {
+
+// The source image: `data` of `cols` x `rows` RGB pixels, `step` bytes per row.
+struct RgbImage {
+  const uint8_t* data = nullptr;
+  size_t step = 0;
+  int cols = 0, rows = 0;
+};
+
+// Writes n RGB pixels to out: pixel i samples src at (sx + i*dx, sy + i*dy) (pixel centres at
+// integer coordinates), clamped to the image. Coordinates are 16.16 fixed point and the weights 6-bit
+// (1/64 pixel; OpenCV's remap uses 1/32).
+void warp_row(const RgbImage& src, float sx, float sy, float dx, float dy, int n, uint8_t* out);
+
+// The portable path alone, for tests that compare the two.
+void warp_row_portable(const RgbImage& src, float sx, float sy, float dx, float dy, int n, uint8_t* out);
+
+// Whether warp_row takes the vectorised path on this CPU.
+bool warp_row_vectorised();
+
+}  // namespace imago::avatar::internal

@@ -1,0 +1,80 @@
+#include "avatar/warp_row.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <random>
+#include <vector>
+
+namespace imago::avatar::internal {
+namespace {
+
+struct Image {
+  int cols, rows;
+  std::vector<uint8_t> px;
+  RgbImage view() const { return {px.data(), size_t(cols) * 3, cols, rows}; }
+};
+
+Image noise(int cols, int rows, uint32_t seed) {
+  Image im{cols, rows, std::vector<uint8_t>(size_t(cols) * rows * 3)};
+  std::mt19937 rng(seed);
+  for (auto& b : im.px) b = uint8_t(rng());
+  return im;
+}
+
+// Float bilinear with the same clamp: what the fixed-point paths approximate.
+double reference(const Image& im, double x, double y, int c) {
+  x = std::clamp(x, 0.0, im.cols - 1.0), y = std::clamp(y, 0.0, im.rows - 1.0);
+  int xi = std::min(int(x), im.cols - 2), yi = std::min(int(y), im.rows - 2);
+  double fx = x - xi, fy = y - yi;
+  auto at = [&](int xx, int yy) { return double(im.px[(size_t(yy) * im.cols + xx) * 3 + c]); };
+  return at(xi, yi) * (1 - fx) * (1 - fy) + at(xi + 1, yi) * fx * (1 - fy) + at(xi, yi + 1) * (1 - fx) * fy +
+         at(xi + 1, yi + 1) * fx * fy;
+}
+
+TEST(WarpRow, BothPathsGiveTheSameBytesInsideAndAtTheEdges) {
+  const Image im = noise(97, 61, 7);
+  std::mt19937 rng(11);
+  std::uniform_real_distribution<float> pos(-20, 120), step(-1.5f, 1.5f);
+  for (int k = 0; k < 2000; ++k) {
+    const float sx = pos(rng), sy = pos(rng) * 0.6f, dx = step(rng), dy = step(rng) * 0.3f;
+    const int n = 1 + int(rng() % 90);
+    std::vector<uint8_t> a(size_t(n) * 3), b(size_t(n) * 3);
+    warp_row(im.view(), sx, sy, dx, dy, n, a.data());
+    warp_row_portable(im.view(), sx, sy, dx, dy, n, b.data());
+    ASSERT_EQ(a, b) << "row " << k << " from (" << sx << ", " << sy << ") by (" << dx << ", " << dy << ")";
+  }
+}
+
+TEST(WarpRow, SamplesAreBilinearToASixtyFourthOfAPixel) {
+  const Image im = noise(64, 48, 3);
+  std::mt19937 rng(5);
+  std::uniform_real_distribution<float> pos(-5, 70), step(-1.2f, 1.2f);
+  int worst = 0;
+  for (int k = 0; k < 500; ++k) {
+    const float sx = pos(rng), sy = pos(rng) * 0.7f, dx = step(rng), dy = step(rng) * 0.5f;
+    const int n = 40;
+    std::vector<uint8_t> out(size_t(n) * 3);
+    warp_row(im.view(), sx, sy, dx, dy, n, out.data());
+    for (int i = 0; i < n; ++i)
+      for (int c = 0; c < 3; ++c) {
+        const double want = reference(im, sx + double(i) * dx, sy + double(i) * dy, c);
+        worst = std::max(worst, int(std::lround(std::abs(want - out[size_t(i) * 3 + c]))));
+      }
+  }
+  // The position is cut to 1/64 pixel on each axis: on noise, where neighbours differ by up to
+  // 255, that is up to 2 x 255/64 levels, plus rounding.
+  EXPECT_LE(worst, 9);
+}
+
+TEST(WarpRow, AnIdentityRowCopiesThePixels) {
+  const Image im = noise(50, 20, 1);
+  std::vector<uint8_t> out(48 * 3);
+  warp_row(im.view(), 1, 7, 1, 0, 48, out.data());
+  for (int i = 0; i < 48; ++i)
+    for (int c = 0; c < 3; ++c)
+      ASSERT_EQ(out[size_t(i) * 3 + c], im.px[(size_t(7) * 50 + 1 + i) * 3 + c]) << i;
+}
+
+}  // namespace
+}  // namespace imago::avatar::internal
