@@ -403,29 +403,42 @@ bool affine(const cv::Point2f d[3], const cv::Point2f s[3], float A[6]) {
 }
 
 // Calls fn(y, x0, x1) for each pixel row of the triangle (pixel centres at integer coordinates;
-// shared edges are drawn by both neighbours, which write the same values there).
+// shared edges are drawn by both neighbours, which write the same values there: each edge is
+// walked from its upper end, whichever triangle it belongs to, so both compute the same x).
 template <class F>
 void raster(const cv::Point2f v[3], const cv::Rect& clip, F&& fn) {
-  float miny = std::min({v[0].y, v[1].y, v[2].y}), maxy = std::max({v[0].y, v[1].y, v[2].y});
-  int y0 = std::max(clip.y, int(std::ceil(miny - 1e-3f))),
-      y1 = std::min(clip.y + clip.height - 1, int(std::floor(maxy + 1e-3f)));
+  struct Edge {
+    float top, bottom;  // the rows it spans, widened by the tolerance
+    float x, y, slope;  // its upper end and dx/dy
+    float xmin, xmax;   // a horizontal edge: its extent
+    bool flat;
+  } edges[3];
+  for (int e = 0; e < 3; ++e) {
+    cv::Point2f a = v[e], b = v[(e + 1) % 3];
+    if (b.y < a.y || (b.y == a.y && b.x < a.x)) std::swap(a, b);
+    Edge& E = edges[e];
+    E.top = a.y - 1e-3f, E.bottom = b.y + 1e-3f;
+    E.flat = b.y - a.y < 1e-6f;
+    E.x = a.x, E.y = a.y, E.slope = E.flat ? 0.0f : (b.x - a.x) / (b.y - a.y);
+    E.xmin = std::min(a.x, b.x), E.xmax = std::max(a.x, b.x);
+  }
+  const float miny = std::min({v[0].y, v[1].y, v[2].y}), maxy = std::max({v[0].y, v[1].y, v[2].y});
+  const int y0 = std::max(clip.y, int(std::ceil(miny - 1e-3f))),
+            y1 = std::min(clip.y + clip.height - 1, int(std::floor(maxy + 1e-3f)));
   for (int y = y0; y <= y1; ++y) {
+    const float fy = float(y);
     float xl = 1e9f, xr = -1e9f;
-    for (int e = 0; e < 3; ++e) {
-      cv::Point2f a = v[e], b = v[(e + 1) % 3];
-      if ((y < std::min(a.y, b.y) - 1e-3f) || (y > std::max(a.y, b.y) + 1e-3f)) continue;
-      float x;
-      if (std::abs(b.y - a.y) < 1e-6f) {
-        xl = std::min({xl, a.x, b.x});
-        xr = std::max({xr, a.x, b.x});
+    for (const Edge& E : edges) {
+      if (fy < E.top || fy > E.bottom) continue;
+      if (E.flat) {
+        xl = std::min(xl, E.xmin), xr = std::max(xr, E.xmax);
         continue;
       }
-      x = a.x + (b.x - a.x) * (y - a.y) / (b.y - a.y);
-      xl = std::min(xl, x);
-      xr = std::max(xr, x);
+      const float x = E.x + E.slope * (fy - E.y);
+      xl = std::min(xl, x), xr = std::max(xr, x);
     }
-    int x0 = std::max(clip.x, int(std::ceil(xl - 1e-3f))),
-        x1 = std::min(clip.x + clip.width - 1, int(std::floor(xr + 1e-3f)));
+    const int x0 = std::max(clip.x, int(std::ceil(xl - 1e-3f))),
+              x1 = std::min(clip.x + clip.width - 1, int(std::floor(xr + 1e-3f)));
     if (x0 <= x1) fn(y, x0, x1);
   }
 }
