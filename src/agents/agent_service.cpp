@@ -2,12 +2,12 @@
 
 #include <algorithm>
 
+#include "agents/dynamics_config.h"
+#include "agents/media_refs.h"
 #include "avatar/builder.h"
 #include "billing/operations.h"
 #include "blobs/blob_store.h"
 #include "files/file_service.h"
-#include "jobs/dynamics_config.h"
-#include "jobs/media_refs.h"
 #include "limits/storage_quota.h"
 #include "store/file_store.h"
 #include "store/job_store.h"
@@ -87,7 +87,7 @@ Status AgentService::check_quota(const std::string& account_id, int64_t adding, 
   return check_storage_quota(*used, std::max<int64_t>(adding, 1), quota);
 }
 
-Status AgentService::check_face(const jobs::ResolvedMedia& image) {
+Status AgentService::check_face(const ResolvedMedia& image) {
   // A photo without a human face would only fail its generation (refunded): refuse it now, with
   // the builder's own message, before anything is stored or charged. Inline data and the
   // caller's uploads are at hand; an image URL is fetched and checked by the job. Anything but a
@@ -107,8 +107,7 @@ Status AgentService::check_face(const jobs::ResolvedMedia& image) {
 
 Result<FaceCheck> AgentService::check_face_of(const std::string& account, const std::string& image) {
   if (trim(image).empty()) return Status::Invalid("Field 'image' is required");
-  auto m =
-      jobs::resolve_media_param(*d_.files, *d_.public_url, account, "image", image, fetch::MediaKind::kImage);
+  auto m = resolve_media_param(*d_.files, *d_.public_url, account, "image", image, fetch::MediaKind::kImage);
   if (!m.ok()) return as_invalid(m.status());
   std::optional<std::string> bytes = m->bytes;
   if (!bytes && m->file) {
@@ -215,7 +214,7 @@ Result<Generated> AgentService::generate(const std::string& account, const Gener
                 {"audio", fetch::MediaKind::kAudio, &r.audio, &a.audio_source, &a.audio_file}};
   for (auto& f : fields) {
     if (!*f.value) continue;
-    auto m = jobs::resolve_media_param(*d_.files, *d_.public_url, account, f.name, **f.value, f.kind);
+    auto m = resolve_media_param(*d_.files, *d_.public_url, account, f.name, **f.value, f.kind);
     if (!m.ok()) return as_invalid(m.status());
     if (m->file) *f.file = m->file->id;
     if (m->url) *f.source = *m->url;
@@ -346,8 +345,8 @@ Result<std::string> AgentService::start_dynamics(const std::string& account, con
 
   json::object payload{{"duration", r.duration.value_or(5.0)}, {"model", "auto"}};
   if (r.image_url) {
-    auto m = jobs::resolve_media_param(*d_.files, *d_.public_url, account, "image_url", *r.image_url,
-                                       fetch::MediaKind::kImage);
+    auto m = resolve_media_param(*d_.files, *d_.public_url, account, "image_url", *r.image_url,
+                                 fetch::MediaKind::kImage);
     if (!m.ok()) return as_invalid(m.status());
     if (m->file) payload["image_file"] = m->file->id;
     if (m->url) payload["image_url"] = *m->url;
@@ -393,14 +392,14 @@ Result<DynamicsUpdated> AgentService::update_dynamics(const std::string& account
   boost::system::error_code ec;
   auto parsed = json::parse(a->dynamics_config, ec);
   if (!ec && parsed.is_object()) stored = parsed.as_object();
-  jobs::merge_patch(stored, *u.patch);
+  merge_patch(stored, *u.patch);
   if (u.toggle_enabled) {
     stored["enabled"] = *u.toggle_enabled;
     stored["active_model"] = *u.toggle_enabled ? "dynamics" : "talking";
   }
-  json::object effective = jobs::default_dynamics_config();
-  jobs::merge_patch(effective, stored);
-  if (Status st = jobs::validate_dynamics_config(effective); !st.ok()) return st;
+  json::object effective = default_dynamics_config();
+  merge_patch(effective, stored);
+  if (Status st = validate_dynamics_config(effective); !st.ok()) return st;
   std::string serialized = json::serialize(stored);
   if (serialized.size() > kMaxDynamicsConfigBytes) {
     return Status::Invalid("Field 'dynamics' is too large (64 KB at most)");

@@ -10,7 +10,7 @@
 #include <string_view>
 #include <vector>
 
-#include "jobs/media_refs.h"
+#include "agents/media_refs.h"
 #include "store/agent_store.h"
 #include "util/clock.h"
 #include "util/status.h"
@@ -147,7 +147,7 @@ class AgentService {
  private:
   Result<std::string> new_code(const std::string& account_id);
   // kInvalidArgument when a generation from this image would fail for want of a face.
-  Status check_face(const jobs::ResolvedMedia& image);
+  Status check_face(const ResolvedMedia& image);
   // The work will keep `adding` bytes of inputs plus what it produces (a model, clips).
   Status check_quota(const std::string& account_id, int64_t adding, int64_t quota);
   void wake() {

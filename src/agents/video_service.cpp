@@ -3,13 +3,13 @@
 #include <boost/json.hpp>
 #include <cmath>
 
+#include "agents/media_refs.h"
+#include "agents/video_speech.h"
 #include "avatar/clip.h"
 #include "avatar/imx.h"
 #include "billing/operations.h"
 #include "blobs/blob_store.h"
 #include "fetch/media_input.h"
-#include "jobs/media_refs.h"
-#include "jobs/video_render.h"
 #include "limits/storage_quota.h"
 #include "speech/speech_service.h"
 #include "store/agent_store.h"
@@ -125,8 +125,8 @@ Result<VideoJob> VideoService::start(const std::string& account, const VideoRequ
     if (!a.ok()) return invalid_input(a.status());
     audio = std::move(a).value();
   } else {
-    auto m = jobs::resolve_media_param(*d_.files, *d_.public_url, account, "input.audio_url", *r.audio_url,
-                                       fetch::MediaKind::kAudio);
+    auto m = resolve_media_param(*d_.files, *d_.public_url, account, "input.audio_url", *r.audio_url,
+                                 fetch::MediaKind::kAudio);
     if (!m.ok()) return invalid_input(m.status());
     std::string bytes;
     if (m->file) {
@@ -157,7 +157,7 @@ Result<VideoJob> VideoService::start(const std::string& account, const VideoRequ
                                                                 : billing::MinuteRate::kEssenceCloud;
   const int64_t minutes = billing::billable_minutes(seconds);
   std::string audio_blob = "videos/" + account + "/" + job_id + ".speech";
-  if (Status st = d_.blobs->put(audio_blob, jobs::encode_speech_blob(audio)); !st.ok()) return st;
+  if (Status st = d_.blobs->put(audio_blob, encode_speech_blob(audio)); !st.ok()) return st;
 
   LedgerOp charge = billing::video_render_minutes(account, job_id, minutes, rate);
   auto charged = d_.ledger->apply(charge);
@@ -227,7 +227,7 @@ Result<VideoJob> VideoService::get(const std::string& account, const std::string
     }
   }
   if (v.status == "completed") {
-    v.video_url = *d_.public_url + file_url_path(jobs::video_file_id(j->id), "mp4");
+    v.video_url = *d_.public_url + file_url_path(video_file_id(j->id), "mp4");
   } else if (v.status == "failed") {
     v.error = j->last_error.value_or(j->state == "cancelled" ? "the job was cancelled" : "the render failed");
   }

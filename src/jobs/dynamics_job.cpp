@@ -3,12 +3,12 @@
 #include <fstream>
 #include <sstream>
 
+#include "agents/dynamics_config.h"
 #include "avatar/builder.h"
 #include "avatar/clip.h"
 #include "avatar/imx.h"
 #include "billing/operations.h"
 #include "fetch/media_input.h"
-#include "jobs/dynamics_config.h"
 #include "jobs/job_handlers.h"
 #include "jobs/job_support.h"
 #include "util/crypto.h"
@@ -69,7 +69,7 @@ JobStep DynamicsHandler::run(JobContext& ctx) {
   json::value payload = json::parse(job.payload, ec);
   if (ec || !payload.is_object()) payload = json::object();
   const json::object& p = payload.as_object();
-  json::object config = effective_dynamics_config(a);
+  json::object config = agents::effective_dynamics_config(a);
   double duration = 5;
   if (auto* v = p.if_contains("duration"); v && v->is_number()) duration = v->to_number<double>();
   if (movements) {

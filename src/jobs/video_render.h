@@ -1,24 +1,13 @@
-// Talking videos (POST /v1/video/generate, docs/api/video.md): the render job and the stored form
-// of its speech. The request side (src/agents/video_service) synthesizes or fetches the speech,
-// charges and queues; this job renders the MP4, stores it as a file and refunds on failure.
+// Talking videos (POST /v1/video/generate, docs/api/video.md): the render job (the stored form of
+// its speech is agents/video_speech.h). The request side (src/agents/video_service) synthesizes or fetches
+// the speech, charges and queues; this job renders the MP4, stores it as a file and refunds on failure.
 #pragma once
-#include <string>
-#include <string_view>
 
 #include "core/services.h"
 #include "jobs/job_workers.h"
-#include "speech/synthesis.h"
 #include "util/status.h"
 
 namespace imago::jobs {
-
-// Speech kept between the request and the job (a blob), phoneme timing included so the render
-// lip-syncs from phonemes rather than the envelope: a JSON header line, then 16-bit PCM.
-std::string encode_speech_blob(const speech::Audio& a);
-Result<speech::Audio> decode_speech_blob(std::string_view bytes);
-
-// The file id of a video job's MP4 (one per job, so a retried attempt overwrites, never adds).
-std::string video_file_id(const std::string& job_id);
 
 class VideoRenderHandler final : public JobHandler {
  public:

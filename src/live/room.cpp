@@ -2,8 +2,8 @@
 
 #include <chrono>
 
+#include "agents/dynamics_config.h"
 #include "billing/spend_cap.h"
-#include "jobs/dynamics_config.h"
 #include "live/camera_frame.h"
 #include "live/media_framing.h"
 #include "live/thread_priority.h"
@@ -256,7 +256,7 @@ Result<std::string> Room::queue_speech(const std::string& text, bool spoken_text
   // Text given to speak: its transcript line is written when it has been played (or cut short, or
   // the session ended).
   u.spoken_text = spoken_text;
-  if (dynamics_.enabled) u.gesture = jobs::gesture_for_text(dynamics_.config, text);
+  if (dynamics_.enabled) u.gesture = agents::gesture_for_text(dynamics_.config, text);
   utterances_.push_back(std::move(u));
   to_synthesize_.emplace_back(id, text);
   state_.activity(clock_.now_us());

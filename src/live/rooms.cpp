@@ -3,8 +3,8 @@
 #include <boost/json.hpp>
 #include <filesystem>
 
+#include "agents/dynamics_config.h"
 #include "blobs/blob_store.h"
-#include "jobs/dynamics_config.h"
 #include "live/minute_billing.h"
 #include "sessions/session_service.h"
 #include "speech/text.h"
@@ -98,7 +98,7 @@ std::optional<DynamicsSettings> Rooms::dynamics_for(const Room& room) {
   auto a = d_.agents->get(room.settings().account_id, room.settings().agent_code);
   if (!a.ok()) return std::nullopt;
   DynamicsSettings s;
-  s.config = jobs::effective_dynamics_config(*a);
+  s.config = agents::effective_dynamics_config(*a);
   auto* en = s.config.if_contains("enabled");
   auto* am = s.config.if_contains("active_model");
   s.enabled =
@@ -627,7 +627,7 @@ Delivery Rooms::deliver(const AgentRecord& agent, const std::optional<std::strin
       // few seconds, as this does now).
       auto a = d_.agents->get(agent.account_id, agent.code);
       if (a.ok()) {
-        auto cfg = jobs::effective_dynamics_config(*a);
+        auto cfg = agents::effective_dynamics_config(*a);
         auto* en = cfg.if_contains("enabled");
         auto* am = cfg.if_contains("active_model");
         d.animation_triggered = (en && en->is_bool() && en->as_bool()) ||

@@ -16,8 +16,8 @@ FLOORS = [
     ["core"],  # the dependency bag: forward declarations only
     ["store"],
     ["auth", "speech", "webhooks", "avatar", "files"],
-    ["jobs", "conversation"],
-    ["agents", "sessions"],
+    ["agents"],  # the agent's one home: jobs and live ask it for an agent's model and settings
+    ["jobs", "conversation", "sessions"],
     ["http", "live"],
     ["api"],
     ["main", "cli"],  # cli: the imago binary, a client of the public API (util only)

@@ -1,11 +1,11 @@
-#include "jobs/dynamics_config.h"
+#include "agents/dynamics_config.h"
 
 #include <algorithm>
 
 #include "avatar/clip.h"
 #include "util/strings.h"
 
-namespace imago::jobs {
+namespace imago::agents {
 
 const boost::json::object& default_dynamics_config() {
   static const boost::json::object cfg = {
@@ -122,4 +122,4 @@ std::string gesture_for_text(const boost::json::object& config, std::string_view
   return gesture;
 }
 
-}  // namespace imago::jobs
+}  // namespace imago::agents

@@ -8,7 +8,7 @@
 #include "store/agent_store.h"
 #include "util/status.h"
 
-namespace imago::jobs {
+namespace imago::agents {
 
 // {"enabled": false, "active_model": "talking", "keywords": {"hello": "mini_wave_hello", ...},
 //  "idle_gesture": "idle_subtle", "movement_duration": 5}
@@ -26,4 +26,4 @@ boost::json::object effective_dynamics_config(const AgentRecord& agent);
 // The gesture a keyword mapping picks for `text` (first keyword found, case-insensitive), or "".
 std::string gesture_for_text(const boost::json::object& config, std::string_view text);
 
-}  // namespace imago::jobs
+}  // namespace imago::agents

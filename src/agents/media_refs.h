@@ -9,7 +9,7 @@
 #include "fetch/media_input.h"
 #include "store/file_store.h"
 
-namespace imago::jobs {
+namespace imago::agents {
 
 struct ResolvedMedia {
   std::optional<FileRecord> file;    // an existing file of the caller
@@ -27,4 +27,4 @@ Result<ResolvedMedia> resolve_media_param(FileStore& files, const std::string& p
 // The file id in "/v1/files/<id>[.<ext>]" URLs and bare ids ("file_" + 20 base62), or nullopt.
 std::optional<std::string> file_id_from_ref(const std::string& public_url, std::string_view value);
 
-}  // namespace imago::jobs
+}  // namespace imago::agents

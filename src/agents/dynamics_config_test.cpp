@@ -1,8 +1,8 @@
-#include "jobs/dynamics_config.h"
+#include "agents/dynamics_config.h"
 
 #include <gtest/gtest.h>
 
-namespace imago::jobs {
+namespace imago::agents {
 namespace {
 
 namespace json = boost::json;
@@ -49,4 +49,4 @@ TEST(DynamicsConfig, EffectiveConfigReadsTheStoredPatchOverDefaults) {
 }
 
 }  // namespace
-}  // namespace imago::jobs
+}  // namespace imago::agents

@@ -1,8 +1,8 @@
-#include "jobs/media_refs.h"
+#include "agents/media_refs.h"
 
 #include "util/strings.h"
 
-namespace imago::jobs {
+namespace imago::agents {
 
 namespace {
 
@@ -58,4 +58,4 @@ Result<ResolvedMedia> resolve_media_param(FileStore& files, const std::string& p
   return out;
 }
 
-}  // namespace imago::jobs
+}  // namespace imago::agents
