@@ -11,6 +11,7 @@
 #include "limits/storage_quota.h"
 #include "store/file_store.h"
 #include "store/job_store.h"
+#include "store/voice_store.h"
 #include "util/log.h"
 #include "util/random.h"
 #include "util/strings.h"
@@ -179,18 +180,28 @@ Result<Generated> AgentService::generate(const std::string& account, const Gener
   if (r.agent_id) {
     if (Status st = check_custom_code(*r.agent_id); !st.ok()) return st;
   }
-  if (r.voice) {
-    const std::string& v = *r.voice;
+  std::optional<DesignedVoice> designed;
+  if (r.voice_code) {
+    // Like /v1/tts: a designed voice wins over `voice`; the agent keeps its base voice and axes.
+    const std::string code = to_lower(*r.voice_code);
+    auto v = is_uuid(code) && d_.voices
+                 ? d_.voices->get(account, code)
+                 : Result<DesignedVoice>(Status::NotFound("Voice not found for code: " + *r.voice_code));
+    if (!v.ok()) return Status::Invalid("Field 'voice_code': " + v.status().message());
+    designed = std::move(v).value();
+  }
+  if (r.voice || designed) {
+    const std::string& v = designed ? designed->base_voice : *r.voice;
     if (v.size() != 2 || (v[0] != 'M' && v[0] != 'F') || v[1] < '1' || v[1] > '5') {
       return Status::Invalid("Field 'voice' must be a built-in voice id (M1..M5, F1..F5)");
     }
-    boost::json::object voice{{"id", v}, {"source", r.voice_code ? "voice_code" : "requested"}};
-    if (r.voice_code) {
-      voice["voice_code"] = *r.voice_code;
-      voice["axes"] = {{"gender", r.voice_axes[0]},
-                       {"pitch", r.voice_axes[1]},
-                       {"rate", r.voice_axes[2]},
-                       {"brightness", r.voice_axes[3]}};
+    boost::json::object voice{{"id", v}, {"source", designed ? "voice_code" : "requested"}};
+    if (designed) {
+      voice["voice_code"] = designed->code;  // the canonical (lower-case) code
+      voice["axes"] = {{"gender", designed->gender},
+                       {"pitch", designed->pitch},
+                       {"rate", designed->rate},
+                       {"brightness", designed->brightness}};
     }
     a.voice = boost::json::serialize(voice);
   }

@@ -18,6 +18,7 @@
 namespace imago {
 class BlobStore;
 class FileStore;
+class VoiceStore;
 }  // namespace imago
 
 namespace imago::agents {
@@ -36,13 +37,12 @@ struct GenerateRequest {
   std::optional<std::string> agent_id;             // a custom code
   std::optional<std::string> image, video, audio;  // file URL / id, external URL or inline data
   std::optional<std::string> idempotency_key;      // the Idempotency-Key header
-  // The voice the agent speaks with: a built-in id (M1..M5, F1..F5), or a designed voice resolved
-  // by the handler (voice_code: its base voice and axes). Neither: matched from the audio/video
-  // sample, else chosen from the agent id.
+  // The voice the agent speaks with: a built-in id (M1..M5, F1..F5), or a designed voice of the
+  // account (voice_code: its base voice and axes, which win over `voice`). Neither: matched from the
+  // audio/video sample, else chosen to fit the face.
   std::optional<std::string> voice;
   std::optional<std::string> voice_code;
-  double voice_axes[4] = {0, 0, 0, 0};  // gender, pitch, rate, brightness (with voice_code)
-  int64_t storage_quota_bytes = 0;      // the caller's quota (0: unlimited)
+  int64_t storage_quota_bytes = 0;  // the caller's quota (0: unlimited)
 };
 
 struct Generated {
@@ -113,6 +113,7 @@ struct AgentServiceDeps {
   AgentStore* agents = nullptr;
   FileStore* files = nullptr;
   BlobStore* blobs = nullptr;
+  VoiceStore* voices = nullptr;  // designed voices, for voice_code (none: every code is unknown)
   Clock* clock = nullptr;
   const std::string* public_url = nullptr;  // to recognise the service's own file URLs
   std::function<void()> wake_workers;       // new work was queued

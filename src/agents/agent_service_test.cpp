@@ -46,6 +46,7 @@ class AgentServiceTest : public ::testing::Test {
     d.agents = stores_.agents.get();
     d.files = stores_.files.get();
     d.blobs = blobs_.get();
+    d.voices = stores_.voices.get();
     d.clock = &clock_;
     d.public_url = &public_url_;
     d.wake_workers = [this] { ++wakes_; };
@@ -113,16 +114,33 @@ TEST_F(AgentServiceTest, RequestedVoiceIsKeptWithTheAgent) {
   auto v = boost::json::parse(service_->get(acct, g->agent_id)->voice);
   EXPECT_EQ(v.at("id"), "F3");
   EXPECT_EQ(v.at("source"), "requested");
+  // A designed voice of the account: its base voice and axes win over `voice`.
+  DesignedVoice dv0;
+  dv0.account_id = acct;
+  dv0.code = "0f8fad5b-d9cb-469f-a165-70867728950e";
+  dv0.name = "Narrator";
+  dv0.base_voice = "M2";
+  dv0.pitch = 0.2;
+  ASSERT_TRUE(stores_.voices->create(dv0).ok());
   GenerateRequest designed;
-  designed.voice = "M2";
-  designed.voice_code = "0f8fad5b-d9cb-469f-a165-70867728950e";
-  designed.voice_axes[1] = 0.2;
+  designed.voice = "F1";
+  designed.voice_code = "0F8FAD5B-D9CB-469F-A165-70867728950E";  // codes are case-insensitive
   auto d = service_->generate(acct, designed);
-  ASSERT_TRUE(d.ok());
+  ASSERT_TRUE(d.ok()) << d.status().message();
   auto dv = boost::json::parse(service_->get(acct, d->agent_id)->voice);
+  EXPECT_EQ(dv.at("id"), "M2");
   EXPECT_EQ(dv.at("source"), "voice_code");
   EXPECT_EQ(dv.at("voice_code"), "0f8fad5b-d9cb-469f-a165-70867728950e");
   EXPECT_DOUBLE_EQ(dv.at("axes").at("pitch").as_double(), 0.2);
+  // Another account's code, or none at all, is refused before anything is charged.
+  const int64_t before = balance(acct);
+  GenerateRequest unknown;
+  unknown.voice_code = "9b2d3c1e-0000-4000-8000-000000000000";
+  EXPECT_EQ(service_->generate(acct, unknown).status().code(), Code::kInvalidArgument);
+  GenerateRequest foreign;
+  foreign.voice_code = dv0.code;
+  EXPECT_EQ(service_->generate(account(1000), foreign).status().code(), Code::kInvalidArgument);
+  EXPECT_EQ(balance(acct), before);
 }
 
 TEST_F(AgentServiceTest, InvalidRequestsChargeNothing) {

@@ -78,18 +78,6 @@ http::Response generate(Services& s, http::Request& req) {
   if (!duration.ok()) return http::Response::from_status(duration.status());
   r.duration = *duration;
   if (auto key = req.headers.get("idempotency-key")) r.idempotency_key = std::string(*key);
-  if (r.voice_code) {
-    // Like /v1/tts: a designed voice wins over `voice`; the agent keeps its base voice and axes.
-    auto v = find_voice_code(s, req.principal->account_id, *r.voice_code);
-    if (!v.ok()) {
-      return http::Response::from_status(Status::Invalid("Field 'voice_code': " + v.status().message()));
-    }
-    r.voice = v->base_voice;
-    r.voice_axes[0] = v->gender;
-    r.voice_axes[1] = v->pitch;
-    r.voice_axes[2] = v->rate;
-    r.voice_axes[3] = v->brightness;
-  }
   r.storage_quota_bytes =
       effective_storage_quota(*s.storage_quotas, req.principal->plan, req.principal->custom_limits);
 

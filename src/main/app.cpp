@@ -187,6 +187,7 @@ Result<std::unique_ptr<App>> App::create(Config config) {
   ad.agents = s.agents;
   ad.files = s.files;
   ad.blobs = s.blobs;
+  ad.voices = s.voices;
   ad.clock = s.clock;
   ad.public_url = &p.config.public_url;
   ad.wake_workers = [queue = s.jobs] { queue->wake(); };
