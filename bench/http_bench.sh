@@ -10,6 +10,8 @@
 #   env: DURATION=5s (each target, each round) ROUNDS=5 CONNECTIONS=64 THREADS=2 WARMUP=3s
 #        LOG_LEVEL=info (info: one access-log
 #        line per request, as in production; warn measures without it)
+#        BACKEND=sqlite (embedded default) or postgres (cluster mode: imagod on a throwaway
+#        PostgreSQL 15 started by scripts/test_postgres.sh on 127.0.0.1, stopped on exit)
 #
 # Everything runs on 127.0.0.1 only; every process started here is stopped on exit.
 set -euo pipefail
@@ -21,6 +23,7 @@ CONNECTIONS=${CONNECTIONS:-64}
 THREADS=${THREADS:-2}
 WARMUP=${WARMUP:-3s}
 LOG_LEVEL=${LOG_LEVEL:-info}
+BACKEND=${BACKEND:-sqlite}
 HERE=$(cd "$(dirname "$0")" && pwd)
 LUA="$HERE/wrk_imago.lua"
 
@@ -34,6 +37,7 @@ NGINX=$(command -v nginx || true)
 WORK=$(mktemp -d /tmp/imago-bench-XXXXXX)
 IMAGOD_PID=""
 NGINX_PID=""
+PG_URLFILE=""
 cleanup() {
   # Only the processes this script started, by pid.
   if [ -n "$NGINX_PID" ] && kill -0 "$NGINX_PID" 2>/dev/null; then
@@ -47,6 +51,7 @@ cleanup() {
     kill -KILL "$IMAGOD_PID" 2>/dev/null || true
   fi
   wait 2>/dev/null || true
+  if [ -n "$PG_URLFILE" ]; then bash "$HERE/../scripts/test_postgres.sh" stop "$PG_URLFILE" >/dev/null 2>&1 || true; fi
   rm -rf "$WORK"
 }
 trap cleanup EXIT
@@ -70,6 +75,15 @@ if grep -q -- '--anon-ip-limit' <<<"$SERVE_HELP"; then
 else
   ANON_NOTE="note: this imagod has no --anon-ip-limit flag, so GET /v1/me is capped at 120/min per IP (see non-2xx)"
 fi
+case "$BACKEND" in
+  sqlite) ;;
+  postgres)
+    PG_URLFILE="$WORK/pg.url"
+    bash "$HERE/../scripts/test_postgres.sh" start "$PG_URLFILE" || die "could not start PostgreSQL"
+    EXTRA_ARGS+=(--database "$(cat "$PG_URLFILE")")
+    ;;
+  *) die "BACKEND must be sqlite or postgres (got '$BACKEND')" ;;
+esac
 IMAGO_ADMIN_TOKEN="$ADMIN_TOKEN" "$IMAGOD" serve --listen "127.0.0.1:$IMAGO_PORT" --data-dir "$WORK/data" \
   --no-bootstrap --log-level "$LOG_LEVEL" "${EXTRA_ARGS[@]}" >"$WORK/imagod.log" 2>&1 &
 IMAGOD_PID=$!
@@ -144,7 +158,7 @@ run_wrk() {  # run_wrk DURATION METHOD SECRET URL -> RESULT line
 }
 field() { sed -E "s/.* $1=([0-9.]+).*/\1/" <<<"$2"; }
 
-echo "imagod (log level $LOG_LEVEL) vs nginx; wrk -t$THREADS -c$CONNECTIONS, keep-alive; $ROUNDS rounds of $DURATION per target, taking turns; body $ME_SIZE B (nginx file $NGINX_SIZE B)"
+echo "imagod ($BACKEND, log level $LOG_LEVEL) vs nginx; wrk -t$THREADS -c$CONNECTIONS, keep-alive; $ROUNDS rounds of $DURATION per target, taking turns; body $ME_SIZE B (nginx file $NGINX_SIZE B)"
 [ -n "$ANON_NOTE" ] && echo "$ANON_NOTE"
 loadavg() { cut -d' ' -f1-3 /proc/loadavg; }
 echo "load average before: $(loadavg) (other processes share these cores; compare ratios, not absolutes)"

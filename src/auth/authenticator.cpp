@@ -23,18 +23,55 @@ Result<Principal> Authenticator::authenticate(std::string_view secret) {
   if (!api_key_well_formed(secret)) return Status(Code::kUnauthenticated, "malformed key");
   const std::string hash = hash_api_key(secret);
   auto owner = accounts_.find_active_key(hash);
+  auto p = principal_of(hash, owner);
+  if (p.ok()) touch(p->key_id, clock_.now_s());
+  return p;
+}
+
+Result<Principal> Authenticator::authenticate_deferred(std::string_view secret,
+                                                       std::optional<uint64_t>* unconfirmed) {
+  unconfirmed->reset();
+  if (!api_key_well_formed(secret)) return Status(Code::kUnauthenticated, "malformed key");
+  const std::string hash = hash_api_key(secret);
+  auto owner = accounts_.find_active_key_deferred(hash);
+  auto p = principal_of(hash, owner);
+  if (!p.ok()) return p;
+  if (owner->unconfirmed) {
+    *unconfirmed = owner->changes;  // stamped once confirmed
+  } else {
+    touch(p->key_id, clock_.now_s());
+  }
+  return p;
+}
+
+Result<std::optional<Principal>> Authenticator::confirm(std::string_view secret, const Principal& principal,
+                                                        uint64_t unconfirmed,
+                                                        std::optional<uint64_t> changes_now) {
+  if (changes_now) accounts_.saw_key_changes(*changes_now);  // forgets what it outdates
+  if (changes_now == unconfirmed) {
+    touch(principal.key_id, clock_.now_s());
+    return std::optional<Principal>();
+  }
+  // A key changed somewhere since the answer was read (or the counter could not be read): read
+  // this key again. The read begins after the request arrived, so it is as current as the check.
+  auto fresh = authenticate(secret);
+  if (!fresh.ok()) return fresh.status();
+  return std::optional<Principal>(std::move(fresh).value());
+}
+
+Result<Principal> Authenticator::principal_of(std::string_view hash,
+                                              const Result<AccountStore::KeyOwner>& owner) {
   if (!owner.ok()) return owner.status();
   // The index lookup found the row; the final equality check runs in constant time so no code
   // path compares secret-derived bytes with an early exit.
   if (!constant_time_equal(owner->stored_hash, hash)) {
     return Status(Code::kUnauthenticated, "unknown key");
   }
-  touch(owner->key.id, clock_.now_s());
   Principal p;
-  p.account_id = std::move(owner->account.id);
-  p.account_name = std::move(owner->account.name);
-  p.key_id = std::move(owner->key.id);
-  p.key_alias = std::move(owner->key.alias);
+  p.account_id = owner->account.id;
+  p.account_name = owner->account.name;
+  p.key_id = owner->key.id;
+  p.key_alias = owner->key.alias;
   p.plan = owner->account.plan;
   p.custom_limits = owner->account.custom_limits;
   return p;

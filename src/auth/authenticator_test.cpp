@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "auth/provisioning.h"
+#include "store/cached_account_store.h"
 #include "store/sql/sql_stores.h"
 #include "store/sqlite/test_db.h"
 
@@ -32,6 +33,51 @@ TEST_F(AuthenticatorTest, RevocationIsRefusedOnTheVeryNextCall) {
   auto again = auth.authenticate(secret);
   ASSERT_FALSE(again.ok());
   EXPECT_EQ(again.status().code(), Code::kUnauthenticated);
+}
+
+// PostgreSQL's arrangement (remembered answers confirmed by the database's key-change counter, read
+// by the request's rate-limit statement), on SQLite's copy of the same counter table. `accounts`
+// plays another node writing the database.
+TEST_F(AuthenticatorTest, DeferredAnswersStandOnlyWhileTheCounterReadAfterTheRequestIsUnchanged) {
+  CachedAccountStore cached(sql::make_account_store(db.db(), clock), clock);
+  Authenticator auth(cached, clock);
+  auto counter_now = [&] { return accounts->key_changes().value(); };
+  std::optional<uint64_t> unconfirmed;
+  ASSERT_TRUE(auth.authenticate_deferred(secret, &unconfirmed).ok());
+  EXPECT_FALSE(unconfirmed);  // read from the database
+  auto p = auth.authenticate_deferred(secret, &unconfirmed);
+  ASSERT_TRUE(p.ok());
+  ASSERT_TRUE(unconfirmed);  // from memory
+  auto same = auth.confirm(secret, *p, *unconfirmed, counter_now());
+  ASSERT_TRUE(same.ok());
+  EXPECT_FALSE(*same);  // stands
+
+  ASSERT_TRUE(accounts->set_plan(p->account_id, Plan::kEnterprise, PlanLimits{1, 2, 3}).ok());
+  p = auth.authenticate_deferred(secret, &unconfirmed);  // nothing seen yet: still from memory
+  ASSERT_TRUE(p.ok());
+  ASSERT_TRUE(unconfirmed);
+  EXPECT_EQ(p->plan, Plan::kPro);
+  auto fresh = auth.confirm(secret, *p, *unconfirmed, counter_now());
+  ASSERT_TRUE(fresh.ok());
+  ASSERT_TRUE(*fresh);  // read again
+  EXPECT_EQ((*fresh)->plan, Plan::kEnterprise);
+
+  p = auth.authenticate_deferred(secret, &unconfirmed);
+  ASSERT_TRUE(p.ok());
+  ASSERT_TRUE(unconfirmed);
+  // Without a counter (the limiter could not reach the database) the key is read again.
+  auto unread = auth.confirm(secret, *p, *unconfirmed, std::nullopt);
+  ASSERT_TRUE(unread.ok());
+  EXPECT_TRUE(*unread);
+  ASSERT_TRUE(accounts->revoke_key(std::nullopt, key_id).ok());
+  p = auth.authenticate_deferred(secret, &unconfirmed);
+  ASSERT_TRUE(p.ok());
+  ASSERT_TRUE(unconfirmed);
+  auto refused = auth.confirm(secret, *p, *unconfirmed, counter_now());
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.status().code(), Code::kUnauthenticated);
+  // Once a newer counter was seen, the stale answer is not handed out at all.
+  EXPECT_EQ(auth.authenticate_deferred(secret, &unconfirmed).status().code(), Code::kUnauthenticated);
 }
 
 TEST_F(AuthenticatorTest, LastUsedIsStampedInTheBackgroundOncePerMinute) {

@@ -146,7 +146,22 @@ Response Pipeline::throttled_or(Request& req, Response unauthorized) {
   return unauthorized;
 }
 
-std::optional<Response> Pipeline::authenticate(Request& req, const Route& route, bool via_session) {
+std::optional<Response> Pipeline::refuse_key(Request& req, const Route& route, const Status& status) {
+  if (status.code() != Code::kUnauthenticated) {
+    log::error("auth_backend_error", {{"request_id", req.request_id}, {"error", status.message()}});
+    Response r = Response::error(503, "SERVICE_UNAVAILABLE", "Authentication is temporarily unavailable");
+    r.headers.set("Retry-After", "1");
+    return r;
+  }
+  Response unauthorized = Response::error(401, "UNAUTHORIZED", "Invalid api-secret");
+  if (!route.options.invalid_key_reaches_handler) return throttled_or(req, std::move(unauthorized));
+  Response gate = throttled_or(req, std::move(unauthorized));
+  if (gate.status == 429) return gate;
+  return std::nullopt;  // handler runs without a principal
+}
+
+std::optional<Response> Pipeline::authenticate(Request& req, const Route& route, bool via_session,
+                                               PendingKey* pending) {
   switch (via_session ? AuthMode::kSession : route.options.auth) {
     case AuthMode::kNone:
       break;
@@ -176,22 +191,14 @@ std::optional<Response> Pipeline::authenticate(Request& req, const Route& route,
       }
       if (!secret)
         return throttled_or(req, Response::error(401, "MISSING_AUTH", "Missing api-secret header"));
-      auto p = auth_.authenticate(*secret);
+      auto p =
+          pending ? auth_.authenticate_deferred(*secret, &pending->unconfirmed) : auth_.authenticate(*secret);
       if (p.ok()) {
         req.principal = std::move(p).value();
+        if (pending && pending->unconfirmed) pending->secret = std::move(*secret);
         break;
       }
-      if (p.status().code() != Code::kUnauthenticated) {
-        log::error("auth_backend_error", {{"request_id", req.request_id}, {"error", p.status().message()}});
-        Response r = Response::error(503, "SERVICE_UNAVAILABLE", "Authentication is temporarily unavailable");
-        r.headers.set("Retry-After", "1");
-        return r;
-      }
-      Response unauthorized = Response::error(401, "UNAUTHORIZED", "Invalid api-secret");
-      if (!route.options.invalid_key_reaches_handler) return throttled_or(req, std::move(unauthorized));
-      Response gate = throttled_or(req, std::move(unauthorized));
-      if (gate.status == 429) return gate;
-      break;  // handler runs without a principal
+      return refuse_key(req, route, p.status());
     }
   }
 
@@ -204,8 +211,11 @@ std::optional<Response> Pipeline::precheck(Request& req) {
   bool via_session = false;
   RouteMatch m = match(req.method, req.path, &via_session);
   if (!m.route) return std::nullopt;
-  auto refused = authenticate(req, *m.route, via_session);
-  req.principal.reset();  // the full pipeline authenticates again once the body is in
+  // A remembered key lookup passes unconfirmed here: this only refuses early, and the full
+  // pipeline authenticates again (and confirms) once the body is in.
+  PendingKey pending;
+  auto refused = authenticate(req, *m.route, via_session, &pending);
+  req.principal.reset();
   if (!refused) return std::nullopt;
   refused->headers.set("X-Request-Id", req.request_id);
   finish(req, m.route->name, *refused, started);
@@ -268,14 +278,43 @@ Response Pipeline::run(Request& req, const RouteMatch& m, bool via_session, std:
     }
   }
 
-  if (auto refused = authenticate(req, route, via_session)) return std::move(*refused);
+  // Routes with a rate limit may authenticate a key from a remembered answer: the limit's
+  // statement reads the key-change counter in the same round trip, and confirms it below.
+  const bool limited = route.tier() != Tier::kExempt;
+  PendingKey pending;
+  if (auto refused = authenticate(req, route, via_session, limited ? &pending : nullptr)) {
+    return std::move(*refused);
+  }
 
-  if (req.principal && route.tier() != Tier::kExempt) {
-    const Principal& p = *req.principal;
-    const PlanLimits limits = p.custom_limits ? *p.custom_limits : default_limits(p.plan);
+  if (req.principal && limited) {
     const Tier tier = route.tier();
-    const int per_minute = std::max(1, limits.for_tier(tier));
-    RateDecision d = limiter_.take("acct:" + p.account_id + ":" + std::string(tier_name(tier)), per_minute);
+    auto per_minute_of = [&](const Principal& p) {
+      const PlanLimits limits = p.custom_limits ? *p.custom_limits : default_limits(p.plan);
+      return std::max(1, limits.for_tier(tier));
+    };
+    auto take = [&](const Principal& p) {
+      return limiter_.take("acct:" + p.account_id + ":" + std::string(tier_name(tier)), per_minute_of(p));
+    };
+    RateDecision d = take(*req.principal);
+    if (pending.unconfirmed) {
+      // The counter was read after the request arrived: equal to the answer's, no key changed
+      // since the answer was read, and the answer is what a read now would give. Otherwise the key
+      // is read again (docs/http.md, "Authentication cache").
+      auto fresh = auth_.confirm(pending.secret, *req.principal, *pending.unconfirmed, d.key_changes);
+      if (!fresh.ok()) {
+        req.principal.reset();
+        if (auto refused = refuse_key(req, route, fresh.status())) return std::move(*refused);
+        return last(route);  // invalid_key_reaches_handler: no principal, no account bucket
+      }
+      if (*fresh) {
+        // The plan changed since: the request counts in the bucket at the new limit.
+        const bool same_bucket = (*fresh)->account_id == req.principal->account_id &&
+                                 per_minute_of(**fresh) == per_minute_of(*req.principal);
+        req.principal = std::move(**fresh);
+        if (!same_bucket) d = take(*req.principal);
+      }
+    }
+    const int per_minute = per_minute_of(*req.principal);
     *rate = d;
     if (!d.allowed) {
       metrics_.count_rate_limited(std::string(tier_name(tier)));

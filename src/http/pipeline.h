@@ -55,9 +55,19 @@ class Pipeline final : public Dispatcher {
   void assign_ids(Request& req) const;  // request id, client IP (through trusted proxies)
   // The route for a request, with API routes mapped under kDashboardApiPrefix (*via_session).
   RouteMatch match(std::string_view method, std::string_view path, bool* via_session) const;
+  // A key authentication that rests on a remembered answer not confirmed yet (PostgreSQL): the
+  // request's rate-limit statement reads the key-change counter that confirms it.
+  struct PendingKey {
+    std::string secret;
+    std::optional<uint64_t> unconfirmed;  // Authenticator::authenticate_deferred
+  };
   // Authentication of the route's mode (a member's session when `via_session`) with the failed-auth
-  // throttle: the refusal, or nullopt.
-  std::optional<Response> authenticate(Request& req, const Route& route, bool via_session);
+  // throttle: the refusal, or nullopt. With `pending`, a key may be authenticated deferred.
+  std::optional<Response> authenticate(Request& req, const Route& route, bool via_session,
+                                       PendingKey* pending = nullptr);
+  // A key that did not authenticate: 503 when the database failed, else the throttled 401, or
+  // nullopt when the route's handler runs without a principal (invalid_key_reaches_handler).
+  std::optional<Response> refuse_key(Request& req, const Route& route, const Status& status);
   Response authenticate_session(Request& req);
   // Metrics and the access-log line.
   void finish(const Request& req, const std::string& route_name, const Response& resp,

@@ -3,6 +3,7 @@
 #pragma once
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "util/clock.h"
@@ -15,6 +16,10 @@ struct RateDecision {
   int remaining = 0;         // X-RateLimit-Remaining (whole tokens)
   int64_t reset_unix_s = 0;  // X-RateLimit-Reset: when the bucket is full again
   int retry_after_s = 0;     // Retry-After on denial: whole seconds, at least 1
+  // The database's key-change counter, read by the same statement as the decision when the
+  // buckets are in the database (PostgreSQL); the authenticator confirms remembered key lookups
+  // with it (auth/authenticator.h). Unset when not read (in-process buckets, database down).
+  std::optional<uint64_t> key_changes;
 };
 
 // Token buckets keyed by an opaque string ("acct:<id>:read").

@@ -74,9 +74,29 @@ class AccountStore {
     Account account;
     ApiKey key;
     std::string stored_hash;  // compared in constant time by the authenticator
+    // The key-change counter read in the same statement as the answer. Every write that can
+    // change a lookup's answer (revoke, rotate, plan change) adds one to it in its own
+    // transaction, so the answer stays current exactly as long as the counter keeps this value.
+    uint64_t changes = 0;
+    // Set when the answer was remembered rather than read for this call (find_active_key_deferred):
+    // it may only be used once a counter value read after the request arrived equals `changes`.
+    bool unconfirmed = false;
   };
-  // The active key with this hash and its account, or kNotFound.
+  // The active key with this hash and its account, read for this call (or remembered under a
+  // check that is exact at the time of the call), or kUnauthenticated.
   virtual Result<KeyOwner> find_active_key(const std::string& hash_hex) = 0;
+  // Like find_active_key, but the answer may be a remembered one marked `unconfirmed`; the caller
+  // then compares `changes` with a key-change counter read by a statement that began after the
+  // request arrived (the rate limit's, store/postgres/pg_rate_limiter.h) and calls find_active_key
+  // when they differ. Stores that remember nothing answer as find_active_key.
+  virtual Result<KeyOwner> find_active_key_deferred(const std::string& hash_hex) {
+    return find_active_key(hash_hex);
+  }
+  // A key-change counter value read from the database: remembered answers read before it moved
+  // there are forgotten. Does nothing in stores that remember nothing.
+  virtual void saw_key_changes(uint64_t /*value*/) {}
+  // The key-change counter, read from the database now.
+  virtual Result<uint64_t> key_changes() = 0;
   // Records use; implementations may coalesce writes (precision: one minute).
   virtual void touch_key(const std::string& key_id, int64_t now_s) = 0;
 

@@ -43,6 +43,9 @@ Result<Stores> open_postgres(const std::string& url, Clock& clock) {
   s.pg_db = std::move(db).value();
   pg::Db& d = *s.pg_db;
   add_table_stores(s, d, clock);
+  // Key lookups are remembered and confirmed against the database's key-change counter, read in
+  // the request's rate-limit statement (docs/http.md, "Authentication cache").
+  s.accounts = std::make_unique<CachedAccountStore>(std::move(s.accounts), clock);
   s.secrets = pg::make_secret_store(d);
   s.rooms = pg::make_room_directory(d);
   return s;
@@ -107,8 +110,8 @@ Result<Stores> open_stores(const std::string& database_url, Clock& clock) {
   sqlite::Db& d = *s.sqlite_db;
   add_table_stores(s, d, clock);
   // Every process on this file (server, workers, the admin CLI) shares the change counter beside
-  // it, so authentication can skip the database read without making revocation late. On
-  // PostgreSQL each request still reads the key (docs/http.md, "Authentication cache").
+  // it, so authentication can skip the database read without making revocation late
+  // (docs/http.md, "Authentication cache").
   if (path != ":memory:") {
     auto changes = SharedCounter::open(path + "-auth-changes", path);
     if (changes.ok()) {

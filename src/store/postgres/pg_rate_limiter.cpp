@@ -34,10 +34,13 @@ class PgRateLimiter final : public RateLimiter {
       double tokens = 0;
       bool allowed = true;
       double now = 0;
+      uint64_t key_changes = 0;
     };
     auto r = db_.once([&](sql::Connection& c) -> Row {
       // EXCLUDED.updated_at is the database's now(); the refill is capped at the (current) plan
-      // capacity, so a plan change applies from the next request on.
+      // capacity, so a plan change applies from the next request on. The key-change counter comes
+      // back in the same round trip, read in this statement's snapshot (taken after the request
+      // arrived): the authenticator confirms a remembered key lookup with it.
       auto q = c.prepare(
           "INSERT INTO rate_buckets AS b (key, tokens, updated_at, allowed)"
           " VALUES (?1, ?2::float8 - 1, EXTRACT(EPOCH FROM now())::float8, ?2::float8 >= 1)"
@@ -51,10 +54,10 @@ class PgRateLimiter final : public RateLimiter {
           "?3::float8)"
           "          >= 1 - 1e-9,"
           "  updated_at = GREATEST(b.updated_at, EXCLUDED.updated_at)"
-          " RETURNING tokens, allowed::int, updated_at");
+          " RETURNING tokens, allowed::int, updated_at, (SELECT value FROM key_changes WHERE id = 1)");
       q.bind(1, key).bind(2, capacity).bind(3, rate);
       q.step();
-      return Row{q.col_double(0), q.col_int(1) != 0, q.col_double(2)};
+      return Row{q.col_double(0), q.col_int(1) != 0, q.col_double(2), static_cast<uint64_t>(q.col_int(3))};
     });
     RateDecision out;
     out.limit = per_minute;
@@ -66,6 +69,7 @@ class PgRateLimiter final : public RateLimiter {
     }
     const double tokens = std::max(0.0, r->tokens);
     out.allowed = r->allowed;
+    out.key_changes = r->key_changes;
     out.remaining = static_cast<int>(std::floor(tokens + 1e-9));
     const double full_in = rate > 0 ? (capacity - tokens) / rate : 0;
     out.reset_unix_s = static_cast<int64_t>(std::ceil(r->now + std::max(0.0, full_in)));

@@ -4,8 +4,13 @@
 // under the row lock using the database's clock, never a node's: for any window T, all nodes
 // together admit at most capacity + rate x T requests for one key.
 //
-// When the database cannot be reached the limiter admits the request (and logs): authentication
-// reads the same database and refuses on its own, so nothing gets through unauthenticated.
+// Each decision also returns the key-change counter read by the same statement
+// (RateDecision::key_changes), which confirms a remembered key lookup for the request at no extra
+// round trip (store/cached_account_store.h).
+//
+// When the database cannot be reached the limiter admits the request (and logs) without a counter:
+// authentication then reads the same database and refuses on its own, so nothing gets through
+// unauthenticated.
 #pragma once
 #include <memory>
 

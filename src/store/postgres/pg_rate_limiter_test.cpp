@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "store/postgres/test_db.h"
+#include "store/sql/sql_stores.h"
 
 namespace imago {
 namespace {
@@ -26,6 +27,27 @@ TEST(PgRateLimiter, BucketStartsFullAndRefusesWhenEmpty) {
   EXPECT_GE(d.retry_after_s, 1);
   EXPECT_LE(d.retry_after_s, 12);
   EXPECT_TRUE(limiter->take("acct:b:read", 5).allowed);  // buckets are per key
+}
+
+// Each decision carries the key-change counter read in the same statement (and so the same
+// round trip); a revocation committed through another node's pool shows in the next decision.
+TEST(PgRateLimiter, DecisionsCarryTheKeyChangeCounterOfTheirOwnStatement) {
+  pg::TestDb t;
+  auto db_b = pg::Db::open(t.url(), 2);
+  ASSERT_TRUE(db_b.ok());
+  auto limiter = make_pg_rate_limiter(t.db());
+  ManualClock clock;
+  auto accounts = sql::make_account_store(**db_b, clock);
+  auto created = accounts->create_account("n", Plan::kFree, 0, "default", KeyMaterial{"h", "p", "l4"});
+  ASSERT_TRUE(created.ok()) << created.status().message();
+  const uint64_t before = accounts->key_changes().value();
+  auto d = limiter->take("acct:k:read", 100);
+  ASSERT_TRUE(d.key_changes.has_value());
+  EXPECT_EQ(*d.key_changes, before);
+  ASSERT_TRUE(accounts->revoke_key(std::nullopt, created->second.id).ok());
+  d = limiter->take("acct:k:read", 100);
+  ASSERT_TRUE(d.key_changes.has_value());
+  EXPECT_EQ(*d.key_changes, before + 1);
 }
 
 // Two nodes hammering one key: together they admit at most capacity + rate x T.

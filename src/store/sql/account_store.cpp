@@ -59,6 +59,14 @@ ApiKey insert_key(Connection& c, const std::string& account_id, const std::strin
   return k;
 }
 
+// In the transaction of every write that can change what find_active_key answers for a key that
+// exists: revoke, rotate, plan change (new accounts and keys change no remembered answer, since
+// unknown keys are never remembered; last_used_at stamps are not part of an answer). The row lock
+// orders these writes; they are rare (administration), never on the request path.
+void count_key_change(Connection& c) {
+  c.prepare("UPDATE key_changes SET value = value + 1 WHERE id = 1").run();
+}
+
 class SqlAccountStore final : public AccountStore {
  public:
   SqlAccountStore(Database& db, Clock& clock) : db_(db), clock_(clock) {}
@@ -144,6 +152,7 @@ class SqlAccountStore final : public AccountStore {
       }
       s.bind(6, id).run();
       if (c.changes() == 0) return Status::NotFound("Account not found: " + id);
+      count_key_change(c);
       return Status::Ok();
     });
   }
@@ -205,7 +214,7 @@ class SqlAccountStore final : public AccountStore {
           "k.revoked_at, "
           "a.id, a.name, a.plan, a.limit_generate, a.limit_write, a.limit_read, a.created_at, "
           "a.limit_storage, "
-          "k.secret_hash "
+          "k.secret_hash, (SELECT value FROM key_changes WHERE id = 1) "
           "FROM api_keys k JOIN accounts a ON a.id = k.account_id "
           "WHERE k.secret_hash = ? AND k.revoked_at IS NULL");
       s.bind(1, hash_hex);
@@ -214,7 +223,16 @@ class SqlAccountStore final : public AccountStore {
       o.key = read_key(s, 0);
       o.account = read_account(s, 8);
       o.stored_hash = s.col_text(16);
+      o.changes = static_cast<uint64_t>(s.col_int(17));  // same statement: same snapshot
       return o;
+    });
+  }
+
+  Result<uint64_t> key_changes() override {
+    return db_.read([&](Connection& c) -> Result<uint64_t> {
+      auto s = c.prepare("SELECT value FROM key_changes WHERE id = 1");
+      if (!s.step()) return Status::Internal("key_changes has no row");
+      return static_cast<uint64_t>(s.col_int(0));
     });
   }
 
@@ -258,6 +276,7 @@ class SqlAccountStore final : public AccountStore {
     ApiKey k = read_key(s, 0);
     if (account_id && k.account_id != *account_id) return Status::NotFound("Key not found: " + key_id);
     c.prepare("UPDATE api_keys SET revoked_at = ? WHERE id = ?").bind(1, now).bind(2, key_id).run();
+    count_key_change(c);
     k.revoked_at = now;
     return k;
   }

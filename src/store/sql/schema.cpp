@@ -72,6 +72,17 @@ ALTER TABLE accounts ADD COLUMN live_spend_cap BIGINT;
 ALTER TABLE accounts ADD COLUMN operator_live_spend_cap BIGINT;
 CREATE INDEX ledger_by_account_time ON ledger(account_id, created_at);
 )sql")},
+    // The key-change counter (one row): every write that can change what a key lookup answers
+    // (revoke, rotate, plan change) adds one in its own transaction, so a remembered answer is
+    // current while the counter still has the value read with it (store/cached_account_store.h).
+    // On both engines; SQLite's cache reads its file twin instead (util/shared_counter.h).
+    {4, "key change counter", same(R"sql(
+CREATE TABLE key_changes (
+  id    INTEGER PRIMARY KEY CHECK (id = 1),
+  value BIGINT NOT NULL
+);
+INSERT INTO key_changes(id, value) VALUES (1, 0);
+)sql")},
     {100, "designed voices", same(R"sql(
 CREATE TABLE voices (
   seq BIGSERIAL,
