@@ -42,6 +42,9 @@
   let frames = [];   // decoded video frames waiting for their time: {pts, bitmap}
   let heartbeatTimer = null;
   let connectedAt = 0;  // performance.now() of the last connect, for stats.firstPictureMs
+  // performance.now() when the last connection's WebSocket opened, until its first decoded picture:
+  // stats.openToFirstDecodedMs, the "join -> first decoded frame" as the page sees it.
+  let openedAt = 0;
 
   // The media this page asks for: h264+opus where WebCodecs can decode it (decided before connecting).
   let encoded = false, decoder = null;
@@ -53,6 +56,7 @@
         picture: (frame) => {
           frames.push({ pts: frame.timestamp, bitmap: frame, w: frame.displayWidth, h: frame.displayHeight });
           stats.picturePts = frame.timestamp;
+          if (openedAt) { stats.openToFirstDecodedMs = performance.now() - openedAt; openedAt = 0; }
           // A decoder has few frames to lend: keep about half a second.
           if (frames.length > 12) frames.shift().bitmap.close();
         },
@@ -459,8 +463,11 @@
     connectedAt = performance.now();
     for (const f of frames) f.bitmap.close();
     frames = [];
+    openedAt = 0;
+    stats.openToFirstDecodedMs = null;
     ws = new WebSocket(url, ['imago.v1', 'bearer.' + token]);
     ws.binaryType = 'arraybuffer';
+    ws.onopen = () => { openedAt = performance.now(); };
     let joined = false;
     ws.onmessage = (e) => {
       if (typeof e.data === 'string') {

@@ -290,6 +290,12 @@ const std::vector<Option>& options() {
        [](Config& c, const std::string& v) {
          return set_int(c.live_max_duration_s, v, "live-max-duration-s", 1, 604800);
        }},
+      {"session-sweep-grace-s", "IMAGO_SESSION_SWEEP_GRACE_S", "SECONDS",
+       "cluster mode: end the sessions of a node whose room leases lapsed this long ago, as its "
+       "node died (default 60, 4x the lease)",
+       [](Config& c, const std::string& v) {
+         return set_int(c.session_sweep_grace_s, v, "session-sweep-grace-s", 1, 86400);
+       }},
       {"max-live-sessions", "IMAGO_MAX_LIVE_SESSIONS", "N",
        "live sessions this node renders at once; beyond it joins get 503 (default 8 per core)",
        [](Config& c, const std::string& v) {

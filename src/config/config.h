@@ -72,7 +72,10 @@ struct Config {
   int live_left_s = 60;            // ends a session after its last viewer left
   int live_idle_s = 120;           // ends a session without speech or keep-alive
   int live_max_duration_s = 3600;  // longest session
-  int max_live_sessions = 0;       // 0: kLiveSessionsPerCore x cores (measured, live_ws_bench)
+  // Cluster mode: a session whose node stopped renewing its room lease this long ago (and whose
+  // lease expired) is ended by another node (docs/sessions.md, "When a node dies").
+  int session_sweep_grace_s = 60;
+  int max_live_sessions = 0;  // 0: kLiveSessionsPerCore x cores (measured, live_ws_bench)
   // Live sessions one account may run at once (across the cluster in cluster mode).
   // 0: half of max_live_sessions (at least 1), so one account never holds a whole node.
   int live_sessions_per_account = 0;

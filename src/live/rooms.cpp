@@ -7,6 +7,7 @@
 #include "blobs/blob_store.h"
 #include "live/minute_billing.h"
 #include "sessions/session_service.h"
+#include "sessions/session_sweep.h"
 #include "speech/text.h"
 #include "store/file_store.h"
 #include "util/log.h"
@@ -50,6 +51,13 @@ Rooms::Rooms(RoomsDeps deps, RoomsOptions options)
       return out;
     };
     d_.directory->start(std::move(h));
+    if (d_.sessions && d_.clock) {
+      sessions::SessionSweepOptions so;
+      so.grace_us = options_.sweep_grace_us;
+      // Often enough that a short grace (tests) is not stretched much by the interval.
+      so.every_us = std::clamp<int64_t>(so.grace_us / 2, 500'000, 10'000'000);
+      sweep_ = std::make_unique<sessions::SessionSweep>(*d_.directory, *d_.sessions, *d_.clock, so);
+    }
   }
   ticker_ = std::thread([this] { tick_loop(); });
 }
@@ -411,6 +419,8 @@ int Rooms::recover() {
     }
     SessionEnd e{std::max(l.last_alive_us, rec.started_us),
                  std::string(end_reason_name(EndReason::kShutdown)), last.minutes_charged, last.viewers_peak};
+    // False when another node's sweep ended it first (its node was taken for dead): that end
+    // stands, and the recording uploaded above replaces the `failed` the sweep left.
     auto ended = d_.sessions->ended(rec, e, recorded);
     if (!ended.ok() && ended.status().code() != Code::kNotFound) {
       kept = false;
@@ -474,6 +484,8 @@ void Rooms::tick_loop() {
       });
     }
     reaped.clear();
+    // Sessions of dead nodes (every few seconds; a no-op on a single node).
+    if (sweep_) sweep_->maybe_run();
     lock.lock();
     // Recorders whose upload is done.
     std::erase_if(recorders_, [](const Recorder& rec) { return rec.finished->load(); });

@@ -38,7 +38,8 @@ class LedgerStore;
 }  // namespace imago
 namespace imago::sessions {
 class SessionService;
-}
+class SessionSweep;
+}  // namespace imago::sessions
 
 namespace imago::live {
 
@@ -61,6 +62,9 @@ struct RoomsOptions {
   // Where this node notes the sessions it runs (live/session_journal.h), so that after a crash
   // recover() ends them and uploads their recordings. Empty: a crash leaves them active.
   std::string journal_dir;
+  // Sessions of other nodes whose room lease lapsed this long ago are ended by this node's sweep
+  // (sessions/session_sweep.h; cluster mode only, --session-sweep-grace-s).
+  int64_t sweep_grace_us = 60'000'000;
 };
 
 struct RoomsDeps {
@@ -142,7 +146,8 @@ class Rooms {
   // ended with reason `shutdown` at their last sign of life (at most a tick, a quarter second, before the
   // crash), with the session.ended webhook, and what their recorders flushed is uploaded as
   // their recording. Returns how many were found. Files the database did not take stay for the
-  // next start.
+  // next start. A session another node's sweep ended meanwhile (sessions/session_sweep.h) stays as
+  // the sweep ended it, but its recording is still uploaded and becomes ready.
   int recover();
   // Ends the account's room `room_id` wherever it runs (DELETE /v1/rooms/{id}): here at once, on
   // another node through the directory, waiting up to kRemoteEndWaitMs for that node to let the
@@ -208,6 +213,9 @@ class Rooms {
   // What was last written for each running session (minutes charged, viewers peak).
   std::mutex sync_mu_;
   std::map<std::string, std::pair<int64_t, int>> synced_;
+  // Ends sessions of dead nodes (cluster mode), on the tick thread; null without a directory or
+  // session records.
+  std::unique_ptr<sessions::SessionSweep> sweep_;
   // The only place ended rooms are joined: never the tick thread, never a request's worker.
   RoomCloser closer_;
   std::thread ticker_;

@@ -234,6 +234,7 @@ Result<std::unique_ptr<App>> App::create(Config config) {
   s.sessions = p.session_service.get();
   lo.recording_dir = p.config.data_dir + "/recordings";
   lo.journal_dir = p.config.data_dir + "/live-sessions";
+  lo.sweep_grace_us = int64_t{p.config.session_sweep_grace_s} * 1'000'000;
   lo.encoded.video_kbps = p.config.live_video_kbps;
   lo.encoded.audio_kbps = p.config.live_audio_kbps;
   lo.encoded.keyframe_s = p.config.live_keyframe_s;

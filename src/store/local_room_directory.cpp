@@ -40,6 +40,8 @@ class LocalRoomDirectory final : public RoomDirectory {
     if (!to.empty()) return Status::Internal("a single node has no remote rooms");
     return Status::Ok();
   }
+  Result<std::vector<LapsedLease>> lapsed(int64_t, int) override { return std::vector<LapsedLease>{}; }
+  void forget(const LapsedLease&) override {}
   std::string node_id() const override { return "local"; }
 
  private:

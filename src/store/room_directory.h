@@ -35,6 +35,13 @@ struct RemoteRoom {
   int64_t details_at_ms = 0;
 };
 
+// A session whose node stopped renewing its room's lease (docs/sessions.md, "When a node dies"):
+// the lease row itself, or the record a claim of its room by another session left of it.
+struct LapsedLease {
+  std::string account_id, room_id, session_id, node_id;
+  int64_t renewed_us = 0;  // its last renewal (database clock, unix microseconds)
+};
+
 // A command addressed to one session (kind: speak, add_context, interrupt, trigger_dynamics).
 struct RoomCommand {
   int64_t id = 0;
@@ -77,6 +84,13 @@ class RoomDirectory {
   // Writes one durable command per room and wakes the owning nodes.
   virtual Status send(const std::vector<RemoteRoom>& to, const std::string& kind,
                       const std::string& text) = 0;
+  // Sessions of other nodes whose lease expired and was last renewed more than `grace_us` ago,
+  // both measured on the database's clock (so the nodes' clocks may disagree), at most `limit`.
+  // Empty on a single node: its own journal ends its sessions (recover()).
+  virtual Result<std::vector<LapsedLease>> lapsed(int64_t grace_us, int limit) = 0;
+  // The sweep is done with `l` (its session ended, by it or before): its record goes, unless the
+  // lease was renewed since (then its node lives, and the lease stays its).
+  virtual void forget(const LapsedLease& l) = 0;
   // This node's id in the directory ("local" on a single node).
   virtual std::string node_id() const = 0;
 };

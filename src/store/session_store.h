@@ -55,6 +55,9 @@ struct SessionEnd {
   std::string end_reason;
   int64_t minutes_charged = 0;
   int viewers_peak = 0;
+  // The session's node is gone with its disk (a sweep from another node ended it): a recording
+  // still being made becomes `failed` in the same transaction as the end.
+  bool recording_lost = false;
 };
 
 struct SessionPage {

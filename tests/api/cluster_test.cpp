@@ -592,5 +592,75 @@ TEST(Cluster, KillNineOfTheRunningNodeLetsAnotherNodeReclaimTheJob) {
   EXPECT_EQ(refunds, 0);
 }
 
+// kill -9 of the node running a recorded session, for good (docs/sessions.md, "A node that never
+// comes back"): the other node, sweeping every half second with a 1 s grace, leaves the session
+// alone while its node renews the lease, then ends it once the lease has lapsed (the 15 s lease
+// still applies): reason shutdown, at the lease's last renewal rather than at the sweep, the
+// recording failed (it was on the dead node's disk), and the webhook sent once.
+TEST(Cluster, ASessionOfANodeKilledForGoodIsEndedByAnotherNode) {
+  REQUIRE_POSTGRES();
+  FixtureServer fx;
+  Cluster c({"--allow-private-fetch"}, {"--allow-private-fetch", "--session-sweep-grace-s", "1"});
+  auto acct = c.a->create_account("enterprise", 2000);
+  auto hook = c.a->post("/v1/webhooks",
+                        json::serialize(json::object{{"url", fx.url() + "/hook/swept"},
+                                                     {"events", json::array{"session.ended"}}}),
+                        acct.api_secret);
+  ASSERT_EQ(hook.status, 200) << hook.body;
+  fx.set_secret("swept", str(hook.json().at("data"), "secret"));
+  std::string code = ready_agent(*c.a, acct.api_secret);
+  WsClient::Options o;
+  o.bearer = runtime_token(*c.a, acct.api_secret);
+  auto ws = WsClient::connect(c.a->port(), "/v1/runtime/rooms/doomed?agent_code=" + code + "&record=true", o);
+  ASSERT_TRUE(ws);
+  auto started = ws->read_event("session.started");
+  ASSERT_TRUE(started);
+  const auto t0 = std::chrono::steady_clock::now();
+  const std::string id(json::parse(started->data).at("session_id").as_string());
+  // Five seconds of pictures: B sweeps ten times meanwhile, and a live lease is never lapsed.
+  int frames = 0;
+  for (int i = 0; i < 2000 && frames < 125; ++i) {
+    auto m = ws->read(5000);
+    ASSERT_TRUE(m);
+    frames += !m->text && !m->data.empty() && m->data[0] == 1;
+  }
+  auto alive = c.b->get("/v1/sessions/" + id, acct.api_secret);
+  ASSERT_EQ(alive.status, 200) << alive.body;
+  EXPECT_EQ(str(alive.json(), "status"), "active") << alive.body;
+  const double ran_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  c.a->kill9();
+
+  json::value after;
+  ASSERT_TRUE(eventually(
+      [&] {
+        auto r = c.b->get("/v1/sessions/" + id, acct.api_secret);
+        after = r.status == 200 ? r.json() : json::value();
+        return after.is_object() && str(after, "status") == "ended";
+      },
+      90))
+      << json::serialize(after);
+  EXPECT_EQ(str(after, "end_reason"), "shutdown") << json::serialize(after);
+  // At the last renewal (every 3 s) before the kill, not 15 s or more later when it was swept.
+  const double session_s = after.at("duration_seconds").to_number<double>();
+  EXPECT_GT(session_s, 0.0) << json::serialize(after);
+  EXPECT_LE(session_s, ran_s + 1.0) << json::serialize(after);
+  ASSERT_TRUE(after.at("recording").is_object()) << json::serialize(after);
+  EXPECT_EQ(str(after.at("recording"), "status"), "failed") << json::serialize(after);
+  // The webhook, signed, once (B's workers deliver it).
+  json::array got;
+  ASSERT_TRUE(eventually([&] {
+    got = fx.hooks("swept");
+    return !got.empty();
+  }));
+  // Several more sweeps of B go by: none sends a second one.
+  std::this_thread::sleep_for(std::chrono::milliseconds(1500));
+  got = fx.hooks("swept");
+  ASSERT_EQ(got.size(), 1u);
+  EXPECT_EQ(got[0].at("verified"), json::value(true));
+  auto payload = json::parse(str(got[0], "body"));
+  EXPECT_EQ(str(payload.at("data"), "session_id"), id);
+  EXPECT_EQ(str(payload.at("data"), "end_reason"), "shutdown");
+}
+
 }  // namespace
 }  // namespace imago::testing

@@ -147,6 +147,30 @@ TEST_P(SessionStoreContract, ConcurrentEndsFromTwoOpeningsEndItOnce) {
   EXPECT_EQ(webhooks().list_deliveries("wh_" + a, 100)->size(), 5u);
 }
 
+// The end of a session whose node died with its disk (a sweep, docs/sessions.md): a recording
+// still being made becomes failed with the end, and only by the call that ends it.
+TEST_P(SessionStoreContract, AnEndThatLosesTheRecordingFailsOnlyOneStillBeingMade) {
+  auto a = new_account(0);
+  SessionEnd lost = ending(1);
+  lost.recording_lost = true;
+  ASSERT_TRUE(sessions().create(session(a, "ses_lost", kT0)).ok());
+  ASSERT_TRUE(sessions().set_recording("ses_lost", {"recording", std::nullopt, 0, 0, "", ""}).ok());
+  EXPECT_TRUE(*sessions().end("ses_lost", lost, "{}"));
+  EXPECT_EQ(sessions().get(a, "ses_lost")->recording->status, "failed");
+
+  // Already ended (its node ended it, then the recorder reported): a later lost end changes nothing.
+  ASSERT_TRUE(sessions().create(session(a, "ses_done", kT0)).ok());
+  ASSERT_TRUE(sessions().set_recording("ses_done", {"recording", std::nullopt, 0, 0, "", ""}).ok());
+  EXPECT_TRUE(*sessions().end("ses_done", ending(1), "{}"));
+  EXPECT_FALSE(*sessions().end("ses_done", lost, "{}"));
+  EXPECT_EQ(sessions().get(a, "ses_done")->recording->status, "recording");
+
+  // A session without a recording gets none.
+  ASSERT_TRUE(sessions().create(session(a, "ses_none", kT0)).ok());
+  EXPECT_TRUE(*sessions().end("ses_none", lost, "{}"));
+  EXPECT_FALSE(sessions().get(a, "ses_none")->recording.has_value());
+}
+
 TEST_P(SessionStoreContract, ARecordingIsAFileRecordAndGoesWithIt) {
   auto a = new_account(0), b = new_account(0);
   ASSERT_TRUE(sessions().create(session(a, "ses_r", kT0)).ok());

@@ -61,15 +61,29 @@ class PgRoomDirectory final : public RoomDirectory {
           return false;
         }
       }
+      // A session of another node whose expired lease this claim replaces: the lease row will no
+      // longer name it, so the sweep finds it here (RoomDirectory::lapsed). Copied whether or not
+      // the claim below wins: either way the lease is not that session's any more.
+      c.prepare(
+           "INSERT INTO lapsed_leases(session_id, account_id, room_id, node_id, renewed_at)"
+           " SELECT session_id, account_id, room_id, node_id, renewed_at FROM room_leases"
+           " WHERE account_id = ?1 AND room_id = ?2 AND node_id <> ?3 AND session_id <> ?4"
+           " AND lease_until < " NOW_US " ON CONFLICT (session_id) DO NOTHING")
+          .bind(1, l.account_id)
+          .bind(2, l.room_id)
+          .bind(3, node_)
+          .bind(4, l.session_id)
+          .run();
       // A free room, an expired lease, or a lease of this node (a room it ended and restarts).
       auto q = c.prepare(
           "INSERT INTO room_leases(account_id, room_id, agent_code, session_id, node_id, node_url, "
-          "lease_until, details, details_at)"
-          " VALUES(?1, ?2, ?3, ?4, ?5, ?7, " NOW_US " + ?6, ?8, " NOW_US
+          "lease_until, details, details_at, renewed_at)"
+          " VALUES(?1, ?2, ?3, ?4, ?5, ?7, " NOW_US " + ?6, ?8, " NOW_US ", " NOW_US
           ")"
           " ON CONFLICT (account_id, room_id) DO UPDATE SET agent_code = EXCLUDED.agent_code,"
           " session_id = EXCLUDED.session_id, node_id = EXCLUDED.node_id, node_url = EXCLUDED.node_url,"
-          " lease_until = EXCLUDED.lease_until, details = EXCLUDED.details, details_at = EXCLUDED.details_at"
+          " lease_until = EXCLUDED.lease_until, details = EXCLUDED.details, details_at = EXCLUDED.details_at,"
+          " renewed_at = EXCLUDED.renewed_at"
           " WHERE room_leases.lease_until < " NOW_US
           " OR room_leases.node_id = EXCLUDED.node_id"
           " RETURNING session_id");
@@ -141,6 +155,45 @@ class PgRoomDirectory final : public RoomDirectory {
     });
   }
 
+  Result<std::vector<LapsedLease>> lapsed(int64_t grace_us, int limit) override {
+    return db_.once([&](sql::Connection& c) -> std::vector<LapsedLease> {
+      // Both ages on the database's clock, as the leases were stamped: a node's skew does not
+      // make a live lease look old.
+      auto q = c.prepare(
+          "SELECT account_id, room_id, session_id, node_id, renewed_at FROM room_leases"
+          " WHERE node_id <> ?1 AND lease_until < " NOW_US " AND renewed_at < " NOW_US
+          " - ?2"
+          " UNION ALL"
+          " SELECT account_id, room_id, session_id, node_id, renewed_at FROM lapsed_leases"
+          " WHERE node_id <> ?1 AND renewed_at < " NOW_US
+          " - ?2"
+          " ORDER BY renewed_at LIMIT ?3");
+      q.bind(1, node_).bind(2, grace_us).bind(3, limit);
+      std::vector<LapsedLease> out;
+      while (q.step())
+        out.push_back({q.col_text(0), q.col_text(1), q.col_text(2), q.col_text(3), q.col_int(4)});
+      return out;
+    });
+  }
+
+  void forget(const LapsedLease& l) override {
+    auto st = db_.write([&](sql::Connection& c) -> Status {
+      // Only a lease still as the sweep saw it: one renewed since belongs to a node that lives.
+      c.prepare(
+           "DELETE FROM room_leases WHERE account_id = ? AND room_id = ? AND session_id = ?"
+           " AND renewed_at <= ? AND lease_until < " NOW_US)
+          .bind(1, l.account_id)
+          .bind(2, l.room_id)
+          .bind(3, l.session_id)
+          .bind(4, l.renewed_us)
+          .run();
+      c.prepare("DELETE FROM lapsed_leases WHERE session_id = ?").bind(1, l.session_id).run();
+      return Status::Ok();
+    });
+    // Not fatal: the next sweep finds the lease again and finds its session ended.
+    if (!st.ok()) log::warn("room_lease_forget_failed", {{"session", l.session_id}, {"error", st.message()}});
+  }
+
   std::string node_id() const override { return node_; }
 
  private:
@@ -200,8 +253,8 @@ class PgRoomDirectory final : public RoomDirectory {
   // lost its room (its lease expired and another node took it).
   void renew() {
     auto renewed = db_.once([&](sql::Connection& c) -> std::set<std::string> {
-      auto q = c.prepare("UPDATE room_leases SET lease_until = " NOW_US
-                         " + ? WHERE node_id = ? RETURNING session_id");
+      auto q = c.prepare("UPDATE room_leases SET lease_until = " NOW_US " + ?, renewed_at = " NOW_US
+                         " WHERE node_id = ? RETURNING session_id");
       q.bind(1, o_.lease_us).bind(2, node_);
       std::set<std::string> out;
       while (q.step()) out.insert(q.col_text(0));

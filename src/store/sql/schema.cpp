@@ -429,6 +429,21 @@ ALTER TABLE room_leases ADD COLUMN details_at BIGINT NOT NULL DEFAULT 0;  -- dat
 DROP INDEX jobs_account_claims;
 CREATE INDEX jobs_account_claims ON jobs(account_id, lane, claim_seq) WHERE claim_seq IS NOT NULL;
 )sql")},
+    {550, "cluster: lapsed room leases", postgres_only(R"sql(
+-- When each lease was last renewed (database clock, microseconds). A node that stops renewing has
+-- died; after a grace another node ends its sessions (docs/sessions.md, "When a node dies").
+ALTER TABLE room_leases ADD COLUMN renewed_at BIGINT NOT NULL DEFAULT 0;
+UPDATE room_leases SET renewed_at = details_at;
+-- The expired lease of a session whose room another session has claimed since: kept until a sweep
+-- has ended that session, which the lease row no longer names.
+CREATE TABLE lapsed_leases (
+  session_id TEXT PRIMARY KEY,
+  account_id TEXT NOT NULL,
+  room_id    TEXT NOT NULL,
+  node_id    TEXT NOT NULL,
+  renewed_at BIGINT NOT NULL
+);
+)sql")},
     {600, "members, dashboard sessions, device grants", same(R"sql(
 CREATE TABLE members (
   id                  TEXT PRIMARY KEY,

@@ -126,6 +126,16 @@ class SqlSessionStore final : public SessionStore {
         if (!session_exists(c, session_id)) return Status::NotFound("No session " + session_id);
         return false;
       }
+      // Only the ender marks it, and only a recording still being made: one its node uploaded
+      // before (recover()) stays ready.
+      if (e.recording_lost) {
+        c.prepare(
+             "UPDATE live_sessions SET recording_status = 'failed' WHERE session_id = ? AND recording_status "
+             "= "
+             "'recording'")
+            .bind(1, session_id)
+            .run();
+      }
       if (!webhook_data_json.empty()) {
         auto q = c.prepare("SELECT account_id FROM live_sessions WHERE session_id = ?");
         q.bind(1, session_id);
