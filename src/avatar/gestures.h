@@ -23,6 +23,7 @@ struct Pose {
   double brow = 0;          // 0 .. 1 brows raised
   // Not gesture channels (set by the renderer itself):
   double lip_tuck = 0;            // 0 .. 1 lower lip drawn up under the upper teeth (f, v)
+  double speech_relax = 0;        // 0 .. 1 a turn is being spoken (a photo's open mouth relaxes)
   double gaze_x = 0, gaze_y = 0;  // iris offset in the eye opening, fractions of the eye's width
 };
 

@@ -113,6 +113,7 @@ Result<std::shared_ptr<const AvatarModel>> load_model(std::string_view bytes, in
   auto mesh = build_face_mesh(lm, d->base.size(), dense);
   if (!mesh.ok()) return mesh.status();
   d->mesh = std::move(*mesh);
+  fit_open_mouth(d->mesh, d->base);
 
   const std::string* gj = file->find(kChunkGestures);
   if (!gj) return Status::Invalid("corrupt .imx: missing chunk GEST");
@@ -297,6 +298,8 @@ struct Renderer::Impl {
   double gaze_x = 0, gaze_y = 0, next_saccade = 1.5;
   // Envelope followers for prosody (expression) and envelope-only lip sync.
   double env_fast = 0, env_slow = 0, env_open = 0;
+  // How far a mouth open in the photo has relaxed toward closed lips for speech (0..1).
+  double speech_relax = 0;
   double loud_ref = 0;  // loudness reference for pushed speech (see push)
   int64_t last_push_start = 0;
 
@@ -606,6 +609,14 @@ Pose Renderer::Impl::pose_at(int64_t n, int16_t* audio, bool& speaking, bool& eo
   } else {
     env_open = 0;
   }
+  // A photo whose mouth is open at rest (a smile with teeth, a shout): while a turn is spoken its
+  // lips come together between sounds as a speaking mouth's do, so what speech opens is measured
+  // from lips that meet rather than from the photo's open mouth (which otherwise stays open on
+  // every quiet sound and is only shut by p/b/m). It relaxes in over about 0.15 s as the turn
+  // starts and back to the photo's mouth over about half a second after it (deform_mesh; lips
+  // closed in the photo are not affected).
+  speech_relax += speaking ? 0.25 * (1 - speech_relax) : -std::min(speech_relax, 0.08);
+  p.speech_relax = speech_relax;
   // Prosody (expression models): beats on stressed syllables (timed speech) or emphasis bursts
   // in the loudness (raw audio) lift the brows and nod the head.
   if (m.prosody && speaking) {
