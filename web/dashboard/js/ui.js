@@ -97,3 +97,27 @@ export function copyButton(text, label = 'Copy') {
   });
   return b;
 }
+
+// The same request as a shell line with the reader's own key (IMAGO_API_SECRET in the shell).
+export function curlLine(method, path, body) {
+  const json = body === undefined ? '' : JSON.stringify(body).replaceAll("'", "'\\''");
+  const data = body === undefined ? '' : ` -H 'Content-Type: application/json' \\\n  -d '${json}'`;
+  return `curl -s${method === 'GET' ? '' : ` -X ${method}`} '${location.origin}${path}' \\\n  -H "api-secret: $IMAGO_API_SECRET"${data}`;
+}
+
+// "Copy as curl" beside an action: the request folded away, a copy button, and the API reference
+// (`ref` is the operation's anchor there, e.g. 'speak'). `path` and `body` may be functions, read
+// each time the box is opened (so the line has what the form holds then).
+export function curlBox(method, path, body, ref = '', label = 'Copy as curl') {
+  const pre = el('pre', { class: 'curl' });
+  const copy = el('span', {});
+  const box = el('details', { class: 'curl-box' }, el('summary', {}, label), pre,
+    el('div', { class: 'row' }, copy, el('a', { href: '/docs/api' + (ref ? '#' + ref : '') }, 'API reference')));
+  const fill = () => {
+    const line = curlLine(method, typeof path === 'function' ? path() : path, typeof body === 'function' ? body() : body);
+    pre.textContent = line;
+    copy.replaceChildren(copyButton(line, 'Copy'));
+  };
+  box.addEventListener('toggle', () => { if (box.open) fill(); });
+  return box;
+}
