@@ -91,7 +91,7 @@ async function page(delta) {
 
 $('#prev').addEventListener('click', () => page(-LIMIT));
 $('#next').addEventListener('click', () => page(LIMIT));
-await frame('/rooms');  // the header's Live entry; the page's tabs say which
+await frame('/sessions');
 await page(0);
 const wanted = new URLSearchParams(location.search).get('id');
 if (wanted) await open(wanted, false);

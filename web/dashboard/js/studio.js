@@ -6,7 +6,7 @@ import { api } from './api.js';
 import { $, el, frame, say, errorText } from './ui.js';
 import { PERSONAS, personaPrompt } from './personas.js';
 
-await frame('/agents');
+await frame('/studio');
 
 const OUT_LONG_SIDE = 1024; // pixels of the cropped picture sent to the service
 const ASPECTS = { '16:9': 16 / 9, '9:16': 9 / 16, '1:1': 1 };
