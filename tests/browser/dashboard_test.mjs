@@ -167,6 +167,20 @@ try {
   const roomsAfter = await page.evaluate(() => fetch('/dashboard/api/v1/rooms').then((r) => r.json()));
   assert.equal(roomsAfter.data.length, 0, JSON.stringify(roomsAfter));
 
+  step("the agent page lists the agent's own session, linked to its transcript");
+  await page.reload();
+  await page.waitForSelector('#agent-session-list li');
+  assert.equal(await page.locator('#agent-session-list li').count(), 1);
+  assert.match(await page.textContent('#agent-session-list'), /ended \(terminated\)/);
+  await page.click('#agent-sessions details.curl-box summary');
+  assert.match(await page.textContent('#agent-sessions pre.curl'), /curl -s '.*\/v1\/sessions\?agent_code=.*' \\\n  -H "api-secret: \$IMAGO_API_SECRET"/);
+  await shot('agent-with-session');
+  await page.click('#agent-session-list a:has-text("transcript")');
+  await page.waitForURL(/\/sessions\?id=/);
+  await page.waitForSelector('#transcript');
+  assert.match(await page.textContent('#transcript'), /Hello from the dashboard\./);
+  await page.goBack();
+
   step('the other pages render without script errors');
   for (const [path, ready, name] of [
     ['/', '#stats .card', 'overview'],
