@@ -140,13 +140,14 @@ TEST(Video, TextWithWaitReturnsTheFinishedVideoAndIsChargedOnce) {
   // The agent's videos (its page lists them): this one once, with its download URL.
   auto listed = s.get("/v1/video?agent_code=" + code, acct.api_secret);
   ASSERT_EQ(listed.status, 200) << listed.body;
-  ASSERT_EQ(listed.json().at("data").as_array().size(), 1u);
-  const auto& item = listed.json().at("data").as_array()[0];
+  const json::value page = listed.json();
+  ASSERT_EQ(page.at("data").as_array().size(), 1u);
+  const json::value& item = page.at("data").as_array()[0];
   EXPECT_EQ(str(item, "job_id"), str(v, "job_id"));
   EXPECT_EQ(str(item, "status"), "completed");
   EXPECT_EQ(str(item, "video_url"), str(v, "video_url"));
   EXPECT_FALSE(str(item, "created_at").empty());
-  EXPECT_EQ(listed.json().at("pagination").at("total").as_int64(), 1);
+  EXPECT_EQ(page.at("pagination").at("total").as_int64(), 1);
   EXPECT_EQ(s.get("/v1/video", acct.api_secret).json().at("data").as_array().size(), 1u);
   EXPECT_EQ(s.get("/v1/video?agent_code=NOSUCHAGENT", acct.api_secret).json().at("data").as_array().size(),
             0u);
