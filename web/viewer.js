@@ -14,6 +14,11 @@
   const billing = frag.get('billing') || '';
   // media=jpeg+pcm in the fragment keeps a browser with WebCodecs on the fallback (tests, debugging).
   const forcedMedia = (frag.get('media') || '').replace(' ', '+');  // a '+' reads as a space
+  // ?origin=https://shop.example: a token restricted to that site (docs/embed.md). The server
+  // served this page so that only that site may frame it (frame-ancestors); framed, the join says
+  // which site it runs in; opened on its own, it cannot play and says why.
+  const site = new URLSearchParams(location.search).get('origin') || '';
+  const framed = window.top !== window.self;
   const $ = (id) => document.getElementById(id);
   if (agent && agent !== 'embed') $('help-agent').textContent = agent;
   if (!token || !agent) {
@@ -458,7 +463,8 @@
     const proto = location.protocol === 'https:' ? 'wss:' : 'ws:';
     const url = `${proto}//${location.host}/v1/runtime/rooms/${encodeURIComponent(room)}?agent_code=${encodeURIComponent(agent)}` +
         (billing ? '&billing_type=' + encodeURIComponent(billing) : '') +
-        (encoded ? '&media=' + encodeURIComponent('h264+opus') : '');
+        (encoded ? '&media=' + encodeURIComponent('h264+opus') : '') +
+        (site && framed ? '&embed_origin=' + encodeURIComponent(site) : '');
     stats.connects++;
     connectedAt = performance.now();
     for (const f of frames) f.bitmap.close();
@@ -481,7 +487,7 @@
       const delay = Math.min(10000, 250 * 2 ** retry++);
       // Refused before any message (the server says why only to the handshake, which a page cannot
       // read): most often a token that has expired or belongs to another agent.
-      setState('reconnecting', (joined ? '' : 'could not join (has the token expired?), ') +
+      setState('reconnecting', (joined ? '' : 'could not join (has the token expired, or is it for another site?), ') +
                'trying again in ' + (delay / 1000).toFixed(1) + ' s');
       setTimeout(connect, delay);
     };
@@ -522,5 +528,12 @@
   }
   $('bar').addEventListener('submit', (e) => { e.preventDefault(); say(); });
   $('stop').onclick = () => send({ type: 'interrupt' });
+  if (site && !framed) {
+    stats.lastError = 'origin';
+    setState('ended', `this viewer plays only inside a frame on ${site}`);
+    showEnded(`it plays only inside a frame on ${site} (the token is restricted to that site)`);
+    $('again').hidden = true;
+    return;
+  }
   connect();
 })();

@@ -198,22 +198,18 @@ Result<VideoJob> VideoService::start(const std::string& account, const VideoRequ
   v.job_id = job_id;
   v.agent_code = agent->code;
   v.status = "processing";
+  v.created_at = d_.clock->now_s();
   v.duration_s = seconds;
   v.credits = minutes * billing::credits_per_minute(rate);
   return v;
 }
 
-Result<VideoJob> VideoService::get(const std::string& account, const std::string& job_id) {
-  auto j = d_.jobs->get(job_id);
-  if (!j.ok() || j->account_id != account || j->kind != kJobVideoRender) {
-    if (!j.ok() && j.status().code() != Code::kNotFound) return j.status();
-    return Status::NotFound("Video job not found: " + job_id);
-  }
+VideoJob VideoService::view_of(const Job& j) const {
   VideoJob v;
-  v.job_id = j->id;
-  v.status = status_of(*j);
+  v.job_id = j.id;
+  v.status = status_of(j);
   boost::system::error_code ec;
-  json::value p = json::parse(j->payload, ec);
+  json::value p = json::parse(j.payload, ec);
   if (!ec && p.is_object()) {
     const json::object& o = p.as_object();
     if (auto* a = o.if_contains("agent_code"); a && a->is_string())
@@ -227,11 +223,36 @@ Result<VideoJob> VideoService::get(const std::string& account, const std::string
     }
   }
   if (v.status == "completed") {
-    v.video_url = *d_.public_url + file_url_path(video_file_id(j->id), "mp4");
+    v.video_url = *d_.public_url + file_url_path(video_file_id(j.id), "mp4");
   } else if (v.status == "failed") {
-    v.error = j->last_error.value_or(j->state == "cancelled" ? "the job was cancelled" : "the render failed");
+    v.error = j.last_error.value_or(j.state == "cancelled" ? "the job was cancelled" : "the render failed");
   }
+  v.created_at = j.created_at_us / 1'000'000;
   return v;
+}
+
+Result<VideoJob> VideoService::get(const std::string& account, const std::string& job_id) {
+  auto j = d_.jobs->get(job_id);
+  if (!j.ok() || j->account_id != account || j->kind != kJobVideoRender) {
+    if (!j.ok() && j.status().code() != Code::kNotFound) return j.status();
+    return Status::NotFound("Video job not found: " + job_id);
+  }
+  return view_of(*j);
+}
+
+Result<VideoPage> VideoService::list(const std::string& account, const std::string& agent_code, int limit,
+                                     int offset) {
+  auto jobs = d_.jobs->list_by_kind(account, kJobVideoRender, kMaxListedVideos);
+  if (!jobs.ok()) return jobs.status();
+  VideoPage page;
+  for (const Job& j : *jobs) {
+    VideoJob v = view_of(j);
+    if (!agent_code.empty() && v.agent_code != agent_code) continue;
+    if (page.total >= offset && page.total < static_cast<int64_t>(offset) + limit)
+      page.videos.push_back(std::move(v));
+    ++page.total;
+  }
+  return page;
 }
 
 Result<VideoJob> VideoService::wait(const std::string& account, const std::string& job_id,

@@ -9,6 +9,7 @@
 #include <mutex>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "util/clock.h"
 #include "util/status.h"
@@ -17,6 +18,7 @@ namespace imago {
 class AgentStore;
 class BlobStore;
 class FileStore;
+struct Job;
 class JobStore;
 class LedgerStore;
 namespace fetch {
@@ -52,9 +54,18 @@ struct VideoJob {
   std::string status;  // "processing" | "completed" | "failed"
   std::optional<std::string> video_url;
   std::optional<std::string> error;
-  double duration_s = 0;  // of the output
-  int64_t credits = 0;    // charged (refunded when failed)
-  bool replayed = false;  // an earlier request with the same Idempotency-Key made it
+  double duration_s = 0;   // of the output
+  int64_t credits = 0;     // charged (refunded when failed)
+  int64_t created_at = 0;  // Unix seconds, when it was queued
+  bool replayed = false;   // an earlier request with the same Idempotency-Key made it
+};
+
+// The newest kMaxListedVideos videos of an account are listed (GET /v1/video).
+inline constexpr int kMaxListedVideos = 1000;
+
+struct VideoPage {
+  std::vector<VideoJob> videos;  // newest first
+  int64_t total = 0;
 };
 
 struct VideoServiceDeps {
@@ -78,6 +89,9 @@ class VideoService {
   // input, kNotFound for an unknown agent, kInsufficientFunds when the balance is short.
   Result<VideoJob> start(const std::string& account_id, const VideoRequest& r);
   Result<VideoJob> get(const std::string& account_id, const std::string& job_id);
+  // The account's videos, newest first, of one agent when `agent_code` is not empty (among the
+  // newest kMaxListedVideos of the account).
+  Result<VideoPage> list(const std::string& account_id, const std::string& agent_code, int limit, int offset);
   // Polls until the job is no longer processing or `timeout_ms` passed; returns its state. When
   // kMaxVideoWaitersPerNode requests (or kMaxVideoWaitersPerAccount of this account) already
   // wait, returns the current state at once. shutdown() ends every wait.
@@ -89,6 +103,8 @@ class VideoService {
   }
 
  private:
+  VideoJob view_of(const Job& j) const;
+
   VideoServiceDeps d_;
   Interrupt stop_;
   std::mutex waiters_mu_;

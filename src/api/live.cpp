@@ -3,12 +3,14 @@
 // the viewer page at /embed/{agent_code}.
 
 #include "agents/agent_service.h"
+#include "api/dashboard_common.h"
 #include "api/live_routes.h"
 #include "api/live_tokens.h"
 #include "api/routes.h"
 #include "api/spend_cap_views.h"
 #include "api/views.h"
 #include "api/web_assets.h"
+#include "auth/embed_origin.h"
 #include "http/websocket_client.h"
 #include "limits/storage_quota.h"
 #include "live/key_frame_gate.h"
@@ -126,8 +128,8 @@ class RoomSocket : public http::WebSocketHandler, public std::enable_shared_from
       if (c->audience == kEmbedAudience) {
         if (c->agent != room_->settings().agent_code) return std::nullopt;
         // The renewed token starts what the first one did, never more.
-        MintedToken t =
-            mint_embed_token(s_, c->subject, c->api_key_id, *c->agent, c->sid.value_or(""), c->billing_type);
+        MintedToken t = mint_embed_token(s_, c->subject, c->api_key_id, *c->agent, c->sid.value_or(""),
+                                         c->billing_type, c->origin);
         return json::object{{"token", t.token}, {"expires_at", t.expires_at}};
       }
       MintedToken t = mint_runtime_token(s_, c->subject, c->api_key_id);
@@ -297,6 +299,18 @@ http::WebSocketFactory make_room_socket_factory(Services& s) {
     if (embed && c->agent != std::string(*code)) {
       return A::reject(http::Response::error(
           403, "FORBIDDEN", "This embed token is not valid for agent " + std::string(*code)));
+    }
+    // A token restricted to a site joins only from that site's pages, or from the viewer page
+    // framed by that site (docs/embed.md, "Keeping it to your site").
+    if (embed && c->origin) {
+      auto origin = up.request.headers.get("Origin");
+      const bool own_site =
+          origin && origin_is_this_site(s, *origin, up.request.headers.get("Host").value_or(""));
+      if (Status st =
+              check_embed_origin(*c->origin, origin, own_site, up.request.query_param("embed_origin"));
+          !st.ok()) {
+        return A::reject(http::Response::error(403, "ORIGIN_NOT_ALLOWED", st.message()));
+      }
     }
     // billing_type=voice_chat: audio only, no frames; camera_chat: the viewer's camera frames go to
     // the model with their turns (SPEC 8.6, docs/live-protocol.md).
@@ -512,14 +526,26 @@ void register_live_routes(http::Router& router, Services& s) {
   const http::RouteOptions page{.auth = http::AuthMode::kNone, .tier = Tier::kExempt};
   router.add(
       "GET", "/embed/{agent_code}",
-      [](http::Request&) {
+      [](http::Request& req) {
+        // ?origin=https://shop.example (for a token restricted to that site): only that site may
+        // frame the page. Without it any site may (that is what the page is for).
+        std::string frame_ancestors;
+        if (auto o = req.query_param("origin")) {
+          auto origin = normalize_embed_origin(*o);
+          if (!origin.ok()) {
+            return http::Response::from_status(Status::Invalid(
+                "Query parameter 'origin' must be a web origin such as https://shop.example"));
+          }
+          frame_ancestors = "; frame-ancestors " + *origin;
+        }
         const WebAsset* a = find_web_asset("embed.html");
         http::Response r = http::Response::bytes(200, std::string(a->content_type), std::string(a->body));
         r.headers.set("Cache-Control", "no-store");
-        // Any site may frame it (that is what it is for); its styles are a file of its own now.
+        // Its styles are a file of its own.
         r.headers.set("Content-Security-Policy",
                       "default-src 'self'; img-src 'self' blob: data:; connect-src 'self' ws: wss:; "
-                      "style-src 'self'; base-uri 'none'; form-action 'none'");
+                      "style-src 'self'; base-uri 'none'; form-action 'none'" +
+                          frame_ancestors);
         r.headers.set("X-Content-Type-Options", "nosniff");
         r.headers.set("Referrer-Policy", "no-referrer");
         return r;

@@ -21,10 +21,12 @@ struct MintedToken {
 
 MintedToken mint_runtime_token(Services& s, const std::string& account_id, const std::string& api_key_id);
 // `billing_type`: the session type the token may start (voice_chat, camera_chat), or nullopt for
-// the agent's avatar session only.
+// the agent's avatar session only. `origin`: the one site whose pages may use it (normalized,
+// auth/embed_origin.h), or nullopt for any.
 MintedToken mint_embed_token(Services& s, const std::string& account_id, const std::string& api_key_id,
                              const std::string& agent_code, const std::string& sid,
-                             const std::optional<std::string>& billing_type);
+                             const std::optional<std::string>& billing_type,
+                             const std::optional<std::string>& origin = std::nullopt);
 
 // Verifies signature and claims for `audience`, then that the minting api key is active and
 // belongs to the token's subject. kUnauthenticated otherwise; kInternal when the database fails.

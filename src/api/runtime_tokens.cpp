@@ -5,6 +5,7 @@
 #include "api/live_tokens.h"
 #include "api/routes.h"
 #include "api/spend_cap_views.h"
+#include "auth/embed_origin.h"
 #include "live/minute_billing.h"
 #include "live/rooms.h"
 #include "live/self_hosted_meter.h"
@@ -53,7 +54,8 @@ MintedToken mint_runtime_token(Services& s, const std::string& account_id, const
 
 MintedToken mint_embed_token(Services& s, const std::string& account_id, const std::string& api_key_id,
                              const std::string& agent_code, const std::string& sid,
-                             const std::optional<std::string>& billing_type) {
+                             const std::optional<std::string>& billing_type,
+                             const std::optional<std::string>& origin) {
   TokenClaims c;
   c.api_key_id = api_key_id;
   c.subject = account_id;
@@ -64,6 +66,7 @@ MintedToken mint_embed_token(Services& s, const std::string& account_id, const s
   c.agent = agent_code;
   c.sid = sid;
   c.billing_type = billing_type;
+  c.origin = origin;
   return {sign_token(s.token_keys->current(), c), c.token_id, c.expires_at};
 }
 
@@ -190,16 +193,19 @@ void register_runtime_token_routes(http::Router& router, Services& s) {
       },
       token_auth);
 
-  // POST /v1/embed-tokens/request {agent_id, fingerprint, billing_type?}: a 1-hour token for one
-  // agent's rooms, which starts only the session type its owner chose (the avatar session unless
-  // billing_type says voice_chat or camera_chat): the holder cannot pick a dearer rate.
+  // POST /v1/embed-tokens/request {agent_id, fingerprint, billing_type?, origin?}: a 1-hour token
+  // for one agent's rooms, which starts only the session type its owner chose (the avatar session
+  // unless billing_type says voice_chat or camera_chat): the holder cannot pick a dearer rate.
+  // With `origin`, only that site's pages may use it (docs/embed.md, "Keeping it to your site").
   router.add("POST", "/v1/embed-tokens/request", [&s](http::Request& req) {
-    auto body = parse_json_object_with(req.body, {"agent_id", "fingerprint", "billing_type"});
+    auto body = parse_json_object_with(req.body, {"agent_id", "fingerprint", "billing_type", "origin"});
     if (!body.ok()) return http::Response::from_status(body.status());
     auto agent_id = get_string(*body, "agent_id");
     auto fingerprint = get_string(*body, "fingerprint");
     auto billing_type = get_string(*body, "billing_type");
-    for (const Status& st : {agent_id.status(), fingerprint.status(), billing_type.status()}) {
+    auto origin_field = get_string(*body, "origin");
+    for (const Status& st :
+         {agent_id.status(), fingerprint.status(), billing_type.status(), origin_field.status()}) {
       if (!st.ok()) return http::Response::from_status(st);
     }
     std::optional<std::string> mode;
@@ -220,11 +226,17 @@ void register_runtime_token_routes(http::Router& router, Services& s) {
       return http::Response::from_status(
           Status::Invalid("Field 'fingerprint' is required (1-128 characters)"));
     }
+    std::optional<std::string> origin;
+    if (origin_field->has_value()) {
+      auto o = normalize_embed_origin(**origin_field);
+      if (!o.ok()) return http::Response::from_status(o.status());
+      origin = std::move(o).value();
+    }
     const Principal& p = *req.principal;
     auto a = s.agent_service->get(p.account_id, **agent_id);
     if (!a.ok()) return http::Response::from_status(a.status());
     const std::string sid = "emb_" + random_base62(20);
-    MintedToken t = mint_embed_token(s, p.account_id, minter_of(p), a->code, sid, mode);
+    MintedToken t = mint_embed_token(s, p.account_id, minter_of(p), a->code, sid, mode, origin);
     return success({{"token", t.token}, {"sid", sid}});
   });
 

@@ -4,9 +4,11 @@
 #include <boost/json.hpp>
 
 #include "agents/video_service.h"
+#include "api/pagination.h"
 #include "api/routes.h"
 #include "limits/storage_quota.h"
 #include "util/json.h"
+#include "util/strings.h"
 
 namespace imago::api {
 
@@ -17,6 +19,7 @@ namespace json = boost::json;
 json::object view(const agents::VideoJob& v) {
   json::object o{{"success", true},    {"job_id", v.job_id},       {"agent_code", v.agent_code},
                  {"status", v.status}, {"duration", v.duration_s}, {"credits", v.credits}};
+  o["created_at"] = format_rfc3339(v.created_at);
   if (v.video_url) o["video_url"] = *v.video_url;
   if (v.error) o["error_message"] = *v.error;
   return o;
@@ -67,6 +70,28 @@ http::Response get(Services& s, http::Request& req) {
   return http::Response::json(200, view(*v));
 }
 
+// GET /v1/video?agent_code=&limit=&offset=: the account's videos, newest first.
+http::Response list(Services& s, http::Request& req) {
+  auto page = parse_page_params(req);
+  if (!page.ok()) return http::Response::from_status(page.status());
+  std::string agent_code;
+  if (auto a = req.query_param("agent_code")) {
+    if (a->empty() || a->size() > 64)
+      return http::Response::from_status(Status::Invalid("Query 'agent_code' must be 1 to 64 characters"));
+    agent_code = std::string(*a);
+  }
+  auto videos = s.video_service->list(req.principal->account_id, agent_code, page->limit, page->offset);
+  if (!videos.ok()) return http::Response::from_status(videos.status());
+  json::array data;
+  for (const auto& v : videos->videos) {
+    json::object o = view(v);
+    o.erase("success");
+    data.push_back(std::move(o));
+  }
+  return http::Response::json(
+      200, {{"data", std::move(data)}, {"pagination", pagination_json(*page, videos->total)}});
+}
+
 }  // namespace
 
 void register_video_routes(http::Router& router, Services& s) {
@@ -77,6 +102,7 @@ void register_video_routes(http::Router& router, Services& s) {
   gen.body_limit = 36u << 20;
   router.add(
       "POST", "/v1/video/generate", [&s](http::Request& req) { return generate(s, req); }, gen);
+  router.add("GET", "/v1/video", [&s](http::Request& req) { return list(s, req); });
   router.add("GET", "/v1/video/{job_id}", [&s](http::Request& req) { return get(s, req); });
 }
 

@@ -200,6 +200,7 @@ std::string sign_token(const SigningKey& key, const TokenClaims& c) {
   if (c.agent) payload["agent"] = *c.agent;
   if (c.sid) payload["sid"] = *c.sid;
   if (c.billing_type) payload["billing_type"] = *c.billing_type;
+  if (c.origin) payload["origin"] = *c.origin;
   std::string signing_input =
       base64url_encode(json::serialize(header)) + "." + base64url_encode(json::serialize(payload));
   return signing_input + "." + base64url_encode(hmac_sha256(key.secret, signing_input));
@@ -258,6 +259,7 @@ Result<TokenClaims> verify_token(const TokenKeyring& keys, std::string_view toke
   c.agent = string_of(*payload, "agent");
   c.sid = string_of(*payload, "sid");
   c.billing_type = string_of(*payload, "billing_type");
+  c.origin = string_of(*payload, "origin");
   return c;
 }
 

@@ -86,6 +86,9 @@ struct TokenClaims {
   // Embed tokens only: the session type the token may start, `voice_chat` or `camera_chat`
   // (claim `billing_type`); absent: only the agent's avatar session (docs/live-protocol.md).
   std::optional<std::string> billing_type;
+  // Embed tokens only: the one web origin ("https://shop.example") whose pages may use the token
+  // (claim `origin`); absent: any (docs/embed.md, "Keeping it to your site").
+  std::optional<std::string> origin;
 };
 
 // Compact JWS (header.payload.signature), signed with `key`.

@@ -126,8 +126,9 @@ Result<SessionRecord> SessionService::get(const std::string& account_id, const s
   return d_.store->get(account_id, session_id);
 }
 
-Result<SessionPage> SessionService::list(const std::string& account_id, int limit, int offset) {
-  return d_.store->list(account_id, limit, offset);
+Result<SessionPage> SessionService::list(const std::string& account_id, const std::string& agent_code,
+                                         int limit, int offset) {
+  return d_.store->list(account_id, agent_code, limit, offset);
 }
 
 Result<std::vector<TranscriptEntry>> SessionService::transcript(const std::string& account_id,

@@ -58,7 +58,9 @@ class SessionService {
 
   // --- readers (any node) ---
   Result<SessionRecord> get(const std::string& account_id, const std::string& session_id);
-  Result<SessionPage> list(const std::string& account_id, int limit, int offset);
+  // `agent_code` empty: every agent's sessions.
+  Result<SessionPage> list(const std::string& account_id, const std::string& agent_code, int limit,
+                           int offset);
   Result<std::vector<TranscriptEntry>> transcript(const std::string& account_id,
                                                   const std::string& session_id);
   // The recording's bytes. kNotFound when the session has no recording ready.

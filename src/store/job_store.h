@@ -84,6 +84,9 @@ class JobStore {
   virtual Result<int> cancel_subject(const std::string& subject) = 0;
   // Every job about `subject`, oldest first (same matching as cancel_subject).
   virtual Result<std::vector<Job>> list_by_subject(const std::string& subject) = 0;
+  // The account's jobs of one kind, newest first (ties by id), at most `max`.
+  virtual Result<std::vector<Job>> list_by_kind(const std::string& account_id, std::string_view kind,
+                                                int max) = 0;
 };
 
 }  // namespace imago

@@ -85,7 +85,9 @@ class SessionStore {
 
   // kNotFound for an unknown session or another account's.
   virtual Result<SessionRecord> get(const std::string& account_id, const std::string& session_id) = 0;
-  virtual Result<SessionPage> list(const std::string& account_id, int limit, int offset) = 0;
+  // Newest first; `agent_code` non-empty keeps that agent's sessions only (total counts those).
+  virtual Result<SessionPage> list(const std::string& account_id, const std::string& agent_code, int limit,
+                                   int offset) = 0;
   // In order of start_ms, then seq. kNotFound as get().
   virtual Result<std::vector<TranscriptEntry>> transcript(const std::string& account_id,
                                                           const std::string& session_id) = 0;

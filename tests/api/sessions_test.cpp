@@ -126,6 +126,18 @@ TEST(Sessions, SpeakAndATurnEndListTranscriptInOrderWithTimesAndWebhook) {
   EXPECT_EQ(list.json().at("pagination").at("total").as_int64(), 1);
   EXPECT_FALSE(list.json().at("pagination").at("has_more").as_bool());
   EXPECT_EQ(s.get("/v1/sessions?limit=0", acct.api_secret).status, 400);
+  // One agent's sessions (the agent page lists them): this agent's, none of another code's.
+  auto mine = s.get("/v1/sessions?agent_code=" + code, acct.api_secret);
+  ASSERT_EQ(mine.status, 200) << mine.body;
+  ASSERT_EQ(mine.json().at("data").as_array().size(), 1u);
+  EXPECT_EQ(str(mine.json().at("data").as_array()[0], "session_id"), id);
+  auto others = s.get("/v1/sessions?agent_code=NOSUCHAGENT", acct.api_secret);
+  ASSERT_EQ(others.status, 200) << others.body;
+  EXPECT_EQ(others.json().at("data").as_array().size(), 0u);
+  EXPECT_EQ(others.json().at("pagination").at("total").as_int64(), 0);
+  auto bad = s.get("/v1/sessions?agent_code=", acct.api_secret);
+  EXPECT_EQ(bad.status, 400) << bad.body;
+  EXPECT_EQ(bad.json().at("error").at("code").as_string(), "VALIDATION_ERROR") << bad.body;
 
   // The transcript: each line once, in time order, with times.
   json::array lines;

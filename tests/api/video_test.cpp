@@ -137,9 +137,26 @@ TEST(Video, TextWithWaitReturnsTheFinishedVideoAndIsChargedOnce) {
   auto g = s.get("/v1/video/" + str(v, "job_id"), acct.api_secret);
   ASSERT_EQ(g.status, 200) << g.body;
   EXPECT_EQ(str(g.json(), "status"), "completed");
+  // The agent's videos (its page lists them): this one once, with its download URL.
+  auto listed = s.get("/v1/video?agent_code=" + code, acct.api_secret);
+  ASSERT_EQ(listed.status, 200) << listed.body;
+  const json::value page = listed.json();
+  ASSERT_EQ(page.at("data").as_array().size(), 1u);
+  const json::value& item = page.at("data").as_array()[0];
+  EXPECT_EQ(str(item, "job_id"), str(v, "job_id"));
+  EXPECT_EQ(str(item, "status"), "completed");
+  EXPECT_EQ(str(item, "video_url"), str(v, "video_url"));
+  EXPECT_FALSE(str(item, "created_at").empty());
+  EXPECT_EQ(page.at("pagination").at("total").as_int64(), 1);
+  EXPECT_EQ(s.get("/v1/video", acct.api_secret).json().at("data").as_array().size(), 1u);
+  EXPECT_EQ(s.get("/v1/video?agent_code=NOSUCHAGENT", acct.api_secret).json().at("data").as_array().size(),
+            0u);
+  expect_error(s.get("/v1/video?agent_code=", acct.api_secret), 400, "VALIDATION_ERROR", "agent_code");
+  EXPECT_EQ(s.get("/v1/video?limit=0", acct.api_secret).status, 400);
   // Another account sees nothing.
   auto other = s.create_account("enterprise", 1000);
   expect_error(s.get("/v1/video/" + str(v, "job_id"), other.api_secret), 404, "NOT_FOUND");
+  EXPECT_EQ(s.get("/v1/video", other.api_secret).json().at("data").as_array().size(), 0u);
 }
 
 TEST(Video, AudioFromAUrlIsRenderedInTheBackground) {
@@ -154,8 +171,11 @@ TEST(Video, AudioFromAUrlIsRenderedInTheBackground) {
       acct.api_secret);
   ASSERT_EQ(r.status, 200) << r.body;
   EXPECT_EQ(str(r.json(), "status"), "processing");
+  // When it was queued: now, not the epoch, also when read back.
+  EXPECT_EQ(str(r.json(), "created_at").substr(0, 2), "20") << r.body;
   std::string job = str(r.json(), "job_id");
   ASSERT_FALSE(job.empty());
+  EXPECT_EQ(str(s.get("/v1/video/" + job, acct.api_secret).json(), "created_at").substr(0, 2), "20");
   auto v = wait_video(s, acct.api_secret, job);
   ASSERT_EQ(str(v, "status"), "completed") << json::serialize(v);
   EXPECT_NEAR(v.at("duration").to_number<double>(), 3.4, 0.05);  // the audio plus the idle tail

@@ -167,6 +167,20 @@ try {
   const roomsAfter = await page.evaluate(() => fetch('/dashboard/api/v1/rooms').then((r) => r.json()));
   assert.equal(roomsAfter.data.length, 0, JSON.stringify(roomsAfter));
 
+  step("the agent page lists the agent's own session, linked to its transcript");
+  await page.reload();
+  await page.waitForSelector('#agent-session-list li');
+  assert.equal(await page.locator('#agent-session-list li').count(), 1);
+  assert.match(await page.textContent('#agent-session-list'), /ended \(terminated\)/);
+  await page.click('#agent-sessions details.curl-box summary');
+  assert.match(await page.textContent('#agent-sessions pre.curl'), /curl -s '.*\/v1\/sessions\?agent_code=.*' \\\n  -H "api-secret: \$IMAGO_API_SECRET"/);
+  await shot('agent-with-session');
+  await page.click('#agent-session-list a:has-text("transcript")');
+  await page.waitForURL(/\/sessions\?id=/);
+  await page.waitForSelector('#transcript');
+  assert.match(await page.textContent('#transcript'), /Hello from the dashboard\./);
+  await page.goBack();
+
   step('the other pages render without script errors');
   for (const [path, ready, name] of [
     ['/', '#stats .card', 'overview'],
@@ -181,6 +195,55 @@ try {
   }
   const bars = await page.goto(`${base}/credits`).then(() => page.waitForSelector('#plot svg')).then(() => page.locator('#plot rect').count());
   assert.equal(bars, 30);
+
+  step('the header reaches every page: one row at 1280x800, a compact menu at 390x844');
+  await page.setViewportSize({ width: 1280, height: 800 });
+  await page.goto(`${base}/agents`);
+  await page.waitForSelector('#account-toggle');
+  const links = async () => page.$$eval('header.top a[href]', (as) => as.map((a) => a.getAttribute('href')));
+  const every = ['/', '/agents', '/studio', '/rooms', '/sessions', '/video', '/speech', '/usage', '/docs/api', '/account', '/credits', '/keys', '/webhooks'];
+  const hrefs = new Set(await links());
+  for (const h of every) assert.ok(hrefs.has(h), `the header links ${h}`);
+  const desk = await page.evaluate(() => {
+    const nav = [...document.querySelectorAll('header.top nav li')].map((e) => e.getBoundingClientRect());
+    const all = [...nav, ...[...document.querySelectorAll('header.top .brand, #account-toggle')].map((e) => e.getBoundingClientRect())];
+    const h = document.querySelector('header.top').getBoundingClientRect();
+    return { height: h.height, tops: new Set(nav.map((r) => Math.round(r.top))).size, right: Math.max(...all.map((r) => r.right)), width: document.documentElement.scrollWidth };
+  });
+  assert.ok(desk.height < 70, `one header row at 1280 (height ${desk.height})`);
+  assert.ok(desk.right <= 1280 && desk.width <= 1280, `nothing overflows at 1280 (${JSON.stringify(desk)})`);
+  assert.equal(desk.tops, 1, `the bar's links share one line (${JSON.stringify(desk)})`);
+  assert.equal(await page.isVisible('#menu-toggle'), false);
+  assert.equal(await page.isVisible('#account-menu a[href="/keys"]'), false);
+  await page.click('#account-toggle');
+  await page.click('#account-menu a[href="/keys"]');
+  await page.waitForURL(`${base}/keys`);
+  assert.equal(await page.getAttribute('#account-menu a[href="/keys"]', 'aria-current'), 'page');
+  for (const h of every.filter((x) => x !== '/docs/api')) {
+    const res = await page.goto(base + h);
+    assert.equal(res.status(), 200, h);
+    await page.waitForSelector('#account-toggle');
+    assert.equal(await page.$eval('header.top [aria-current=page]', (a) => a.getAttribute('href')), h, `the header marks ${h}`);
+  }
+  await page.setViewportSize({ width: 390, height: 844 });
+  await page.goto(`${base}/sessions`);
+  await page.waitForSelector('#menu-toggle');
+  const closed = await page.evaluate(() => ({ h: document.querySelector('header.top').getBoundingClientRect().height, w: document.documentElement.scrollWidth }));
+  assert.ok(closed.h < 80 && closed.w <= 390, `a compact header on a phone (${JSON.stringify(closed)})`);
+  assert.equal(await page.isVisible('header.top nav a[href="/video"]'), false);
+  await shot('header-phone');
+  await page.click('#menu-toggle');
+  assert.equal(await page.getAttribute('#menu-toggle', 'aria-expanded'), 'true');
+  for (const h of every) assert.ok(await page.isVisible(`header.top a[href="${h}"]`), `${h} in the phone menu`);
+  assert.ok(await page.isVisible('#sign-out'));
+  assert.ok((await page.evaluate(() => document.documentElement.scrollWidth)) <= 390, 'the open menu fits the phone');
+  await shot('header-phone-menu');
+  await page.keyboard.press('Escape');
+  assert.equal(await page.isVisible('header.top nav a[href="/video"]'), false);
+  await page.click('#menu-toggle');
+  await page.click('header.top nav a[href="/video"]');
+  await page.waitForURL(`${base}/video`);
+  await page.setViewportSize({ width: 1280, height: 900 });
 
   step('speech playground plays synthesized audio');
   await page.goto(`${base}/speech`);
@@ -213,7 +276,8 @@ try {
   }
 
   step('sign out ends the session');
-  await page.click('header .who button');
+  await page.click('#account-toggle');
+  await page.click('#sign-out');
   await page.waitForURL(/\/sign-in/);
   const after = await page.evaluate(() => fetch('/dashboard/api/session').then((r) => r.status));
   assert.equal(after, 401);

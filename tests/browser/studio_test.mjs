@@ -4,6 +4,7 @@
 // IMAGO_SCREENSHOT_DIR, when set, receives PNGs at 1280x800 and 390x844. Looks at results (pixels
 // of the crop, samples of the voice preview, the balance), not only at the DOM.
 import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
 import { chromium } from 'playwright-core';
 
 const base = process.env.IMAGO_URL;
@@ -193,6 +194,20 @@ try {
   assert.ok(played.t > 0.2 && played.w > 0 && played.levels > 10, `the video plays a picture (${JSON.stringify(played)})`);
   assert.equal(await balance(), beforeVideo - 2);
   await shot('video');
+
+  step("the agent page lists the agent's own video, and its download is the MP4");
+  const agentCode = await page.$eval('#agent', (s) => s.value);
+  await page.goto(`${base}/agent?code=${encodeURIComponent(agentCode)}`);
+  await page.waitForSelector('#agent-video-list li');
+  assert.equal(await page.locator('#agent-video-list li').count(), 1);
+  assert.match(await page.textContent('#agent-video-list'), /credits/);
+  const [dl] = await Promise.all([page.waitForEvent('download'), page.click('#agent-video-list button:has-text("Download MP4")')]);
+  const mp4 = readFileSync(await dl.path());
+  assert.ok(mp4.length > 1000 && mp4.subarray(4, 8).toString() === 'ftyp', `the download is an MP4 (${mp4.length} bytes)`);
+  await page.click('#agent-videos details.curl-box summary');
+  assert.match(await page.textContent('#agent-videos pre.curl'), /curl -s '.*\/v1\/video\?agent_code=/);
+  assert.match(await page.textContent('#agent-session-list'), /No sessions yet/);
+  await shot('agent-with-video');
 
   step('the usage page: charges in words linked to the agent, and the spend cap set');
   await page.goto(`${base}/usage`);

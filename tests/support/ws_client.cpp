@@ -117,6 +117,7 @@ std::unique_ptr<WsClient> WsClient::connect(int port, const std::string& target,
       } else if (!o.bearer.empty()) {
         req.set(beast::http::field::authorization, "Bearer " + o.bearer);
       }
+      if (!o.origin.empty()) req.set(beast::http::field::origin, o.origin);
     }));
     ws.read_message_max(64 * 1024 * 1024);
     ws.handshake(res, "127.0.0.1:" + std::to_string(port), target, ec);

@@ -22,6 +22,7 @@ class WsClient {
     // Not empty: wss://, trusting this PEM (peer and host verified). Over TLS, sends and the reader
     // thread share one OpenSSL stream: send only while no message is expected (tests, not load).
     std::string ca_file;
+    std::string origin;  // not empty: sent as the Origin header, as a browser does
   };
   // Connects to ws://127.0.0.1:port<target> (wss:// with ca_file). On a refused upgrade returns null and
   // fills *http_status / *http_body with the server's HTTP answer.

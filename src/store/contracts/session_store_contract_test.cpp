@@ -55,17 +55,44 @@ TEST_P(SessionStoreContract, SessionsAreScopedToTheirAccountAndListedNewestFirst
   EXPECT_EQ(sessions().get(b, "ses_2").status().code(), Code::kNotFound);
   EXPECT_EQ(sessions().transcript(b, "ses_2").status().code(), Code::kNotFound);
 
-  auto page = sessions().list(a, 2, 0);
+  auto page = sessions().list(a, "", 2, 0);
   ASSERT_TRUE(page.ok());
   EXPECT_EQ(page->total, 3);
   ASSERT_EQ(page->sessions.size(), 2u);
   EXPECT_EQ(page->sessions[0].session_id, "ses_3");
   EXPECT_EQ(page->sessions[1].session_id, "ses_2");
-  page = sessions().list(a, 2, 2);
+  page = sessions().list(a, "", 2, 2);
   ASSERT_TRUE(page.ok());
   ASSERT_EQ(page->sessions.size(), 1u);
   EXPECT_EQ(page->sessions[0].session_id, "ses_1");
-  EXPECT_EQ(sessions().list(b, 20, 0)->total, 0);
+  EXPECT_EQ(sessions().list(b, "", 20, 0)->total, 0);
+}
+
+TEST_P(SessionStoreContract, AnAgentFilterListsThatAgentsSessionsOnly) {
+  auto a = new_account(0), b = new_account(0);
+  SessionRecord other = session(a, "ses_o", kT0 + 1'000'000);
+  other.agent_code = "AGENT2";
+  ASSERT_TRUE(sessions().create(session(a, "ses_1", kT0)).ok());
+  ASSERT_TRUE(sessions().create(other).ok());
+  ASSERT_TRUE(sessions().create(session(a, "ses_2", kT0 + 2'000'000)).ok());
+  ASSERT_TRUE(sessions().create(session(b, "ses_b", kT0 + 3'000'000)).ok());  // same code, other account
+
+  auto page = sessions().list(a, "AGENT1", 20, 0);
+  ASSERT_TRUE(page.ok()) << page.status().message();
+  EXPECT_EQ(page->total, 2);
+  ASSERT_EQ(page->sessions.size(), 2u);
+  EXPECT_EQ(page->sessions[0].session_id, "ses_2");
+  EXPECT_EQ(page->sessions[1].session_id, "ses_1");
+  page = sessions().list(a, "AGENT1", 1, 1);
+  ASSERT_TRUE(page.ok());
+  EXPECT_EQ(page->total, 2);
+  ASSERT_EQ(page->sessions.size(), 1u);
+  EXPECT_EQ(page->sessions[0].session_id, "ses_1");
+  page = sessions().list(a, "AGENT2", 20, 0);
+  ASSERT_TRUE(page.ok());
+  ASSERT_EQ(page->sessions.size(), 1u);
+  EXPECT_EQ(page->sessions[0].session_id, "ses_o");
+  EXPECT_EQ(sessions().list(a, "NOSUCH", 20, 0)->total, 0);
 }
 
 TEST_P(SessionStoreContract, TranscriptComesBackInTimeOrderAndARetriedLineIsNotRepeated) {

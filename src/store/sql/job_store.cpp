@@ -355,6 +355,20 @@ class SqlJobStore final : public JobStore {
     });
   }
 
+  Result<std::vector<Job>> list_by_kind(const std::string& account_id, std::string_view kind,
+                                        int max) override {
+    return db_.read([&](Connection& c) {
+      std::vector<Job> out;
+      auto q = c.prepare(
+          "SELECT id, kind, lane, account_id, subject, payload, state, attempts, max_attempts, run_at, "
+          "lease_owner, lease_until, last_error, created_at, updated_at FROM jobs WHERE account_id = ? AND "
+          "kind = ? ORDER BY created_at DESC, id DESC LIMIT ?");
+      q.bind(1, account_id).bind(2, std::string(kind)).bind(3, max);
+      while (q.step()) out.push_back(read_job(q));
+      return out;
+    });
+  }
+
  private:
   Database& db_;
   Clock& clock_;

@@ -156,16 +156,26 @@ class SqlSessionStore final : public SessionStore {
     });
   }
 
-  Result<SessionPage> list(const std::string& account_id, int limit, int offset) override {
+  Result<SessionPage> list(const std::string& account_id, const std::string& agent_code, int limit,
+                           int offset) override {
     return db_.read([&](Connection& c) -> Result<SessionPage> {
       SessionPage page;
-      auto n = c.prepare("SELECT COUNT(*) FROM live_sessions WHERE account_id = ?");
+      const bool one_agent = !agent_code.empty();
+      const char* agent_filter = one_agent ? " AND agent_code = ?" : "";
+      const std::string count_sql =
+          std::string("SELECT COUNT(*) FROM live_sessions WHERE account_id = ?") + agent_filter;
+      auto n = c.prepare(count_sql.c_str());
       n.bind(1, account_id);
+      if (one_agent) n.bind(2, agent_code);
       if (n.step()) page.total = n.col_int(0);
-      auto q = c.prepare("SELECT " SESSION_COLUMNS SESSION_FROM
-                         "WHERE s.account_id = ? ORDER BY s.started_us DESC, s.session_id DESC LIMIT ? "
-                         "OFFSET ?");
-      q.bind(1, account_id).bind(2, limit).bind(3, offset);
+      const std::string sql = std::string("SELECT " SESSION_COLUMNS SESSION_FROM "WHERE s.account_id = ?") +
+                              (one_agent ? " AND s.agent_code = ?" : "") +
+                              " ORDER BY s.started_us DESC, s.session_id DESC LIMIT ? OFFSET ?";
+      auto q = c.prepare(sql.c_str());
+      int i = 1;
+      q.bind(i++, account_id);
+      if (one_agent) q.bind(i++, agent_code);
+      q.bind(i++, limit).bind(i++, offset);
       while (q.step()) page.sessions.push_back(read_session(q));
       return page;
     });

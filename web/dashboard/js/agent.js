@@ -1,5 +1,5 @@
 import { api } from './api.js';
-import { $, el, frame, say, errorText } from './ui.js';
+import { $, el, frame, say, errorText, curlBox } from './ui.js';
 import { openEmbedDialog } from './embed-dialog.js';
 
 const code = new URLSearchParams(location.search).get('code') || '';
@@ -44,6 +44,7 @@ async function renderDynamics() {
       el('button', { type: 'button', disabled: !d.url, onclick: () => act(() => api('PUT', `/v1/dynamics/${enc}`, { dynamics: { enabled: true }, toggle_enabled: true }), 'Dynamics enabled for live sessions.') }, 'Enable'),
       el('button', { type: 'button', disabled: !d.url, onclick: () => act(() => api('PUT', `/v1/dynamics/${enc}`, { dynamics: { enabled: false }, toggle_enabled: false }), 'Default talking model restored.') }, 'Disable')),
     clips.length ? el('ul', {}, clips.map(([name, url]) => el('li', {}, name, ' ', el('button', { type: 'button', onclick: (ev) => preview(ev.target, url) }, `Preview ${name}`)))) : null,
+    curlBox('POST', '/v1/dynamics/generate', { agent_id: code }, 'generateDynamics'),
   ].filter(Boolean));
   if (d.status === 'generating') setTimeout(renderDynamics, 5000);
 }
@@ -127,7 +128,13 @@ function renderLive(agent) {
   speakForm.addEventListener('submit', (ev) => { ev.preventDefault(); send('speak', { message: $('#say').value }); });
   const gestures = el('div', { class: 'row', role: 'group', 'aria-label': 'Gestures' },
     GESTURES.map((g) => el('button', { type: 'button', onclick: () => send('trigger-dynamics', { action: g }) }, g.replaceAll('_', ' '))));
-  box.replaceChildren(el('div', { id: 'viewer' }), speakForm, hint, gestures, el('p', { id: 'live-msg', class: 'msg', role: 'status', hidden: true }));
+  // The same calls from a shell (to every running room of the agent, or one with room_id).
+  const withRoom = (b) => (liveRoom ? { ...b, room_id: liveRoom } : b);
+  const curls = el('div', { class: 'curls', id: 'live-curls' },
+    curlBox('POST', `/v1/agent/${enc}/speak`, () => withRoom({ message: $('#say').value || 'Hello!' }), 'speak', 'Copy "Speak" as curl'),
+    curlBox('POST', `/v1/agent/${enc}/add-context`, () => withRoom({ context: $('#say').value || 'The visitor is called Ada.', type: 'add_context' }), 'addContext', 'Copy "Add as context" as curl'),
+    curlBox('POST', `/v1/agent/${enc}/trigger-dynamics`, () => withRoom({ action: GESTURES[0] }), 'triggerDynamics', 'Copy a gesture as curl'));
+  box.replaceChildren(el('div', { id: 'viewer' }), speakForm, hint, gestures, curls, el('p', { id: 'live-msg', class: 'msg', role: 'status', hidden: true }));
   renderViewerIdle();
 }
 
@@ -170,6 +177,9 @@ $('#delete').addEventListener('click', async () => {
   if (!confirm(`Delete agent ${code}? This cannot be undone.`)) return;
   try { await api('DELETE', `/v1/agent/${enc}`); location.assign('/agents'); } catch (e) { say('#msg', errorText(e), 'error'); }
 });
+
+$('#prompt-form').append(curlBox('POST', `/v1/agent/${enc}`, () => ({ system_prompt: $('#prompt').value }), 'updateAgentPrompt'));
+$('#delete').after(curlBox('DELETE', `/v1/agent/${enc}`, undefined, 'deleteAgent'));
 
 await frame('/agents');
 try {

@@ -1,6 +1,6 @@
 // The account's agents as cards: a thumbnail of the photo, the status and what the agent cost.
 import { api } from './api.js';
-import { $, el, frame, when, say, errorText } from './ui.js';
+import { $, el, frame, curlBox, when, say, errorText } from './ui.js';
 
 const PAGE = 20;
 let offset = 0;
@@ -70,6 +70,7 @@ async function render() {
 }
 
 $('#filter').addEventListener('change', () => { offset = 0; render(); });
+$('.pager').after(curlBox('GET', () => `/v1/agents?limit=${PAGE}&offset=${offset}${$('#filter').value ? `&status=${$('#filter').value}` : ''}`, undefined, 'listAgents'));
 $('#prev').addEventListener('click', () => { offset = Math.max(0, offset - PAGE); render(); });
 $('#next').addEventListener('click', () => { offset += PAGE; render(); });
 

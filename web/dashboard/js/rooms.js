@@ -1,6 +1,6 @@
 // Live rooms (GET /v1/rooms through the session) with an End button (DELETE /v1/rooms/{room_id}).
 import { api } from './api.js';
-import { $, el, frame, when, say, errorText } from './ui.js';
+import { $, el, frame, when, say, errorText, curlBox } from './ui.js';
 
 const TYPES = { essence_cloud: 'avatar', expression_cloud: 'avatar', voice_chat: 'voice only', camera_chat: 'camera chat' };
 
@@ -46,6 +46,8 @@ async function refresh() {
 }
 
 $('#refresh').addEventListener('click', refresh);
+$('#list').after(curlBox('GET', '/v1/rooms', undefined, 'listRooms', 'Copy the list as curl'),
+  curlBox('DELETE', '/v1/rooms/ROOM_ID', undefined, 'endRoom', 'Copy "End" as curl'));
 await frame('/rooms');
 await refresh();
 setInterval(() => { if (!document.hidden) refresh(); }, 10000);

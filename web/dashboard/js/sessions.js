@@ -1,6 +1,6 @@
 // Session history (GET /v1/sessions) and one session's transcript with times and its recording.
 import { api } from './api.js';
-import { $, el, frame, when, say, errorText } from './ui.js';
+import { $, el, frame, when, say, errorText, curlBox } from './ui.js';
 
 const LIMIT = 20;
 let offset = 0;
@@ -72,6 +72,7 @@ async function open(id, focus) {
       ` · room ${s.room_id} · started ${when(s.started_at)} · ${duration(s.duration_seconds)} · ${s.minutes_charged} minute${s.minutes_charged === 1 ? '' : 's'} charged · `,
       s.status === 'active' ? 'running' : `ended: ${REASONS[s.end_reason] || s.end_reason}`),
     recording,
+    curlBox('GET', `/v1/sessions/${encodeURIComponent(s.session_id)}/transcript`, undefined, 'getSessionTranscript', 'Copy the transcript request as curl'),
     el('h3', {}, 'Transcript'),
     t.length ? el('div', { class: 'table-wrap' }, el('table', { class: 'transcript', id: 'transcript' },
       el('thead', {}, el('tr', {}, ['Time', 'Who', 'What was said'].map((h) => el('th', { scope: 'col' }, h)))),
@@ -89,9 +90,10 @@ async function page(delta) {
   try { await renderList(); } catch (e) { say('#msg', errorText(e), 'error'); }
 }
 
+$('.pager').after(curlBox('GET', () => `/v1/sessions?limit=${LIMIT}&offset=${offset}`, undefined, 'listSessions'));
 $('#prev').addEventListener('click', () => page(-LIMIT));
 $('#next').addEventListener('click', () => page(LIMIT));
-await frame('/rooms');  // the header's Live entry; the page's tabs say which
+await frame('/sessions');
 await page(0);
 const wanted = new URLSearchParams(location.search).get('id');
 if (wanted) await open(wanted, false);

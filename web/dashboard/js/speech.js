@@ -1,5 +1,5 @@
 import { api } from './api.js';
-import { $, el, frame, say, errorText, when } from './ui.js';
+import { $, el, frame, say, errorText, when, curlBox } from './ui.js';
 
 await frame('/speech');
 const [voices, axes, designed] = await Promise.all([api('GET', '/v1/voices'), api('GET', '/v1/studio/axes'), api('GET', '/v1/studio/voices')]);
@@ -28,11 +28,17 @@ function renderDesigned(list) {
 }
 renderDesigned(designed.voices);
 
+function ttsBody() {
+  const body = { text: $('#text').value, voice: $('#voice').value, language: $('#language').value, speed: Number($('#speed').value), axes: axesValue() };
+  if ($('#voice-code').value) body.voice_code = $('#voice-code').value;
+  return body;
+}
+$('#tts').append(curlBox('POST', '/v1/tts', ttsBody, 'synthesize', 'Copy as curl (add -o speech.wav)'));
+
 $('#tts').addEventListener('submit', async (ev) => {
   ev.preventDefault();
   say('#msg', 'Synthesizing…');
-  const body = { text: $('#text').value, voice: $('#voice').value, language: $('#language').value, speed: Number($('#speed').value), axes: axesValue() };
-  if ($('#voice-code').value) body.voice_code = $('#voice-code').value;
+  const body = ttsBody();
   try {
     const res = await api('POST', '/v1/tts', body, { raw: true });
     const player = $('#player');

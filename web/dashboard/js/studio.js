@@ -3,10 +3,10 @@
 // templates, the agent's own knowledge, and the price (GET /v1/pricing) shown before anything is
 // charged.
 import { api } from './api.js';
-import { $, el, frame, say, errorText } from './ui.js';
+import { $, el, frame, say, errorText, curlBox } from './ui.js';
 import { PERSONAS, personaPrompt } from './personas.js';
 
-await frame('/agents');
+await frame('/studio');
 
 const OUT_LONG_SIDE = 1024; // pixels of the cropped picture sent to the service
 const ASPECTS = { '16:9': 16 / 9, '9:16': 9 / 16, '1:1': 1 };
@@ -375,6 +375,23 @@ async function watch(code) {
   }
 }
 
+// POST /v1/agent/generate's body as the form stands (the photo is sent as a data: URI or a URL).
+function createBody() {
+  const body = { model: $('#model').value, aspect_ratio: $('#aspect').value };
+  const name = $('#name').value.trim();
+  if (name) body.name = name;
+  if ($('#prompt').value.trim()) body.prompt = $('#prompt').value;
+  return body;
+}
+$('#create-curl').replaceChildren(curlBox('POST', '/v1/agent/generate', () => {
+  const body = createBody();
+  if (state.img) body.image = 'https://example.com/your-photo.jpg (or a data: URI of the picture)';
+  const voice = chosenVoice();
+  if (voice && !tuned()) body.voice = voice;
+  else if (voice) body.voice_code = 'the voice_code of POST /v1/studio/voices';
+  return body;
+}, 'generateAgent'));
+
 $('#create').addEventListener('submit', async (ev) => {
   ev.preventDefault();
   if ($('#create-button').disabled) return;
@@ -383,9 +400,7 @@ $('#create').addEventListener('submit', async (ev) => {
   say('#msg', '');
   try {
     const name = $('#name').value.trim();
-    const body = { model: $('#model').value, aspect_ratio: $('#aspect').value };
-    if (name) body.name = name;
-    if ($('#prompt').value.trim()) body.prompt = $('#prompt').value;
+    const body = createBody();
     if (state.img) body.image = state.check.image;
     const voice = chosenVoice();
     if (voice && tuned()) {

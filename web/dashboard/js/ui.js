@@ -36,50 +36,97 @@ export function errorText(e) {
   return e && e.code ? `${e.message} (${e.code})` : String(e && e.message ? e.message : e);
 }
 
+// Every page of the dashboard is one click from the header: the main pages in the bar, the
+// account's own pages (and sign-out) in the account menu. On a narrow screen (app.css) the bar
+// folds into one "Menu" button that opens both lists.
 const NAV = [
   ['/', 'Overview'],
   ['/agents', 'Agents'],
+  ['/studio', 'Studio'],
   ['/rooms', 'Live'],
+  ['/sessions', 'Sessions'],
+  ['/video', 'Videos'],
   ['/speech', 'Speech'],
-  ['/credits', 'Credits & usage'],
-  ['/webhooks', 'Webhooks'],
-  ['/keys', 'API keys'],
-  ['/account', 'Account'],
+  ['/usage', 'Usage'],
   ['/docs/api', 'API reference'],
 ];
+const ACCOUNT_NAV = [
+  ['/account', 'Account and members'],
+  ['/credits', 'Credits'],
+  ['/keys', 'API keys'],
+  ['/webhooks', 'Webhooks'],
+];
+
+// A button that shows and hides `panel`; Escape or a click elsewhere closes it.
+function disclosure(button, panel, onToggle = () => {}) {
+  const set = (open) => {
+    button.setAttribute('aria-expanded', String(open));
+    panel.classList.toggle('open', open);
+    onToggle(open);
+  };
+  button.addEventListener('click', (ev) => {
+    ev.stopPropagation();
+    set(button.getAttribute('aria-expanded') !== 'true');
+  });
+  document.addEventListener('click', (ev) => {
+    if (button.getAttribute('aria-expanded') === 'true' && !panel.contains(ev.target)) set(false);
+  });
+  document.addEventListener('keydown', (ev) => {
+    if (ev.key === 'Escape' && button.getAttribute('aria-expanded') === 'true') {
+      set(false);
+      button.focus();
+    }
+  });
+}
 
 // Loads the session (redirecting to sign-in when there is none) and draws the header.
 export async function frame(active) {
   const s = await loadSession();
-  const nav = el(
-    'nav',
-    { 'aria-label': 'Dashboard' },
-    el(
-      'ul',
-      {},
-      NAV.map(([href, label]) =>
-        el('li', {}, el('a', { href, 'aria-current': href === active ? 'page' : undefined }, label)),
-      ),
-    ),
-  );
-  const who = el(
-    'div',
-    { class: 'who' },
-    el('span', {}, `${s.member.email} · ${s.account.name} (${s.account.plan})`),
-    el(
-      'button',
-      {
-        type: 'button',
-        class: 'link',
-        onclick: async () => {
-          await request('POST', '/dashboard/api/sign-out');
-          location.assign('/sign-in');
-        },
+  const link = ([href, label]) =>
+    el('li', {}, el('a', { href, 'aria-current': href === active ? 'page' : undefined }, label));
+  const nav = el('nav', { 'aria-label': 'Dashboard' }, el('ul', {}, NAV.map(link)));
+  const signOut = el(
+    'button',
+    {
+      type: 'button',
+      class: 'link',
+      id: 'sign-out',
+      onclick: async () => {
+        await request('POST', '/dashboard/api/sign-out');
+        location.assign('/sign-in');
       },
-      'Sign out',
-    ),
+    },
+    'Sign out',
   );
-  const header = el('header', { class: 'top' }, el('a', { href: '/', class: 'brand' }, 'Imago'), nav, who);
+  const accountMenu = el(
+    'div',
+    { class: 'account-menu', id: 'account-menu' },
+    el('p', { class: 'who-line' }, s.member.email, el('br'), `${s.account.name} (${s.account.plan})`),
+    el('ul', { 'aria-label': 'Account' }, ACCOUNT_NAV.map(link), el('li', {}, signOut)),
+  );
+  const accountToggle = el(
+    'button',
+    {
+      type: 'button',
+      class: 'account-toggle',
+      id: 'account-toggle',
+      'aria-expanded': 'false',
+      'aria-controls': 'account-menu',
+      title: `${s.member.email} · ${s.account.name}`,
+    },
+    el('span', { class: 'email' }, s.member.email),
+    ' ▾',
+  );
+  const who = el('div', { class: 'who' }, accountToggle, accountMenu);
+  const menu = el('div', { class: 'site-menu', id: 'site-menu' }, nav, who);
+  const menuToggle = el(
+    'button',
+    { type: 'button', class: 'menu-toggle', id: 'menu-toggle', 'aria-expanded': 'false', 'aria-controls': 'site-menu' },
+    'Menu',
+  );
+  const header = el('header', { class: 'top' }, el('a', { href: '/', class: 'brand' }, 'Imago'), menuToggle, menu);
+  disclosure(accountToggle, accountMenu);
+  disclosure(menuToggle, menu, (open) => header.classList.toggle('menu-open', open));
   document.body.prepend(el('a', { href: '#main', class: 'skip' }, 'Skip to content'), header);
   return s;
 }
@@ -96,4 +143,28 @@ export function copyButton(text, label = 'Copy') {
     }
   });
   return b;
+}
+
+// The same request as a shell line with the reader's own key (IMAGO_API_SECRET in the shell).
+export function curlLine(method, path, body) {
+  const json = body === undefined ? '' : JSON.stringify(body).replaceAll("'", "'\\''");
+  const data = body === undefined ? '' : ` -H 'Content-Type: application/json' \\\n  -d '${json}'`;
+  return `curl -s${method === 'GET' ? '' : ` -X ${method}`} '${location.origin}${path}' \\\n  -H "api-secret: $IMAGO_API_SECRET"${data}`;
+}
+
+// "Copy as curl" beside an action: the request folded away, a copy button, and the API reference
+// (`ref` is the operation's anchor there, e.g. 'speak'). `path` and `body` may be functions, read
+// each time the box is opened (so the line has what the form holds then).
+export function curlBox(method, path, body, ref = '', label = 'Copy as curl') {
+  const pre = el('pre', { class: 'curl' });
+  const copy = el('span', {});
+  const box = el('details', { class: 'curl-box' }, el('summary', {}, label), pre,
+    el('div', { class: 'row' }, copy, el('a', { href: '/docs/api' + (ref ? '#' + ref : '') }, 'API reference')));
+  const fill = () => {
+    const line = curlLine(method, typeof path === 'function' ? path() : path, typeof body === 'function' ? body() : body);
+    pre.textContent = line;
+    copy.replaceChildren(copyButton(line, 'Copy'));
+  };
+  box.addEventListener('toggle', () => { if (box.open) fill(); });
+  return box;
 }

@@ -1,7 +1,7 @@
 // Usage in words: each ledger entry explained and linked to what it paid for, spend per agent, and
 // the monthly live spend cap (GET/PUT /v1/spend-cap), with the API calls as curl lines.
 import { api } from './api.js';
-import { $, el, frame, say, errorText, when, copyButton } from './ui.js';
+import { $, el, frame, say, errorText, when, copyButton, curlLine } from './ui.js';
 
 await frame('/usage');
 const PAGE = 25;
@@ -25,10 +25,7 @@ export function explain(e) {
   return [`${n} credits: ${r || e.kind}.`];
 }
 
-function curl(method, path, body) {
-  const data = body === undefined ? '' : ` -H 'Content-Type: application/json' \\\n  -d '${JSON.stringify(body)}'`;
-  return `curl -s${method === 'GET' ? '' : ` -X ${method}`} ${location.origin}${path} \\\n  -H "api-secret: $IMAGO_API_SECRET"${data}`;
-}
+const curl = curlLine;  // the shared copy-as-curl line (ui.js)
 function showCurl(pre, slot, line) {
   $(pre).textContent = line;
   $(slot).replaceChildren(copyButton(line, 'Copy as curl'));
