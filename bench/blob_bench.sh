@@ -2,9 +2,9 @@
 # Blob streaming (docs/architecture.md, "Blobs"), all on 127.0.0.1: one imagod on a throwaway
 # PostgreSQL 15 (blobs as chunks in the database) and one on SQLite (blobs as files). Each uploads
 # a SIZE_MB video by multipart, then downloads it back, and reports the time of each and the
-# node's resident memory: before, its peak after the upload (the HTTP server reads a request body
-# whole, so the upload's peak includes the body), and its growth over the download (streamed one
-# 1 MiB chunk at a time: stays far below the file's size).
+# node's resident memory: before, its peak after the upload (the body is spooled to a temporary
+# file and stored chunk by chunk; bench/upload_rss.sh measures that growth alone), and its growth
+# over the download (streamed one 1 MiB chunk at a time: stays far below the file's size).
 #
 #   bash bench/blob_bench.sh [path/to/imagod]     (default build/imagod)
 #   env: SIZE_MB=100 DOWNLOADS=3

@@ -6,6 +6,7 @@
 #include "api/routes.h"
 #include "api/views.h"
 #include "blobs/blob_store.h"
+#include "fetch/json_stream.h"
 #include "fetch/media_input.h"
 #include "fetch/multipart.h"
 #include "files/file_service.h"
@@ -24,60 +25,85 @@ namespace json = boost::json;
 // 100 MB of video as base64 (4/3) inside JSON or multipart, with room for the envelope.
 constexpr size_t kUploadBodyLimit = 140u << 20;
 
+// Parsed in pieces (fetch/json_stream.h): file_data is decoded as it is parsed, into memory for a
+// small body and into a spool file next to the request's own for a spooled one, so a 140 MB JSON
+// upload is never held whole, neither as text nor decoded.
 Result<files::UploadInput> read_json_upload(const http::Request& req) {
-  auto body = parse_json_object_with(req.body, {"file_url", "file_data", "file_name", "file_type"});
-  if (!body.ok()) return body.status();
   files::UploadInput up;
-  auto url = get_string(*body, "file_url");
-  if (!url.ok()) return url.status();
-  auto data = get_string(*body, "file_data");
-  if (!data.ok()) return data.status();
-  auto name = get_string(*body, "file_name");
-  if (!name.ok()) return name.status();
-  auto type = get_string(*body, "file_type");
-  if (!type.ok()) return type.status();
-  if (type->has_value() && **type != "auto") {
-    if (**type != "image" && **type != "video" && **type != "audio") {
+  std::shared_ptr<SpoolFile> decoded_file;
+  fetch::InlineDataDecoder decoder("file_data", fetch::kMaxMediaBytes, [&](std::string_view piece) -> Status {
+    if (!req.body_file) {
+      up.owned.append(piece);
+      return Status::Ok();
+    }
+    if (!decoded_file) {
+      auto f = SpoolFile::create(req.body_file->dir());
+      if (!f.ok()) return f.status();
+      decoded_file = std::move(f).value();
+    }
+    return decoded_file->append(piece.data(), piece.size());
+  });
+  auto body = fetch::read_json_object_streamed(
+      req.body_bytes(), {"file_url", "file_data", "file_name", "file_type"}, "file_data",
+      [&](std::string_view text) { return decoder.feed(text); });
+  if (!body.ok()) return body.status();
+  auto field = [&](const char* name) -> std::optional<std::string> {
+    auto it = body->fields.find(name);
+    return it == body->fields.end() ? std::nullopt : it->second;
+  };
+  auto url = field("file_url");
+  auto name = field("file_name");
+  auto type = field("file_type");
+  if (type && *type != "auto") {
+    if (*type != "image" && *type != "video" && *type != "audio") {
       return Status::Invalid("Field 'file_type' must be one of: auto, image, video, audio");
     }
-    up.wanted_type = **type;
+    up.wanted_type = *type;
   }
-  if (name->has_value()) {
-    if ((*name)->empty() || (*name)->size() > 255)
+  if (name) {
+    if (name->empty() || name->size() > 255)
       return Status::Invalid("Field 'file_name' must be 1 to 255 characters");
-    up.name = **name;
+    up.name = *name;
   }
-  if (url->has_value() == data->has_value()) {
+  if (url.has_value() == body->large_given) {
     return Status::Invalid("Provide exactly one of 'file_url' or 'file_data'");
   }
-  if (data->has_value()) {
-    auto bytes = fetch::decode_inline_data("file_data", **data, fetch::kMaxMediaBytes);
-    if (!bytes.ok()) return bytes.status();
-    up.owned = std::move(bytes).value();
+  if (body->large_given) {
+    if (Status st = decoder.finish(); !st.ok()) return st;
+    if (decoded_file) up.bytes = BodyBytes::whole(decoded_file);
     return up;
   }
-  up.url = **url;  // fetched by the file service
+  up.url = *url;  // fetched by the file service
   return up;
 }
 
+// Over the body wherever it is: a large upload's file part stays a range of the spool file.
 Result<files::UploadInput> read_multipart_upload(const http::Request& req) {
   auto ct = req.headers.get("content-type");
   auto boundary = fetch::multipart_boundary(ct ? *ct : "");
   if (!boundary) return Status::Invalid("multipart/form-data without a boundary");
-  auto parts = fetch::parse_multipart(req.body, *boundary);
+  auto parts = fetch::parse_multipart(req.body_bytes(), *boundary);
   if (!parts.ok()) return parts.status();
   files::UploadInput up;
-  const fetch::FormPart* file = nullptr;
+  const fetch::FormPartBytes* file = nullptr;
   for (const auto& p : *parts) {
     if (p.name == "file" || (!file && p.filename)) file = &p;
     if (p.name == "file_type") {
-      std::string t(trim(p.data));
+      auto text = p.data.text(0, 256);
+      if (!text.ok()) return text.status();
+      if (p.data.size() > 256)
+        return Status::Invalid("Field 'file_type' must be one of: auto, image, video, audio");
+      std::string t(trim(*text));
       if (t != "auto" && t != "image" && t != "video" && t != "audio") {
         return Status::Invalid("Field 'file_type' must be one of: auto, image, video, audio");
       }
       if (t != "auto") up.wanted_type = t;
     }
-    if (p.name == "file_name" && !p.data.empty()) up.name = std::string(p.data.substr(0, 255));
+    if (p.name == "file_name" && !p.data.empty()) {
+      auto text = p.data.text(0, 255);
+      if (!text.ok()) return text.status();
+      up.name = std::move(text).value();
+    }
   }
   if (!file) return Status::Invalid("multipart upload needs a 'file' part");
   if (file->data.empty()) return Status::Invalid("the uploaded file is empty");
@@ -153,6 +179,7 @@ http::Response download_response(std::unique_ptr<BlobReader> reader, const std::
 void register_file_routes(http::Router& router, Services& s) {
   http::RouteOptions up;
   up.body_limit = kUploadBodyLimit;
+  up.spool_body = true;                    // large bodies arrive in a spool file, read through body_bytes()
   up.pool = http::HandlerPool::kOutbound;  // may fetch a URL from another host
   router.add(
       "POST", "/v1/files/upload", [&s](http::Request& req) { return upload(s, req); }, up);

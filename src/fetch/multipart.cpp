@@ -50,22 +50,28 @@ std::optional<std::string> multipart_boundary(std::string_view content_type_head
   return b;
 }
 
-Result<std::vector<FormPart>> parse_multipart(std::string_view body, std::string_view boundary) {
+Result<std::vector<FormPartBytes>> parse_multipart(const BodyBytes& body, std::string_view boundary) {
   std::string delim = "--" + std::string(boundary);
-  std::vector<FormPart> parts;
-  size_t pos = body.find(delim);
-  if (pos == std::string_view::npos) return Status::Invalid("multipart body has no boundary line");
-  pos += delim.size();
+  std::vector<FormPartBytes> parts;
+  auto first = body.find(delim, 0);
+  if (!first.ok()) return first.status();
+  if (*first < 0) return Status::Invalid("multipart body has no boundary line");
+  int64_t pos = *first + static_cast<int64_t>(delim.size());
   const std::string next_delim = "\r\n" + delim;
   while (true) {
-    if (body.substr(pos, 2) == "--") return parts;  // closing delimiter
-    if (body.substr(pos, 2) != "\r\n") return Status::Invalid("malformed multipart boundary line");
+    auto after = body.text(pos, 2);
+    if (!after.ok()) return after.status();
+    if (*after == "--") return parts;  // closing delimiter
+    if (*after != "\r\n") return Status::Invalid("malformed multipart boundary line");
     pos += 2;
-    size_t header_end = body.find("\r\n\r\n", pos);
-    if (header_end == std::string_view::npos) return Status::Invalid("malformed multipart part headers");
-    FormPart part;
+    // The header section is read whole, so it is bounded; the data is only ever a range.
+    auto head = body.text(pos, kMaxPartHeaderBytes);
+    if (!head.ok()) return head.status();
+    size_t header_end = head->find("\r\n\r\n");
+    if (header_end == std::string::npos) return Status::Invalid("malformed multipart part headers");
+    FormPartBytes part;
     bool has_disposition = false;
-    for (auto line : split(body.substr(pos, header_end - pos), '\n')) {
+    for (auto line : split(std::string_view(*head).substr(0, header_end), '\n')) {
       line = trim(line);
       if (line.empty()) continue;
       auto colon = line.find(':');
@@ -83,13 +89,26 @@ Result<std::vector<FormPart>> parse_multipart(std::string_view body, std::string
       }
     }
     if (!has_disposition) return Status::Invalid("multipart part without Content-Disposition");
-    size_t data_start = header_end + 4;
-    size_t data_end = body.find(next_delim, data_start);
-    if (data_end == std::string_view::npos) return Status::Invalid("multipart body is truncated");
-    part.data = body.substr(data_start, data_end - data_start);
+    int64_t data_start = pos + static_cast<int64_t>(header_end) + 4;
+    auto data_end = body.find(next_delim, data_start);
+    if (!data_end.ok()) return data_end.status();
+    if (*data_end < 0) return Status::Invalid("multipart body is truncated");
+    part.data = body.slice(data_start, *data_end - data_start);
     parts.push_back(std::move(part));
-    pos = data_end + next_delim.size();
+    pos = *data_end + static_cast<int64_t>(next_delim.size());
   }
+}
+
+Result<std::vector<FormPart>> parse_multipart(std::string_view body, std::string_view boundary) {
+  auto ranges = parse_multipart(BodyBytes(body), boundary);
+  if (!ranges.ok()) return ranges.status();
+  std::vector<FormPart> parts;
+  parts.reserve(ranges->size());
+  for (auto& r : *ranges) {
+    parts.push_back(
+        FormPart{std::move(r.name), std::move(r.filename), std::move(r.content_type), r.data.view()});
+  }
+  return parts;
 }
 
 }  // namespace imago::fetch

@@ -14,6 +14,19 @@ namespace imago::files {
 
 namespace json = boost::json;
 
+// More than any magic number fetch::sniff looks at.
+constexpr size_t kSniffBytes = 4096;
+
+// Reads an upload (in memory or a range of the request's spool file) into the store piece by piece.
+BlobSource blob_source_of(const BodyBytes& data) {
+  auto pos = std::make_shared<int64_t>(0);
+  return [data, pos](char* buf, size_t cap) -> Result<size_t> {
+    auto n = data.read(*pos, buf, cap);
+    if (n.ok()) *pos += static_cast<int64_t>(*n);
+    return n;
+  };
+}
+
 Status write_file(BlobStore& blobs, FileStore& files, FileRecord& f, const BlobSource& source,
                   const std::function<Status(const FileRecord&)>& record) {
   int64_t written = 0;
@@ -61,8 +74,11 @@ Result<FileRecord> FileService::upload(const std::string& account_id, int64_t qu
     if (!fetched.ok()) return fetched.status();
     up->owned = std::move(fetched).value();
   }
-  std::string_view bytes = up->bytes.empty() ? std::string_view(up->owned) : up->bytes;
-  auto type = fetch::sniff(bytes);
+  const BodyBytes bytes = up->bytes.empty() ? BodyBytes(up->owned) : up->bytes;
+  // Typing needs only the first bytes (magic numbers); a spooled upload is never read whole.
+  auto head = bytes.text(0, kSniffBytes);
+  if (!head.ok()) return head.status();
+  auto type = fetch::sniff(*head);
   if (!type) {
     return Status(Code::kUnsupportedMedia,
                   "Unsupported file type: only images (JPEG, PNG, WebP, GIF), videos (MP4, MOV, "
@@ -74,15 +90,23 @@ Result<FileRecord> FileService::upload(const std::string& account_id, int64_t qu
                   "file_type is " + *up->wanted_type + " but the content is " + type->mime);
   }
   size_t max = fetch::max_bytes_for(type->kind);
-  if (bytes.size() > max) {
+  if (bytes.size() > static_cast<int64_t>(max)) {
     return Status(Code::kTooLarge,
                   "File too large: " + kind + " uploads are limited to " + std::to_string(max >> 20) + " MB");
   }
-  if (Status st = check_storage_quota(*used, static_cast<int64_t>(bytes.size()), quota_bytes); !st.ok())
-    return st;
+  if (Status st = check_storage_quota(*used, bytes.size(), quota_bytes); !st.ok()) return st;
   // An image whose header declares more pixels than we ever decode is refused at upload.
+  // Images are read whole for it: at most kMaxImageBytes (checked above), unlike videos.
   if (type->kind == fetch::MediaKind::kImage) {
-    if (Status st = check_image_size(bytes, "file"); !st.ok()) return st;
+    std::string image_copy;
+    std::string_view image = bytes.view();
+    if (!bytes.in_memory()) {
+      auto whole = bytes.text(0, max);
+      if (!whole.ok()) return whole.status();
+      image_copy = std::move(whole).value();
+      image = image_copy;
+    }
+    if (Status st = check_image_size(image, "file"); !st.ok()) return st;
   }
   FileRecord f;
   f.id = new_id("file");
@@ -95,8 +119,8 @@ Result<FileRecord> FileService::upload(const std::string& account_id, int64_t qu
   f.original_name = up->name;
   f.source_url = up->url;
   f.created_at = d_.clock->now_s();
-  // Written chunk by chunk from the bytes already in memory (no further copy of a 100 MB video).
-  if (Status st = write_file(*d_.blobs, *d_.files, f, blob_source_of(bytes)); !st.ok()) return st;
+  // Written chunk by chunk from memory or the spool file (no further copy of a 100 MB video).
+  if (Status st = write_file(*d_.blobs, *d_.files, f, files::blob_source_of(bytes)); !st.ok()) return st;
   log::info("file_uploaded", {{"file", f.id}, {"mime", f.mime}, {"bytes", f.size}});
   return f;
 }

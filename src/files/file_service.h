@@ -13,6 +13,7 @@
 #include "blobs/blob_store.h"
 #include "store/file_store.h"
 #include "util/clock.h"
+#include "util/spool.h"
 #include "util/status.h"
 
 namespace imago {
@@ -34,8 +35,10 @@ Status write_file(BlobStore& blobs, FileStore& files, FileRecord& f, const BlobS
 // What an upload request carries, as the handler parsed it: the bytes (a part of the request body
 // or decoded from it) or a URL for the service to fetch.
 struct UploadInput {
-  std::string owned;                       // decoded bytes, when they are not a part of the request body
-  std::string_view bytes;                  // the file inside the request body (multipart); empty: `owned`
+  std::string owned;  // decoded bytes, when they are not a part of the request body
+  // The file inside the request body (a multipart part, in memory or in the request's spool file,
+  // read piece by piece); empty: `owned`.
+  BodyBytes bytes;
   std::optional<std::string> url;          // file_url: fetched here
   std::optional<std::string> name;         // file_name
   std::optional<std::string> wanted_type;  // file_type: image, video, audio (auto: none)

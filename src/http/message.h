@@ -4,6 +4,7 @@
 #include <boost/json/value.hpp>
 #include <functional>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -11,6 +12,7 @@
 #include <vector>
 
 #include "auth/principal.h"
+#include "util/spool.h"
 #include "util/status.h"
 
 namespace imago::http {
@@ -36,7 +38,10 @@ struct Request {
   std::map<std::string, std::string> query;   // decoded query parameters (last one wins)
   std::map<std::string, std::string> params;  // path parameters from the route pattern
   Headers headers;
+  // The body in memory; empty when it was spooled to `body_file` (routes with
+  // RouteOptions::spool_body, bodies above ServerOptions::spool_threshold).
   std::string body;
+  std::shared_ptr<SpoolFile> body_file;
   std::string client_ip;
   std::string request_id;
 
@@ -46,6 +51,8 @@ struct Request {
   const std::string& param(const std::string& name) const;
   std::optional<std::string_view> query_param(const std::string& name) const;
   std::string_view content_type() const;  // media type only, lower case, no parameters
+  // The body wherever it is: handlers of spooling routes read it through this, in pieces.
+  BodyBytes body_bytes() const { return body_file ? BodyBytes::whole(body_file) : BodyBytes(body); }
 };
 
 // Produces the body of a streamed (chunked) response piece by piece. The server calls it on its

@@ -101,6 +101,7 @@ RouteInfo Pipeline::route_info(std::string_view method, std::string_view path) c
     const RouteOptions& o = m.route->options;
     info.pool = o.pool;
     info.needs_auth = via_session || o.auth != AuthMode::kNone;
+    info.spool_body = o.spool_body;
     if (info.pool == HandlerPool::kInline) {
       // Dashboard sessions write to the member store; with a database server, keys, rate limits
       // and throttles are network round trips. Neither may run on an I/O thread.

@@ -27,6 +27,9 @@ struct RouteOptions {
   // Rate-limit tier; when unset it follows SPEC 8.1: GET -> Read, other methods -> Write.
   std::optional<Tier> tier;
   size_t body_limit = 1 << 20;  // bytes; larger bodies get 413
+  // Bodies above ServerOptions::spool_threshold arrive in Request::body_file instead of
+  // Request::body: for upload routes whose handlers read Request::body_bytes() piece by piece.
+  bool spool_body = false;
   // kCpu / kOutbound: handlers that wait on other work. kInline: answered on the I/O thread, for
   // handlers that never block (docs/http.md, "Where handlers run"); the pipeline falls back to
   // kRequest where authentication or limits would wait on a database server.

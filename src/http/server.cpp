@@ -6,6 +6,7 @@
 #include <boost/asio/post.hpp>
 #include <boost/url/parse.hpp>
 #include <csignal>
+#include <filesystem>
 #include <thread>
 
 #include "http/listener.h"
@@ -177,6 +178,12 @@ ServerOptions normalized(ServerOptions o) {
   if (o.shutdown_grace_s < 0) o.shutdown_grace_s = 0;
   if (o.tls_handshake_timeout_s <= 0) o.tls_handshake_timeout_s = 10;
   if (o.header_limit < 256) o.header_limit = 256;
+  if (o.spool_threshold == 0) o.spool_threshold = 1;
+  if (o.spool_dir.empty()) {
+    std::error_code ec;
+    auto tmp = std::filesystem::temp_directory_path(ec);
+    o.spool_dir = ec ? "/tmp" : tmp.string();
+  }
   if (o.max_connections <= 0) o.max_connections = 1;
   if (o.max_connections_per_ip <= 0) o.max_connections_per_ip = 1;
   if (o.fd_reserve < 0) o.fd_reserve = 0;

@@ -39,6 +39,7 @@ struct RouteInfo {
   size_t body_limit = 1 << 20;  // larger bodies are answered 413 without dispatching
   HandlerPool pool = HandlerPool::kRequest;
   bool needs_auth = false;  // bodies above a small bound are read only after Dispatcher::precheck
+  bool spool_body = false;  // a body above ServerOptions::spool_threshold is read into a SpoolFile
 };
 
 class Dispatcher {
@@ -78,6 +79,11 @@ struct ServerOptions {
   int write_timeout_s = 60;  // to send a response (per chunk for streams)
   int idle_timeout_s = 60;   // keep-alive connection with no request in progress
   size_t header_limit = 16 * 1024;
+  // Request bodies of spooling routes (RouteInfo::spool_body) above the threshold are written to
+  // nameless temporary files in spool_dir (empty: the system's temporary directory) as they
+  // arrive, instead of being collected in memory.
+  std::string spool_dir;
+  size_t spool_threshold = 1 << 20;
   // Connection caps: beyond them a new connection gets a short 503 and is closed. The global cap
   // is also kept below the descriptor limit minus fd_reserve (database, blobs, outbound fetches).
   int max_connections = 10000;

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 #include <poll.h>
 #include <sys/socket.h>
+#include <unistd.h>
 
 #include <atomic>
 #include <boost/asio/connect.hpp>
@@ -19,6 +20,9 @@
 #include <boost/json/parse.hpp>
 #include <chrono>
 #include <condition_variable>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
 #include <random>
 #include <thread>
 #include <vector>
@@ -35,6 +39,12 @@ int64_t ms_since(Clock::time_point t) {
   return std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - t).count();
 }
 
+constexpr uint64_t kFnvOffset = 14695981039346656037ull;
+uint64_t fnv1a(uint64_t h, std::string_view data) {
+  for (unsigned char c : data) h = (h ^ c) * 1099511628211ull;
+  return h;
+}
+
 class FakeDispatcher : public Dispatcher {
  public:
   RouteInfo route_info(std::string_view, std::string_view path) const override {
@@ -46,6 +56,10 @@ class FakeDispatcher : public Dispatcher {
     if (path == "/upload") {
       info.body_limit = 200 << 20;
       info.needs_auth = true;
+    }
+    if (path == "/spool") {
+      info.body_limit = 8 << 20;
+      info.spool_body = true;
     }
     return info;
   }
@@ -150,6 +164,24 @@ class FakeDispatcher : public Dispatcher {
       return Response::bytes(200, "text/plain", "cpu done");
     }
     if (req.path == "/big") return Response::bytes(200, "text/plain", std::to_string(req.body.size()));
+    if (req.path == "/spool") {
+      // Where the body arrived and a hash of it, read back in pieces as upload handlers do.
+      BodyBytes b = req.body_bytes();
+      std::string piece(100 * 1000, '\0');  // not a divisor of the body sizes used: seams move
+      uint64_t h = kFnvOffset;
+      for (int64_t pos = 0; pos < b.size();) {
+        auto n = b.read(pos, piece.data(), piece.size());
+        if (!n.ok() || *n == 0) return Response::error(500, "INTERNAL_ERROR", "read failed");
+        h = fnv1a(h, std::string_view(piece.data(), *n));
+        pos += static_cast<int64_t>(*n);
+      }
+      boost::json::object o;
+      o["in_file"] = req.body_file != nullptr;
+      o["in_memory"] = req.body.size();
+      o["size"] = b.size();
+      o["hash"] = std::to_string(h);
+      return Response::json(200, o);
+    }
     if (req.path == "/nocontent") return Response::bytes(204, "text/plain", "");
     if (req.path == "/with-id") {
       Response r = Response::bytes(200, "text/plain", "x");
@@ -1162,6 +1194,183 @@ TEST_F(ServerTest, MutatedAndRandomInputNeverBreaksTheServer) {
   auto r = read_response(s, buf, ec);
   ASSERT_FALSE(ec) << ec.message();
   EXPECT_EQ(r.result_int(), 200u);
+}
+
+// ---- spooled request bodies --------------------------------------------------------------------
+
+class SpoolTest : public ServerTest {
+ protected:
+  void SetUp() override {
+    dir_ = ::testing::TempDir() + "spool_" + std::to_string(::getpid()) + "_" +
+           ::testing::UnitTest::GetInstance()->current_test_info()->name();
+    std::filesystem::remove_all(dir_);
+  }
+  void TearDown() override {
+    ServerTest::TearDown();
+    std::filesystem::remove_all(dir_);
+  }
+  void start_spooling(size_t threshold) {
+    ServerOptions o;
+    o.spool_dir = dir_;
+    o.spool_threshold = threshold;
+    start(o);
+  }
+  static std::string pattern(size_t n) {
+    std::string b(n, '\0');
+    std::mt19937 rng(7);
+    for (auto& c : b) c = static_cast<char>(rng());
+    return b;
+  }
+  static std::string post(std::string_view target, std::string_view body) {
+    return "POST " + std::string(target) +
+           " HTTP/1.1\r\nHost: t\r\nContent-Length: " + std::to_string(body.size()) + "\r\n\r\n" +
+           std::string(body);
+  }
+  static std::string chunked(std::string_view body, size_t piece) {
+    std::string out;
+    for (size_t i = 0; i < body.size(); i += piece) {
+      auto part = body.substr(i, piece);
+      char len[32];
+      std::snprintf(len, sizeof len, "%zx\r\n", part.size());
+      out += len;
+      out += part;
+      out += "\r\n";
+    }
+    return out + "0\r\n\r\n";
+  }
+  // Names left in the spool directory: spool files have none, so this stays 0.
+  size_t names_in_dir() const {
+    std::error_code ec;
+    size_t n = 0;
+    for (auto it = std::filesystem::directory_iterator(dir_, ec);
+         !ec && it != std::filesystem::directory_iterator(); ++it)
+      ++n;
+    return n;
+  }
+  // Waits (bounded) until the process holds `n` spool files; the condition, not the time, is tested.
+  static bool open_spools_become(int64_t n) {
+    for (int i = 0; i < 1000 && SpoolFile::open_count() != n; ++i)
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    return SpoolFile::open_count() == n;
+  }
+  boost::json::value roundtrip(const std::string& request) {
+    auto s = connect();
+    boost::beast::flat_buffer buf;
+    send(s, request);
+    boost::system::error_code ec;
+    auto r = read_response(s, buf, ec);
+    EXPECT_FALSE(ec) << ec.message();
+    EXPECT_EQ(r.result_int(), 200u) << r.body();
+    return r.result_int() == 200 ? boost::json::parse(r.body()) : boost::json::value();
+  }
+
+  std::string dir_;
+};
+
+TEST_F(SpoolTest, LargeBodyArrivesInAFileIntact) {
+  start_spooling(64 * 1024);
+  const std::string body = pattern(3 << 20);
+  auto v = roundtrip(post("/spool", body));
+  ASSERT_TRUE(v.is_object());
+  EXPECT_TRUE(v.at("in_file").as_bool());
+  EXPECT_EQ(v.at("in_memory").as_int64(), 0);  // nothing of it was kept in memory as well
+  EXPECT_EQ(v.at("size").as_int64(), static_cast<int64_t>(body.size()));
+  EXPECT_EQ(v.at("hash").as_string(), std::to_string(fnv1a(kFnvOffset, body)));
+  EXPECT_TRUE(open_spools_become(0));  // closed with the request
+  EXPECT_EQ(names_in_dir(), 0u);
+}
+
+TEST_F(SpoolTest, ChunkedBodyMovesToAFileOnceOverTheThreshold) {
+  start_spooling(64 * 1024);
+  const std::string body = pattern(1 << 20);
+  auto v = roundtrip("POST /spool HTTP/1.1\r\nHost: t\r\nTransfer-Encoding: chunked\r\n\r\n" +
+                     chunked(body, 10000));
+  ASSERT_TRUE(v.is_object());
+  EXPECT_TRUE(v.at("in_file").as_bool());
+  EXPECT_EQ(v.at("in_memory").as_int64(), 0);
+  EXPECT_EQ(v.at("hash").as_string(), std::to_string(fnv1a(kFnvOffset, body)));
+}
+
+TEST_F(SpoolTest, SmallBodiesAndOtherRoutesStayInMemory) {
+  start_spooling(64 * 1024);
+  const std::string small = pattern(1000);
+  auto v = roundtrip(post("/spool", small));
+  ASSERT_TRUE(v.is_object());
+  EXPECT_FALSE(v.at("in_file").as_bool());
+  EXPECT_EQ(v.at("hash").as_string(), std::to_string(fnv1a(kFnvOffset, small)));
+  // /big does not opt in: its 2 MB body is read into memory as before.
+  auto s = connect();
+  boost::beast::flat_buffer buf;
+  send(s, post("/big", std::string(2 << 20, 'b')));
+  boost::system::error_code ec;
+  auto r = read_response(s, buf, ec);
+  ASSERT_FALSE(ec);
+  EXPECT_EQ(r.body(), std::to_string(2 << 20));
+}
+
+TEST_F(SpoolTest, ClientLeavingMidBodyLeavesNothing) {
+  start_spooling(64 * 1024);
+  ASSERT_EQ(SpoolFile::open_count(), 0);
+  {
+    auto s = connect();
+    const std::string part = pattern(2 << 20);
+    send(s, "POST /spool HTTP/1.1\r\nHost: t\r\nContent-Length: " + std::to_string(6 << 20) + "\r\n\r\n");
+    send(s, part);
+    ASSERT_TRUE(open_spools_become(1)) << "the body is being spooled";
+    EXPECT_EQ(names_in_dir(), 0u);  // nameless from the start
+  }                                 // the client goes away with 4 MB unsent
+  EXPECT_TRUE(open_spools_become(0)) << "the partial body's file was closed";
+  EXPECT_EQ(names_in_dir(), 0u);
+}
+
+TEST_F(SpoolTest, OverLimitBodyIs413EnvelopeAndItsFileIsClosed) {
+  start_spooling(64 * 1024);
+  // Declared too large: refused before a byte of it is read.
+  {
+    auto s = connect();
+    boost::beast::flat_buffer buf;
+    send(s, "POST /spool HTTP/1.1\r\nHost: t\r\nContent-Length: " + std::to_string(9 << 20) + "\r\n\r\n");
+    boost::system::error_code ec;
+    auto r = read_response(s, buf, ec);
+    ASSERT_FALSE(ec);
+    expect_envelope(r, 413, "PAYLOAD_TOO_LARGE");
+  }
+  // Chunked: cut at the limit after 8 MB went to the spool file.
+  {
+    auto s = connect();
+    boost::beast::flat_buffer buf;
+    const std::string body = pattern(9 << 20);
+    std::thread sender([&] {
+      boost::system::error_code ignored;
+      std::string req =
+          "POST /spool HTTP/1.1\r\nHost: t\r\nTransfer-Encoding: chunked\r\n\r\n" + chunked(body, 64 * 1024);
+      net::write(s, net::buffer(req), ignored);  // the server may close before all of it is sent
+    });
+    boost::system::error_code ec;
+    auto r = read_response(s, buf, ec);
+    sender.join();
+    ASSERT_FALSE(ec) << ec.message();
+    expect_envelope(r, 413, "PAYLOAD_TOO_LARGE");
+  }
+  EXPECT_TRUE(open_spools_become(0));
+  EXPECT_EQ(names_in_dir(), 0u);
+}
+
+TEST_F(SpoolTest, UnusableSpoolDirectoryIs503Envelope) {
+  ServerOptions o;
+  // A regular file where the directory should be: creating the spool file fails.
+  std::filesystem::create_directories(std::filesystem::path(dir_).parent_path());
+  { std::ofstream(dir_) << "x"; }
+  o.spool_dir = dir_ + "/sub";
+  o.spool_threshold = 1024;
+  start(o);
+  auto s = connect();
+  boost::beast::flat_buffer buf;
+  send(s, post("/spool", pattern(4096)));
+  boost::system::error_code ec;
+  auto r = read_response(s, buf, ec);
+  ASSERT_FALSE(ec) << ec.message();
+  expect_envelope(r, 503, "SERVICE_UNAVAILABLE");
 }
 
 TEST(ServerListen, BusyPortIsAnError) {

@@ -18,6 +18,7 @@
 #include <string>
 
 #include "http/server_internal.h"
+#include "http/spool_body.h"
 #include "http/streams.h"
 
 namespace imago::http::detail {
@@ -85,7 +86,7 @@ class Session final : public Connection, public std::enable_shared_from_this<Ses
   std::string client_ip_;
 
   std::optional<bhttp::request_parser<bhttp::empty_body>> header_parser_;
-  std::optional<bhttp::request_parser<bhttp::string_body>> body_parser_;
+  std::optional<bhttp::request_parser<SpoolBody>> body_parser_;
   std::optional<bhttp::request<bhttp::empty_body>> upgrade_request_;  // WebSocket upgrade in progress
 
   // The request being handled.

@@ -334,11 +334,13 @@ void Session<Stream>::on_header(beast::error_code ec, std::size_t) {
 
   std::size_t limit = 0;
   bool needs_auth = false;
+  bool spool = false;
   try {
     RouteInfo info = ctx_.dispatcher.route_info(method_, path_);
     limit = info.body_limit;
     pool_ = info.pool;
     needs_auth = info.needs_auth;
+    spool = info.spool_body;
   } catch (const std::exception& e) {
     log::error("body_limit_failed", {{"error", e.what()}});
     unread_input_ = true;
@@ -366,6 +368,12 @@ void Session<Stream>::on_header(beast::error_code ec, std::size_t) {
   }
   header_parser_.reset();
   body_parser_->body_limit(static_cast<std::uint64_t>(limit));  // enforced per chunk for chunked bodies
+  if (spool) {
+    // Read into a nameless temporary file past the threshold (spool_body.h); the reader is
+    // created when the first body byte is parsed, after this.
+    body_parser_->get().body().threshold = ctx_.options.spool_threshold;
+    body_parser_->get().body().dir = ctx_.options.spool_dir;
+  }
   if (body_parser_->is_done()) {
     dispatch_request();
     return;
@@ -450,7 +458,10 @@ void Session<Stream>::on_body(beast::error_code ec, std::size_t) {
   if (ec) {
     unread_input_ = true;
     if (ec == bhttp::error::body_limit) return reject(413, "PAYLOAD_TOO_LARGE", "Request body too large");
+    if (body_parser_->get().body().spool_failed)  // logged by the spool: the disk, not the client
+      return reject(503, "SERVICE_UNAVAILABLE", "The request body could not be stored; try again later");
     if (ec == bhttp::error::end_of_stream || ec == bhttp::error::partial_message || !is_http_error(ec)) {
+      body_parser_.reset();  // the read has ended: a partial body (and its spool file) goes now
       close_now();
       return;
     }
@@ -527,7 +538,8 @@ void Session<Stream>::dispatch_request() {
   req.query = std::move(query_);
   req.headers.reserve(static_cast<std::size_t>(std::distance(msg.begin(), msg.end())));
   for (const auto& f : msg) req.headers.add(std::string(f.name_string()), std::string(f.value()));
-  req.body = std::move(msg.body());
+  req.body = std::move(msg.body().mem);
+  req.body_file = std::move(msg.body().file);
   req.client_ip = client_ip_;
 
   if (pool_ == HandlerPool::kInline) {

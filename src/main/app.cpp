@@ -298,6 +298,8 @@ Result<std::unique_ptr<App>> App::create(Config config) {
   so.write_timeout_s = p.config.write_timeout_s;
   so.idle_timeout_s = p.config.idle_timeout_s;
   so.header_limit = static_cast<size_t>(p.config.header_limit_bytes);
+  // Large upload bodies (RouteOptions::spool_body) are read into nameless files here.
+  so.spool_dir = p.config.data_dir + "/spool";
   so.shutdown_grace_s = p.config.shutdown_grace_s;
   so.tls_cert_file = p.config.tls_cert_file;
   so.tls_key_file = p.config.tls_key_file;
