@@ -8,6 +8,9 @@
 // 3. Steady state for `steady_seconds` while speaking: video fps, audio frames/s, audio index gaps,
 //    arrival skew between the audio and video message of the same frame index.
 //   live_ws_bench capacity N [seconds=60] [core=0]
+// Every agent speaks with one built-in voice, F1 (RHVoice slt) unless IMAGO_BENCH_VOICE names another:
+// without one the agent's voice would depend on its random code, and the engines' costs differ
+// (docs/live-protocol.md "Performance").
 // N rooms at 512x512, each with one WebSocket viewer and speaking continuously, imagod pinned to
 // one core (every thread: `core`) and the viewers to the other cores: per-room video fps and audio
 // frames/s over `seconds` (after a 10 s warm-up), imagod's CPU time (cores used, CPU per session)
@@ -25,6 +28,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <fstream>
 #include <map>
 #include <sstream>
@@ -116,6 +120,12 @@ std::string load_average() {
   return a + " " + b + " " + c;
 }
 
+// The agent every mode creates (see the voice note above).
+std::string bench_agent_body() {
+  const char* v = std::getenv("IMAGO_BENCH_VOICE");
+  return std::string(R"({"prompt":"bench","aspect_ratio":"1:1","voice":")") + (v && *v ? v : "F1") + "\"}";
+}
+
 int capacity(int n, int seconds, int core) {
   const int cores = int(std::thread::hardware_concurrency());
   // The viewers (this process) stay off imagod's core when there is another one.
@@ -130,7 +140,7 @@ int capacity(int n, int seconds, int core) {
                 "--live-sessions-per-account", std::to_string(n + 1)});
   if (!pin_process(s.pid(), core)) return std::fprintf(stderr, "could not pin imagod\n"), 1;
   auto acct = s.create_account("enterprise", 10'000'000);
-  auto g = s.post("/v1/agent/generate", R"({"prompt":"bench","aspect_ratio":"1:1"})", acct.api_secret);
+  auto g = s.post("/v1/agent/generate", bench_agent_body(), acct.api_secret);
   std::string code = str(g.json(), "agent_id");
   if (!eventually(
           [&] {
@@ -258,7 +268,7 @@ int fanout(int n, int seconds, int core) {
   TestServer s({"--live-idle-s", "3600"});
   if (!pin_process(s.pid(), core)) return std::fprintf(stderr, "could not pin imagod\n"), 1;
   auto acct = s.create_account("enterprise", 10'000'000);
-  auto g = s.post("/v1/agent/generate", R"({"prompt":"bench","aspect_ratio":"1:1"})", acct.api_secret);
+  auto g = s.post("/v1/agent/generate", bench_agent_body(), acct.api_secret);
   std::string code = str(g.json(), "agent_id");
   if (!eventually(
           [&] {
@@ -352,7 +362,7 @@ int main(int argc, char** argv) {
   const int steady_s = argc > 2 ? std::atoi(argv[2]) : 60;
   TestServer s({"--live-idle-s", "3600"});
   auto acct = s.create_account("enterprise", 100000);
-  auto g = s.post("/v1/agent/generate", R"({"prompt":"bench","aspect_ratio":"1:1"})", acct.api_secret);
+  auto g = s.post("/v1/agent/generate", bench_agent_body(), acct.api_secret);
   std::string code = str(g.json(), "agent_id");
   eventually(
       [&] { return str(s.get("/v1/agent/" + code, acct.api_secret).json().at("data"), "status") == "ready"; },
