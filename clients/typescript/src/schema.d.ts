@@ -433,6 +433,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/video": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List videos, newest first
+         * @description The account's talking videos (POST /v1/video/generate), of one agent with agent_code (docs/api/video.md). Among the account's newest 1000 videos.
+         */
+        get: operations["listVideos"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/video/{job_id}": {
         parameters: {
             query?: never;
@@ -1105,7 +1125,7 @@ export interface paths {
         };
         /**
          * List live sessions, newest first
-         * @description The account's cloud live sessions, running and ended (docs/sessions.md).
+         * @description The account's cloud live sessions, running and ended (docs/sessions.md), of one agent with agent_code.
          */
         get: operations["listSessions"];
         put?: never;
@@ -1461,6 +1481,11 @@ export interface components {
             status: "processing" | "completed" | "failed";
             duration?: number;
             credits?: number;
+            /**
+             * Format: date-time
+             * @description When the video was queued.
+             */
+            created_at?: string;
             video_url?: string;
             error_message?: string | null;
         };
@@ -3280,6 +3305,44 @@ export interface operations {
             431: components["responses"]["HeaderTooLarge"];
         };
     };
+    listVideos: {
+        parameters: {
+            query?: {
+                /** @description Only this agent's videos. */
+                agent_code?: string;
+                /** @description Page size, 1-100 (out of range is a 400, never clamped). */
+                limit?: components["parameters"]["Limit"];
+                /** @description Items to skip. */
+                offset?: components["parameters"]["Offset"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["VideoJob"][];
+                        pagination: components["schemas"]["Pagination"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeaderTooLarge"];
+        };
+    };
     getVideo: {
         parameters: {
             query?: never;
@@ -4742,6 +4805,8 @@ export interface operations {
                      * @enum {string}
                      */
                     billing_type?: "essence_cloud" | "expression_cloud" | "voice_chat" | "camera_chat";
+                    /** @description Optional: the one web origin (scheme, host, port: "https://shop.example") whose pages may use the token. Its joins from any other Origin are refused with 403 ORIGIN_NOT_ALLOWED; frame the viewer as /embed/{agent_code}?origin=<origin> (docs/embed.md). */
+                    origin?: string;
                 };
             };
         };
@@ -5958,6 +6023,8 @@ export interface operations {
     listSessions: {
         parameters: {
             query?: {
+                /** @description Only this agent's sessions. */
+                agent_code?: string;
                 /** @description Page size, 1-100 (out of range is a 400, never clamped). */
                 limit?: components["parameters"]["Limit"];
                 /** @description Items to skip. */
