@@ -5,6 +5,7 @@
 #pragma once
 #include <boost/json.hpp>
 #include <functional>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -155,6 +156,9 @@ class AgentService {
     if (d_.wake_workers) d_.wake_workers();
   }
   AgentServiceDeps d_;
+  // Knowledge adds of this process (one service per process) one at a time: two cannot both pass
+  // the bounds here; other nodes are caught by the check after the insert (knowledge.cpp).
+  std::mutex knowledge_mu_;
 };
 
 // Custom agent ids: 3-64 characters of letters, digits, '_' and '-', starting with a letter or

@@ -116,12 +116,6 @@ std::string tidy(std::string_view text) {
   return out;
 }
 
-// One process adds to one agent at a time, so two adds cannot both pass the bounds.
-std::mutex& knowledge_mu() {
-  static std::mutex mu;
-  return mu;
-}
-
 KnowledgeItem item_of(const FileRecord& f) {
   return {f.id, f.original_name.value_or(""), static_cast<int64_t>(f.size), f.created_at};
 }
@@ -179,22 +173,31 @@ Result<KnowledgeItem> AgentService::add_knowledge(const std::string& account, co
     title = text.substr(0, cut) + (n >= 60 && cut < text.size() && text[cut] != '\n' ? "…" : "");
   }
 
-  std::lock_guard lock(knowledge_mu());
+  // The bounds hold across nodes too: the check before the insert keeps this process's adds apart
+  // (the mutex), and the check after it catches another node's add that passed its own check at
+  // the same time; whoever then sees the agent over a bound takes its own item back, so the
+  // bounds are never exceeded (at worst both of two racing adds are refused and may retry).
+  auto over_bounds = [&](const std::vector<FileRecord>& items, size_t adding) -> Status {
+    if (items.size() + (adding ? 1 : 0) > kMaxKnowledgeItems) {
+      return Status::Invalid("An agent keeps at most " + std::to_string(kMaxKnowledgeItems) +
+                             " knowledge items; delete one first");
+    }
+    size_t used = 0;
+    for (const auto& f : items) used += static_cast<size_t>(f.size);
+    if (used + adding > kMaxKnowledgeBytes) {
+      return Status::Invalid("The agent's knowledge may hold at most " + std::to_string(kMaxKnowledgeBytes) +
+                             " bytes of text in all (it holds " +
+                             std::to_string(used - (adding ? 0 : bytes)) + "; this adds " +
+                             std::to_string(bytes) + ")");
+    }
+    return Status();
+  };
+  std::lock_guard lock(knowledge_mu_);
   auto agent = d_.agents->get(account, code);
   if (!agent.ok()) return agent.status();
   auto existing = d_.files->list_agent_files(account, code, kPurpose);
   if (!existing.ok()) return existing.status();
-  if (existing->size() >= kMaxKnowledgeItems) {
-    return Status::Invalid("An agent keeps at most " + std::to_string(kMaxKnowledgeItems) +
-                           " knowledge items; delete one first");
-  }
-  size_t used = 0;
-  for (const auto& f : *existing) used += static_cast<size_t>(f.size);
-  if (used + bytes > kMaxKnowledgeBytes) {
-    return Status::Invalid("The agent's knowledge may hold at most " + std::to_string(kMaxKnowledgeBytes) +
-                           " bytes of text in all (it holds " + std::to_string(used) + "; this adds " +
-                           std::to_string(bytes) + ")");
-  }
+  if (Status st = over_bounds(*existing, bytes); !st.ok()) return st;
   if (Status st = check_quota(account, static_cast<int64_t>(text.size()), k.storage_quota_bytes); !st.ok())
     return st;
 
@@ -214,6 +217,13 @@ Result<KnowledgeItem> AgentService::add_knowledge(const std::string& account, co
   if (Status st = d_.files->insert(f); !st.ok()) {
     (void)d_.blobs->remove(f.blob_key);
     return st;
+  }
+  auto after = d_.files->list_agent_files(account, code, kPurpose);
+  Status bounds = after.ok() ? over_bounds(*after, 0) : after.status();
+  if (!bounds.ok()) {
+    (void)d_.files->remove(account, f.id);
+    (void)d_.blobs->remove(f.blob_key);
+    return bounds;
   }
   return item_of(f);
 }

@@ -4,10 +4,13 @@
 
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <iterator>
+#include <utility>
 
 #include "agents/agent_service.h"
 #include "blobs/blob_store.h"
+#include "store/file_store.h"
 #include "store/stores.h"
 #include "util/base64.h"
 #include "util/random.h"
@@ -193,6 +196,57 @@ TEST_F(KnowledgeTest, TheFaceCheckFindsAFaceOrSaysWhyNotAndChargesNothing) {
             Code::kInvalidArgument);
   EXPECT_EQ(service_->check_face_of(acct_, "bm90IGFuIGltYWdl").status().code(), Code::kInvalidArgument);
   EXPECT_EQ(balance(), before);
+}
+
+// A FileStore whose next insert first runs `before_insert`: another node's add landing between this
+// one's bounds check and its insert.
+class RacingFileStore final : public FileStore {
+ public:
+  explicit RacingFileStore(FileStore& inner) : inner_(inner) {}
+  std::function<void()> before_insert;
+  Status insert(const FileRecord& f) override {
+    if (auto hook = std::exchange(before_insert, nullptr)) hook();
+    return inner_.insert(f);
+  }
+  Result<FileRecord> get(const std::string& a, const std::string& id) override { return inner_.get(a, id); }
+  Result<FileRecord> remove(const std::string& a, const std::string& id) override {
+    return inner_.remove(a, id);
+  }
+  Result<int64_t> usage_bytes(const std::string& a) override { return inner_.usage_bytes(a); }
+  Result<std::vector<FileRecord>> list_agent_files(const std::string& a, const std::string& c,
+                                                   const std::string& p) override {
+    return inner_.list_agent_files(a, c, p);
+  }
+
+ private:
+  FileStore& inner_;
+};
+
+TEST_F(KnowledgeTest, TwoNodesAddingAtOnceNeverExceedTheItemBound) {
+  const std::string code = agent();
+  for (size_t i = 0; i + 1 < kMaxKnowledgeItems; ++i)
+    ASSERT_TRUE(service_->add_knowledge(acct_, code, text("Fact " + std::to_string(i) + ".")).ok());
+  // Node A (its own service over the same database) checks the bounds, then node B adds the last
+  // item the bound allows before A's insert lands.
+  RacingFileStore racing(*stores_.files);
+  AgentServiceDeps da;
+  da.agents = stores_.agents.get();
+  da.files = &racing;
+  da.blobs = blobs_.get();
+  da.clock = &clock_;
+  da.public_url = &public_url_;
+  AgentService node_a(da);
+  Status b_added;
+  racing.before_insert = [&] { b_added = service_->add_knowledge(acct_, code, text("B's fact.")).status(); };
+  auto a = node_a.add_knowledge(acct_, code, text("A's fact."));
+  EXPECT_TRUE(b_added.ok()) << b_added.message();
+  EXPECT_EQ(a.status().code(), Code::kInvalidArgument);  // A took its item back
+  EXPECT_EQ(service_->list_knowledge(acct_, code)->size(), kMaxKnowledgeItems);
+  auto texts = service_->knowledge_texts(acct_, code);
+  ASSERT_TRUE(texts.ok());
+  size_t kept_a = 0;
+  for (const auto& t : *texts) kept_a += t.find("A's fact") != std::string::npos;
+  EXPECT_EQ(kept_a, 0u);
 }
 
 }  // namespace
