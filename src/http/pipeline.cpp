@@ -296,7 +296,13 @@ Response Pipeline::run(Request& req, const RouteMatch& m, bool via_session, std:
     auto take = [&](const Principal& p) {
       return limiter_.take("acct:" + p.account_id + ":" + std::string(tier_name(tier)), per_minute_of(p));
     };
-    RateDecision d = take(*req.principal);
+    // A remembered answer's plan chose the bucket: the take counts only while the counter still
+    // equals the answer's tag, so a plan change never spends the refill at the old plan's rate.
+    RateDecision d = pending.unconfirmed
+                         ? limiter_.take_if_unchanged(
+                               "acct:" + req.principal->account_id + ":" + std::string(tier_name(tier)),
+                               per_minute_of(*req.principal), *pending.unconfirmed)
+                         : take(*req.principal);
     if (pending.unconfirmed) {
       // The counter was read after the request arrived: equal to the answer's, no key changed
       // since the answer was read, and the answer is what a read now would give. Otherwise the key
@@ -312,7 +318,9 @@ Response Pipeline::run(Request& req, const RouteMatch& m, bool via_session, std:
         const bool same_bucket = (*fresh)->account_id == req.principal->account_id &&
                                  per_minute_of(**fresh) == per_minute_of(*req.principal);
         req.principal = std::move(**fresh);
-        if (!same_bucket) d = take(*req.principal);
+        if (!same_bucket || !d.taken) d = take(*req.principal);
+      } else if (!d.taken) {
+        d = take(*req.principal);  // defensive: a confirmed (unchanged) counter has taken already
       }
     }
     const int per_minute = per_minute_of(*req.principal);

@@ -20,6 +20,8 @@ struct RateDecision {
   // buckets are in the database (PostgreSQL); the authenticator confirms remembered key lookups
   // with it (auth/authenticator.h). Unset when not read (in-process buckets, database down).
   std::optional<uint64_t> key_changes;
+  // False when take_if_unchanged() found the counter moved and left the bucket alone.
+  bool taken = true;
 };
 
 // Token buckets keyed by an opaque string ("acct:<id>:read").
@@ -28,6 +30,14 @@ class RateLimiter {
   virtual ~RateLimiter() = default;
   // Takes one token from a bucket of capacity `per_minute` refilling at per_minute/60 per second.
   virtual RateDecision take(const std::string& key, int per_minute) = 0;
+  // The same, but only while the database's key-change counter still equals `key_changes` (the
+  // tag of a remembered key lookup, whose plan chose `per_minute`): when it moved, the bucket is
+  // not touched and the decision says so (taken = false) with the counter read, so the caller
+  // re-reads the key and takes at the plan it finds. In-process buckets have no counter: a plain take.
+  virtual RateDecision take_if_unchanged(const std::string& key, int per_minute, uint64_t key_changes) {
+    (void)key_changes;
+    return take(key, per_minute);
+  }
 };
 
 struct WindowDecision {

@@ -27,6 +27,14 @@ class PgRateLimiter final : public RateLimiter {
   explicit PgRateLimiter(pg::Db& db) : db_(db) {}
 
   RateDecision take(const std::string& key, int per_minute) override {
+    return take_impl(key, per_minute, std::nullopt);
+  }
+  RateDecision take_if_unchanged(const std::string& key, int per_minute, uint64_t key_changes) override {
+    return take_impl(key, per_minute, key_changes);
+  }
+
+ private:
+  RateDecision take_impl(const std::string& key, int per_minute, std::optional<uint64_t> expected) {
     const double capacity = per_minute;
     const double rate = per_minute / 60.0;
     if (++ops_ % kSweepEvery == 0) sweep(db_);
@@ -35,15 +43,21 @@ class PgRateLimiter final : public RateLimiter {
       bool allowed = true;
       double now = 0;
       uint64_t key_changes = 0;
+      bool taken = true;
     };
     auto r = db_.once([&](sql::Connection& c) -> Row {
       // EXCLUDED.updated_at is the database's now(); the refill is capped at the (current) plan
       // capacity, so a plan change applies from the next request on. The key-change counter comes
       // back in the same round trip, read in this statement's snapshot (taken after the request
       // arrived): the authenticator confirms a remembered key lookup with it.
+      // With `expected`, the row is written only while the counter still equals it (a remembered
+      // key lookup's tag): when a key changed, the bucket is left alone, one row still comes back
+      // with the counter, and the caller takes again at the plan it then reads.
       auto q = c.prepare(
-          "INSERT INTO rate_buckets AS b (key, tokens, updated_at, allowed)"
-          " VALUES (?1, ?2::float8 - 1, EXTRACT(EPOCH FROM now())::float8, ?2::float8 >= 1)"
+          "WITH kc AS (SELECT value FROM key_changes WHERE id = 1),"
+          " ins AS (INSERT INTO rate_buckets AS b (key, tokens, updated_at, allowed)"
+          " SELECT ?1, ?2::float8 - 1, EXTRACT(EPOCH FROM now())::float8, ?2::float8 >= 1"
+          " WHERE ?4::bigint < 0 OR (SELECT value FROM kc) = ?4::bigint"
           " ON CONFLICT (key) DO UPDATE SET"
           "  tokens = LEAST(?2::float8, b.tokens + GREATEST(0, EXCLUDED.updated_at - b.updated_at) * "
           "?3::float8)"
@@ -54,10 +68,17 @@ class PgRateLimiter final : public RateLimiter {
           "?3::float8)"
           "          >= 1 - 1e-9,"
           "  updated_at = GREATEST(b.updated_at, EXCLUDED.updated_at)"
-          " RETURNING tokens, allowed::int, updated_at, (SELECT value FROM key_changes WHERE id = 1)");
-      q.bind(1, key).bind(2, capacity).bind(3, rate);
+          " RETURNING tokens, allowed::int AS allowed, updated_at)"
+          " SELECT tokens, allowed, updated_at, (SELECT value FROM kc), 1 FROM ins"
+          " UNION ALL SELECT 0::float8, 1, EXTRACT(EPOCH FROM now())::float8, (SELECT value FROM kc), 0"
+          " WHERE NOT EXISTS (SELECT 1 FROM ins)");
+      q.bind(1, key)
+          .bind(2, capacity)
+          .bind(3, rate)
+          .bind(4, expected ? static_cast<int64_t>(*expected) : int64_t{-1});
       q.step();
-      return Row{q.col_double(0), q.col_int(1) != 0, q.col_double(2), static_cast<uint64_t>(q.col_int(3))};
+      return Row{q.col_double(0), q.col_int(1) != 0, q.col_double(2), static_cast<uint64_t>(q.col_int(3)),
+                 q.col_int(4) != 0};
     });
     RateDecision out;
     out.limit = per_minute;
@@ -70,6 +91,7 @@ class PgRateLimiter final : public RateLimiter {
     const double tokens = std::max(0.0, r->tokens);
     out.allowed = r->allowed;
     out.key_changes = r->key_changes;
+    out.taken = r->taken;
     out.remaining = static_cast<int>(std::floor(tokens + 1e-9));
     const double full_in = rate > 0 ? (capacity - tokens) / rate : 0;
     out.reset_unix_s = static_cast<int64_t>(std::ceil(r->now + std::max(0.0, full_in)));

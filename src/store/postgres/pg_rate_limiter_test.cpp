@@ -50,6 +50,29 @@ TEST(PgRateLimiter, DecisionsCarryTheKeyChangeCounterOfTheirOwnStatement) {
   EXPECT_EQ(*d.key_changes, before + 1);
 }
 
+// A take for a remembered key lookup counts only while the counter still equals its tag: after a
+// key change the bucket is left alone (so a plan change does not spend the refill at the old rate).
+TEST(PgRateLimiter, ATakeForAStaleTagLeavesTheBucketAlone) {
+  pg::TestDb t;
+  auto limiter = make_pg_rate_limiter(t.db());
+  ManualClock clock;
+  auto accounts = sql::make_account_store(t.db(), clock);
+  auto created = accounts->create_account("n", Plan::kFree, 0, "default", KeyMaterial{"h", "p", "l4"});
+  ASSERT_TRUE(created.ok()) << created.status().message();
+  const uint64_t tag = accounts->key_changes().value();
+  auto d = limiter->take_if_unchanged("acct:s:write", 2, tag);
+  EXPECT_TRUE(d.taken && d.allowed);
+  EXPECT_EQ(d.remaining, 1);
+  ASSERT_TRUE(accounts->revoke_key(std::nullopt, created->second.id).ok());
+  d = limiter->take_if_unchanged("acct:s:write", 2, tag);
+  EXPECT_FALSE(d.taken);
+  ASSERT_TRUE(d.key_changes.has_value());
+  EXPECT_EQ(*d.key_changes, tag + 1);
+  d = limiter->take("acct:s:write", 2);  // the one token left is still there
+  EXPECT_TRUE(d.taken && d.allowed);
+  EXPECT_EQ(d.remaining, 0);
+}
+
 // Two nodes hammering one key: together they admit at most capacity + rate x T.
 TEST(PgRateLimiter, TwoNodesShareOneBucket) {
   pg::TestDb t;
