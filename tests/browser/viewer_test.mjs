@@ -399,7 +399,12 @@ try {
 
   step('Sessions lists them; a session shows its transcript with times and its recording');
   await dp.goto(`${base}/sessions`);
-  await dp.waitForSelector('#list table');
+  // On a loaded machine the list can take a while; when it does not come, say what the page says.
+  try {
+    await dp.waitForSelector('#list table', { timeout: 60000 });
+  } catch (e) {
+    throw new Error(`the sessions list did not appear; the page says: ${await dp.textContent('main').catch(() => '?')}`);
+  }
   const sid = before.sessionId;
   assert.ok(sid, 'the viewer knew its session');
   await dp.waitForSelector(`tr[data-session="${sid}"]`);

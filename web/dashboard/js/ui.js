@@ -165,6 +165,9 @@ export function curlBox(method, path, body, ref = '', label = 'Copy as curl') {
     pre.textContent = line;
     copy.replaceChildren(copyButton(line, 'Copy'));
   };
+  // Filled now and again on opening (a path given as a function may have changed): the text is
+  // there as soon as the box opens, not a task later.
+  fill();
   box.addEventListener('toggle', () => { if (box.open) fill(); });
   return box;
 }
