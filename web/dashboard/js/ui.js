@@ -167,7 +167,7 @@ export function curlBox(method, path, body, ref = '', label = 'Copy as curl') {
   };
   // Filled now and again on opening (a path given as a function may have changed): the text is
   // there as soon as the box opens, not a task later.
-  fill();
+  try { fill(); } catch { /* what the path needs is not there yet: filled on opening */ }
   box.addEventListener('toggle', () => { if (box.open) fill(); });
   return box;
 }
