@@ -4,6 +4,13 @@
 
 namespace imago::api {
 
+Result<std::string> parse_agent_code_filter(const http::Request& req) {
+  auto a = req.query_param("agent_code");
+  if (!a) return std::string();
+  if (a->empty() || a->size() > 64) return Status::Invalid("Query 'agent_code' must be 1 to 64 characters");
+  return std::string(*a);
+}
+
 Result<PageParams> parse_page_params(const http::Request& req, int default_limit, int max_limit) {
   PageParams p;
   p.limit = default_limit;

@@ -57,14 +57,9 @@ void register_session_routes(http::Router& router, Services& s) {
   router.add("GET", "/v1/sessions", [&s](http::Request& req) {
     auto page = parse_page_params(req);
     if (!page.ok()) return http::Response::from_status(page.status());
-    // ?agent_code= keeps one agent's sessions (docs/sessions.md); an unknown code lists none.
-    std::string agent_code;
-    if (auto a = req.query_param("agent_code")) {
-      if (a->empty() || a->size() > 64)
-        return http::Response::from_status(Status::Invalid("Query 'agent_code' must be 1 to 64 characters"));
-      agent_code = std::string(*a);
-    }
-    auto sessions = s.sessions->list(req.principal->account_id, agent_code, page->limit, page->offset);
+    auto agent_code = parse_agent_code_filter(req);  // one agent's sessions (docs/sessions.md)
+    if (!agent_code.ok()) return http::Response::from_status(agent_code.status());
+    auto sessions = s.sessions->list(req.principal->account_id, *agent_code, page->limit, page->offset);
     if (!sessions.ok()) return http::Response::from_status(sessions.status());
     json::array items;
     for (const auto& r : sessions->sessions) items.push_back(session_json(s, r));

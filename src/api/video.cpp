@@ -74,13 +74,9 @@ http::Response get(Services& s, http::Request& req) {
 http::Response list(Services& s, http::Request& req) {
   auto page = parse_page_params(req);
   if (!page.ok()) return http::Response::from_status(page.status());
-  std::string agent_code;
-  if (auto a = req.query_param("agent_code")) {
-    if (a->empty() || a->size() > 64)
-      return http::Response::from_status(Status::Invalid("Query 'agent_code' must be 1 to 64 characters"));
-    agent_code = std::string(*a);
-  }
-  auto videos = s.video_service->list(req.principal->account_id, agent_code, page->limit, page->offset);
+  auto agent_code = parse_agent_code_filter(req);
+  if (!agent_code.ok()) return http::Response::from_status(agent_code.status());
+  auto videos = s.video_service->list(req.principal->account_id, *agent_code, page->limit, page->offset);
   if (!videos.ok()) return http::Response::from_status(videos.status());
   json::array data;
   for (const auto& v : videos->videos) {

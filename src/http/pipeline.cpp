@@ -293,15 +293,15 @@ Response Pipeline::run(Request& req, const RouteMatch& m, bool via_session, std:
       const PlanLimits limits = p.custom_limits ? *p.custom_limits : default_limits(p.plan);
       return std::max(1, limits.for_tier(tier));
     };
-    auto take = [&](const Principal& p) {
-      return limiter_.take("acct:" + p.account_id + ":" + std::string(tier_name(tier)), per_minute_of(p));
+    auto bucket_of = [&](const Principal& p) {
+      return "acct:" + p.account_id + ":" + std::string(tier_name(tier));
     };
+    auto take = [&](const Principal& p) { return limiter_.take(bucket_of(p), per_minute_of(p)); };
     // A remembered answer's plan chose the bucket: the take counts only while the counter still
     // equals the answer's tag, so a plan change never spends the refill at the old plan's rate.
     RateDecision d = pending.unconfirmed
-                         ? limiter_.take_if_unchanged(
-                               "acct:" + req.principal->account_id + ":" + std::string(tier_name(tier)),
-                               per_minute_of(*req.principal), *pending.unconfirmed)
+                         ? limiter_.take_if_unchanged(bucket_of(*req.principal),
+                                                      per_minute_of(*req.principal), *pending.unconfirmed)
                          : take(*req.principal);
     if (pending.unconfirmed) {
       // The counter was read after the request arrived: equal to the answer's, no key changed
@@ -314,13 +314,12 @@ Response Pipeline::run(Request& req, const RouteMatch& m, bool via_session, std:
         return last(route);  // invalid_key_reaches_handler: no principal, no account bucket
       }
       if (*fresh) {
-        // The plan changed since: the request counts in the bucket at the new limit.
+        // Read again: the request counts in the bucket of what it read, unless the take above
+        // already counted it there (a limiter without the counter takes unconditionally).
         const bool same_bucket = (*fresh)->account_id == req.principal->account_id &&
                                  per_minute_of(**fresh) == per_minute_of(*req.principal);
         req.principal = std::move(**fresh);
         if (!same_bucket || !d.taken) d = take(*req.principal);
-      } else if (!d.taken) {
-        d = take(*req.principal);  // defensive: a confirmed (unchanged) counter has taken already
       }
     }
     const int per_minute = per_minute_of(*req.principal);
