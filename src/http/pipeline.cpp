@@ -257,7 +257,10 @@ Response Pipeline::run(Request& req, const RouteMatch& m, bool via_session, std:
       Response r = Response::error(405, "METHOD_NOT_ALLOWED",
                                    "Method " + req.method + " is not allowed on " + req.path);
       std::string allow;
-      for (const auto& a : m.allowed) allow += (allow.empty() ? "" : ", ") + a;
+      for (std::string_view a : m.allowed) {
+        if (!allow.empty()) allow += ", ";
+        allow += a;
+      }
       r.headers.set("Allow", allow);
       return r;
     }

@@ -48,11 +48,16 @@ void Router::add(std::string method, std::string pattern, Handler handler, Route
     }
   }
   Compiled c;
+  Node* node = &root_;
   for (size_t i = 0; i < n; ++i) {
     c.segments.emplace_back(segs[i]);
     c.is_param.push_back(is_param(segs[i]));
     if (!c.is_param.back() && i < 64) c.literal_key |= uint64_t{1} << (63 - i);
+    std::unique_ptr<Node>& next = c.is_param.back() ? node->param : node->literal[std::string(segs[i])];
+    if (!next) next = std::make_unique<Node>();
+    node = next.get();
   }
+  node->routes.push_back(routes_.size());
   auto r = std::make_unique<Route>();
   r->name = method + " " + pattern;
   r->method = std::move(method);
@@ -94,14 +99,8 @@ RouteMatch Router::match(std::string_view method, std::string_view path) const {
   // A literal segment beats a {param} at the first place two candidates differ: with the key's
   // bits ordered from the first segment down, the larger key is the more specific pattern.
   size_t best = SIZE_MAX, best_get = SIZE_MAX;  // HEAD falls back to GET when no HEAD route exists
-  for (size_t i = 0; i < routes_.size(); ++i) {
+  auto consider = [&](size_t i) {
     const Compiled& c = compiled_[i];
-    if (c.segments.size() != n) continue;
-    bool ok = true;
-    for (size_t s = 0; s < n && ok; ++s) {
-      ok = c.is_param[s] ? !segs[s].empty() : c.segments[s] == segs[s];
-    }
-    if (!ok) continue;
     const Route& r = *routes_[i];
     m.path_known = true;
     if (std::find(m.allowed.begin(), m.allowed.end(), r.method) == m.allowed.end())
@@ -113,7 +112,19 @@ RouteMatch Router::match(std::string_view method, std::string_view path) const {
         (best_get == SIZE_MAX || c.literal_key > compiled_[best_get].literal_key)) {
       best_get = i;
     }
-  }
+  };
+  // Every pattern that matches the path, found by walking the literal branch each segment names
+  // and the parameter branch (a parameter takes any non-empty segment).
+  auto walk = [&](auto& self, const Node& node, size_t depth) -> void {
+    if (depth == n) {
+      for (size_t i : node.routes) consider(i);
+      return;
+    }
+    if (auto it = node.literal.find(segs[depth]); it != node.literal.end())
+      self(self, *it->second, depth + 1);
+    if (node.param && !segs[depth].empty()) self(self, *node.param, depth + 1);
+  };
+  walk(walk, root_, 0);
   if (best == SIZE_MAX) best = best_get;
   if (best != SIZE_MAX) {
     m.route = routes_[best].get();

@@ -3,8 +3,10 @@
 #pragma once
 #include <cstddef>
 #include <functional>
+#include <map>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "http/message.h"
@@ -59,8 +61,10 @@ struct Route {
 struct RouteMatch {
   const Route* route = nullptr;  // set on a match
   std::map<std::string, std::string> params;
-  bool path_known = false;           // some route has this path under another method (-> 405)
-  std::vector<std::string> allowed;  // methods allowed on this path
+  bool path_known = false;  // some route has this path under another method (-> 405)
+  // Methods allowed on this path: views of the routes' own strings, which live as long as the
+  // router (no allocation while matching).
+  std::vector<std::string_view> allowed;
 };
 
 class Router {
@@ -78,8 +82,16 @@ class Router {
     std::vector<bool> is_param;
     uint64_t literal_key = 0;  // bit i (from the top) set when segment i is literal
   };
+  // The patterns as a tree of segments: a request's path walks only the branches its segments
+  // name (and the parameter branches), instead of comparing itself with every route.
+  struct Node {
+    std::map<std::string, std::unique_ptr<Node>, std::less<>> literal;
+    std::unique_ptr<Node> param;
+    std::vector<size_t> routes;  // patterns ending here (indices into routes_)
+  };
   std::vector<std::unique_ptr<Route>> routes_;
   std::vector<Compiled> compiled_;  // parallel to routes_
+  Node root_;
 };
 
 }  // namespace imago::http

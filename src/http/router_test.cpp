@@ -74,12 +74,12 @@ TEST(Router, WrongMethodReportsAllowedMethods) {
   auto m = r.match("PUT", "/v1/keys");
   EXPECT_EQ(m.route, nullptr);
   EXPECT_TRUE(m.path_known);
-  EXPECT_EQ(m.allowed, (std::vector<std::string>{"GET", "POST"}));
+  EXPECT_EQ(m.allowed, (std::vector<std::string_view>{"GET", "POST"}));
 
   m = r.match("GET", "/v1/keys/key_1");
   EXPECT_EQ(m.route, nullptr);
   EXPECT_TRUE(m.path_known);
-  EXPECT_EQ(m.allowed, (std::vector<std::string>{"DELETE"}));
+  EXPECT_EQ(m.allowed, (std::vector<std::string_view>{"DELETE"}));
 }
 
 TEST(Router, ParamsMustBeNonEmpty) {
