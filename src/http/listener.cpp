@@ -86,8 +86,9 @@ std::string Listener::canned_503(const std::string& message) {
 
 void Listener::do_accept() {
   if (!acceptor_.is_open()) return;
-  // Each connection gets its own strand: its handlers never run concurrently.
-  acceptor_.async_accept(net::make_strand(ctx_.ioc),
+  // A connection lives on one I/O thread's io_context (run by that thread alone), so its
+  // handlers never run concurrently without a strand.
+  acceptor_.async_accept(ctx_.next_connection_ioc().get_executor(),
                          boost::beast::bind_front_handler(&Listener::on_accept, shared_from_this()));
 }
 

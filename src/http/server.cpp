@@ -24,7 +24,7 @@ namespace detail {
 ServerContext::ServerContext(ServerOptions opts, Dispatcher& d)
     : options(std::move(opts)),
       dispatcher(d),
-      ioc(options.io_threads),
+      ioc(1),
       control(net::make_strand(ioc)),
       grace_timer(control),
       // About one awake worker per core; more wake up only when handlers block (see WorkerPool).
@@ -36,7 +36,17 @@ ServerContext::ServerContext(ServerOptions opts, Dispatcher& d)
               static_cast<std::size_t>(options.stream_threads)),
       cpu(static_cast<std::size_t>(options.cpu_threads), static_cast<std::size_t>(options.cpu_threads)),
       outbound(static_cast<std::size_t>(options.outbound_threads),
-               static_cast<std::size_t>(options.outbound_threads)) {}
+               static_cast<std::size_t>(options.outbound_threads)) {
+  for (int i = 1; i < options.io_threads; ++i) {
+    extra_iocs.push_back(std::make_unique<net::io_context>(1));
+    extra_guards.push_back(net::make_work_guard(*extra_iocs.back()));
+  }
+}
+
+net::io_context& ServerContext::next_connection_ioc() {
+  const unsigned k = next_io.fetch_add(1, std::memory_order_relaxed) % (extra_iocs.size() + 1);
+  return k == 0 ? ioc : *extra_iocs[k - 1];
+}
 
 ServerContext::Slot::~Slot() {
   if (!ctx) return;
@@ -96,6 +106,7 @@ void ServerContext::finish_shutdown() {
   // Nothing else keeps io_context::run() busy once the acceptor is closed and the connections
   // are gone: cancelling these lets run() return.
   finished = true;
+  for (auto& g : extra_guards) g.reset();
   grace_timer.cancel();
   if (signals) {
     boost::system::error_code ec;
@@ -160,7 +171,7 @@ struct Server::Impl {
   void do_stop();  // runs on ctx->control
   void force_close_all();
   void wait_signal();
-  void run_io();
+  void run_io(net::io_context& io);
 };
 
 namespace {
@@ -263,8 +274,8 @@ void Server::run() {
     impl_->wait_signal();
   }
   std::vector<std::thread> threads;
-  for (int i = 1; i < ctx.options.io_threads; ++i) threads.emplace_back([this] { impl_->run_io(); });
-  impl_->run_io();
+  for (auto& extra : ctx.extra_iocs) threads.emplace_back([this, io = extra.get()] { impl_->run_io(*io); });
+  impl_->run_io(ctx.ioc);
   for (auto& t : threads) t.join();
   // Every worker task holds a work guard on the io_context, so none is left at this point.
   ctx.shutdown_pools(/*drain=*/true);
@@ -275,10 +286,10 @@ void Server::stop() {
   net::post(impl_->ctx->control, [impl = impl_.get()] { impl->do_stop(); });
 }
 
-void Server::Impl::run_io() {
+void Server::Impl::run_io(net::io_context& io) {
   for (;;) {
     try {
-      ctx->ioc.run();
+      io.run();
       return;
     } catch (const std::exception& e) {
       // A handler threw (allocation failure, a Beast invariant): keep serving the others.

@@ -47,7 +47,18 @@ struct ServerContext {
   std::mutex mu;
   std::unordered_map<Connection*, std::weak_ptr<Connection>> sessions;
 
+  // The listener, the shutdown bookkeeping and the first connections' I/O run here, on the
+  // calling thread of Server::run().
   net::io_context ioc;
+  // Connections are spread over one io_context per I/O thread (this one's at index 0), each run
+  // by its own thread, as nginx spreads them over its workers: a connection's handlers run on one
+  // thread, so they need no strand and no lock between them.
+  std::vector<std::unique_ptr<net::io_context>> extra_iocs;  // I/O threads 2..N
+  // Keeps the extra io_contexts' run() going while they have no connection; released at shutdown.
+  std::vector<net::executor_work_guard<net::io_context::executor_type>> extra_guards;
+  std::atomic<unsigned> next_io{0};
+  // The io_context for the next accepted connection (round robin over all I/O threads).
+  net::io_context& next_connection_ioc();
   // Serializes the shutdown bookkeeping (grace timer, signal set) across I/O threads.
   net::strand<net::io_context::executor_type> control;
   net::steady_timer grace_timer;

@@ -1,5 +1,5 @@
 // Private to src/http: one HTTP/1.1 connection, plain or TLS (the Stream parameter, see
-// streams.h). All its handlers run on the connection's strand; requests are processed one at a
+// streams.h). All its handlers run on the connection's I/O thread; requests are processed one at a
 // time (pipelined ones wait in the read buffer), which answers them in order without any
 // reordering queue. The member definitions are in session_impl.h, instantiated once per stream
 // type in session_plain.cpp and session_tls.cpp.

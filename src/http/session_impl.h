@@ -398,7 +398,7 @@ void Session<Stream>::precheck(bool expect_continue) {
   for (const auto& f : h) req.headers.add(std::string(f.name_string()), std::string(f.value()));
   req.client_ip = client_ip_;
   ctx_.workers.post([self = shared_from_this(), req = std::move(req), expect_continue,
-                     work = net::make_work_guard(ctx_.ioc)]() mutable {
+                     work = net::make_work_guard(stream_.get_executor())]() mutable {
     std::optional<Response> refusal;
     try {
       refusal = self->ctx_.dispatcher.precheck(req);
@@ -543,7 +543,7 @@ void Session<Stream>::dispatch_request() {
   req.client_ip = client_ip_;
 
   if (pool_ == HandlerPool::kInline) {
-    // Cheap, non-blocking dispatch (see HandlerPool): answered right here, on the strand.
+    // Cheap, non-blocking dispatch (see HandlerPool): answered right here, on the connection's I/O thread.
     send_response(run_dispatch(ctx_.dispatcher, req));
     return;
   }
@@ -552,7 +552,7 @@ void Session<Stream>::dispatch_request() {
   // The handler may block (database): it runs on a worker pool. The work guard keeps
   // io_context::run() from returning while a request is out there.
   auto task = [self = shared_from_this(), req = std::move(req),
-               work = net::make_work_guard(ctx_.ioc)]() mutable {
+               work = net::make_work_guard(stream_.get_executor())]() mutable {
     Response res = run_dispatch(self->ctx_.dispatcher, req);
     auto ex = self->stream_.get_executor();
     net::post(ex, [self = std::move(self), res = std::move(res)]() mutable {
@@ -602,23 +602,23 @@ void Session<Stream>::start_upgrade() {
     req.headers.add(std::string(f.name_string()), std::string(f.value()));
   req.client_ip = client_ip_;
   // Authentication may read the database: on the worker pool, like any request.
-  ctx_.workers.post(
-      [self = shared_from_this(), req = std::move(req), work = net::make_work_guard(ctx_.ioc)]() mutable {
-        UpgradeDecision d;
-        try {
-          d = self->ctx_.dispatcher.upgrade(req);
-        } catch (const std::exception& e) {
-          log::error("upgrade_threw", {{"error", e.what()}, {"path", req.path}});
-          d = {};
-          d.response = Response::error(500, "INTERNAL_ERROR", "Internal server error");
-        }
-        if (!d.handler && !d.response.headers.has("X-Request-Id")) {
-          d.response.headers.set("X-Request-Id", req.request_id.empty() ? new_id("req") : req.request_id);
-        }
-        auto ex = self->stream_.get_executor();
-        net::post(
-            ex, [self = std::move(self), d = std::move(d)]() mutable { self->finish_upgrade(std::move(d)); });
-      });
+  ctx_.workers.post([self = shared_from_this(), req = std::move(req),
+                     work = net::make_work_guard(stream_.get_executor())]() mutable {
+    UpgradeDecision d;
+    try {
+      d = self->ctx_.dispatcher.upgrade(req);
+    } catch (const std::exception& e) {
+      log::error("upgrade_threw", {{"error", e.what()}, {"path", req.path}});
+      d = {};
+      d.response = Response::error(500, "INTERNAL_ERROR", "Internal server error");
+    }
+    if (!d.handler && !d.response.headers.has("X-Request-Id")) {
+      d.response.headers.set("X-Request-Id", req.request_id.empty() ? new_id("req") : req.request_id);
+    }
+    auto ex = self->stream_.get_executor();
+    net::post(ex,
+              [self = std::move(self), d = std::move(d)]() mutable { self->finish_upgrade(std::move(d)); });
+  });
 }
 
 template <class Stream>
@@ -740,8 +740,8 @@ void Session<Stream>::reject(int status, const char* code, const char* message) 
 
 // ---- streaming --------------------------------------------------------------------------------
 //
-// The source runs on the stream pool and its pieces queue here, on the strand, until written. It
-// is called again only while less than kStreamHighWater bytes wait: a client that stops reading
+// The source runs on the stream pool and its pieces queue here, on the connection's I/O thread, until
+// written. It is called again only while less than kStreamHighWater bytes wait: a client that stops reading
 // costs at most that much memory and no thread, until the write timeout closes the connection.
 
 template <class Stream>
@@ -786,28 +786,28 @@ void Session<Stream>::pump_stream() {
   stream_producing_ = true;
   // The producer owns a reference to the source for the whole call: release_source() may drop
   // the session's reference meanwhile (the client left), and the call must not lose its object.
-  ctx_.streams.post(
-      [self = shared_from_this(), source = source_, work = net::make_work_guard(ctx_.ioc)]() mutable {
-        std::optional<std::string> piece;
-        bool ok = true;
-        try {
-          piece = (*source)();
-        } catch (const std::exception& e) {
-          // Headers are gone already: the only honest signal left is a truncated body.
-          log::error("stream_source_threw", {{"error", e.what()}});
-          ok = false;
-        } catch (...) {
-          log::error("stream_source_threw", {{"error", "unknown exception"}});
-          ok = false;
-        }
-        // Dropped here, on the stream pool: when the session let go meanwhile, this is the last
-        // reference and the source's destructor (which may wait for synthesis) runs on this thread.
-        source.reset();
-        auto ex = self->stream_.get_executor();
-        net::post(ex, [self = std::move(self), ok, piece = std::move(piece)]() mutable {
-          self->on_stream_piece(ok, std::move(piece));
-        });
-      });
+  ctx_.streams.post([self = shared_from_this(), source = source_,
+                     work = net::make_work_guard(stream_.get_executor())]() mutable {
+    std::optional<std::string> piece;
+    bool ok = true;
+    try {
+      piece = (*source)();
+    } catch (const std::exception& e) {
+      // Headers are gone already: the only honest signal left is a truncated body.
+      log::error("stream_source_threw", {{"error", e.what()}});
+      ok = false;
+    } catch (...) {
+      log::error("stream_source_threw", {{"error", "unknown exception"}});
+      ok = false;
+    }
+    // Dropped here, on the stream pool: when the session let go meanwhile, this is the last
+    // reference and the source's destructor (which may wait for synthesis) runs on this thread.
+    source.reset();
+    auto ex = self->stream_.get_executor();
+    net::post(ex, [self = std::move(self), ok, piece = std::move(piece)]() mutable {
+      self->on_stream_piece(ok, std::move(piece));
+    });
+  });
 }
 
 template <class Stream>

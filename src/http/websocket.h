@@ -51,7 +51,7 @@ class WebSocketConnection {
   virtual const std::string& client_ip() const = 0;
 };
 
-// One per connection, created at upgrade. Callbacks for one connection are serialized (strand);
+// One per connection, created at upgrade. Callbacks for one connection are serialized (its I/O thread);
 // they must not block (post heavy work elsewhere).
 class WebSocketHandler {
  public:

@@ -1,6 +1,6 @@
 // Private to src/http: one upgraded WebSocket connection, over plain TCP or TLS (the Stream
 // parameter, see streams.h). The HTTP Session hands over its stream (like Beast's advanced server
-// example); I/O runs on the connection's strand, handler callbacks
+// example); I/O runs on the connection's I/O thread, handler callbacks
 // too, so they are serialized. send_*() may be called from any thread: the outgoing queue is
 // guarded by a mutex and only its head is written, one message at a time.
 #pragma once
@@ -63,9 +63,9 @@ class WebSocketSession final : public WebSocketConnection,
   void on_accept(beast::error_code ec);
   void do_read();
   void on_read(beast::error_code ec, std::size_t n);
-  void maybe_write();  // on the strand
+  void maybe_write();  // on the I/O thread
   void on_write(beast::error_code ec, std::size_t n);
-  void start_close();  // on the strand, once the queue is empty
+  void start_close();  // on the I/O thread, once the queue is empty
   void finish(uint16_t code);
 
   ServerContext& ctx_;
