@@ -2,6 +2,7 @@
 
 #include <cctype>
 #include <set>
+#include <thread>
 
 #include "util/base64.h"
 #include "util/clock.h"
@@ -34,6 +35,19 @@ TEST(Base64, RejectsGarbage) {
 
 TEST(Crypto, Sha256KnownVector) {
   EXPECT_EQ(sha256_hex("abc"), "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+}
+
+TEST(Crypto, Sha256ContextIsReusedCleanlyAcrossCallsAndThreads) {
+  // FIPS 180-2 vectors, in turns, so a context that kept state from the previous input would fail.
+  const std::string million_a(1000000, 'a');
+  for (int i = 0; i < 3; ++i) {
+    EXPECT_EQ(sha256_hex(""), "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
+    EXPECT_EQ(sha256_hex(million_a), "cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0");
+    EXPECT_EQ(sha256_hex("abc"), "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+  }
+  std::string other;
+  std::thread([&] { other = sha256_hex("abc"); }).join();
+  EXPECT_EQ(other, "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
 }
 
 TEST(Crypto, HmacKnownVector) {
