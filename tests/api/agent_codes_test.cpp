@@ -1,4 +1,4 @@
-// Agent codes are a namespace per account (docs/agents.md): a custom agent_id another account
+// Agent codes are a namespace per account (docs/api/agents.md): a custom agent_id another account
 // already uses is simply the caller's own new agent (never a 409 that would reveal the other
 // one), and the two agents are independent in every route: GET, update, DELETE, live rooms,
 // speak and embed tokens.
