@@ -60,9 +60,9 @@ void count_key_change(Connection& c) {
   c.run("UPDATE key_changes SET value = value + 1 WHERE id = 1");
 }
 
-class SqlAccountStore final : public AccountStore {
+class SqlAccountStore final : public AccountStore, TableStore {
  public:
-  SqlAccountStore(Database& db, Clock& clock) : db_(db), clock_(clock) {}
+  using TableStore::TableStore;
 
   Result<std::pair<Account, ApiKey>> create_account(const std::string& name, Plan plan,
                                                     int64_t initial_credits, const std::string& key_alias,
@@ -86,10 +86,8 @@ class SqlAccountStore final : public AccountStore {
   }
 
   Result<Account> get_account(const std::string& id) override {
-    return db_.read([&](Connection& c) {
-      return found(c.first(read_account, "SELECT " ACCOUNT_COLUMNS " FROM accounts WHERE id = ?", id),
-                   Status::NotFound("Account not found: " + id));
-    });
+    return db_.read_one(Status::NotFound("Account not found: " + id), read_account,
+                        "SELECT " ACCOUNT_COLUMNS " FROM accounts WHERE id = ?", id);
   }
 
   Result<AccountPage> list_accounts(int limit, int offset) override {
@@ -137,19 +135,15 @@ class SqlAccountStore final : public AccountStore {
   }
 
   Result<std::vector<ApiKey>> list_keys(const std::string& account_id) override {
-    return db_.read([&](Connection& c) {
-      return c.all(read_key,
-                   "SELECT " KEY_COLUMNS
-                   " FROM api_keys WHERE account_id = ? AND revoked_at IS NULL ORDER BY created_at, id",
-                   account_id);
-    });
+    return db_.read_all(read_key,
+                        "SELECT " KEY_COLUMNS
+                        " FROM api_keys WHERE account_id = ? AND revoked_at IS NULL ORDER BY created_at, id",
+                        account_id);
   }
 
   Result<ApiKey> get_key(const std::string& key_id) override {
-    return db_.read([&](Connection& c) {
-      return found(c.first(read_key, "SELECT " KEY_COLUMNS " FROM api_keys WHERE id = ?", key_id),
-                   Status::NotFound("Key not found: " + key_id));
-    });
+    return db_.read_one(Status::NotFound("Key not found: " + key_id), read_key,
+                        "SELECT " KEY_COLUMNS " FROM api_keys WHERE id = ?", key_id);
   }
 
   Status revoke_key(const std::optional<std::string>& account_id, const std::string& key_id) override {
@@ -235,8 +229,6 @@ class SqlAccountStore final : public AccountStore {
     return *k;
   }
 
-  Database& db_;
-  Clock& clock_;
   std::mutex touch_mu_;
   std::unordered_map<std::string, int64_t> last_touch_;
 };

@@ -35,24 +35,6 @@ std::optional<AgentRecord> load(Connection& c, const std::string& account_id, co
                  account_id);
 }
 
-// The common head of recording a job's outcome, in the caller's transaction: the agent must still
-// exist and the worker must still hold the job's lease (otherwise the outcome was recorded already,
-// or the job was cancelled); then the files the job produced are registered. Returns the agent when
-// the caller should go on.
-std::optional<AgentRecord> begin_outcome(Connection& c, const std::string& account_id,
-                                         const std::string& code, const JobLease& lease, bool success,
-                                         const std::string& error, const std::vector<FileRecord>& files,
-                                         int64_t now_us) {
-  auto a = load(c, account_id, code);
-  if (!a) return std::nullopt;
-  if (!finish_job(c, lease.job_id, lease.owner, success ? "succeeded" : "failed",
-                  success ? std::nullopt : std::optional<std::string>(error), now_us)) {
-    return std::nullopt;
-  }
-  for (const auto& f : files) insert_file(c, f);
-  return a;
-}
-
 // A failed outcome's refund (if the work was paid for), in the caller's transaction.
 Status refund_failure(Connection& c, const std::optional<LedgerOp>& refund, int64_t now_s) {
   if (!refund) return Status::Ok();
@@ -84,9 +66,9 @@ std::vector<std::string> gesture_file_ids(const std::string& gestures_json) {
   return out;
 }
 
-class SqlAgentStore final : public AgentStore {
+class SqlAgentStore final : public AgentStore, TableStore {
  public:
-  SqlAgentStore(Database& db, Clock& clock) : db_(db), clock_(clock) {}
+  using TableStore::TableStore;
 
   Result<Created> create(const AgentRecord& a, const std::vector<FileRecord>& files, const LedgerOp& charge,
                          const NewJob& job) override {
@@ -218,9 +200,7 @@ class SqlAgentStore final : public AgentStore {
   Result<bool> finish_generation(const GenerationOutcome& o) override {
     int64_t now_us = clock_.now_us();
     int64_t now = now_us / 1000000;
-    return db_.write([&](Connection& c) -> Result<bool> {
-      auto a = begin_outcome(c, o.account_id, o.code, o.lease, o.success, o.error, o.files, now_us);
-      if (!a) return false;
+    return record_outcome(o, now_us, [&](Connection& c, const AgentRecord&) -> Status {
       if (o.success) {
         c.run(
             "UPDATE agents SET status = 'ready', progress = 1.0, progress_msg = 'Agent is ready',"
@@ -230,17 +210,14 @@ class SqlAgentStore final : public AgentStore {
             " audio_source = NULL, voice = COALESCE(?, voice), updated_at = ?"
             " WHERE code = ? AND account_id = ?",
             o.model_file, o.image_file, o.video_file, o.audio_file, o.voice, now, o.code, o.account_id);
-      } else {
-        c.run(
-            "UPDATE agents SET status = 'failed', error_message = ?, progress_msg = ?,"
-            " image_file = COALESCE(?, image_file), video_file = COALESCE(?, video_file),"
-            " audio_file = COALESCE(?, audio_file), updated_at = ? WHERE code = ? AND account_id = ?",
-            o.error, "Generation failed", o.image_file, o.video_file, o.audio_file, now, o.code,
-            o.account_id);
-        if (Status st = refund_failure(c, o.refund, now); !st.ok()) return st;
+        return Status::Ok();
       }
-      if (!o.event.empty()) enqueue_webhook_event(c, a->account_id, o.event, o.event_data, now_us);
-      return true;
+      c.run(
+          "UPDATE agents SET status = 'failed', error_message = ?, progress_msg = ?,"
+          " image_file = COALESCE(?, image_file), video_file = COALESCE(?, video_file),"
+          " audio_file = COALESCE(?, audio_file), updated_at = ? WHERE code = ? AND account_id = ?",
+          o.error, "Generation failed", o.image_file, o.video_file, o.audio_file, now, o.code, o.account_id);
+      return refund_failure(c, o.refund, now);
     });
   }
 
@@ -265,24 +242,22 @@ class SqlAgentStore final : public AgentStore {
   Result<bool> finish_dynamics(const DynamicsOutcome& o) override {
     int64_t now_us = clock_.now_us();
     int64_t now = now_us / 1000000;
-    return db_.write([&](Connection& c) -> Result<bool> {
-      auto a = begin_outcome(c, o.account_id, o.code, o.lease, o.success, o.error, o.files, now_us);
-      if (!a) return false;
+    return record_outcome(o, now_us, [&](Connection& c, const AgentRecord& a) -> Status {
       if (o.success) {
         // The previous results are replaced: their files go, their blobs are deleted later.
         std::vector<std::string> old;
         if (!o.gestures_json.empty()) {
-          old = gesture_file_ids(a->dynamics_gestures);
-          if (a->dynamics_file) old.push_back(*a->dynamics_file);
+          old = gesture_file_ids(a.dynamics_gestures);
+          if (a.dynamics_file) old.push_back(*a.dynamics_file);
         }
-        if (o.movements_file && a->movements_file) old.push_back(*a->movements_file);
+        if (o.movements_file && a.movements_file) old.push_back(*a.movements_file);
         // A clip can be both the old idle gesture and still referenced by the new map.
         std::vector<std::string> keep = gesture_file_ids(o.gestures_json);
         if (o.movements_file) keep.push_back(*o.movements_file);
         std::erase_if(old, [&](const std::string& id) {
           return std::find(keep.begin(), keep.end(), id) != keep.end();
         });
-        queue_blob_deletes(c, a->account_id, o.code, delete_files(c, old), now_us);
+        queue_blob_deletes(c, a.account_id, o.code, delete_files(c, old), now_us);
         if (!o.gestures_json.empty()) {
           c.run(
               "UPDATE agents SET dynamics_status = 'ready', dynamics_file = ?, dynamics_gestures = ?,"
@@ -293,15 +268,14 @@ class SqlAgentStore final : public AgentStore {
           c.run("UPDATE agents SET movements_file = ?, updated_at = ? WHERE code = ? AND account_id = ?",
                 *o.movements_file, now, o.code, o.account_id);
         }
-      } else if (!o.movements_only) {
-        c.run(
-            "UPDATE agents SET dynamics_status = 'failed', dynamics_error = ?, updated_at = ?"
-            " WHERE code = ? AND account_id = ?",
-            o.error, now, o.code, o.account_id);
-        if (Status st = refund_failure(c, o.refund, now); !st.ok()) return st;
+        return Status::Ok();
       }
-      if (!o.event.empty()) enqueue_webhook_event(c, a->account_id, o.event, o.event_data, now_us);
-      return true;
+      if (o.movements_only) return Status::Ok();
+      c.run(
+          "UPDATE agents SET dynamics_status = 'failed', dynamics_error = ?, updated_at = ?"
+          " WHERE code = ? AND account_id = ?",
+          o.error, now, o.code, o.account_id);
+      return refund_failure(c, o.refund, now);
     });
   }
 
@@ -326,8 +300,23 @@ class SqlAgentStore final : public AgentStore {
   }
 
  private:
-  Database& db_;
-  Clock& clock_;
+  // Records a job's outcome once: the agent must still exist and the worker must still hold the
+  // job's lease (otherwise the outcome was recorded already, or the job was cancelled). Then the
+  // files the job produced are registered, `write(c, agent)` records the rest (a failure rolls it
+  // all back), and the webhook event is queued. False when nothing was recorded.
+  template <typename Outcome, typename F>
+  Result<bool> record_outcome(const Outcome& o, int64_t now_us, F&& write) {
+    return db_.write([&](Connection& c) -> Result<bool> {
+      auto a = load(c, o.account_id, o.code);
+      if (!a || !finish_job(c, o.lease.job_id, o.lease.owner, o.success ? "succeeded" : "failed",
+                            o.success ? std::nullopt : std::optional<std::string>(o.error), now_us))
+        return false;
+      for (const auto& f : o.files) insert_file(c, f);
+      if (Status st = write(c, *a); !st.ok()) return st;
+      if (!o.event.empty()) enqueue_webhook_event(c, a->account_id, o.event, o.event_data, now_us);
+      return true;
+    });
+  }
 };
 
 }  // namespace

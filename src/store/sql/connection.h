@@ -262,6 +262,16 @@ class Database {
     return run(Tx::kOnce, std::forward<F>(fn));
   }
 
+  // A read of one query (Connection::first, all): its first row, else `missing`; every row.
+  template <typename F, typename S, typename... A>
+  auto read_one(Status missing, F&& map, const S& sql, const A&... args) {
+    return read([&](Connection& c) { return found(c.first(map, sql, args...), missing); });
+  }
+  template <typename F, typename S, typename... A>
+  auto read_all(F&& map, const S& sql, const A&... args) {
+    return read([&](Connection& c) { return c.all(map, sql, args...); });
+  }
+
  protected:
   // Runs `work` in a transaction of `kind`; `work` returns true to roll back. Returns Ok once the
   // work committed, else why not (database errors; ignored when the work asked to roll back).

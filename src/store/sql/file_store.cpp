@@ -21,9 +21,9 @@ Result<FileRecord> find_file(Connection& c, const std::string& account_id, const
                Status::NotFound("File not found: " + id));
 }
 
-class SqlFileStore final : public FileStore {
+class SqlFileStore final : public FileStore, TableStore {
  public:
-  SqlFileStore(Database& db, Clock& clock) : db_(db), clock_(clock) {}
+  using TableStore::TableStore;
 
   Status insert(const FileRecord& f) override {
     FileRecord copy = f;
@@ -55,18 +55,12 @@ class SqlFileStore final : public FileStore {
   Result<std::vector<FileRecord>> list_agent_files(const std::string& account_id,
                                                    const std::string& agent_code,
                                                    const std::string& purpose) override {
-    return db_.read([&](Connection& c) {
-      return c.all(read_file,
-                   "SELECT " FILE_COLUMNS
-                   " FROM files WHERE account_id = ? AND agent_code = ? AND purpose = ?"
-                   " ORDER BY created_at, id",
-                   account_id, agent_code, purpose);
-    });
+    return db_.read_all(read_file,
+                        "SELECT " FILE_COLUMNS
+                        " FROM files WHERE account_id = ? AND agent_code = ? AND purpose = ?"
+                        " ORDER BY created_at, id",
+                        account_id, agent_code, purpose);
   }
-
- private:
-  Database& db_;
-  Clock& clock_;
 };
 
 }  // namespace

@@ -217,9 +217,9 @@ constexpr int64_t kWideFairWindow = 256;
   "(attempts - 1, 0), updated_at = ? WHERE id = ? AND lease_owner = ?"                    \
   " AND state = 'running'"
 
-class SqlJobStore final : public JobStore {
+class SqlJobStore final : public JobStore, TableStore {
  public:
-  SqlJobStore(Database& db, Clock& clock) : db_(db), clock_(clock) {}
+  using TableStore::TableStore;
 
   Result<std::string> enqueue(const NewJob& job) override {
     int64_t now = clock_.now_us();
@@ -293,25 +293,18 @@ class SqlJobStore final : public JobStore {
   }
 
   Result<std::vector<Job>> list_by_subject(const std::string& subject) override {
-    return db_.read([&](Connection& c) {
-      return c.all(read_job, "SELECT " JOB_COLUMNS " FROM jobs WHERE subject = ? ORDER BY created_at",
-                   subject);
-    });
+    return db_.read_all(read_job, "SELECT " JOB_COLUMNS " FROM jobs WHERE subject = ? ORDER BY created_at",
+                        subject);
   }
 
   Result<std::vector<Job>> list_by_kind(const std::string& account_id, std::string_view kind,
                                         int max) override {
-    return db_.read([&](Connection& c) {
-      return c.all(read_job,
-                   "SELECT " JOB_COLUMNS
-                   " FROM jobs WHERE account_id = ? AND kind = ? ORDER BY created_at DESC, id DESC LIMIT ?",
-                   account_id, kind, max);
-    });
+    return db_.read_all(
+        read_job,
+        "SELECT " JOB_COLUMNS
+        " FROM jobs WHERE account_id = ? AND kind = ? ORDER BY created_at DESC, id DESC LIMIT ?",
+        account_id, kind, max);
   }
-
- private:
-  Database& db_;
-  Clock& clock_;
 };
 
 }  // namespace

@@ -115,9 +115,9 @@ Result<LedgerEntry> apply_ledger_op(Connection& c, const LedgerOp& op, int64_t n
 
 namespace {
 
-class SqlLedgerStore final : public LedgerStore {
+class SqlLedgerStore final : public LedgerStore, TableStore {
  public:
-  SqlLedgerStore(Database& db, Clock& clock) : db_(db), clock_(clock) {}
+  using TableStore::TableStore;
 
   Result<LedgerEntry> apply(const LedgerOp& op) override {
     const int64_t now = clock_.now_s();
@@ -125,11 +125,8 @@ class SqlLedgerStore final : public LedgerStore {
   }
 
   Result<Balance> balance(const std::string& account_id) override {
-    return db_.read([&](Connection& c) {
-      return found(
-          c.first(read_balance, "SELECT plan_credits, topup_credits FROM accounts WHERE id = ?", account_id),
-          Status::NotFound("Account not found: " + account_id));
-    });
+    return db_.read_one(Status::NotFound("Account not found: " + account_id), read_balance,
+                        "SELECT plan_credits, topup_credits FROM accounts WHERE id = ?", account_id);
   }
 
   Result<LedgerPage> list(const std::string& account_id, int limit, int offset) override {
@@ -171,10 +168,6 @@ class SqlLedgerStore final : public LedgerStore {
       return Status::Ok();
     });
   }
-
- private:
-  Database& db_;
-  Clock& clock_;
 };
 
 }  // namespace

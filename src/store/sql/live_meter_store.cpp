@@ -20,9 +20,9 @@ std::optional<billing::HeartbeatMeter> load_meter(Connection& c, const std::stri
   return c.first(read_meter, IMAGO_SQL_FOR_UPDATE(METER_SELECT), account_id, meter_id);
 }
 
-class SqlLiveMeterStore final : public LiveMeterStore {
+class SqlLiveMeterStore final : public LiveMeterStore, TableStore {
  public:
-  SqlLiveMeterStore(Database& db, Clock& clock) : clock_(clock), db_(db) {}
+  using TableStore::TableStore;
 
   Result<billing::HeartbeatMeter> heartbeat(const std::string& account_id, const std::string& meter_id,
                                             const std::string& billing_type, int64_t now_us,
@@ -84,15 +84,9 @@ class SqlLiveMeterStore final : public LiveMeterStore {
   }
 
   Result<billing::HeartbeatMeter> get(const std::string& account_id, const std::string& meter_id) override {
-    return db_.read([&](Connection& c) {
-      return found(c.first(read_meter, METER_SELECT, account_id, meter_id),
-                   Status::NotFound("No live meter " + meter_id));
-    });
+    return db_.read_one(Status::NotFound("No live meter " + meter_id), read_meter, METER_SELECT, account_id,
+                        meter_id);
   }
-
- private:
-  Clock& clock_;
-  Database& db_;
 };
 
 }  // namespace

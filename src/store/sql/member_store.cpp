@@ -33,9 +33,9 @@ Result<DashboardSession> live_session(Connection& c, SessionKey by, const std::s
   return d;
 }
 
-class SqlMemberStore final : public MemberStore {
+class SqlMemberStore final : public MemberStore, TableStore {
  public:
-  SqlMemberStore(Database& db, Clock& clock) : clock_(clock), db_(db) {}
+  using TableStore::TableStore;
 
   Result<Member> create_member(const std::string& account_id, const std::string& email,
                                const std::string& password_hash) override {
@@ -56,25 +56,19 @@ class SqlMemberStore final : public MemberStore {
   }
 
   Result<MemberWithHash> find_member_by_email(const std::string& email) override {
-    return db_.read([&](Connection& c) {
-      return found(c.first(read_member, "SELECT " MEMBER_COLUMNS " FROM members WHERE email = ?", email),
-                   Status::NotFound("No member with this email"));
-    });
+    return db_.read_one(Status::NotFound("No member with this email"), read_member,
+                        "SELECT " MEMBER_COLUMNS " FROM members WHERE email = ?", email);
   }
 
   Result<MemberWithHash> get_member(const std::string& member_id) override {
-    return db_.read([&](Connection& c) {
-      return found(c.first(read_member, "SELECT " MEMBER_COLUMNS " FROM members WHERE id = ?", member_id),
-                   Status::NotFound("Member not found"));
-    });
+    return db_.read_one(Status::NotFound("Member not found"), read_member,
+                        "SELECT " MEMBER_COLUMNS " FROM members WHERE id = ?", member_id);
   }
 
   Result<std::vector<Member>> list_members(const std::string& account_id) override {
-    return db_.read([&](Connection& c) {
-      return c.all([](const Stmt& s) { return read_member(s).member; },
-                   "SELECT " MEMBER_COLUMNS " FROM members WHERE account_id = ? ORDER BY created_at, id",
-                   account_id);
-    });
+    return db_.read_all([](const Stmt& s) { return read_member(s).member; },
+                        "SELECT " MEMBER_COLUMNS " FROM members WHERE account_id = ? ORDER BY created_at, id",
+                        account_id);
   }
 
   Status set_password(const std::string& member_id, const std::string& password_hash,
@@ -134,7 +128,6 @@ class SqlMemberStore final : public MemberStore {
   }
 
  private:
-  Clock& clock_;
   int64_t now_s() const { return clock_.now_s(); }
 
   static int revoke_sessions(Connection& c, const std::string& member_id,
@@ -143,8 +136,6 @@ class SqlMemberStore final : public MemberStore {
         "UPDATE dashboard_sessions SET revoked_at = ? WHERE member_id = ? AND revoked_at IS NULL AND id != ?",
         now, member_id, keep.value_or("")));
   }
-
-  Database& db_;
 };
 
 std::string_view kind_name(GrantKind k) {
@@ -198,11 +189,8 @@ class SqlDeviceGrantStore final : public DeviceGrantStore {
   }
 
   Result<DeviceGrant> find_by_secret(const std::string& secret_hash) override {
-    return db_.read([&](Connection& c) {
-      return found(c.first(read_grant, "SELECT " GRANT_COLUMNS " FROM device_grants WHERE secret_hash = ?",
-                           secret_hash),
-                   Status::NotFound("Unknown code"));
-    });
+    return db_.read_one(Status::NotFound("Unknown code"), read_grant,
+                        "SELECT " GRANT_COLUMNS " FROM device_grants WHERE secret_hash = ?", secret_hash);
   }
 
   Result<DeviceGrant> find_pending_by_user_code(const std::string& user_code, int64_t now) override {
@@ -252,10 +240,8 @@ class SqlDeviceGrantStore final : public DeviceGrantStore {
   }
 
   Result<std::vector<std::string>> device_key_ids(const std::string& account_id) override {
-    return db_.read([&](Connection& c) {
-      return c.all(text_col, "SELECT key_id FROM device_grants WHERE account_id = ? AND key_id IS NOT NULL",
-                   account_id);
-    });
+    return db_.read_all(
+        text_col, "SELECT key_id FROM device_grants WHERE account_id = ? AND key_id IS NOT NULL", account_id);
   }
 
  private:

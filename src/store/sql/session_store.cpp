@@ -39,9 +39,9 @@ bool session_exists(Connection& c, const std::string& session_id) {
   return c.exists("SELECT 1 FROM live_sessions WHERE session_id = ?", session_id);
 }
 
-class SqlSessionStore final : public SessionStore {
+class SqlSessionStore final : public SessionStore, TableStore {
  public:
-  SqlSessionStore(Database& db, Clock& clock) : db_(db), clock_(clock) {}
+  using TableStore::TableStore;
 
   Status create(const SessionRecord& s) override {
     return db_.write([&](Connection& c) -> Status {
@@ -103,13 +103,9 @@ class SqlSessionStore final : public SessionStore {
   }
 
   Result<SessionRecord> get(const std::string& account_id, const std::string& session_id) override {
-    return db_.read([&](Connection& c) {
-      return found(
-          c.first(read_session,
-                  "SELECT " SESSION_COLUMNS SESSION_FROM "WHERE s.session_id = ? AND s.account_id = ?",
-                  session_id, account_id),
-          Status::NotFound("Session not found: " + session_id));
-    });
+    return db_.read_one(Status::NotFound("Session not found: " + session_id), read_session,
+                        "SELECT " SESSION_COLUMNS SESSION_FROM "WHERE s.session_id = ? AND s.account_id = ?",
+                        session_id, account_id);
   }
 
   Result<SessionPage> list(const std::string& account_id, const std::string& agent_code, int limit,
@@ -203,9 +199,6 @@ class SqlSessionStore final : public SessionStore {
         " WHERE session_id = ?",
         r.status, r.file_id, r.bytes, r.duration_ms, r.video_codec, r.audio_codec, session_id);
   }
-
-  Database& db_;
-  Clock& clock_;
 };
 
 }  // namespace

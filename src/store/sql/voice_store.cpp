@@ -23,9 +23,9 @@ Result<DesignedVoice> select_live(Connection& c, const std::string& account_id, 
       Status::NotFound("Voice not found for code: " + code));
 }
 
-class SqlVoiceStore final : public VoiceStore {
+class SqlVoiceStore final : public VoiceStore, TableStore {
  public:
-  SqlVoiceStore(Database& db, Clock& clock) : db_(db), clock_(clock) {}
+  using TableStore::TableStore;
 
   Result<DesignedVoice> create(const DesignedVoice& in) override {
     int64_t now = clock_.now_s();
@@ -42,14 +42,12 @@ class SqlVoiceStore final : public VoiceStore {
   }
 
   Result<std::vector<DesignedVoice>> list(const std::string& account_id) override {
-    return db_.read([&](Connection& c) {
-      return c.all(read_voice,
-                   IMAGO_SQL_INSERTION_ORDER(
-                       "SELECT " VOICE_COLUMNS
-                       " FROM voices WHERE account_id = ? AND revoked_at IS NULL ORDER BY created_at, ",
-                       ""),
-                   account_id);
-    });
+    return db_.read_all(read_voice,
+                        IMAGO_SQL_INSERTION_ORDER(
+                            "SELECT " VOICE_COLUMNS
+                            " FROM voices WHERE account_id = ? AND revoked_at IS NULL ORDER BY created_at, ",
+                            ""),
+                        account_id);
   }
 
   Result<DesignedVoice> update(const DesignedVoice& in) override {
@@ -74,10 +72,6 @@ class SqlVoiceStore final : public VoiceStore {
       return Status::Ok();
     });
   }
-
- private:
-  Database& db_;
-  Clock& clock_;
 };
 
 }  // namespace

@@ -64,9 +64,9 @@ void insert_delivery(Connection& c, const WebhookDelivery& d) {
         d.last_error, d.created_at, d.updated_at, d.delivered_at);
 }
 
-class SqlWebhookStore final : public WebhookStore {
+class SqlWebhookStore final : public WebhookStore, TableStore {
  public:
-  SqlWebhookStore(Database& db, Clock& clock) : db_(db), clock_(clock) {}
+  using TableStore::TableStore;
 
   Status create(const Webhook& w) override {
     int64_t now = clock_.now_s();
@@ -79,13 +79,11 @@ class SqlWebhookStore final : public WebhookStore {
   }
 
   Result<std::vector<Webhook>> list(const std::string& account_id) override {
-    return db_.read([&](Connection& c) {
-      return c.all(
-          read_webhook,
-          IMAGO_SQL_INSERTION_ORDER(
-              "SELECT " WEBHOOK_COLUMNS " FROM webhooks WHERE account_id = ? ORDER BY created_at, ", ""),
-          account_id);
-    });
+    return db_.read_all(
+        read_webhook,
+        IMAGO_SQL_INSERTION_ORDER(
+            "SELECT " WEBHOOK_COLUMNS " FROM webhooks WHERE account_id = ? ORDER BY created_at, ", ""),
+        account_id);
   }
 
   Result<Webhook> get(const std::string& account_id, const std::string& id) override {
@@ -96,10 +94,8 @@ class SqlWebhookStore final : public WebhookStore {
   }
 
   Result<Webhook> get_by_id(const std::string& id) override {
-    return db_.read([&](Connection& c) {
-      return found(c.first(read_webhook, "SELECT " WEBHOOK_COLUMNS " FROM webhooks WHERE id = ?", id),
-                   Status::NotFound("Webhook not found: " + id));
-    });
+    return db_.read_one(Status::NotFound("Webhook not found: " + id), read_webhook,
+                        "SELECT " WEBHOOK_COLUMNS " FROM webhooks WHERE id = ?", id);
   }
 
   Status remove(const std::string& account_id, const std::string& id) override {
@@ -136,28 +132,24 @@ class SqlWebhookStore final : public WebhookStore {
   }
 
   Result<std::vector<WebhookDelivery>> list_deliveries(const std::string& webhook_id, int limit) override {
-    return db_.read([&](Connection& c) {
-      return c.all(read_delivery,
-                   IMAGO_SQL_INSERTION_ORDER(
-                       "SELECT " DELIVERY_COLUMNS
-                       " FROM webhook_deliveries WHERE webhook_id = ? ORDER BY created_at DESC, ",
-                       " DESC LIMIT ?"),
-                   webhook_id, limit);
-    });
+    return db_.read_all(
+        read_delivery,
+        IMAGO_SQL_INSERTION_ORDER("SELECT " DELIVERY_COLUMNS
+                                  " FROM webhook_deliveries WHERE webhook_id = ? ORDER BY created_at DESC, ",
+                                  " DESC LIMIT ?"),
+        webhook_id, limit);
   }
 
   Result<std::vector<DeliveryAttempt>> list_attempts(const std::string& delivery_id) override {
-    return db_.read([&](Connection& c) {
-      return c.all(
-          [](const Stmt& q) {
-            DeliveryAttempt a;
-            q.read(a.delivery_id, a.attempt, a.status_code, a.error, a.duration_ms, a.created_at);
-            return a;
-          },
-          "SELECT delivery_id, attempt, status_code, error, duration_ms, created_at FROM webhook_attempts"
-          " WHERE delivery_id = ? ORDER BY attempt",
-          delivery_id);
-    });
+    return db_.read_all(
+        [](const Stmt& q) {
+          DeliveryAttempt a;
+          q.read(a.delivery_id, a.attempt, a.status_code, a.error, a.duration_ms, a.created_at);
+          return a;
+        },
+        "SELECT delivery_id, attempt, status_code, error, duration_ms, created_at FROM webhook_attempts"
+        " WHERE delivery_id = ? ORDER BY attempt",
+        delivery_id);
   }
 
   Result<int> record_attempt(const std::string& delivery_id, std::optional<int> status_code,
@@ -188,10 +180,6 @@ class SqlWebhookStore final : public WebhookStore {
     return db_.write(
         [&](Connection& c) { return enqueue_webhook_event(c, account_id, event, data_json, now); });
   }
-
- private:
-  Database& db_;
-  Clock& clock_;
 };
 
 }  // namespace
