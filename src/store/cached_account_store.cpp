@@ -80,40 +80,4 @@ void CachedAccountStore::saw_key_changes(uint64_t value) {
   }
 }
 
-Result<std::pair<Account, ApiKey>> CachedAccountStore::create_account(const std::string& name, Plan plan,
-                                                                      int64_t initial_credits,
-                                                                      const std::string& key_alias,
-                                                                      const KeyMaterial& key) {
-  auto r = inner_->create_account(name, plan, initial_credits, key_alias, key);
-  changed();
-  return r;
-}
-
-Status CachedAccountStore::set_plan(const std::string& id, Plan plan, std::optional<PlanLimits> limits) {
-  Status s = inner_->set_plan(id, plan, limits);
-  changed();
-  return s;
-}
-
-Result<ApiKey> CachedAccountStore::create_key(const std::string& account_id, const std::string& alias,
-                                              const KeyMaterial& key) {
-  auto r = inner_->create_key(account_id, alias, key);
-  changed();
-  return r;
-}
-
-Status CachedAccountStore::revoke_key(const std::optional<std::string>& account_id,
-                                      const std::string& key_id) {
-  Status s = inner_->revoke_key(account_id, key_id);
-  changed();
-  return s;
-}
-
-Result<ApiKey> CachedAccountStore::rotate_key(const std::optional<std::string>& account_id,
-                                              const std::string& key_id, const KeyMaterial& key) {
-  auto r = inner_->rotate_key(account_id, key_id, key);
-  changed();
-  return r;
-}
-
 }  // namespace imago

@@ -51,24 +51,35 @@ class CachedAccountStore final : public AccountStore {
   // PostgreSQL: the counter is the database's key_changes row (KeyOwner::changes).
   CachedAccountStore(std::unique_ptr<AccountStore> inner, const Clock& clock);
 
+  // The writes, each followed by changed().
   Result<std::pair<Account, ApiKey>> create_account(const std::string& name, Plan plan,
                                                     int64_t initial_credits, const std::string& key_alias,
-                                                    const KeyMaterial& key) override;
+                                                    const KeyMaterial& key) override {
+    return changed(inner_->create_account(name, plan, initial_credits, key_alias, key));
+  }
   Result<Account> get_account(const std::string& id) override { return inner_->get_account(id); }
   Result<AccountPage> list_accounts(int limit, int offset) override {
     return inner_->list_accounts(limit, offset);
   }
   Result<int64_t> count_accounts() override { return inner_->count_accounts(); }
-  Status set_plan(const std::string& id, Plan plan, std::optional<PlanLimits> limits) override;
+  Status set_plan(const std::string& id, Plan plan, std::optional<PlanLimits> limits) override {
+    return changed(inner_->set_plan(id, plan, limits));
+  }
   Result<ApiKey> create_key(const std::string& account_id, const std::string& alias,
-                            const KeyMaterial& key) override;
+                            const KeyMaterial& key) override {
+    return changed(inner_->create_key(account_id, alias, key));
+  }
   Result<std::vector<ApiKey>> list_keys(const std::string& account_id) override {
     return inner_->list_keys(account_id);
   }
   Result<ApiKey> get_key(const std::string& key_id) override { return inner_->get_key(key_id); }
-  Status revoke_key(const std::optional<std::string>& account_id, const std::string& key_id) override;
+  Status revoke_key(const std::optional<std::string>& account_id, const std::string& key_id) override {
+    return changed(inner_->revoke_key(account_id, key_id));
+  }
   Result<ApiKey> rotate_key(const std::optional<std::string>& account_id, const std::string& key_id,
-                            const KeyMaterial& key) override;
+                            const KeyMaterial& key) override {
+    return changed(inner_->rotate_key(account_id, key_id, key));
+  }
   Result<KeyOwner> find_active_key(const std::string& hash_hex) override;
   Result<KeyOwner> find_active_key_deferred(const std::string& hash_hex) override;
   void saw_key_changes(uint64_t value) override;
@@ -96,9 +107,11 @@ class CachedAccountStore final : public AccountStore {
   std::optional<KeyOwner> recall(const std::string& hash_hex, uint64_t changes, int64_t now);
   // SQLite: after a write that committed (whatever its outcome: a failed write may still have
   // changed nothing, and one extra increment only costs a few database reads). PostgreSQL: the
-  // write incremented the database's counter itself.
-  void changed() {
+  // write incremented the database's counter itself. Returns the write's result.
+  template <typename R>
+  R changed(R result) {
     if (changes_) changes_->increment();
+    return result;
   }
 
   std::unique_ptr<AccountStore> inner_;

@@ -211,18 +211,11 @@ std::string rewrite_placeholders(std::string_view sql, int* nparams) {
   return out;
 }
 
-Db::Db(std::string url, int pool_size)
-    : sql::Pool(sql::Dialect::kPostgres, static_cast<size_t>(pool_size), /*retries=*/3),
-      url_(std::move(url)) {}
-
-Result<std::unique_ptr<Db>> Db::open(const std::string& url, int pool_size) {
-  std::unique_ptr<Db> db(new Db(url, pool_size));
-  if (Status st = db->open_first(); !st.ok()) return st;
-  return db;
-}
+Db::Db(const std::string& url, int pool_size)
+    : EnginePool(sql::Dialect::kPostgres, url, static_cast<size_t>(pool_size), /*retries=*/3) {}
 
 Result<std::unique_ptr<sql::PooledConnection>> Db::connect() {
-  PGconn* raw = PQconnectdb(url_.c_str());
+  PGconn* raw = PQconnectdb(target().c_str());
   if (!raw || PQstatus(raw) != CONNECTION_OK) {
     std::string msg = raw ? PQerrorMessage(raw) : "out of memory";
     while (!msg.empty() && msg.back() == '\n') msg.pop_back();

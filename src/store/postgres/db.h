@@ -19,18 +19,15 @@
 
 namespace imago::pg {
 
-class Db final : public sql::Pool {
+// Db::open(url, pool_size) connects (libpq URL or key=value string) and checks the server answers.
+class Db final : public sql::EnginePool<Db> {
  public:
-  // Connects (libpq URL or key=value string) and checks the server answers.
-  static Result<std::unique_ptr<Db>> open(const std::string& url, int pool_size = 8);
-
-  const std::string& url() const { return url_; }
+  const std::string& url() const { return target(); }
 
  private:
-  Db(std::string url, int pool_size);
+  friend EnginePool;
+  Db(const std::string& url, int pool_size);
   Result<std::unique_ptr<sql::PooledConnection>> connect() override;
-
-  const std::string url_;
 };
 
 // Rewrites `?` and `?N` placeholders (outside quotes) to `$N`; returns the parameter count.

@@ -29,9 +29,9 @@ class PgBlobReader final : public BlobReader {
                            static_cast<int64_t>(kPgBlobChunkBytes) - in_chunk, size_ - offset});
     // substring() of an uncompressed (EXTERNAL) bytea reads only the slices it needs.
     return db_.once([&](sql::Connection& c) -> Result<std::string> {
-      auto q = c.prepare(
-          "SELECT substring(data FROM ? FOR ?) FROM blob_chunks WHERE key = ? AND version = ? AND n = ?");
-      q.bind(1, in_chunk + 1).bind(2, want).bind(3, key_).bind(4, version_).bind(5, n);
+      auto q = c.query(
+          "SELECT substring(data FROM ? FOR ?) FROM blob_chunks WHERE key = ? AND version = ? AND n = ?",
+          in_chunk + 1, want, key_, version_, n);
       // The version was replaced (or deleted) since open(): fail rather than mix two versions.
       if (!q.step()) return Status::Conflict("blob " + key_ + " changed while it was being read");
       std::string out = q.col_blob(0);
@@ -54,12 +54,10 @@ class PgBlobStore final : public BlobStore {
   Status put_from(std::string_view key, const BlobSource& source) override {
     if (!valid_blob_key(key)) return bad_key(key);
     auto version = db_.once([&](sql::Connection& c) -> Result<int64_t> {
-      auto v = c.prepare(
+      return c.number(
           "INSERT INTO blob_writes(version, key, started_at)"
-          " VALUES(nextval('blob_versions'), ?, EXTRACT(EPOCH FROM now())::bigint) RETURNING version");
-      v.bind(1, key);
-      v.step();
-      return v.col_int(0);
+          " VALUES(nextval('blob_versions'), ?, EXTRACT(EPOCH FROM now())::bigint) RETURNING version",
+          key);
     });
     if (!version.ok()) return version.status();
     Status st = write_chunks(key, *version, source);
@@ -75,8 +73,7 @@ class PgBlobStore final : public BlobStore {
   Result<std::unique_ptr<BlobReader>> open(std::string_view key) override {
     if (!valid_blob_key(key)) return bad_key(key);
     return db_.once([&](sql::Connection& c) -> Result<std::unique_ptr<BlobReader>> {
-      auto h = c.prepare("SELECT size, version FROM blobs WHERE key = ?");
-      h.bind(1, key);
+      auto h = c.query("SELECT size, version FROM blobs WHERE key = ?", key);
       if (!h.step()) return Status::NotFound("blob not found: " + std::string(key));
       return std::unique_ptr<BlobReader>(new PgBlobReader(db_, std::string(key), h.col_int(0), h.col_int(1)));
     });
@@ -87,15 +84,14 @@ class PgBlobStore final : public BlobStore {
   Result<std::string> get(std::string_view key) override {
     if (!valid_blob_key(key)) return bad_key(key);
     return db_.read([&](sql::Connection& c) -> Result<std::string> {
-      auto h = c.prepare("SELECT size, chunks, version FROM blobs WHERE key = ?");
-      h.bind(1, key);
+      auto h = c.query("SELECT size, chunks, version FROM blobs WHERE key = ?", key);
       if (!h.step()) return Status::NotFound("blob not found: " + std::string(key));
       const int64_t size = h.col_int(0), chunks = h.col_int(1), version = h.col_int(2);
       std::string out;
       out.reserve(static_cast<size_t>(size));
       for (int64_t i = 0; i < chunks; ++i) {
-        auto q = c.prepare("SELECT data FROM blob_chunks WHERE key = ? AND version = ? AND n = ?");
-        q.bind(1, key).bind(2, version).bind(3, i);
+        auto q =
+            c.query("SELECT data FROM blob_chunks WHERE key = ? AND version = ? AND n = ?", key, version, i);
         if (!q.step())
           return Status::Internal("blob " + std::string(key) + " is missing chunk " + std::to_string(i));
         out += q.col_blob(0);
@@ -109,31 +105,22 @@ class PgBlobStore final : public BlobStore {
   Status remove(std::string_view key) override {
     if (!valid_blob_key(key)) return bad_key(key);
     return db_.write([&](sql::Connection& c) -> Status {
-      auto h = c.prepare("DELETE FROM blobs WHERE key = ? RETURNING version");
-      h.bind(1, key);
-      if (!h.step()) return Status::Ok();
-      const int64_t version = h.col_int(0);
-      c.prepare("DELETE FROM blob_chunks WHERE key = ? AND version = ?").bind(1, key).bind(2, version).run();
+      auto version = c.first(sql::int_col, "DELETE FROM blobs WHERE key = ? RETURNING version", key);
+      if (version) c.run("DELETE FROM blob_chunks WHERE key = ? AND version = ?", key, *version);
       return Status::Ok();
     });
   }
 
   Result<bool> exists(std::string_view key) override {
     if (!valid_blob_key(key)) return bad_key(key);
-    return db_.once([&](sql::Connection& c) {
-      auto q = c.prepare("SELECT 1 FROM blobs WHERE key = ?");
-      q.bind(1, key);
-      return q.step();
-    });
+    return db_.once([&](sql::Connection& c) { return c.exists("SELECT 1 FROM blobs WHERE key = ?", key); });
   }
 
   Result<int64_t> size(std::string_view key) override {
     if (!valid_blob_key(key)) return bad_key(key);
-    return db_.once([&](sql::Connection& c) -> Result<int64_t> {
-      auto q = c.prepare("SELECT size FROM blobs WHERE key = ?");
-      q.bind(1, key);
-      if (!q.step()) return Status::NotFound("blob not found: " + std::string(key));
-      return q.col_int(0);
+    return db_.once([&](sql::Connection& c) {
+      return sql::found(c.first(sql::int_col, "SELECT size FROM blobs WHERE key = ?", key),
+                        Status::NotFound("blob not found: " + std::string(key)));
     });
   }
 
@@ -158,10 +145,7 @@ class PgBlobStore final : public BlobStore {
       }
       if (filled == 0) break;
       Status st = db_.once([&](sql::Connection& c) -> Status {
-        c.prepare("INSERT INTO blob_chunks(key, version, n, data) VALUES(?, ?, ?, ?)")
-            .bind(1, key)
-            .bind(2, version)
-            .bind(3, n)
+        c.query("INSERT INTO blob_chunks(key, version, n, data) VALUES(?, ?, ?, ?)", key, version, n)
             .bind_blob(4, std::string_view(buf.data(), filled))
             .run();
         return Status::Ok();
@@ -173,36 +157,24 @@ class PgBlobStore final : public BlobStore {
     // The swap: the row lock on `blobs` orders concurrent puts of one key (the last swap wins);
     // only the version it replaces is deleted, never the chunks of a put still in progress.
     return db_.write([&](sql::Connection& c) -> Status {
-      auto done = c.prepare("DELETE FROM blob_writes WHERE version = ?");
-      if (done.bind(1, version).run() != 1)
+      if (c.run("DELETE FROM blob_writes WHERE version = ?", version) != 1)
         return Status::Unavailable("blob write of " + std::string(key) + " was swept as abandoned");
-      auto old = c.prepare("SELECT version FROM blobs WHERE key = ? FOR UPDATE");
-      old.bind(1, key);
-      std::optional<int64_t> previous;
-      if (old.step()) previous = old.col_int(0);
-      c.prepare(
-           "INSERT INTO blobs(key, size, chunks, version, created_at)"
-           " VALUES(?, ?, ?, ?, EXTRACT(EPOCH FROM now())::bigint)"
-           " ON CONFLICT (key) DO UPDATE SET size = EXCLUDED.size, chunks = EXCLUDED.chunks,"
-           "  version = EXCLUDED.version, created_at = EXCLUDED.created_at")
-          .bind(1, key)
-          .bind(2, size)
-          .bind(3, n)
-          .bind(4, version)
-          .run();
-      if (previous)
-        c.prepare("DELETE FROM blob_chunks WHERE key = ? AND version = ?")
-            .bind(1, key)
-            .bind(2, *previous)
-            .run();
+      auto previous = c.first(sql::int_col, "SELECT version FROM blobs WHERE key = ? FOR UPDATE", key);
+      c.run(
+          "INSERT INTO blobs(key, size, chunks, version, created_at)"
+          " VALUES(?, ?, ?, ?, EXTRACT(EPOCH FROM now())::bigint)"
+          " ON CONFLICT (key) DO UPDATE SET size = EXCLUDED.size, chunks = EXCLUDED.chunks,"
+          "  version = EXCLUDED.version, created_at = EXCLUDED.created_at",
+          key, size, n, version);
+      if (previous) c.run("DELETE FROM blob_chunks WHERE key = ? AND version = ?", key, *previous);
       return Status::Ok();
     });
   }
 
   Status discard(int64_t version) {
     return db_.write([&](sql::Connection& c) -> Status {
-      c.prepare("DELETE FROM blob_chunks WHERE version = ?").bind(1, version).run();
-      c.prepare("DELETE FROM blob_writes WHERE version = ?").bind(1, version).run();
+      c.run("DELETE FROM blob_chunks WHERE version = ?", version);
+      c.run("DELETE FROM blob_writes WHERE version = ?", version);
       return Status::Ok();
     });
   }
@@ -210,10 +182,10 @@ class PgBlobStore final : public BlobStore {
   // Writes started long ago whose node never finished them (killed mid-upload).
   void sweep_abandoned_writes() {
     auto swept = db_.write([&](sql::Connection& c) -> Result<int64_t> {
-      auto q = c.prepare(
+      return c.run(
           "WITH gone AS (DELETE FROM blob_writes WHERE started_at < EXTRACT(EPOCH FROM now())::bigint - ?"
-          " RETURNING version) DELETE FROM blob_chunks WHERE version IN (SELECT version FROM gone)");
-      return q.bind(1, kPgBlobWriteSweepAfterS).run();
+          " RETURNING version) DELETE FROM blob_chunks WHERE version IN (SELECT version FROM gone)",
+          kPgBlobWriteSweepAfterS);
     });
     if (!swept.ok())
       log::warn("blob_sweep_failed", {{"error", swept.status().message()}});

@@ -16,11 +16,14 @@ constexpr uint64_t kSweepEvery = 4096;
 
 void sweep(pg::Db& db) {
   (void)db.once([](sql::Connection& c) -> Status {
-    c.prepare("DELETE FROM rate_buckets WHERE updated_at < EXTRACT(EPOCH FROM now())::float8 - 120").run();
-    c.prepare("DELETE FROM rate_windows WHERE opened_at < EXTRACT(EPOCH FROM now())::float8 - 3600").run();
+    c.run("DELETE FROM rate_buckets WHERE updated_at < EXTRACT(EPOCH FROM now())::float8 - 120");
+    c.run("DELETE FROM rate_windows WHERE opened_at < EXTRACT(EPOCH FROM now())::float8 - 3600");
     return Status::Ok();
   });
 }
+
+// A bucket's tokens refilled up to now, at most capacity (?2), at ?3 per second.
+#define REFILLED "LEAST(?2::float8, b.tokens + GREATEST(0, EXCLUDED.updated_at - b.updated_at) * ?3::float8)"
 
 class PgRateLimiter final : public RateLimiter {
  public:
@@ -53,29 +56,22 @@ class PgRateLimiter final : public RateLimiter {
       // With `expected`, the row is written only while the counter still equals it (a remembered
       // key lookup's tag): when a key changed, the bucket is left alone, one row still comes back
       // with the counter, and the caller takes again at the plan it then reads.
-      auto q = c.prepare(
+      auto q = c.query(
           "WITH kc AS (SELECT value FROM key_changes WHERE id = 1),"
           " ins AS (INSERT INTO rate_buckets AS b (key, tokens, updated_at, allowed)"
           " SELECT ?1, ?2::float8 - 1, EXTRACT(EPOCH FROM now())::float8, ?2::float8 >= 1"
           " WHERE ?4::bigint < 0 OR (SELECT value FROM kc) = ?4::bigint"
           " ON CONFLICT (key) DO UPDATE SET"
-          "  tokens = LEAST(?2::float8, b.tokens + GREATEST(0, EXCLUDED.updated_at - b.updated_at) * "
-          "?3::float8)"
-          "   - CASE WHEN LEAST(?2::float8, b.tokens + GREATEST(0, EXCLUDED.updated_at - b.updated_at) * "
-          "?3::float8)"
-          "          >= 1 - 1e-9 THEN 1 ELSE 0 END,"
-          "  allowed = LEAST(?2::float8, b.tokens + GREATEST(0, EXCLUDED.updated_at - b.updated_at) * "
-          "?3::float8)"
-          "          >= 1 - 1e-9,"
+          "  tokens = " REFILLED " - CASE WHEN " REFILLED
+          " >= 1 - 1e-9 THEN 1 ELSE 0 END,"
+          "  allowed = " REFILLED
+          " >= 1 - 1e-9,"
           "  updated_at = GREATEST(b.updated_at, EXCLUDED.updated_at)"
           " RETURNING tokens, allowed::int AS allowed, updated_at)"
           " SELECT tokens, allowed, updated_at, (SELECT value FROM kc), 1 FROM ins"
           " UNION ALL SELECT 0::float8, 1, EXTRACT(EPOCH FROM now())::float8, (SELECT value FROM kc), 0"
-          " WHERE NOT EXISTS (SELECT 1 FROM ins)");
-      q.bind(1, key)
-          .bind(2, capacity)
-          .bind(3, rate)
-          .bind(4, expected ? static_cast<int64_t>(*expected) : int64_t{-1});
+          " WHERE NOT EXISTS (SELECT 1 FROM ins)",
+          key, capacity, rate, expected ? static_cast<int64_t>(*expected) : int64_t{-1});
       q.step();
       return Row{q.col_double(0), q.col_int(1) != 0, q.col_double(2), static_cast<uint64_t>(q.col_int(3)),
                  q.col_int(4) != 0};
@@ -107,76 +103,71 @@ class PgRateLimiter final : public RateLimiter {
   std::atomic<uint64_t> ops_{0};
 };
 
+// A window's count and the seconds until it clears.
+struct Window {
+  int count = 0;
+  double left = 0;
+};
+
+Window read_window(const sql::Stmt& q) {
+  return Window{static_cast<int>(q.col_int(0)), q.col_double(1)};
+}
+
+// The decision on an open window (nullopt: none), blocked from `blocked_from` events on. When the
+// database cannot be reached the event is let through (and logged).
+WindowDecision decide(const Result<std::optional<Window>>& w, int blocked_from) {
+  WindowDecision d;
+  if (!w.ok()) {
+    log::warn("rate_limit_unavailable", {{"error", w.status().message()}});
+    return d;
+  }
+  if (!*w) return d;
+  d.count = (*w)->count;
+  d.blocked = d.count >= blocked_from;
+  if (d.blocked) d.retry_after_s = std::max(1, static_cast<int>(std::ceil((*w)->left)));
+  return d;
+}
+
 class PgWindowCounter final : public WindowCounter {
  public:
   explicit PgWindowCounter(pg::Db& db) : db_(db) {}
 
   WindowDecision peek(const std::string& key, int limit, int window_s) override {
-    struct Row {
-      bool found = false;
-      int count = 0;
-      double left = 0;
-    };
-    auto r = db_.once([&](sql::Connection& c) -> Row {
-      auto q = c.prepare(
-          "SELECT count, opened_at + ?2::float8 - EXTRACT(EPOCH FROM now())::float8 FROM rate_windows"
-          " WHERE key = ?1");
-      q.bind(1, key).bind(2, static_cast<double>(window_s));
-      if (!q.step()) return Row{};
-      return Row{true, static_cast<int>(q.col_int(0)), q.col_double(1)};
+    auto w = db_.once([&](sql::Connection& c) {
+      auto open = c.first(read_window,
+                          "SELECT count, opened_at + ?2::float8 - EXTRACT(EPOCH FROM now())::float8"
+                          " FROM rate_windows WHERE key = ?1",
+                          key, static_cast<double>(window_s));
+      return open && open->left > 0 ? open : std::nullopt;  // a window past its end is cleared
     });
-    WindowDecision d;
-    if (!r.ok()) {
-      log::warn("rate_limit_unavailable", {{"error", r.status().message()}});
-      return d;
-    }
-    if (!r->found || r->left <= 0) return d;  // no open window
-    d.count = r->count;
-    d.blocked = r->count >= limit;
-    if (d.blocked) d.retry_after_s = std::max(1, static_cast<int>(std::ceil(r->left)));
-    return d;
+    return decide(w, limit);
   }
 
   WindowDecision hit(const std::string& key, int limit, int window_s) override {
     if (++ops_ % kSweepEvery == 0) sweep(db_);
-    struct Row {
-      int count = 0;
-      double left = 0;
-    };
-    auto r = db_.once([&](sql::Connection& c) -> Row {
+    auto w = db_.once([&](sql::Connection& c) {
       // A window opens at the first event and clears window_s later; the next event after that
       // opens a new one.
-      auto q = c.prepare(
+      return c.first(
+          read_window,
           "INSERT INTO rate_windows AS w (key, count, opened_at)"
           " VALUES (?1, 1, EXTRACT(EPOCH FROM now())::float8)"
           " ON CONFLICT (key) DO UPDATE SET"
           "  count = CASE WHEN EXCLUDED.opened_at - w.opened_at >= ?2::float8 THEN 1 ELSE w.count + 1 END,"
           "  opened_at = CASE WHEN EXCLUDED.opened_at - w.opened_at >= ?2::float8 THEN EXCLUDED.opened_at"
           "                   ELSE w.opened_at END"
-          " RETURNING count, opened_at + ?2::float8 - EXTRACT(EPOCH FROM now())::float8");
-      q.bind(1, key).bind(2, static_cast<double>(window_s));
-      q.step();
-      return Row{static_cast<int>(q.col_int(0)), q.col_double(1)};
+          " RETURNING count, opened_at + ?2::float8 - EXTRACT(EPOCH FROM now())::float8",
+          key, static_cast<double>(window_s));
     });
-    WindowDecision d;
-    if (!r.ok()) {
-      log::warn("rate_limit_unavailable", {{"error", r.status().message()}});
-      return d;
-    }
-    d.count = r->count;
-    d.blocked = r->count > limit;
-    if (d.blocked) d.retry_after_s = std::max(1, static_cast<int>(std::ceil(r->left)));
-    return d;
+    return decide(w, limit + 1);  // this event is counted already
   }
 
   void release(const std::string& key, int window_s) override {
     auto r = db_.once([&](sql::Connection& c) -> Status {
-      c.prepare(
-           "UPDATE rate_windows SET count = count - 1 WHERE key = ?1 AND count > 0"
-           " AND opened_at + ?2::float8 > EXTRACT(EPOCH FROM now())::float8")
-          .bind(1, key)
-          .bind(2, static_cast<double>(window_s))
-          .run();
+      c.run(
+          "UPDATE rate_windows SET count = count - 1 WHERE key = ?1 AND count > 0"
+          " AND opened_at + ?2::float8 > EXTRACT(EPOCH FROM now())::float8",
+          key, static_cast<double>(window_s));
       return Status::Ok();
     });
     if (!r.ok()) log::warn("rate_limit_unavailable", {{"error", r.message()}});

@@ -48,15 +48,10 @@ class PgRoomDirectory final : public RoomDirectory {
       if (max_account_rooms > 0) {
         // One claim of the account at a time, on every node: the count below and the insert are
         // then one step (READ COMMITTED alone would let two claims both see room for one more).
-        c.prepare("SELECT pg_advisory_xact_lock(hashtextextended('room_leases:' || ?, 0))")
-            .bind(1, l.account_id)
-            .run();
-        auto n = c.prepare(
-            "SELECT count(*) FROM room_leases WHERE account_id = ? AND room_id <> ?"
-            " AND lease_until > " NOW_US);
-        n.bind(1, l.account_id).bind(2, l.room_id);
-        n.step();
-        if (n.col_int(0) >= max_account_rooms) {
+        c.run("SELECT pg_advisory_xact_lock(hashtextextended('room_leases:' || ?, 0))", l.account_id);
+        if (c.number("SELECT count(*) FROM room_leases WHERE account_id = ? AND room_id <> ?"
+                     " AND lease_until > " NOW_US,
+                     l.account_id, l.room_id) >= max_account_rooms) {
           over_limit = true;
           return false;
         }
@@ -64,18 +59,14 @@ class PgRoomDirectory final : public RoomDirectory {
       // A session of another node whose expired lease this claim replaces: the lease row will no
       // longer name it, so the sweep finds it here (RoomDirectory::lapsed). Copied whether or not
       // the claim below wins: either way the lease is not that session's any more.
-      c.prepare(
-           "INSERT INTO lapsed_leases(session_id, account_id, room_id, node_id, renewed_at)"
-           " SELECT session_id, account_id, room_id, node_id, renewed_at FROM room_leases"
-           " WHERE account_id = ?1 AND room_id = ?2 AND node_id <> ?3 AND session_id <> ?4"
-           " AND lease_until < " NOW_US " ON CONFLICT (session_id) DO NOTHING")
-          .bind(1, l.account_id)
-          .bind(2, l.room_id)
-          .bind(3, node_)
-          .bind(4, l.session_id)
-          .run();
+      c.run(
+          "INSERT INTO lapsed_leases(session_id, account_id, room_id, node_id, renewed_at)"
+          " SELECT session_id, account_id, room_id, node_id, renewed_at FROM room_leases"
+          " WHERE account_id = ?1 AND room_id = ?2 AND node_id <> ?3 AND session_id <> ?4"
+          " AND lease_until < " NOW_US " ON CONFLICT (session_id) DO NOTHING",
+          l.account_id, l.room_id, node_, l.session_id);
       // A free room, an expired lease, or a lease of this node (a room it ended and restarts).
-      auto q = c.prepare(
+      return c.exists(
           "INSERT INTO room_leases(account_id, room_id, agent_code, session_id, node_id, node_url, "
           "lease_until, details, details_at, renewed_at)"
           " VALUES(?1, ?2, ?3, ?4, ?5, ?7, " NOW_US " + ?6, ?8, " NOW_US ", " NOW_US
@@ -86,10 +77,9 @@ class PgRoomDirectory final : public RoomDirectory {
           " renewed_at = EXCLUDED.renewed_at"
           " WHERE room_leases.lease_until < " NOW_US
           " OR room_leases.node_id = EXCLUDED.node_id"
-          " RETURNING session_id");
-      q.bind(1, l.account_id).bind(2, l.room_id).bind(3, l.agent_code).bind(4, l.session_id).bind(5, node_);
-      q.bind(6, o_.lease_us).bind(7, l.node_url).bind(8, l.details.empty() ? std::string("{}") : l.details);
-      return q.step();
+          " RETURNING session_id",
+          l.account_id, l.room_id, l.agent_code, l.session_id, node_, o_.lease_us, l.node_url,
+          l.details.empty() ? std::string("{}") : l.details);
     });
     if (!owned.ok()) return owned.status();
     if (over_limit) return account_limit_status(max_account_rooms);
@@ -106,13 +96,8 @@ class PgRoomDirectory final : public RoomDirectory {
       held_.erase(l.session_id);
     }
     auto st = db_.once([&](sql::Connection& c) -> Status {
-      c.prepare(
-           "DELETE FROM room_leases WHERE account_id = ? AND room_id = ? AND session_id = ? AND node_id = ?")
-          .bind(1, l.account_id)
-          .bind(2, l.room_id)
-          .bind(3, l.session_id)
-          .bind(4, node_)
-          .run();
+      c.run("DELETE FROM room_leases WHERE account_id = ? AND room_id = ? AND session_id = ? AND node_id = ?",
+            l.account_id, l.room_id, l.session_id, node_);
       return Status::Ok();
     });
     // Not fatal: the lease expires by itself.
@@ -123,19 +108,19 @@ class PgRoomDirectory final : public RoomDirectory {
   Result<std::vector<RemoteRoom>> remote_rooms(const std::string& account_id,
                                                const std::optional<std::string>& agent_code,
                                                const std::optional<std::string>& room_id) override {
-    return db_.once([&](sql::Connection& c) -> std::vector<RemoteRoom> {
-      auto q = c.prepare(
+    return db_.once([&](sql::Connection& c) {
+      return c.all(
+          [](const sql::Stmt& q) {
+            RemoteRoom r;
+            q.read(r.node_id, r.session_id, r.room_id, r.node_url, r.agent_code, r.details, r.details_at_ms);
+            return r;
+          },
           "SELECT node_id, session_id, room_id, node_url, agent_code, details, details_at / 1000"
           " FROM room_leases WHERE account_id = ?1"
           " AND (?2::text IS NULL OR agent_code = ?2)"
           " AND (?3::text IS NULL OR room_id = ?3) AND node_id <> ?4 AND lease_until > " NOW_US
-          " ORDER BY room_id");
-      q.bind(1, account_id).bind(2, agent_code).bind(3, room_id).bind(4, node_);
-      std::vector<RemoteRoom> out;
-      while (q.step())
-        out.push_back({q.col_text(0), q.col_text(1), q.col_text(2), q.col_text(3), q.col_text(4),
-                       q.col_text(5), q.col_int(6)});
-      return out;
+          " ORDER BY room_id",
+          account_id, agent_code, room_id, node_);
     });
   }
 
@@ -143,23 +128,27 @@ class PgRoomDirectory final : public RoomDirectory {
     if (to.empty()) return Status::Ok();
     return db_.write([&](sql::Connection& c) -> Status {
       for (const auto& r : to) {
-        auto q = c.prepare(
+        const int64_t id = c.number(
             "INSERT INTO room_commands(node_id, session_id, kind, text, created_at)"
-            " VALUES(?, ?, ?, ?, " NOW_US ") RETURNING id");
-        q.bind(1, r.node_id).bind(2, r.session_id).bind(3, kind).bind(4, text);
-        q.step();
+            " VALUES(?, ?, ?, ?, " NOW_US ") RETURNING id",
+            r.node_id, r.session_id, kind, text);
         // Only the id travels; delivered at COMMIT, dropped on rollback.
-        c.prepare("SELECT pg_notify('imago_rooms', ?)").bind(1, std::to_string(q.col_int(0))).run();
+        c.run("SELECT pg_notify('imago_rooms', ?)", std::to_string(id));
       }
       return Status::Ok();
     });
   }
 
   Result<std::vector<LapsedLease>> lapsed(int64_t grace_us, int limit) override {
-    return db_.once([&](sql::Connection& c) -> std::vector<LapsedLease> {
+    return db_.once([&](sql::Connection& c) {
       // Both ages on the database's clock, as the leases were stamped: a node's skew does not
       // make a live lease look old.
-      auto q = c.prepare(
+      return c.all(
+          [](const sql::Stmt& q) {
+            LapsedLease l;
+            q.read(l.account_id, l.room_id, l.session_id, l.node_id, l.renewed_us);
+            return l;
+          },
           "SELECT account_id, room_id, session_id, node_id, renewed_at FROM room_leases"
           " WHERE node_id <> ?1 AND lease_until < " NOW_US " AND renewed_at < " NOW_US
           " - ?2"
@@ -167,27 +156,19 @@ class PgRoomDirectory final : public RoomDirectory {
           " SELECT account_id, room_id, session_id, node_id, renewed_at FROM lapsed_leases"
           " WHERE node_id <> ?1 AND renewed_at < " NOW_US
           " - ?2"
-          " ORDER BY renewed_at LIMIT ?3");
-      q.bind(1, node_).bind(2, grace_us).bind(3, limit);
-      std::vector<LapsedLease> out;
-      while (q.step())
-        out.push_back({q.col_text(0), q.col_text(1), q.col_text(2), q.col_text(3), q.col_int(4)});
-      return out;
+          " ORDER BY renewed_at LIMIT ?3",
+          node_, grace_us, limit);
     });
   }
 
   void forget(const LapsedLease& l) override {
     auto st = db_.write([&](sql::Connection& c) -> Status {
       // Only a lease still as the sweep saw it: one renewed since belongs to a node that lives.
-      c.prepare(
-           "DELETE FROM room_leases WHERE account_id = ? AND room_id = ? AND session_id = ?"
-           " AND renewed_at <= ? AND lease_until < " NOW_US)
-          .bind(1, l.account_id)
-          .bind(2, l.room_id)
-          .bind(3, l.session_id)
-          .bind(4, l.renewed_us)
-          .run();
-      c.prepare("DELETE FROM lapsed_leases WHERE session_id = ?").bind(1, l.session_id).run();
+      c.run(
+          "DELETE FROM room_leases WHERE account_id = ? AND room_id = ? AND session_id = ?"
+          " AND renewed_at <= ? AND lease_until < " NOW_US,
+          l.account_id, l.room_id, l.session_id, l.renewed_us);
+      c.run("DELETE FROM lapsed_leases WHERE session_id = ?", l.session_id);
       return Status::Ok();
     });
     // Not fatal: the next sweep finds the lease again and finds its session ended.
@@ -232,14 +213,14 @@ class PgRoomDirectory final : public RoomDirectory {
 
   // Every command addressed to this node past the cursor, in id order.
   void deliver_pending() {
-    auto cmds = db_.once([&](sql::Connection& c) -> std::vector<RoomCommand> {
-      auto q = c.prepare(
+    auto cmds = db_.once([&](sql::Connection& c) {
+      return c.all(
+          [](const sql::Stmt& q) {
+            return RoomCommand{q.col_int(0), q.col_text(1), q.col_text(2), q.col_text(3)};
+          },
           "SELECT id, session_id, kind, text FROM room_commands WHERE node_id = ? AND id > ? ORDER BY id"
-          " LIMIT 1000");
-      q.bind(1, node_).bind(2, cursor_);
-      std::vector<RoomCommand> out;
-      while (q.step()) out.push_back({q.col_int(0), q.col_text(1), q.col_text(2), q.col_text(3)});
-      return out;
+          " LIMIT 1000",
+          node_, cursor_);
     });
     if (!cmds.ok()) return;
     for (const auto& cmd : *cmds) {
@@ -252,13 +233,12 @@ class PgRoomDirectory final : public RoomDirectory {
   // Renews every lease of this node in one statement; a held session that is not renewed has
   // lost its room (its lease expired and another node took it).
   void renew() {
-    auto renewed = db_.once([&](sql::Connection& c) -> std::set<std::string> {
-      auto q = c.prepare("UPDATE room_leases SET lease_until = " NOW_US " + ?, renewed_at = " NOW_US
-                         " WHERE node_id = ? RETURNING session_id");
-      q.bind(1, o_.lease_us).bind(2, node_);
-      std::set<std::string> out;
-      while (q.step()) out.insert(q.col_text(0));
-      return out;
+    auto renewed = db_.once([&](sql::Connection& c) {
+      const auto sessions = c.all(sql::text_col,
+                                  "UPDATE room_leases SET lease_until = " NOW_US " + ?, renewed_at = " NOW_US
+                                  " WHERE node_id = ? RETURNING session_id",
+                                  o_.lease_us, node_);
+      return std::set<std::string>(sessions.begin(), sessions.end());
     });
     if (!renewed.ok()) return;  // the database is away: try again next time
     publish_details(*renewed);
@@ -293,11 +273,9 @@ class PgRoomDirectory final : public RoomDirectory {
     all += '}';
     if (all == "{}") return;
     (void)db_.once([&](sql::Connection& c) -> Status {
-      c.prepare("UPDATE room_leases l SET details = d.value, details_at = " NOW_US
-                " FROM jsonb_each_text(?::jsonb) d WHERE l.node_id = ? AND l.session_id = d.key")
-          .bind(1, all)
-          .bind(2, node_)
-          .run();
+      c.run("UPDATE room_leases l SET details = d.value, details_at = " NOW_US
+            " FROM jsonb_each_text(?::jsonb) d WHERE l.node_id = ? AND l.session_id = d.key",
+            all, node_);
       return Status::Ok();
     });
   }
@@ -305,7 +283,7 @@ class PgRoomDirectory final : public RoomDirectory {
   // Commands are delivered within seconds; old rows are history nobody reads.
   void prune() {
     (void)db_.once([&](sql::Connection& c) -> Status {
-      c.prepare("DELETE FROM room_commands WHERE created_at < " NOW_US " - 600000000").run();
+      c.run("DELETE FROM room_commands WHERE created_at < " NOW_US " - 600000000");
       return Status::Ok();
     });
   }

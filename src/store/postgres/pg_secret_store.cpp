@@ -12,25 +12,19 @@ class PgSecretStore final : public SecretStore {
   Result<std::string> get_or_create(const std::string& name, const std::string& initial) override {
     return db_.write([&](sql::Connection& c) -> Result<std::string> {
       // The first node's value wins; later ones read it back.
-      c.prepare(
-           "INSERT INTO cluster_secrets(name, value, created_at)"
-           " VALUES(?, ?, EXTRACT(EPOCH FROM now())::bigint) ON CONFLICT (name) DO NOTHING")
-          .bind(1, name)
-          .bind(2, initial)
-          .run();
-      auto q = c.prepare("SELECT value FROM cluster_secrets WHERE name = ?");
-      q.bind(1, name);
-      if (!q.step()) return Status::Internal("secret " + name + " vanished");
-      return q.col_text(0);
+      c.run(
+          "INSERT INTO cluster_secrets(name, value, created_at)"
+          " VALUES(?, ?, EXTRACT(EPOCH FROM now())::bigint) ON CONFLICT (name) DO NOTHING",
+          name, initial);
+      return sql::found(c.first(sql::text_col, "SELECT value FROM cluster_secrets WHERE name = ?", name),
+                        Status::Internal("secret " + name + " vanished"));
     });
   }
 
   Result<std::string> get(const std::string& name) override {
-    return db_.once([&](sql::Connection& c) -> Result<std::string> {
-      auto q = c.prepare("SELECT value FROM cluster_secrets WHERE name = ?");
-      q.bind(1, name);
-      if (!q.step()) return Status::NotFound("no secret " + name);
-      return q.col_text(0);
+    return db_.once([&](sql::Connection& c) {
+      return sql::found(c.first(sql::text_col, "SELECT value FROM cluster_secrets WHERE name = ?", name),
+                        Status::NotFound("no secret " + name));
     });
   }
 
@@ -38,12 +32,12 @@ class PgSecretStore final : public SecretStore {
                              const std::function<Result<std::string>(const std::string&)>& next) override {
     return db_.write([&](sql::Connection& c) -> Result<std::string> {
       // The row lock serializes concurrent updates from every node.
-      auto q = c.prepare("SELECT value FROM cluster_secrets WHERE name = ? FOR UPDATE");
-      q.bind(1, name);
-      if (!q.step()) return Status::NotFound("no secret " + name);
-      auto v = next(q.col_text(0));
+      auto current =
+          c.first(sql::text_col, "SELECT value FROM cluster_secrets WHERE name = ? FOR UPDATE", name);
+      if (!current) return Status::NotFound("no secret " + name);
+      auto v = next(*current);
       if (!v.ok()) return v.status();
-      c.prepare("UPDATE cluster_secrets SET value = ? WHERE name = ?").bind(1, *v).bind(2, name).run();
+      c.run("UPDATE cluster_secrets SET value = ? WHERE name = ?", *v, name);
       return v;
     });
   }

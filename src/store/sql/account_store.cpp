@@ -10,29 +10,29 @@ namespace imago::sql {
 
 namespace {
 
-Account read_account(const Stmt& s, int o) {
+#define ACCOUNT_COLUMNS "id, name, plan, limit_generate, limit_write, limit_read, created_at, limit_storage"
+#define KEY_COLUMNS "id, account_id, alias, prefix, last4, created_at, last_used_at, revoked_at"
+
+// ACCOUNT_COLUMNS from column `o` on.
+Account read_account_from(const Stmt& s, int o) {
   Account a;
-  a.id = s.col_text(o + 0);
-  a.name = s.col_text(o + 1);
+  s.read_from(o, a.id, a.name);
   a.plan = parse_plan(s.col_text(o + 2)).value_or(Plan::kFree);
   if (!s.col_null(o + 3)) {
     a.custom_limits = PlanLimits{static_cast<int>(s.col_int(o + 3)), static_cast<int>(s.col_int(o + 4)),
-                                 static_cast<int>(s.col_int(o + 5)), s.col_opt_int(o + 7).value_or(0)};
+                                 static_cast<int>(s.col_int(o + 5)), s.col_int(o + 7)};
   }
   a.created_at = s.col_int(o + 6);
   return a;
 }
 
-ApiKey read_key(const Stmt& s, int o) {
+Account read_account(const Stmt& s) {
+  return read_account_from(s, 0);
+}
+
+ApiKey read_key(const Stmt& s) {
   ApiKey k;
-  k.id = s.col_text(o + 0);
-  k.account_id = s.col_text(o + 1);
-  k.alias = s.col_text(o + 2);
-  k.prefix = s.col_text(o + 3);
-  k.last4 = s.col_text(o + 4);
-  k.created_at = s.col_int(o + 5);
-  k.last_used_at = s.col_opt_int(o + 6);
-  k.revoked_at = s.col_opt_int(o + 7);
+  s.read(k.id, k.account_id, k.alias, k.prefix, k.last4, k.created_at, k.last_used_at, k.revoked_at);
   return k;
 }
 
@@ -45,17 +45,10 @@ ApiKey insert_key(Connection& c, const std::string& account_id, const std::strin
   k.prefix = m.prefix;
   k.last4 = m.last4;
   k.created_at = now;
-  c.prepare(
-       "INSERT INTO api_keys(id, account_id, alias, secret_hash, prefix, last4, created_at) "
-       "VALUES(?,?,?,?,?,?,?)")
-      .bind(1, k.id)
-      .bind(2, k.account_id)
-      .bind(3, k.alias)
-      .bind(4, m.hash_hex)
-      .bind(5, k.prefix)
-      .bind(6, k.last4)
-      .bind(7, now)
-      .run();
+  c.run(
+      "INSERT INTO api_keys(id, account_id, alias, secret_hash, prefix, last4, created_at) "
+      "VALUES(?,?,?,?,?,?,?)",
+      k.id, k.account_id, k.alias, m.hash_hex, k.prefix, k.last4, now);
   return k;
 }
 
@@ -64,12 +57,12 @@ ApiKey insert_key(Connection& c, const std::string& account_id, const std::strin
 // unknown keys are never remembered; last_used_at stamps are not part of an answer). The row lock
 // orders these writes; they are rare (administration), never on the request path.
 void count_key_change(Connection& c) {
-  c.prepare("UPDATE key_changes SET value = value + 1 WHERE id = 1").run();
+  c.run("UPDATE key_changes SET value = value + 1 WHERE id = 1");
 }
 
-class SqlAccountStore final : public AccountStore {
+class SqlAccountStore final : public AccountStore, TableStore {
  public:
-  SqlAccountStore(Database& db, Clock& clock) : db_(db), clock_(clock) {}
+  using TableStore::TableStore;
 
   Result<std::pair<Account, ApiKey>> create_account(const std::string& name, Plan plan,
                                                     int64_t initial_credits, const std::string& key_alias,
@@ -81,12 +74,8 @@ class SqlAccountStore final : public AccountStore {
       a.name = name;
       a.plan = plan;
       a.created_at = now;
-      c.prepare("INSERT INTO accounts(id, name, plan, created_at) VALUES(?,?,?,?)")
-          .bind(1, a.id)
-          .bind(2, a.name)
-          .bind(3, plan_name(plan))
-          .bind(4, now)
-          .run();
+      c.run("INSERT INTO accounts(id, name, plan, created_at) VALUES(?,?,?,?)", a.id, a.name, plan_name(plan),
+            now);
       ApiKey k = insert_key(c, a.id, key_alias, key, now);
       if (initial_credits > 0) {
         auto e = apply_ledger_op(c, billing::initial_credits(a.id, initial_credits), now);
@@ -97,61 +86,39 @@ class SqlAccountStore final : public AccountStore {
   }
 
   Result<Account> get_account(const std::string& id) override {
-    return db_.read([&](Connection& c) -> Result<Account> {
-      auto s = c.prepare(
-          "SELECT id, name, plan, limit_generate, limit_write, limit_read, created_at, limit_storage FROM "
-          "accounts WHERE id "
-          "= ?");
-      s.bind(1, id);
-      if (!s.step()) return Status::NotFound("Account not found: " + id);
-      return read_account(s, 0);
-    });
+    return db_.read_one(Status::NotFound("Account not found: " + id), read_account,
+                        "SELECT " ACCOUNT_COLUMNS " FROM accounts WHERE id = ?", id);
   }
 
   Result<AccountPage> list_accounts(int limit, int offset) override {
     return db_.read([&](Connection& c) -> Result<AccountPage> {
       AccountPage page;
-      auto n = c.prepare("SELECT COUNT(*) FROM accounts");
-      n.step();
-      page.total = n.col_int(0);
-      auto s = c.prepare(
-          "SELECT id, name, plan, limit_generate, limit_write, limit_read, created_at, limit_storage FROM "
-          "accounts "
-          "ORDER BY created_at DESC, id DESC LIMIT ? OFFSET ?");
-      s.bind(1, limit).bind(2, offset);
-      while (s.step()) page.accounts.push_back(read_account(s, 0));
+      page.total = c.number("SELECT COUNT(*) FROM accounts");
+      page.accounts =
+          c.all(read_account,
+                "SELECT " ACCOUNT_COLUMNS " FROM accounts ORDER BY created_at DESC, id DESC LIMIT ? OFFSET ?",
+                limit, offset);
       return page;
     });
   }
 
   Result<int64_t> count_accounts() override {
-    return db_.read([&](Connection& c) -> int64_t {
-      auto s = c.prepare("SELECT COUNT(*) FROM accounts");
-      s.step();
-      return s.col_int(0);
-    });
+    return db_.read([&](Connection& c) { return c.number("SELECT COUNT(*) FROM accounts"); });
   }
 
   Status set_plan(const std::string& id, Plan plan, std::optional<PlanLimits> limits) override {
     if (plan != Plan::kEnterprise) limits.reset();
     return db_.write([&](Connection& c) -> Status {
-      auto s = c.prepare(
-          "UPDATE accounts SET plan = ?, limit_generate = ?, limit_write = ?, limit_read = ?, limit_storage "
-          "= ? "
-          "WHERE id = ?");
-      s.bind(1, plan_name(plan));
+      // Without custom limits every limit is NULL; a storage quota of 0 is the plan's (NULL).
+      auto s = c.query(
+          "UPDATE accounts SET plan = ?, limit_generate = ?, limit_write = ?, limit_read = ?,"
+          " limit_storage = ? WHERE id = ?",
+          plan_name(plan), std::nullopt, std::nullopt, std::nullopt, std::nullopt, id);
       if (limits) {
         s.bind(2, limits->generate_per_min).bind(3, limits->write_per_min).bind(4, limits->read_per_min);
-        if (limits->storage_bytes > 0) {
-          s.bind(5, limits->storage_bytes);
-        } else {
-          s.bind_null(5);
-        }
-      } else {
-        s.bind_null(2).bind_null(3).bind_null(4).bind_null(5);
+        if (limits->storage_bytes > 0) s.bind(5, limits->storage_bytes);
       }
-      s.bind(6, id).run();
-      if (c.changes() == 0) return Status::NotFound("Account not found: " + id);
+      if (s.run() == 0) return Status::NotFound("Account not found: " + id);
       count_key_change(c);
       return Status::Ok();
     });
@@ -161,34 +128,22 @@ class SqlAccountStore final : public AccountStore {
                             const KeyMaterial& key) override {
     const int64_t now = clock_.now_s();
     return db_.write([&](Connection& c) -> Result<ApiKey> {
-      auto s = c.prepare("SELECT 1 FROM accounts WHERE id = ?");
-      s.bind(1, account_id);
-      if (!s.step()) return Status::NotFound("Account not found: " + account_id);
+      if (!c.exists("SELECT 1 FROM accounts WHERE id = ?", account_id))
+        return Status::NotFound("Account not found: " + account_id);
       return insert_key(c, account_id, alias, key, now);
     });
   }
 
   Result<std::vector<ApiKey>> list_keys(const std::string& account_id) override {
-    return db_.read([&](Connection& c) -> std::vector<ApiKey> {
-      std::vector<ApiKey> out;
-      auto s = c.prepare(
-          "SELECT id, account_id, alias, prefix, last4, created_at, last_used_at, revoked_at FROM api_keys "
-          "WHERE account_id = ? AND revoked_at IS NULL ORDER BY created_at, id");
-      s.bind(1, account_id);
-      while (s.step()) out.push_back(read_key(s, 0));
-      return out;
-    });
+    return db_.read_all(read_key,
+                        "SELECT " KEY_COLUMNS
+                        " FROM api_keys WHERE account_id = ? AND revoked_at IS NULL ORDER BY created_at, id",
+                        account_id);
   }
 
   Result<ApiKey> get_key(const std::string& key_id) override {
-    return db_.read([&](Connection& c) -> Result<ApiKey> {
-      auto s = c.prepare(
-          "SELECT id, account_id, alias, prefix, last4, created_at, last_used_at, revoked_at FROM api_keys "
-          "WHERE id = ?");
-      s.bind(1, key_id);
-      if (!s.step()) return Status::NotFound("Key not found: " + key_id);
-      return read_key(s, 0);
-    });
+    return db_.read_one(Status::NotFound("Key not found: " + key_id), read_key,
+                        "SELECT " KEY_COLUMNS " FROM api_keys WHERE id = ?", key_id);
   }
 
   Status revoke_key(const std::optional<std::string>& account_id, const std::string& key_id) override {
@@ -209,19 +164,18 @@ class SqlAccountStore final : public AccountStore {
 
   Result<KeyOwner> find_active_key(const std::string& hash_hex) override {
     return db_.read([&](Connection& c) -> Result<KeyOwner> {
-      auto s = c.prepare(
-          "SELECT k.id, k.account_id, k.alias, k.prefix, k.last4, k.created_at, k.last_used_at, "
-          "k.revoked_at, "
-          "a.id, a.name, a.plan, a.limit_generate, a.limit_write, a.limit_read, a.created_at, "
-          "a.limit_storage, "
-          "k.secret_hash, (SELECT value FROM key_changes WHERE id = 1) "
-          "FROM api_keys k JOIN accounts a ON a.id = k.account_id "
-          "WHERE k.secret_hash = ? AND k.revoked_at IS NULL");
-      s.bind(1, hash_hex);
+      auto s = c.query(
+          "SELECT k.id, k.account_id, k.alias, k.prefix, k.last4, k.created_at, k.last_used_at, k.revoked_at,"
+          " a.id, a.name, a.plan, a.limit_generate, a.limit_write, a.limit_read, a.created_at,"
+          " a.limit_storage,"
+          " k.secret_hash, (SELECT value FROM key_changes WHERE id = 1)"
+          " FROM api_keys k JOIN accounts a ON a.id = k.account_id"
+          " WHERE k.secret_hash = ? AND k.revoked_at IS NULL",
+          hash_hex);
       if (!s.step()) return Status(Code::kUnauthenticated, "unknown or revoked key");
       KeyOwner o;
-      o.key = read_key(s, 0);
-      o.account = read_account(s, 8);
+      o.key = read_key(s);
+      o.account = read_account_from(s, 8);
       o.stored_hash = s.col_text(16);
       o.changes = static_cast<uint64_t>(s.col_int(17));  // same statement: same snapshot
       return o;
@@ -230,9 +184,9 @@ class SqlAccountStore final : public AccountStore {
 
   Result<uint64_t> key_changes() override {
     return db_.read([&](Connection& c) -> Result<uint64_t> {
-      auto s = c.prepare("SELECT value FROM key_changes WHERE id = 1");
-      if (!s.step()) return Status::Internal("key_changes has no row");
-      return static_cast<uint64_t>(s.col_int(0));
+      auto v = c.first(int_col, "SELECT value FROM key_changes WHERE id = 1");
+      if (!v) return Status::Internal("key_changes has no row");
+      return static_cast<uint64_t>(*v);
     });
   }
 
@@ -246,43 +200,35 @@ class SqlAccountStore final : public AccountStore {
       if (last_touch_.size() > 100000) last_touch_.clear();
     }
     (void)db_.write([&](Connection& c) -> Status {
-      c.prepare(
-           "UPDATE api_keys SET last_used_at = ? WHERE id = ? AND (last_used_at IS NULL OR last_used_at < ?)")
-          .bind(1, now_s)
-          .bind(2, key_id)
-          .bind(3, now_s)
-          .run();
+      c.run(
+          "UPDATE api_keys SET last_used_at = ? WHERE id = ? AND (last_used_at IS NULL OR last_used_at < ?)",
+          now_s, key_id, now_s);
       return Status::Ok();
     });
   }
 
   Status ping() override {
-    auto r = db_.read([&](Connection& c) -> Status {
-      auto s = c.prepare("SELECT 1");
-      s.step();
+    return db_.read([&](Connection& c) -> Status {
+      c.exists("SELECT 1");
       return Status::Ok();
     });
-    return r;
   }
 
  private:
   Result<ApiKey> revoke_in_tx(Connection& c, const std::optional<std::string>& account_id,
                               const std::string& key_id, int64_t now) {
-    auto s = c.prepare(IMAGO_SQL_FOR_UPDATE(
-        "SELECT id, account_id, alias, prefix, last4, created_at, last_used_at, revoked_at FROM api_keys "
-        "WHERE id = ? AND revoked_at IS NULL"));
-    s.bind(1, key_id);
-    if (!s.step()) return Status::NotFound("Key not found: " + key_id);
-    ApiKey k = read_key(s, 0);
-    if (account_id && k.account_id != *account_id) return Status::NotFound("Key not found: " + key_id);
-    c.prepare("UPDATE api_keys SET revoked_at = ? WHERE id = ?").bind(1, now).bind(2, key_id).run();
+    auto k = c.first(
+        read_key,
+        IMAGO_SQL_FOR_UPDATE("SELECT " KEY_COLUMNS " FROM api_keys WHERE id = ? AND revoked_at IS NULL"),
+        key_id);
+    if (!k || (account_id && k->account_id != *account_id))
+      return Status::NotFound("Key not found: " + key_id);
+    c.run("UPDATE api_keys SET revoked_at = ? WHERE id = ?", now, key_id);
     count_key_change(c);
-    k.revoked_at = now;
-    return k;
+    k->revoked_at = now;
+    return *k;
   }
 
-  Database& db_;
-  Clock& clock_;
   std::mutex touch_mu_;
   std::unordered_map<std::string, int64_t> last_touch_;
 };

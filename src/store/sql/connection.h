@@ -3,7 +3,7 @@
 // each engine implements (store/sqlite/db.h, store/postgres/db.h) on the one transaction loop of
 // pool.h. Statements use `?` / `?N` placeholders (PostgreSQL's engine rewrites them to `$N`);
 // where the dialects really differ a statement names both texts (Dialects, IMAGO_SQL_FOR_UPDATE,
-// IMAGO_SQL_INSERTION_ORDER) or the store asks dialect() and takes its own path.
+// IMAGO_SQL_INSERTION_ORDER, IMAGO_SQL_GREATEST) or the store asks dialect() and takes its own path.
 //
 // Database errors are exceptions inside a transaction and become a Status when it ends: a unique
 // or check violation is kConflict, a busy or lost database is retried where that is safe, the
@@ -16,6 +16,7 @@
 #include <string_view>
 #include <type_traits>
 #include <utility>
+#include <vector>
 
 #include "util/status.h"
 
@@ -37,6 +38,10 @@ struct Dialects {
 // column PostgreSQL's tables carry for it.
 #define IMAGO_SQL_INSERTION_ORDER(before, after) \
   (::imago::sql::Dialects{before "rowid" after, before "seq" after})
+
+// A statement that uses the larger-of function: `text(fn)` is a macro that writes it with the
+// function named `fn` (SQLite's scalar MAX, PostgreSQL's GREATEST).
+#define IMAGO_SQL_GREATEST(text) (::imago::sql::Dialects{text("MAX"), text("GREATEST")})
 
 // One execution of a prepared statement, as each engine runs it. Parameters and columns are
 // counted as in SQL: parameters from 1, result columns from 0.
@@ -71,10 +76,21 @@ class Stmt {
   Stmt& bind(int i, std::string_view v) { return s_->bind_text(i, v), *this; }
   Stmt& bind(int i, const char* v) { return bind(i, std::string_view(v)); }
   Stmt& bind(int i, const std::string& v) { return bind(i, std::string_view(v)); }
-  Stmt& bind(int i, const std::optional<std::string>& v) { return v ? bind(i, *v) : bind_null(i); }
+  template <typename T>
+  Stmt& bind(int i, const std::optional<T>& v) {
+    return v ? bind(i, *v) : bind_null(i);
+  }
+  Stmt& bind(int i, std::nullopt_t) { return bind_null(i); }
   Stmt& bind(int i, bool v) = delete;  // say what you mean: an int or a string
   Stmt& bind_blob(int i, std::string_view v) { return s_->bind_blob(i, v), *this; }
   Stmt& bind_null(int i) { return s_->bind_null(i), *this; }
+  // Binds `args` to ?1, ?2, ... in order.
+  template <typename... A>
+  Stmt& bind_all(const A&... args) {
+    int i = 0;
+    (bind(++i, args), ...);
+    return *this;
+  }
 
   bool step() { return s_->step(); }
   // Runs it to the end (INSERT/UPDATE/DELETE); returns the rows it changed.
@@ -95,8 +111,30 @@ class Stmt {
   std::optional<int64_t> col_opt_int(int i) const {
     return col_null(i) ? std::nullopt : std::optional<int64_t>(col_int(i));
   }
+  // Reads the row's columns, from `first` on, into `out...` in order, each as its type reads it
+  // (a NULL is an empty optional).
+  template <typename... T>
+  void read_from(int first, T&... out) const {
+    (col(first++, out), ...);
+  }
+  template <typename... T>
+  void read(T&... out) const {
+    read_from(0, out...);
+  }
 
  private:
+  void col(int i, std::string& v) const { v = col_text(i); }
+  void col(int i, int64_t& v) const { v = col_int(i); }
+  void col(int i, int& v) const { v = static_cast<int>(col_int(i)); }
+  void col(int i, double& v) const { v = col_double(i); }
+  template <typename T>
+  void col(int i, std::optional<T>& v) const {
+    if (col_null(i))
+      v.reset();
+    else
+      col(i, v.emplace());
+  }
+
   std::unique_ptr<Statement> s_;
 };
 
@@ -114,7 +152,63 @@ class Connection {
   virtual int64_t changes() const = 0;
   // Runs a script of statements without parameters (migrations).
   virtual void exec(const std::string& script) = 0;
+
+  // The shapes store code repeats, over a statement (a literal or Dialects) with `args` bound to
+  // ?1, ?2, ... in order. A single-row read leaves the statement unfinished, as stopping at any
+  // row may (the engines reset it before the next use and before the transaction ends).
+  template <typename S, typename... A>
+  Stmt query(const S& sql, const A&... args) {
+    Stmt s = prepare(sql);
+    s.bind_all(args...);
+    return s;
+  }
+  // Runs an INSERT/UPDATE/DELETE; returns the rows it changed.
+  template <typename S, typename... A>
+  int64_t run(const S& sql, const A&... args) {
+    return query(sql, args...).run();
+  }
+  // True when the query returns a row.
+  template <typename S, typename... A>
+  bool exists(const S& sql, const A&... args) {
+    return query(sql, args...).step();
+  }
+  // The first column of the first row as a number; 0 without a row (counts, sums).
+  template <typename S, typename... A>
+  int64_t number(const S& sql, const A&... args) {
+    Stmt s = query(sql, args...);
+    return s.step() ? s.col_int(0) : 0;
+  }
+  // The first row as `read(const Stmt&)` maps it; nullopt without a row.
+  template <typename F, typename S, typename... A>
+  auto first(F&& read, const S& sql, const A&... args)
+      -> std::optional<std::invoke_result_t<F&, const Stmt&>> {
+    Stmt s = query(sql, args...);
+    if (!s.step()) return std::nullopt;
+    return read(s);
+  }
+  // Every row as `read(const Stmt&)` maps it.
+  template <typename F, typename S, typename... A>
+  auto all(F&& read, const S& sql, const A&... args) {
+    std::vector<std::invoke_result_t<F&, const Stmt&>> out;
+    for (Stmt s = query(sql, args...); s.step();) out.push_back(read(s));
+    return out;
+  }
 };
+
+// Row mappers for first() and all() that read one column.
+inline std::string text_col(const Stmt& s) {
+  return s.col_text(0);
+}
+inline int64_t int_col(const Stmt& s) {
+  return s.col_int(0);
+}
+
+// `v`, or `missing` when there is none (a single-row read that found nothing).
+template <typename T>
+Result<T> found(std::optional<T> v, Status missing) {
+  if (!v) return missing;
+  return std::move(*v);
+}
 
 namespace detail {
 // What a transaction returns: a Status stays a Status, a Result<T> stays a Result<T>, and a plain
@@ -166,6 +260,16 @@ class Database {
   template <typename F>
   auto once(F&& fn) {
     return run(Tx::kOnce, std::forward<F>(fn));
+  }
+
+  // A read of one query (Connection::first, all): its first row, else `missing`; every row.
+  template <typename F, typename S, typename... A>
+  auto read_one(Status missing, F&& map, const S& sql, const A&... args) {
+    return read([&](Connection& c) { return found(c.first(map, sql, args...), missing); });
+  }
+  template <typename F, typename S, typename... A>
+  auto read_all(F&& map, const S& sql, const A&... args) {
+    return read([&](Connection& c) { return c.all(map, sql, args...); });
   }
 
  protected:

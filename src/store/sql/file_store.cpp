@@ -4,36 +4,26 @@ namespace imago::sql {
 
 namespace {
 
+#define FILE_COLUMNS                                                                      \
+  "id, account_id, agent_code, purpose, blob_key, kind, mime, ext, size, original_name, " \
+  "source_url, created_at"
+
 FileRecord read_file(const Stmt& s) {
   FileRecord f;
-  f.id = s.col_text(0);
-  f.account_id = s.col_text(1);
-  f.agent_code = s.col_opt_text(2);
-  f.purpose = s.col_text(3);
-  f.blob_key = s.col_text(4);
-  f.kind = s.col_text(5);
-  f.mime = s.col_text(6);
-  f.ext = s.col_text(7);
-  f.size = s.col_int(8);
-  f.original_name = s.col_opt_text(9);
-  f.source_url = s.col_opt_text(10);
-  f.created_at = s.col_int(11);
+  s.read(f.id, f.account_id, f.agent_code, f.purpose, f.blob_key, f.kind, f.mime, f.ext, f.size,
+         f.original_name, f.source_url, f.created_at);
   return f;
 }
 
 Result<FileRecord> find_file(Connection& c, const std::string& account_id, const std::string& id) {
-  auto q = c.prepare(
-      "SELECT id, account_id, agent_code, purpose, blob_key, kind, mime, ext, size, original_name, "
-      "source_url,"
-      " created_at FROM files WHERE id = ? AND account_id = ?");
-  q.bind(1, id).bind(2, account_id);
-  if (!q.step()) return Status::NotFound("File not found: " + id);
-  return read_file(q);
+  return found(c.first(read_file, "SELECT " FILE_COLUMNS " FROM files WHERE id = ? AND account_id = ?", id,
+                       account_id),
+               Status::NotFound("File not found: " + id));
 }
 
-class SqlFileStore final : public FileStore {
+class SqlFileStore final : public FileStore, TableStore {
  public:
-  SqlFileStore(Database& db, Clock& clock) : db_(db), clock_(clock) {}
+  using TableStore::TableStore;
 
   Status insert(const FileRecord& f) override {
     FileRecord copy = f;
@@ -51,81 +41,49 @@ class SqlFileStore final : public FileStore {
   Result<FileRecord> remove(const std::string& account_id, const std::string& id) override {
     return db_.write([&](Connection& c) -> Result<FileRecord> {
       auto f = find_file(c, account_id, id);
-      if (f.ok()) c.prepare("DELETE FROM files WHERE id = ?").bind(1, id).run();
+      if (f.ok()) c.run("DELETE FROM files WHERE id = ?", id);
       return f;
     });
   }
 
   Result<int64_t> usage_bytes(const std::string& account_id) override {
-    return db_.read([&](Connection& c) -> int64_t {
-      auto q = c.prepare("SELECT COALESCE(SUM(size), 0) FROM files WHERE account_id = ?");
-      q.bind(1, account_id);
-      return q.step() ? q.col_int(0) : 0;
+    return db_.read([&](Connection& c) {
+      return c.number("SELECT COALESCE(SUM(size), 0) FROM files WHERE account_id = ?", account_id);
     });
   }
 
   Result<std::vector<FileRecord>> list_agent_files(const std::string& account_id,
                                                    const std::string& agent_code,
                                                    const std::string& purpose) override {
-    return db_.read([&](Connection& c) -> std::vector<FileRecord> {
-      auto q = c.prepare(
-          "SELECT id, account_id, agent_code, purpose, blob_key, kind, mime, ext, size, original_name, "
-          "source_url, created_at FROM files WHERE account_id = ? AND agent_code = ? AND purpose = ?"
-          " ORDER BY created_at, id");
-      q.bind(1, account_id).bind(2, agent_code).bind(3, purpose);
-      std::vector<FileRecord> out;
-      while (q.step()) out.push_back(read_file(q));
-      return out;
-    });
+    return db_.read_all(read_file,
+                        "SELECT " FILE_COLUMNS
+                        " FROM files WHERE account_id = ? AND agent_code = ? AND purpose = ?"
+                        " ORDER BY created_at, id",
+                        account_id, agent_code, purpose);
   }
-
- private:
-  Database& db_;
-  Clock& clock_;
 };
 
 }  // namespace
 
 void insert_file(Connection& c, const FileRecord& f) {
-  c.prepare(
-       "INSERT INTO files(id, account_id, agent_code, purpose, blob_key, kind, mime, ext, size, "
-       "original_name,"
-       " source_url, created_at) VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")
-      .bind(1, f.id)
-      .bind(2, f.account_id)
-      .bind(3, f.agent_code)
-      .bind(4, f.purpose)
-      .bind(5, f.blob_key)
-      .bind(6, f.kind)
-      .bind(7, f.mime)
-      .bind(8, f.ext)
-      .bind(9, f.size)
-      .bind(10, f.original_name)
-      .bind(11, f.source_url)
-      .bind(12, f.created_at)
-      .run();
+  c.run("INSERT INTO files(" FILE_COLUMNS ") VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", f.id, f.account_id,
+        f.agent_code, f.purpose, f.blob_key, f.kind, f.mime, f.ext, f.size, f.original_name, f.source_url,
+        f.created_at);
 }
 
 std::vector<std::string> delete_agent_files(Connection& c, const std::string& account_id,
                                             const std::string& agent_code) {
-  std::vector<std::string> keys;
-  auto q = c.prepare("SELECT blob_key FROM files WHERE agent_code = ? AND account_id = ?");
-  q.bind(1, agent_code).bind(2, account_id);
-  while (q.step()) keys.push_back(q.col_text(0));
-  c.prepare("DELETE FROM files WHERE agent_code = ? AND account_id = ?")
-      .bind(1, agent_code)
-      .bind(2, account_id)
-      .run();
+  auto keys = c.all(text_col, "SELECT blob_key FROM files WHERE agent_code = ? AND account_id = ?",
+                    agent_code, account_id);
+  c.run("DELETE FROM files WHERE agent_code = ? AND account_id = ?", agent_code, account_id);
   return keys;
 }
 
 std::vector<std::string> delete_files(Connection& c, const std::vector<std::string>& ids) {
   std::vector<std::string> keys;
   for (const auto& id : ids) {
-    auto q = c.prepare("SELECT blob_key FROM files WHERE id = ?");
-    q.bind(1, id);
-    if (q.step()) keys.push_back(q.col_text(0));
-    c.prepare("DELETE FROM files WHERE id = ?").bind(1, id).run();
+    if (auto key = c.first(text_col, "SELECT blob_key FROM files WHERE id = ?", id)) keys.push_back(*key);
+    c.run("DELETE FROM files WHERE id = ?", id);
   }
   return keys;
 }

@@ -16,34 +16,20 @@ namespace sql {
 
 namespace {
 
+#define JOB_COLUMNS                                                                                    \
+  "id, kind, lane, account_id, subject, payload, state, attempts, max_attempts, run_at, lease_owner, " \
+  "lease_until, last_error, created_at, updated_at"
+
+// A NULL lease_until reads as 0.
 Job read_job(const Stmt& s) {
   Job j;
-  j.id = s.col_text(0);
-  j.kind = s.col_text(1);
-  j.lane = s.col_text(2);
-  j.account_id = s.col_text(3);
-  j.subject = s.col_text(4);
-  j.payload = s.col_text(5);
-  j.state = s.col_text(6);
-  j.attempts = static_cast<int>(s.col_int(7));
-  j.max_attempts = static_cast<int>(s.col_int(8));
-  j.run_at_us = s.col_int(9);
-  j.lease_owner = s.col_opt_text(10);
-  j.lease_until_us = s.col_opt_int(11).value_or(0);
-  j.last_error = s.col_opt_text(12);
-  j.created_at_us = s.col_int(13);
-  j.updated_at_us = s.col_int(14);
+  s.read(j.id, j.kind, j.lane, j.account_id, j.subject, j.payload, j.state, j.attempts, j.max_attempts,
+         j.run_at_us, j.lease_owner, j.lease_until_us, j.last_error, j.created_at_us, j.updated_at_us);
   return j;
 }
 
 std::optional<Job> load_job(Connection& c, const std::string& id) {
-  auto q = c.prepare(
-      "SELECT id, kind, lane, account_id, subject, payload, state, attempts, max_attempts, run_at, "
-      "lease_owner, "
-      "lease_until, last_error, created_at, updated_at FROM jobs WHERE id = ?");
-  q.bind(1, id);
-  if (!q.step()) return std::nullopt;
-  return read_job(q);
+  return c.first(read_job, "SELECT " JOB_COLUMNS " FROM jobs WHERE id = ?", id);
 }
 
 // --- SQLite's claim ---
@@ -99,11 +85,7 @@ WHERE j.lane = ?1 AND j.state = 'running' AND j.lease_until < ?2
 ORDER BY j.lease_until LIMIT 1)sql";
 
 std::optional<std::string> pick(Connection& c, const char* sql, std::string_view lane, int64_t now) {
-  auto q = c.prepare(sql);
-  q.bind(1, lane)
-      .bind(2, now)
-      .bind(3, kMaxRunningAgentJobsPerAccount)
-      .bind(4, kMaxRunningDynamicsJobsPerAccount);
+  auto q = c.query(sql, lane, now, kMaxRunningAgentJobsPerAccount, kMaxRunningDynamicsJobsPerAccount);
   if (!q.step()) return std::nullopt;
   std::string id = q.col_text(0);
   q.run();  // finish the statement before writing
@@ -121,18 +103,11 @@ std::optional<Job> claim_on_sqlite(Connection& c, std::string_view lane, const s
     if (!picked) picked = pick(c, kSqliteClaimFairSql, lane, now);
     if (!picked) return std::nullopt;
     const std::string& id = *picked;
-    c.prepare(
-         "UPDATE jobs SET state = 'running', lease_owner = ?, lease_until = ?, attempts = attempts + 1,"
-         " updated_at = ?, claim_seq = (SELECT COALESCE(MAX(claim_seq), 0) + 1 FROM jobs) WHERE id = ?"
-         " AND ((state = 'queued' AND run_at <= ?) OR (state = 'running' AND lease_until < ?))")
-        .bind(1, owner)
-        .bind(2, now + lease_us)
-        .bind(3, now)
-        .bind(4, id)
-        .bind(5, now)
-        .bind(6, now)
-        .run();
-    if (c.changes() == 1) return load_job(c, id);
+    if (c.run("UPDATE jobs SET state = 'running', lease_owner = ?, lease_until = ?, attempts = attempts + 1,"
+              " updated_at = ?, claim_seq = (SELECT COALESCE(MAX(claim_seq), 0) + 1 FROM jobs) WHERE id = ?"
+              " AND ((state = 'queued' AND run_at <= ?) OR (state = 'running' AND lease_until < ?))",
+              owner, now + lease_us, now, id, now, now) == 1)
+      return load_job(c, id);
   }
   return std::nullopt;
 }
@@ -219,9 +194,8 @@ RETURNING id, kind, lane, account_id, subject, payload, state, attempts, max_att
 // has no such parameter).
 std::optional<Job> take(Connection& c, const char* sql, std::string_view lane, const std::string& owner,
                         int64_t now, int64_t lease_us, std::optional<int64_t> window = std::nullopt) {
-  auto q = c.prepare(sql);
-  q.bind(1, owner).bind(2, now).bind(3, lease_us).bind(4, lane);
-  q.bind(5, kMaxRunningAgentJobsPerAccount).bind(6, kMaxRunningDynamicsJobsPerAccount);
+  auto q = c.query(sql, owner, now, lease_us, lane, kMaxRunningAgentJobsPerAccount,
+                   kMaxRunningDynamicsJobsPerAccount);
   if (window) q.bind(7, *window);
   if (!q.step()) return std::nullopt;
   return read_job(q);
@@ -237,9 +211,15 @@ constexpr int64_t kWideFairWindow = 256;
 
 // --- the store ---
 
-class SqlJobStore final : public JobStore {
+#define RELEASE_SQL(greatest)                                                             \
+  "UPDATE jobs SET state = 'queued', run_at = ?, lease_owner = NULL, lease_until = NULL," \
+  " attempts = " greatest                                                                 \
+  "(attempts - 1, 0), updated_at = ? WHERE id = ? AND lease_owner = ?"                    \
+  " AND state = 'running'"
+
+class SqlJobStore final : public JobStore, TableStore {
  public:
-  SqlJobStore(Database& db, Clock& clock) : db_(db), clock_(clock) {}
+  using TableStore::TableStore;
 
   Result<std::string> enqueue(const NewJob& job) override {
     int64_t now = clock_.now_us();
@@ -268,15 +248,10 @@ class SqlJobStore final : public JobStore {
   Result<bool> heartbeat(const std::string& id, const std::string& owner, int64_t lease_us) override {
     int64_t now = clock_.now_us();
     return db_.write([&](Connection& c) -> bool {
-      c.prepare(
-           "UPDATE jobs SET lease_until = ?, updated_at = ? WHERE id = ? AND lease_owner = ? AND state = "
-           "'running'")
-          .bind(1, now + lease_us)
-          .bind(2, now)
-          .bind(3, id)
-          .bind(4, owner)
-          .run();
-      return c.changes() == 1;
+      return c.run(
+                 "UPDATE jobs SET lease_until = ?, updated_at = ?"
+                 " WHERE id = ? AND lease_owner = ? AND state = 'running'",
+                 now + lease_us, now, id, owner) == 1;
     });
   }
 
@@ -294,47 +269,22 @@ class SqlJobStore final : public JobStore {
                      int64_t run_at_us) override {
     int64_t now = clock_.now_us();
     return db_.write([&](Connection& c) -> bool {
-      c.prepare(
-           "UPDATE jobs SET state = 'queued', run_at = ?, lease_owner = NULL, lease_until = NULL, last_error "
-           "= ?,"
-           " updated_at = ? WHERE id = ? AND lease_owner = ? AND state = 'running'")
-          .bind(1, run_at_us)
-          .bind(2, error)
-          .bind(3, now)
-          .bind(4, id)
-          .bind(5, owner)
-          .run();
-      return c.changes() == 1;
+      return c.run(
+                 "UPDATE jobs SET state = 'queued', run_at = ?, lease_owner = NULL, lease_until = NULL,"
+                 " last_error = ?, updated_at = ? WHERE id = ? AND lease_owner = ? AND state = 'running'",
+                 run_at_us, error, now, id, owner) == 1;
     });
   }
 
   Result<bool> release(const std::string& id, const std::string& owner, int64_t run_at_us) override {
     int64_t now = clock_.now_us();
     return db_.write([&](Connection& c) -> bool {
-      c
-          .prepare(Dialects{
-              "UPDATE jobs SET state = 'queued', run_at = ?, lease_owner = NULL, lease_until = NULL,"
-              " attempts = MAX(attempts - 1, 0), updated_at = ? WHERE id = ? AND lease_owner = ? AND state = "
-              "'running'",
-              "UPDATE jobs SET state = 'queued', run_at = ?, lease_owner = NULL, lease_until = NULL,"
-              " attempts = GREATEST(attempts - 1, 0), updated_at = ? WHERE id = ? AND lease_owner = ? AND "
-              "state = "
-              "'running'"})
-          .bind(1, std::max(run_at_us, now))
-          .bind(2, now)
-          .bind(3, id)
-          .bind(4, owner)
-          .run();
-      return c.changes() == 1;
+      return c.run(IMAGO_SQL_GREATEST(RELEASE_SQL), std::max(run_at_us, now), now, id, owner) == 1;
     });
   }
 
   Result<Job> get(const std::string& id) override {
-    return db_.read([&](Connection& c) -> Result<Job> {
-      auto j = load_job(c, id);
-      if (!j) return Status::NotFound("job not found");
-      return *j;
-    });
+    return db_.read([&](Connection& c) { return found(load_job(c, id), Status::NotFound("job not found")); });
   }
 
   Result<int> cancel_subject(const std::string& subject) override {
@@ -343,105 +293,61 @@ class SqlJobStore final : public JobStore {
   }
 
   Result<std::vector<Job>> list_by_subject(const std::string& subject) override {
-    return db_.read([&](Connection& c) {
-      std::vector<Job> out;
-      auto q = c.prepare(
-          "SELECT id, kind, lane, account_id, subject, payload, state, attempts, max_attempts, run_at, "
-          "lease_owner, "
-          "lease_until, last_error, created_at, updated_at FROM jobs WHERE subject = ? ORDER BY created_at");
-      q.bind(1, subject);
-      while (q.step()) out.push_back(read_job(q));
-      return out;
-    });
+    return db_.read_all(read_job, "SELECT " JOB_COLUMNS " FROM jobs WHERE subject = ? ORDER BY created_at",
+                        subject);
   }
 
   Result<std::vector<Job>> list_by_kind(const std::string& account_id, std::string_view kind,
                                         int max) override {
-    return db_.read([&](Connection& c) {
-      std::vector<Job> out;
-      auto q = c.prepare(
-          "SELECT id, kind, lane, account_id, subject, payload, state, attempts, max_attempts, run_at, "
-          "lease_owner, lease_until, last_error, created_at, updated_at FROM jobs WHERE account_id = ? AND "
-          "kind = ? ORDER BY created_at DESC, id DESC LIMIT ?");
-      q.bind(1, account_id).bind(2, std::string(kind)).bind(3, max);
-      while (q.step()) out.push_back(read_job(q));
-      return out;
-    });
+    return db_.read_all(
+        read_job,
+        "SELECT " JOB_COLUMNS
+        " FROM jobs WHERE account_id = ? AND kind = ? ORDER BY created_at DESC, id DESC LIMIT ?",
+        account_id, kind, max);
   }
-
- private:
-  Database& db_;
-  Clock& clock_;
 };
 
 }  // namespace
 
 std::string insert_job(Connection& c, const NewJob& job, int64_t now_us) {
   std::string id = job.id.empty() ? new_id("job") : job.id;
-  c.prepare(
-       "INSERT INTO jobs(id, kind, lane, account_id, subject, payload, state, attempts, max_attempts, run_at,"
-       " created_at, updated_at) VALUES(?, ?, ?, ?, ?, ?, 'queued', 0, ?, ?, ?, ?)")
-      .bind(1, id)
-      .bind(2, job.kind)
-      .bind(3, lane_of(job.kind))
-      .bind(4, job.account_id)
-      .bind(5, job.subject)
-      .bind(6, job.payload)
-      .bind(7, std::max(1, job.max_attempts))
-      .bind(8, job.run_at_us > 0 ? job.run_at_us : now_us)
-      .bind(9, now_us)
-      .bind(10, now_us)
-      .run();
+  c.run(
+      "INSERT INTO jobs(id, kind, lane, account_id, subject, payload, state, attempts, max_attempts, run_at,"
+      " created_at, updated_at) VALUES(?, ?, ?, ?, ?, ?, 'queued', 0, ?, ?, ?, ?)",
+      id, job.kind, lane_of(job.kind), job.account_id, job.subject, job.payload,
+      std::max(1, job.max_attempts), job.run_at_us > 0 ? job.run_at_us : now_us, now_us, now_us);
   // PostgreSQL: wakes idle workers on every node when this transaction commits (dropped if it
   // rolls back; channel pg::kJobsChannel). SQLite's workers share one process and poll.
-  if (c.dialect() == Dialect::kPostgres)
-    c.prepare("SELECT pg_notify('imago_jobs', ?)").bind(1, lane_of(job.kind)).run();
+  if (c.dialect() == Dialect::kPostgres) c.run("SELECT pg_notify('imago_jobs', ?)", lane_of(job.kind));
   return id;
 }
 
 bool job_lease_held(Connection& c, const std::string& id, const std::string& owner) {
-  auto q = c.prepare(
-      IMAGO_SQL_FOR_UPDATE("SELECT 1 FROM jobs WHERE id = ? AND lease_owner = ? AND state = 'running'"));
-  q.bind(1, id).bind(2, owner);
-  return q.step();
+  return c.exists(
+      IMAGO_SQL_FOR_UPDATE("SELECT 1 FROM jobs WHERE id = ? AND lease_owner = ? AND state = 'running'"), id,
+      owner);
 }
 
 bool finish_job(Connection& c, const std::string& id, const std::string& owner, std::string_view state,
                 const std::optional<std::string>& error, int64_t now_us) {
-  c.prepare(
-       "UPDATE jobs SET state = ?, last_error = COALESCE(?, last_error), lease_until = NULL, updated_at = ?,"
-       " finished_at = ? WHERE id = ? AND lease_owner = ? AND state = 'running'")
-      .bind(1, state)
-      .bind(2, error)
-      .bind(3, now_us)
-      .bind(4, now_us)
-      .bind(5, id)
-      .bind(6, owner)
-      .run();
-  return c.changes() == 1;
+  return c.run(
+             "UPDATE jobs SET state = ?, last_error = COALESCE(?, last_error), lease_until = NULL,"
+             " updated_at = ?, finished_at = ? WHERE id = ? AND lease_owner = ? AND state = 'running'",
+             state, error, now_us, now_us, id, owner) == 1;
 }
 
 int cancel_jobs_for_subject(Connection& c, const std::string& subject, int64_t now_us) {
-  c.prepare(
-       "UPDATE jobs SET state = 'cancelled', lease_until = NULL, updated_at = ?, finished_at = ?"
-       " WHERE subject = ? AND state IN ('queued', 'running')")
-      .bind(1, now_us)
-      .bind(2, now_us)
-      .bind(3, subject)
-      .run();
-  return static_cast<int>(c.changes());
+  return static_cast<int>(
+      c.run("UPDATE jobs SET state = 'cancelled', lease_until = NULL, updated_at = ?,"
+            " finished_at = ? WHERE subject = ? AND state IN ('queued', 'running')",
+            now_us, now_us, subject));
 }
 
 int cancel_agent_jobs(Connection& c, const std::string& account_id, const std::string& code, int64_t now_us) {
-  c.prepare(
-       "UPDATE jobs SET state = 'cancelled', lease_until = NULL, updated_at = ?, finished_at = ?"
-       " WHERE subject = ? AND account_id = ? AND state IN ('queued', 'running')")
-      .bind(1, now_us)
-      .bind(2, now_us)
-      .bind(3, code)
-      .bind(4, account_id)
-      .run();
-  return static_cast<int>(c.changes());
+  return static_cast<int>(
+      c.run("UPDATE jobs SET state = 'cancelled', lease_until = NULL, updated_at = ?, finished_at = ?"
+            " WHERE subject = ? AND account_id = ? AND state IN ('queued', 'running')",
+            now_us, now_us, code, account_id));
 }
 
 std::unique_ptr<JobStore> make_job_store(Database& db, Clock& clock) {

@@ -6,20 +6,23 @@ namespace imago::sql {
 
 namespace {
 
-// The meter's row; locked on PostgreSQL, since the transaction goes on to write it.
-std::optional<billing::HeartbeatMeter> load_meter(Connection& c, const std::string& account_id,
-                                                  const std::string& meter_id) {
-  auto q = c.prepare(
-      IMAGO_SQL_FOR_UPDATE("SELECT billing_type, started_us, last_seen_us, next_minute FROM live_meters "
-                           "WHERE account_id = ? AND meter_id = ?"));
-  q.bind(1, account_id).bind(2, meter_id);
-  if (!q.step()) return std::nullopt;
+#define METER_SELECT                                                            \
+  "SELECT billing_type, started_us, last_seen_us, next_minute FROM live_meters" \
+  " WHERE account_id = ? AND meter_id = ?"
+
+billing::HeartbeatMeter read_meter(const Stmt& q) {
   return billing::HeartbeatMeter{q.col_text(0), q.col_int(1), q.col_int(2), q.col_int(3)};
 }
 
-class SqlLiveMeterStore final : public LiveMeterStore {
+// The meter's row; locked on PostgreSQL, since the transaction goes on to write it.
+std::optional<billing::HeartbeatMeter> load_meter(Connection& c, const std::string& account_id,
+                                                  const std::string& meter_id) {
+  return c.first(read_meter, IMAGO_SQL_FOR_UPDATE(METER_SELECT), account_id, meter_id);
+}
+
+class SqlLiveMeterStore final : public LiveMeterStore, TableStore {
  public:
-  SqlLiveMeterStore(Database& db, Clock& clock) : clock_(clock), db_(db) {}
+  using TableStore::TableStore;
 
   Result<billing::HeartbeatMeter> heartbeat(const std::string& account_id, const std::string& meter_id,
                                             const std::string& billing_type, int64_t now_us,
@@ -31,35 +34,22 @@ class SqlLiveMeterStore final : public LiveMeterStore {
     // The heartbeat first, in its own transaction: it stays recorded even when a minute is refused
     // below (the session was seen; a refused minute is not a pause).
     auto seen = db_.write([&](Connection& c) -> Result<billing::HeartbeatMeter> {
-      auto acct = c.prepare("SELECT 1 FROM accounts WHERE id = ?");
-      acct.bind(1, account_id);
-      if (!acct.step()) return Status::NotFound("Account not found: " + account_id);
+      if (!c.exists("SELECT 1 FROM accounts WHERE id = ?", account_id))
+        return Status::NotFound("Account not found: " + account_id);
       const billing::HeartbeatMeter fresh =
           billing::observe_heartbeat(std::nullopt, billing_type, now_us, grace_us);
       // A concurrent first heartbeat (another thread or node) waits on the primary key, then
       // finds the row below.
-      c.prepare(
-           "INSERT INTO live_meters(account_id, meter_id, billing_type, started_us, last_seen_us, "
-           "next_minute) "
-           "VALUES(?,?,?,?,?,0) ON CONFLICT(account_id, meter_id) DO NOTHING")
-          .bind(1, account_id)
-          .bind(2, meter_id)
-          .bind(3, fresh.billing_type)
-          .bind(4, fresh.started_us)
-          .bind(5, fresh.last_seen_us)
-          .run();
-      if (c.changes() == 1) return fresh;
+      if (c.run("INSERT INTO live_meters(account_id, meter_id, billing_type, started_us, last_seen_us,"
+                " next_minute) VALUES(?,?,?,?,?,0) ON CONFLICT(account_id, meter_id) DO NOTHING",
+                account_id, meter_id, fresh.billing_type, fresh.started_us, fresh.last_seen_us) == 1)
+        return fresh;
       auto before = load_meter(c, account_id, meter_id);
       if (!before) return Status::Internal("live meter '" + meter_id + "' vanished");
       const billing::HeartbeatMeter after =
           billing::observe_heartbeat(*before, billing_type, now_us, grace_us);
-      c.prepare(
-           "UPDATE live_meters SET started_us = ?, last_seen_us = ? WHERE account_id = ? AND meter_id = ?")
-          .bind(1, after.started_us)
-          .bind(2, after.last_seen_us)
-          .bind(3, account_id)
-          .bind(4, meter_id)
-          .run();
+      c.run("UPDATE live_meters SET started_us = ?, last_seen_us = ? WHERE account_id = ? AND meter_id = ?",
+            after.started_us, after.last_seen_us, account_id, meter_id);
       return after;
     });
     if (!seen.ok()) return seen.status();
@@ -82,11 +72,8 @@ class SqlLiveMeterStore final : public LiveMeterStore {
         auto entry = apply_ledger_op(
             c, billing::live_session_minute(account_id, meter_id, m->next_minute, *rate), clock_.now_s());
         if (!entry.ok()) return entry.status();  // rolls back: the minute stays due
-        c.prepare("UPDATE live_meters SET next_minute = ? WHERE account_id = ? AND meter_id = ?")
-            .bind(1, m->next_minute + 1)
-            .bind(2, account_id)
-            .bind(3, meter_id)
-            .run();
+        c.run("UPDATE live_meters SET next_minute = ? WHERE account_id = ? AND meter_id = ?",
+              m->next_minute + 1, account_id, meter_id);
         ++m->next_minute;
         return Step{*m, true};
       });
@@ -97,19 +84,9 @@ class SqlLiveMeterStore final : public LiveMeterStore {
   }
 
   Result<billing::HeartbeatMeter> get(const std::string& account_id, const std::string& meter_id) override {
-    return db_.read([&](Connection& c) -> Result<billing::HeartbeatMeter> {
-      auto q = c.prepare(
-          "SELECT billing_type, started_us, last_seen_us, next_minute FROM live_meters "
-          "WHERE account_id = ? AND meter_id = ?");
-      q.bind(1, account_id).bind(2, meter_id);
-      if (!q.step()) return Status::NotFound("No live meter " + meter_id);
-      return billing::HeartbeatMeter{q.col_text(0), q.col_int(1), q.col_int(2), q.col_int(3)};
-    });
+    return db_.read_one(Status::NotFound("No live meter " + meter_id), read_meter, METER_SELECT, account_id,
+                        meter_id);
   }
-
- private:
-  Clock& clock_;
-  Database& db_;
 };
 
 }  // namespace

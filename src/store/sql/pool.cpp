@@ -2,8 +2,11 @@
 
 namespace imago::sql {
 
-Pool::Pool(Dialect dialect, size_t max_connections, int retries)
-    : dialect_(dialect), max_(std::max<size_t>(1, max_connections)), retries_(retries) {}
+Pool::Pool(Dialect dialect, std::string target, size_t max_connections, int retries)
+    : dialect_(dialect),
+      target_(std::move(target)),
+      max_(std::max<size_t>(1, max_connections)),
+      retries_(retries) {}
 
 Pool::~Pool() = default;
 

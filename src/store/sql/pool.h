@@ -54,10 +54,12 @@ class PooledConnection : public Connection {
 class Pool : public Database {
  public:
   Dialect dialect() const final { return dialect_; }
+  // What the engine connects to: a file path (SQLite), a libpq URL (PostgreSQL).
+  const std::string& target() const { return target_; }
 
  protected:
   // `retries`: how many times a transaction runs again after kRetry or an early kLost.
-  Pool(Dialect dialect, size_t max_connections, int retries);
+  Pool(Dialect dialect, std::string target, size_t max_connections, int retries);
   ~Pool() override;
   // Opens one more connection (called outside the pool's lock).
   virtual Result<std::unique_ptr<PooledConnection>> connect() = 0;
@@ -71,6 +73,7 @@ class Pool : public Database {
   void release(PooledConnection* c);
 
   const Dialect dialect_;
+  const std::string target_;
   const size_t max_;
   const int retries_;
   std::mutex mu_;
@@ -78,6 +81,21 @@ class Pool : public Database {
   std::vector<std::unique_ptr<PooledConnection>> all_;
   std::vector<PooledConnection*> idle_;
   size_t opening_ = 0;  // connections being opened outside the lock
+};
+
+// An engine's pool: Engine::open(target, pool_size) makes one with its first connection open.
+// Engine's constructor takes (target, pool_size) and befriends EnginePool.
+template <typename Engine>
+class EnginePool : public Pool {
+ public:
+  static Result<std::unique_ptr<Engine>> open(const std::string& target, int pool_size = 8) {
+    std::unique_ptr<Engine> db(new Engine(target, pool_size));
+    if (Status st = db->open_first(); !st.ok()) return st;
+    return db;
+  }
+
+ protected:
+  using Pool::Pool;
 };
 
 }  // namespace imago::sql

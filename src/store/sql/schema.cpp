@@ -21,6 +21,32 @@ constexpr Dialects postgres_only(const char* text) {
   "image_file, video_file, audio_file, model_file, dynamics_config, dynamics_status, dynamics_file, "    \
   "dynamics_gestures, dynamics_error, movements_file, created_at, updated_at, idempotency_key, voice"
 
+// The agents table's columns after `code` as migration 200 created them, which SQLite's rebuild in
+// 205 creates again (text kept as it was).
+#define AGENT_COLUMN_DEFS                                                   \
+  "  account_id TEXT NOT NULL,\n"                                           \
+  "  name TEXT NOT NULL,\n"                                                 \
+  "  status TEXT NOT NULL,\n"                                               \
+  "  progress DOUBLE PRECISION NOT NULL DEFAULT 0,\n"                       \
+  "  progress_msg TEXT NOT NULL DEFAULT '',\n"                              \
+  "  current_step TEXT NOT NULL DEFAULT '',\n"                              \
+  "  error_message TEXT,\n"                                                 \
+  "  system_prompt TEXT NOT NULL,\n"                                        \
+  "  model TEXT NOT NULL,\n"                                                \
+  "  aspect_ratio TEXT NOT NULL,\n"                                         \
+  "  video_aspect_ratio TEXT NOT NULL,\n"                                   \
+  "  duration DOUBLE PRECISION NOT NULL,\n"                                 \
+  "  image_source TEXT, video_source TEXT, audio_source TEXT,\n"            \
+  "  image_file TEXT, video_file TEXT, audio_file TEXT, model_file TEXT,\n" \
+  "  dynamics_config TEXT NOT NULL DEFAULT '{}',\n"                         \
+  "  dynamics_status TEXT,\n"                                               \
+  "  dynamics_file TEXT,\n"                                                 \
+  "  dynamics_gestures TEXT NOT NULL DEFAULT '{}',\n"                       \
+  "  dynamics_error TEXT,\n"                                                \
+  "  movements_file TEXT,\n"                                                \
+  "  created_at BIGINT NOT NULL,\n"                                         \
+  "  updated_at BIGINT NOT NULL"
+
 // Written in PostgreSQL's types: BIGINT for Unix times (microseconds for jobs), DOUBLE PRECISION,
 // and a `seq BIGSERIAL` where listings need insertion order (SQLite orders by rowid instead).
 const std::vector<Migration> kMigrations = {
@@ -105,28 +131,7 @@ CREATE INDEX voices_by_account ON voices(account_id, created_at);
 CREATE TABLE agents (
   seq BIGSERIAL,
   code TEXT PRIMARY KEY,
-  account_id TEXT NOT NULL,
-  name TEXT NOT NULL,
-  status TEXT NOT NULL,
-  progress DOUBLE PRECISION NOT NULL DEFAULT 0,
-  progress_msg TEXT NOT NULL DEFAULT '',
-  current_step TEXT NOT NULL DEFAULT '',
-  error_message TEXT,
-  system_prompt TEXT NOT NULL,
-  model TEXT NOT NULL,
-  aspect_ratio TEXT NOT NULL,
-  video_aspect_ratio TEXT NOT NULL,
-  duration DOUBLE PRECISION NOT NULL,
-  image_source TEXT, video_source TEXT, audio_source TEXT,
-  image_file TEXT, video_file TEXT, audio_file TEXT, model_file TEXT,
-  dynamics_config TEXT NOT NULL DEFAULT '{}',
-  dynamics_status TEXT,
-  dynamics_file TEXT,
-  dynamics_gestures TEXT NOT NULL DEFAULT '{}',
-  dynamics_error TEXT,
-  movements_file TEXT,
-  created_at BIGINT NOT NULL,
-  updated_at BIGINT NOT NULL);
+)sql" AGENT_COLUMN_DEFS R"sql();
 CREATE INDEX agents_by_account ON agents(account_id, created_at);
 CREATE TABLE files (
   id TEXT PRIMARY KEY,
@@ -195,28 +200,7 @@ CREATE INDEX jobs_account_claims ON jobs(account_id, lane, claim_seq);
      {R"sql(
 CREATE TABLE agents_by_account_code (
   code TEXT NOT NULL,
-  account_id TEXT NOT NULL,
-  name TEXT NOT NULL,
-  status TEXT NOT NULL,
-  progress DOUBLE PRECISION NOT NULL DEFAULT 0,
-  progress_msg TEXT NOT NULL DEFAULT '',
-  current_step TEXT NOT NULL DEFAULT '',
-  error_message TEXT,
-  system_prompt TEXT NOT NULL,
-  model TEXT NOT NULL,
-  aspect_ratio TEXT NOT NULL,
-  video_aspect_ratio TEXT NOT NULL,
-  duration DOUBLE PRECISION NOT NULL,
-  image_source TEXT, video_source TEXT, audio_source TEXT,
-  image_file TEXT, video_file TEXT, audio_file TEXT, model_file TEXT,
-  dynamics_config TEXT NOT NULL DEFAULT '{}',
-  dynamics_status TEXT,
-  dynamics_file TEXT,
-  dynamics_gestures TEXT NOT NULL DEFAULT '{}',
-  dynamics_error TEXT,
-  movements_file TEXT,
-  created_at BIGINT NOT NULL,
-  updated_at BIGINT NOT NULL,
+)sql" AGENT_COLUMN_DEFS R"sql(,
   idempotency_key TEXT,
   voice TEXT NOT NULL DEFAULT '{}',
   PRIMARY KEY (account_id, code));

@@ -24,6 +24,16 @@
 
 namespace imago::sql {
 
+// What a table store holds: the database and the clock it stamps times with.
+class TableStore {
+ public:
+  TableStore(Database& db, Clock& clock) : db_(db), clock_(clock) {}
+
+ protected:
+  Database& db_;
+  Clock& clock_;
+};
+
 std::unique_ptr<AccountStore> make_account_store(Database& db, Clock& clock);
 std::unique_ptr<AgentStore> make_agent_store(Database& db, Clock& clock);
 std::unique_ptr<VoiceStore> make_voice_store(Database& db, Clock& clock);

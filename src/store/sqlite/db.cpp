@@ -124,29 +124,22 @@ class Conn final : public sql::PooledConnection {
 
 }  // namespace
 
-Db::Db(std::string path, int pool_size)
-    : sql::Pool(sql::Dialect::kSqlite, static_cast<size_t>(pool_size), /*retries=*/50),
-      path_(std::move(path)) {}
+Db::Db(const std::string& path, int pool_size)
+    : EnginePool(sql::Dialect::kSqlite, path, static_cast<size_t>(pool_size), /*retries=*/50) {}
 
-Result<std::unique_ptr<Db>> Db::open(const std::string& path, int pool_size) {
+Result<std::unique_ptr<sql::PooledConnection>> Db::connect() {
   // SQLite counts allocated memory under one global mutex by default: every statement step on
   // every thread would meet there. Nothing here reads those counts. This must precede SQLite's
   // initialization, so it is done before the first connection of the process.
   static std::once_flag configured;
   std::call_once(configured, [] { sqlite3_config(SQLITE_CONFIG_MEMSTATUS, 0); });
-  std::unique_ptr<Db> db(new Db(path, pool_size));
-  if (Status st = db->open_first(); !st.ok()) return st;
-  return db;
-}
-
-Result<std::unique_ptr<sql::PooledConnection>> Db::connect() {
   sqlite3* raw = nullptr;
-  const int rc = sqlite3_open_v2(path_.c_str(), &raw,
+  const int rc = sqlite3_open_v2(target().c_str(), &raw,
                                  SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, nullptr);
   if (rc != SQLITE_OK) {
     std::string msg = raw ? sqlite3_errmsg(raw) : sqlite3_errstr(rc);
     sqlite3_close_v2(raw);
-    return Status::Internal("cannot open database " + path_ + ": " + msg);
+    return Status::Internal("cannot open database " + target() + ": " + msg);
   }
   auto conn = std::make_unique<Conn>(raw);
   sqlite3_busy_timeout(raw, 5000);

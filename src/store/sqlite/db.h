@@ -10,18 +10,13 @@
 
 namespace imago::sqlite {
 
-class Db final : public sql::Pool {
- public:
-  // Opens (creating if needed) the database file, sets WAL, foreign keys and a busy timeout.
-  static Result<std::unique_ptr<Db>> open(const std::string& path, int pool_size = 8);
-
-  const std::string& path() const { return path_; }
-
- private:
-  Db(std::string path, int pool_size);
+// Db::open(path, pool_size) opens (creating if needed) the database file, sets WAL, foreign keys
+// and a busy timeout.
+class Db final : public sql::EnginePool<Db> {
+  friend EnginePool;
+  Db(const std::string& path, int pool_size);
   Result<std::unique_ptr<sql::PooledConnection>> connect() override;
 
-  const std::string path_;
   bool opened_any_ = false;  // the first connection sets WAL (kept in the file)
 };
 
