@@ -87,7 +87,7 @@ TEST(AgentVoiceJson, AnUnknownSourceIsReadAsUnknownAndNotWrittenBack) {
   EXPECT_EQ(serialize_agent_voice(v), R"({"id":"F2"})");
 }
 
-TEST(AgentVoice, ADesignedVoiceWinsWithItsBaseVoiceAndAxes) {
+TEST(AgentVoiceChoice, ADesignedVoiceWinsWithItsBaseVoiceAndAxes) {
   DesignedVoice d;
   d.code = "0f8fad5b-d9cb-469f-a165-70867728950e";
   d.base_voice = "M4";
@@ -100,7 +100,7 @@ TEST(AgentVoice, ADesignedVoiceWinsWithItsBaseVoiceAndAxes) {
   EXPECT_EQ(v.voice_code, d.code);
 }
 
-TEST(AgentVoice, TheBuiltVoiceSaysWhoChoseIt) {
+TEST(AgentVoiceChoice, TheBuiltVoiceSaysWhoChoseIt) {
   avatar::Manifest m;
   m.voice = "F4";
   m.axes = {0, 0.3, 0, 0};
@@ -121,7 +121,7 @@ TEST(AgentVoice, TheBuiltVoiceSaysWhoChoseIt) {
             VoiceSource::kVoiceCode);
 }
 
-TEST(AgentVoice, AModelSpeaksWithItsVoiceUnlessTheCallerNamesOne) {
+TEST(AgentVoiceChoice, AModelSpeaksWithItsVoiceUnlessTheCallerNamesOne) {
   avatar::Manifest m;
   m.voice = "F2";
   m.axes = {0.5, 0, 0, 0};
