@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "agents/agent_voice.h"
 #include "agents/dynamics_config.h"
 #include "agents/media_refs.h"
 #include "avatar/builder.h"
@@ -195,15 +196,8 @@ Result<Generated> AgentService::generate(const std::string& account, const Gener
     if (v.size() != 2 || (v[0] != 'M' && v[0] != 'F') || v[1] < '1' || v[1] > '5') {
       return Status::Invalid("Field 'voice' must be a built-in voice id (M1..M5, F1..F5)");
     }
-    boost::json::object voice{{"id", v}, {"source", designed ? "voice_code" : "requested"}};
-    if (designed) {
-      voice["voice_code"] = designed->code;  // the canonical (lower-case) code
-      voice["axes"] = {{"gender", designed->gender},
-                       {"pitch", designed->pitch},
-                       {"rate", designed->rate},
-                       {"brightness", designed->brightness}};
-    }
-    a.voice = boost::json::serialize(voice);
+    // designed->code is the store's canonical (lower-case) code, not the caller's spelling.
+    a.voice = serialize_agent_voice(requested_voice(v, designed ? &*designed : nullptr));
   }
   if (r.idempotency_key) {
     std::string k(trim(*r.idempotency_key));

@@ -3,6 +3,7 @@
 #include <boost/json.hpp>
 #include <cmath>
 
+#include "agents/agent_voice.h"
 #include "agents/media_refs.h"
 #include "agents/video_speech.h"
 #include "avatar/clip.h"
@@ -115,11 +116,7 @@ Result<VideoJob> VideoService::start(const std::string& account, const VideoRequ
     if (!model.ok()) return model.status();
     auto imx = avatar::read_imx(*model);
     if (!imx.ok()) return imx.status();
-    speech::VoiceSettings vs;
-    const avatar::Manifest& m = imx->manifest;
-    vs.voice = r.voice ? *r.voice : m.voice;
-    vs.axes = r.voice ? speech::Axes{} : m.axes;  // the model's tuning goes with its own voice
-    vs.language = m.language;
+    const speech::VoiceSettings vs = model_voice_settings(imx->manifest, r.voice);
     if (Status st = d_.speech->validate(*r.text, vs); !st.ok()) return invalid_input(st);
     auto a = d_.speech->synthesize(*r.text, vs, {account, speech::SynthesisPriority::kBatch});
     if (!a.ok()) return invalid_input(a.status());

@@ -3,6 +3,7 @@
 #include <boost/json.hpp>
 
 #include "agents/agent_service.h"
+#include "agents/agent_voice.h"
 #include "api/pagination.h"
 #include "api/routes.h"
 #include "api/tts_common.h"
@@ -41,9 +42,8 @@ json::object agent_json(Services& s, const AgentRecord& a, bool with_status) {
   if (!with_status) {
     // The detail (not the status poll, whose fields SPEC 4.3 fixes) says which voice the agent
     // speaks with in live sessions and videos: null until decided by the generation.
-    boost::system::error_code ec;
-    json::value voice = json::parse(a.voice, ec);
-    o["voice"] = !ec && voice.is_object() && voice.as_object().contains("id") ? voice : json::value(nullptr);
+    agents::AgentVoice voice = agents::parse_agent_voice(a.voice);
+    o["voice"] = voice.id.empty() ? json::value(nullptr) : json::value(agents::agent_voice_json(voice));
   }
   o["image_url"] = image;
   o["video_url"] = video;

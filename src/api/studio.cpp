@@ -1,5 +1,6 @@
 // The voice designer (SPEC 2.4, 2.5, 4.15): tuning axes, designed voices (voice codes) and
 // previews of unsaved settings.
+#include "agents/agent_voice.h"
 #include "api/routes.h"
 #include "api/tts_common.h"
 #include "speech/encoders.h"
@@ -65,7 +66,7 @@ Status apply_voice_fields(Services& s, const json::object& body, DesignedVoice& 
   if (!axes_obj.ok()) return axes_obj.status();
   if (*axes_obj) {
     // On PUT, axes not named keep their value: re-tuning one axis leaves the others alone.
-    speech::Axes current{v.gender, v.pitch, v.rate, v.brightness};
+    speech::Axes current = agents::axes_of(v);
     auto parsed = parse_axes_object(**axes_obj);
     if (!parsed.ok()) return parsed.status();
     const auto& o = **axes_obj;

@@ -1,5 +1,6 @@
 #include "api/tts_common.h"
 
+#include "agents/agent_voice.h"
 #include "speech/voices.h"
 #include "util/random.h"
 #include "util/strings.h"
@@ -44,7 +45,7 @@ Result<DesignedVoice> find_voice_code(Services& s, const std::string& account_id
 speech::VoiceSettings settings_for(const DesignedVoice& v) {
   speech::VoiceSettings st;
   st.voice = v.base_voice;
-  st.axes = {v.gender, v.pitch, v.rate, v.brightness};
+  st.axes = agents::axes_of(v);
   return st;
 }
 
@@ -74,16 +75,12 @@ std::string error_envelope_json(const http::Response& r) {
   return r.body;
 }
 
-json::object axes_json(const speech::Axes& a) {
-  return {{"gender", a.gender}, {"pitch", a.pitch}, {"rate", a.rate}, {"brightness", a.brightness}};
-}
-
 json::object designed_voice_json(const DesignedVoice& v) {
   return {{"voice_code", v.code},
           {"name", v.name},
           {"base_voice", v.base_voice},
           {"description", v.description},
-          {"axes", axes_json({v.gender, v.pitch, v.rate, v.brightness})},
+          {"axes", agents::axes_json(agents::axes_of(v))},
           {"created_at", format_rfc3339(v.created_at)},
           {"updated_at", format_rfc3339(v.updated_at)}};
 }

@@ -35,6 +35,5 @@ http::Response voice_not_found(const std::string& code);
 std::string error_envelope_json(const http::Response& r);
 
 json::object designed_voice_json(const DesignedVoice& v);
-json::object axes_json(const speech::Axes& a);
 
 }  // namespace imago::api

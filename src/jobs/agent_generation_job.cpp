@@ -1,5 +1,6 @@
 // agent_generate: fetch the inputs, build the .imx, record the outcome (refund and agent.failed on
 // failure).
+#include "agents/agent_voice.h"
 #include "avatar/builder.h"
 #include "avatar/imx.h"
 #include "billing/operations.h"
@@ -67,22 +68,9 @@ JobStep AgentGenerationHandler::run(JobContext& ctx) {
   in.aspect_ratio = a.aspect_ratio;
   // The voice asked for at generate (voice / voice_code); without one the builder matches the
   // audio or video sample, or chooses from the agent id.
-  boost::json::object requested_voice;
-  {
-    boost::system::error_code ec;
-    auto v = boost::json::parse(a.voice, ec);
-    if (!ec && v.is_object()) requested_voice = v.as_object();
-  }
-  if (auto* id = requested_voice.if_contains("id"); id && id->is_string()) {
-    in.voice = std::string(id->as_string());
-    if (auto* ax = requested_voice.if_contains("axes"); ax && ax->is_object()) {
-      auto num = [&](const char* key) {
-        auto* x = ax->as_object().if_contains(key);
-        return x && x->is_number() ? x->to_number<double>() : 0.0;
-      };
-      in.axes = {num("gender"), num("pitch"), num("rate"), num("brightness")};
-    }
-  }
+  const agents::AgentVoice requested = agents::parse_agent_voice(a.voice);
+  in.voice = requested.id;
+  in.axes = requested.axes.value_or(speech::Axes{});
 
   progress("generating", 0.02, "Preparing inputs", "inputs");
   struct Input {
@@ -174,20 +162,7 @@ JobStep AgentGenerationHandler::run(JobContext& ctx) {
   out.model_file = model->id;
   // Record the voice the built model speaks with (what live sessions, videos and dynamics use).
   if (auto built = avatar::read_imx(*imx); built.ok()) {
-    const auto& m = built->manifest;
-    boost::json::object v{{"id", m.voice},
-                          {"axes",
-                           {{"gender", m.axes.gender},
-                            {"pitch", m.axes.pitch},
-                            {"rate", m.axes.rate},
-                            {"brightness", m.axes.brightness}}}};
-    if (!in.voice.empty()) {
-      v["source"] = requested_voice.contains("voice_code") ? "voice_code" : "requested";
-      if (auto* c = requested_voice.if_contains("voice_code")) v["voice_code"] = *c;
-    } else {
-      v["source"] = m.voice_match ? "matched" : m.face_estimate ? "face" : "default";
-    }
-    out.voice = boost::json::serialize(v);
+    out.voice = agents::serialize_agent_voice(agents::built_voice(requested, built->manifest));
   }
   out.success = true;
   out.event = "agent.ready";

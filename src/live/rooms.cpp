@@ -3,6 +3,7 @@
 #include <boost/json.hpp>
 #include <filesystem>
 
+#include "agents/agent_voice.h"
 #include "agents/dynamics_config.h"
 #include "blobs/blob_store.h"
 #include "live/minute_billing.h"
@@ -185,10 +186,7 @@ Result<std::shared_ptr<Room>> Rooms::start_room(const std::string& account_id, c
   s.encoded = quality_settings(options_.encoded, quality);
   s.limits = options_.room_limits;
   // The agent's voice: its model's manifest carries the matched voice and axes.
-  const auto& m = (*model)->manifest();
-  if (!m.voice.empty()) s.voice.voice = m.voice;
-  s.voice.axes = m.axes;
-  if (!m.language.empty()) s.voice.language = m.language;
+  s.voice = agents::model_voice_settings((*model)->manifest());
 
   RoomCallbacks cb;
   cb.charge_minute = [this](const Room& r, int64_t minute) -> Status {
