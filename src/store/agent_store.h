@@ -45,9 +45,9 @@ struct AgentRecord {
   std::optional<std::string> movements_file;  // idle background-movement clip
   // Idempotency-Key of the generate request: a retry with the same key gets this agent back.
   std::optional<std::string> idempotency_key;
-  // The voice the agent speaks with, a JSON object: {"id": "M3", "axes": {...}, "source":
-  // "requested" | "voice_code" | "matched" | "default", "voice_code"?}. At creation only what was
-  // asked for ("{}": nothing); the generation records what the built model speaks with.
+  // The voice the agent speaks with, as JSON text: its one shape, parse and form are
+  // agents/agent_voice.h. At creation only what was asked for ("{}": nothing); the generation
+  // records what the built model speaks with.
   std::string voice = "{}";
   int64_t created_at = 0;  // Unix seconds
   int64_t updated_at = 0;
