@@ -2,6 +2,8 @@
 
 #include <soxr.h>
 
+#include <time.h>
+
 #include <algorithm>
 #include <cmath>
 
@@ -70,6 +72,30 @@ std::vector<int16_t> apply_tilt(const std::vector<int16_t>& in, int rate, double
 }
 
 namespace {
+thread_local FinisherCosts* t_costs = nullptr;
+
+double thread_cpu_s() {
+  timespec t{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+  return static_cast<double>(t.tv_sec) + static_cast<double>(t.tv_nsec) / 1e9;
+}
+
+// Adds the CPU time from the last mark to `field` of the open scope's costs (none: nothing).
+class StepClock {
+ public:
+  StepClock() : costs_(t_costs), t_(costs_ ? thread_cpu_s() : 0) {}
+  void add(double FinisherCosts::*field) {
+    if (!costs_) return;
+    double now = thread_cpu_s();
+    costs_->*field += now - t_;
+    t_ = now;
+  }
+
+ private:
+  FinisherCosts* costs_;
+  double t_;
+};
+
 // Post-processing quality of the engine voices: soxr's high quality, libsonic's quick search.
 Quality finisher_quality() {
   Quality q;
@@ -102,14 +128,22 @@ VoiceFinisher::VoiceFinisher(int rate, const Shaping& shaping)
 Audio VoiceFinisher::push(const std::vector<int16_t>& samples, const std::vector<WordTiming>& words,
                           const std::vector<PhonemeTiming>& phonemes, bool last) {
   carry_.add_input(words, phonemes, rate_ ? static_cast<double>(samples.size()) / rate_ : 0);
+  StepClock clock;
   std::vector<int16_t> mid, stretched;
   Status st = resampler_.push(samples.data(), samples.size(), mid);
   if (st.ok() && last) st = resampler_.flush(mid);
   if (!st.ok()) mid.clear();  // soxr fails only without memory: the piece is silent, not lost in time
+  clock.add(&FinisherCosts::resample_s);
   stretch_.push(mid.data(), mid.size(), stretched);
   if (last) stretch_.flush(stretched);
-  return carry_.emit(tilt_.push(stretched), kEngineSampleRate, last);
+  clock.add(&FinisherCosts::stretch_s);
+  std::vector<int16_t> tilted = tilt_.push(stretched);
+  clock.add(&FinisherCosts::tilt_s);
+  return carry_.emit(std::move(tilted), kEngineSampleRate, last);
 }
+
+FinisherCostScope::FinisherCostScope(FinisherCosts* costs) : prev_(t_costs) { t_costs = costs; }
+FinisherCostScope::~FinisherCostScope() { t_costs = prev_; }
 
 Audio finish_voice(const std::vector<int16_t>& samples, int rate, const Shaping& shaping,
                    std::vector<WordTiming> words, std::vector<PhonemeTiming> phonemes) {

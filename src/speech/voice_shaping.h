@@ -72,6 +72,22 @@ class VoiceFinisher {
   TimingCarry carry_;
 };
 
+// CPU seconds this thread spends in each VoiceFinisher step while a FinisherCostScope is open on
+// it (the shaping benchmark splits synthesis time with this; nothing is counted otherwise).
+struct FinisherCosts {
+  double resample_s = 0, stretch_s = 0, tilt_s = 0;
+};
+class FinisherCostScope {
+ public:
+  explicit FinisherCostScope(FinisherCosts* costs);
+  ~FinisherCostScope();
+  FinisherCostScope(const FinisherCostScope&) = delete;
+  FinisherCostScope& operator=(const FinisherCostScope&) = delete;
+
+ private:
+  FinisherCosts* prev_;
+};
+
 // The whole sentence at once (VoiceFinisher with one push).
 Audio finish_voice(const std::vector<int16_t>& samples, int rate, const Shaping& shaping,
                    std::vector<WordTiming> words, std::vector<PhonemeTiming> phonemes);
