@@ -9,11 +9,14 @@
 // Build: cmake -DIMAGO_BUILD_BENCH=ON, ninja -C <build> shaping_benchmark
 // Run:   taskset -c 1 <build>/src/speech/shaping_benchmark [--reps N] [--voice ID] [--write DIR]
 //        [--compare DIR]
-// --write keeps each voice's output (before the reader's steps) as DIR/<id>.raw (s16, 22050 Hz);
+// --write keeps each voice's output (before the reader's steps, converted to 22050 Hz when the
+// finisher delivers another rate) as DIR/<id>.raw (s16);
 // --compare reports how far this build's output is from one written before (signal-to-difference
 // ratio in dB after the best alignment within 2 ms, and the length change).
+#include <soxr.h>
 #include <time.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
@@ -107,6 +110,7 @@ int main(int argc, char** argv) {
       (void)c.engine->synthesize({kSentences[0], "en-us", bv.english.definition, 0, c.engine_voice});
     }
     Row row;
+    int rate = kEngineSampleRate;  // of the voice finisher's output
     std::vector<int16_t> voice_out;  // the last rep's output, before the reader's steps
     for (int rep = 0; rep < reps; ++rep) {
       if (rep == reps - 1) voice_out.clear();
@@ -134,18 +138,23 @@ int main(int argc, char** argv) {
           return 1;
         }
         pieces.push_back(std::move(r->audio));
+        rate = pieces.front().sample_rate;
         row.engine += (t1 - t0) - costs.resample_s - costs.stretch_s - costs.tilt_s;
         row.resample += costs.resample_s;
         row.stretch += costs.stretch_s;
         row.tilt += costs.tilt_s;
         // The reader's steps, as ReaderFinish runs them on the same pieces.
-        StreamingStretch speed(kEngineSampleRate, 1.05, reader_q);
-        StreamingResampler to24k(kEngineSampleRate, 24000, reader_q);
+        // ReaderFinish raises the quality of a conversion from an engine's own rate to HQ.
+        Quality out_q = reader_q;
+        if (rate != kEngineSampleRate) out_q.soxr_recipe = std::max(out_q.soxr_recipe, static_cast<int>(SOXR_HQ));
+        StreamingStretch speed(rate, 1.05, reader_q);
+        StreamingResampler to24k(rate, 24000, out_q);
         size_t delivered = 0;
+        std::vector<int16_t> sentence_out;
         for (size_t k = 0; k < pieces.size(); ++k) {
           const bool last = k + 1 == pieces.size();
           const auto& s = pieces[k].samples;
-          if (rep == reps - 1) voice_out.insert(voice_out.end(), s.begin(), s.end());
+          if (rep == reps - 1) sentence_out.insert(sentence_out.end(), s.begin(), s.end());
           std::vector<int16_t> stretched, out;
           double a = thread_cpu_s();
           speed.push(s.data(), s.size(), stretched);
@@ -159,6 +168,15 @@ int main(int argc, char** argv) {
           delivered += out.size();
         }
         row.audio_s += static_cast<double>(delivered) / 24000;
+        // Compared and kept at 22050 Hz, whatever rate the finisher delivered, converted per
+        // sentence as the finisher did (one conversion of the joined sentences drifts by a
+        // fraction of a sample at each join).
+        if (rate != kEngineSampleRate && !sentence_out.empty()) {
+          Quality hq;
+          hq.soxr_recipe = SOXR_HQ;
+          sentence_out = resample(sentence_out, rate, kEngineSampleRate, hq).value();
+        }
+        voice_out.insert(voice_out.end(), sentence_out.begin(), sentence_out.end());
       }
     }
     Shaping sh = shaping_for(bv.english.definition, [&] {

@@ -103,11 +103,10 @@ Quality finisher_quality() {
   q.soxr_recipe = SOXR_HQ;
   return q;
 }
-int mid_rate(const Shaping& s) {
-  // Resampled to 22050/shift and played at 22050, every frequency moves by `shift` and the length
+int mid_rate(int rate, const Shaping& s) {
+  // Resampled to rate/shift and played at rate, every frequency moves by `shift` and the length
   // by 1/shift; the time-stretch (which keeps pitch) restores the length.
-  return std::abs(s.shift - 1) < 1e-3 ? kEngineSampleRate
-                                      : static_cast<int>(std::lround(kEngineSampleRate / s.shift));
+  return std::abs(s.shift - 1) < 1e-3 ? rate : static_cast<int>(std::lround(rate / s.shift));
 }
 double shift_speed(const Shaping& s) {
   return std::abs(s.shift - 1) < 1e-3 ? 1.0 : 1 / s.shift;
@@ -117,13 +116,13 @@ double shift_speed(const Shaping& s) {
 VoiceFinisher::VoiceFinisher(int rate, const Shaping& shaping)
     : rate_(rate),
       shaping_(shaping),
-      mid_(mid_rate(shaping)),
+      mid_(mid_rate(rate, shaping)),
       resampler_(rate, mid_, finisher_quality()),
-      stretch_(kEngineSampleRate, shift_speed(shaping), finisher_quality()),
-      tilt_(kEngineSampleRate, shaping.tilt),
-      // Output seconds per engine second: mid_/22050 from playing the resampled signal at 22050,
-      // then shift from the time-stretch (about 1).
-      carry_(static_cast<double>(mid_) / kEngineSampleRate * (1 / shift_speed(shaping))) {}
+      stretch_(rate, shift_speed(shaping), finisher_quality()),
+      tilt_(rate, shaping.tilt),
+      // Output seconds per engine second: mid_/rate from playing the resampled signal at the
+      // engine's rate (1 without a shift), then shift from the time-stretch (about 1).
+      carry_(static_cast<double>(mid_) / rate * (1 / shift_speed(shaping))) {}
 
 Audio VoiceFinisher::push(const std::vector<int16_t>& samples, const std::vector<WordTiming>& words,
                           const std::vector<PhonemeTiming>& phonemes, bool last) {
@@ -139,7 +138,7 @@ Audio VoiceFinisher::push(const std::vector<int16_t>& samples, const std::vector
   clock.add(&FinisherCosts::stretch_s);
   std::vector<int16_t> tilted = tilt_.push(stretched);
   clock.add(&FinisherCosts::tilt_s);
-  return carry_.emit(std::move(tilted), kEngineSampleRate, last);
+  return carry_.emit(std::move(tilted), rate_, last);
 }
 
 FinisherCostScope::FinisherCostScope(FinisherCosts* costs) : prev_(t_costs) { t_costs = costs; }

@@ -1,7 +1,7 @@
 // Moving a recorded engine voice (RHVoice, flite) to the figures of a VoiceDefinition: the engine
 // changes F0 and rate itself where it can; a formant shift (resampling, then a time-stretch back
-// to the original duration) and a spectral tilt are applied to its output here, which also
-// converts it to kEngineSampleRate.
+// to the original duration) and a spectral tilt are applied to its output here, at the engine's
+// own rate (the service's reader converts it once, to the rate asked for).
 #pragma once
 #include <cstdint>
 #include <vector>
@@ -51,8 +51,9 @@ class StreamingTilt {
   double k_ = 0;  // level factor, 0 until the first piece
 };
 
-// Converts an engine's output at `rate` to kEngineSampleRate, applying `shaping.shift` and
-// `shaping.tilt`, as the engine makes it: push() takes the next piece of the sentence (its words
+// Applies `shaping.shift` and `shaping.tilt` to an engine's output at `rate`, keeping that rate
+// (a rate conversion here would be undone by the reader's to the output rate: RHVoice's 24 kHz
+// went to 22050 Hz and back to a live room's 24 kHz), as the engine makes it: push() takes the next piece of the sentence (its words
 // and phones timed from its first sample) and returns what is finished so far, timed from its
 // first sample (a few milliseconds stay held until the next push; `last` releases them). The
 // pieces come out as one continuous signal, so a sentence may be handed on in chunks cut anywhere.
@@ -65,7 +66,7 @@ class VoiceFinisher {
  private:
   int rate_;
   Shaping shaping_;
-  int mid_;  // the intermediate rate of the formant shift (kEngineSampleRate when there is none)
+  int mid_;  // the intermediate rate of the formant shift (rate_ when there is none)
   StreamingResampler resampler_;
   StreamingStretch stretch_;
   StreamingTilt tilt_;
