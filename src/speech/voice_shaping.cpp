@@ -46,24 +46,34 @@ StreamingTilt::StreamingTilt(int rate, double tilt)
 
 std::vector<int16_t> StreamingTilt::push(const std::vector<int16_t>& in) {
   if (std::abs(tilt_) < 1e-3 || in.empty()) return in;
-  std::vector<double> y(in.size());
-  double e_in = 0, e_out = 0;
+  if (k_ == 0) {
+    // The first piece sets the level: a pass for its energies and peak, from the same filter
+    // state as the pass below that writes it.
+    double lp = lp_, e_in = 0, e_out = 0, peak = 0;
+    for (int16_t s : in) {
+      double x = s;
+      lp += a_ * (x - lp);
+      double y = g_low_ * lp + g_high_ * (x - lp);
+      e_in += x * x;
+      e_out += y * y;
+      peak = std::max(peak, std::abs(y));
+    }
+    k_ = e_out > 0 ? std::sqrt(e_in / e_out) : 1;
+    if (peak * k_ > 32000) k_ *= 32000 / (peak * k_);  // keep the level, never clip
+  }
+  // The gains and the level in one factor per band; rounding half away from zero as lround
+  // does, inline (lround is a library call per sample).
+  const double gl = g_low_ * k_, gh = g_high_ * k_;
+  std::vector<int16_t> out(in.size());
+  double lp = lp_;
   for (size_t i = 0; i < in.size(); ++i) {
     double x = in[i];
-    lp_ += a_ * (x - lp_);
-    y[i] = g_low_ * lp_ + g_high_ * (x - lp_);
-    e_in += x * x;
-    e_out += y[i] * y[i];
+    lp += a_ * (x - lp);
+    double y = gl * lp + gh * (x - lp);
+    y = std::clamp(y, -32768.0, 32767.0);
+    out[i] = static_cast<int16_t>(y >= 0 ? y + 0.5 : y - 0.5);
   }
-  if (k_ == 0) {
-    k_ = e_out > 0 ? std::sqrt(e_in / e_out) : 1;
-    double peak = 0;
-    for (double v : y) peak = std::max(peak, std::abs(v) * k_);
-    if (peak > 32000) k_ *= 32000 / peak;  // keep the level, never clip
-  }
-  std::vector<int16_t> out(in.size());
-  for (size_t i = 0; i < y.size(); ++i)
-    out[i] = static_cast<int16_t>(std::clamp(std::lround(y[i] * k_), -32768L, 32767L));
+  lp_ = lp;
   return out;
 }
 
@@ -128,6 +138,12 @@ Audio VoiceFinisher::push(const std::vector<int16_t>& samples, const std::vector
                           const std::vector<PhonemeTiming>& phonemes, bool last) {
   carry_.add_input(words, phonemes, rate_ ? static_cast<double>(samples.size()) / rate_ : 0);
   StepClock clock;
+  if (mid_ == rate_) {
+    // No formant shift (every built-in voice): the resampler and the stretch would only copy.
+    std::vector<int16_t> tilted = tilt_.push(samples);
+    clock.add(&FinisherCosts::tilt_s);
+    return carry_.emit(std::move(tilted), rate_, last);
+  }
   std::vector<int16_t> mid, stretched;
   Status st = resampler_.push(samples.data(), samples.size(), mid);
   if (st.ok() && last) st = resampler_.flush(mid);
