@@ -95,9 +95,10 @@ int main(int argc, char** argv) {
   const Quality reader_q = quality_for_steps(8);
   std::printf("CPU ms per second of delivered audio (24 kHz, speed 1.05), %d x %zu sentences\n", reps,
               std::size(kSentences));
-  std::printf("voice engine/voice  shift  tilt | engine resample stretch  tilt | speed  ->24k | total  ms/40ms"
-              " |  F0 Hz centroid%s\n",
-              compare_dir.empty() ? "" : " | vs before: dB  length");
+  std::printf(
+      "voice engine/voice  shift  tilt | engine resample stretch  tilt | speed  ->24k | total  ms/40ms"
+      " |  F0 Hz centroid%s\n",
+      compare_dir.empty() ? "" : " | vs before: dB  length");
   Row sum;
   int voices = 0;
   for (const auto& bv : builtin_voice_table()) {
@@ -110,7 +111,7 @@ int main(int argc, char** argv) {
       (void)c.engine->synthesize({kSentences[0], "en-us", bv.english.definition, 0, c.engine_voice});
     }
     Row row;
-    int rate = kEngineSampleRate;  // of the voice finisher's output
+    int rate = kEngineSampleRate;    // of the voice finisher's output
     std::vector<int16_t> voice_out;  // the last rep's output, before the reader's steps
     for (int rep = 0; rep < reps; ++rep) {
       if (rep == reps - 1) voice_out.clear();
@@ -146,7 +147,8 @@ int main(int argc, char** argv) {
         // The reader's steps, as ReaderFinish runs them on the same pieces.
         // ReaderFinish raises the quality of a conversion from an engine's own rate to HQ.
         Quality out_q = reader_q;
-        if (rate != kEngineSampleRate) out_q.soxr_recipe = std::max(out_q.soxr_recipe, static_cast<int>(SOXR_HQ));
+        if (rate != kEngineSampleRate)
+          out_q.soxr_recipe = std::max(out_q.soxr_recipe, static_cast<int>(SOXR_HQ));
         StreamingStretch speed(rate, 1.05, reader_q);
         StreamingResampler to24k(rate, 24000, out_q);
         size_t delivered = 0;
@@ -180,17 +182,18 @@ int main(int argc, char** argv) {
       }
     }
     Shaping sh = shaping_for(bv.english.definition, [&] {
-      for (const auto& v : c.engine->name() == std::string("rhvoice") ? RhvoiceEngine::voices() : FliteEngine::voices())
+      for (const auto& v :
+           c.engine->name() == std::string("rhvoice") ? RhvoiceEngine::voices() : FliteEngine::voices())
         if (c.engine_voice == v.name) return v;
       return NativeVoice{};
     }());
     auto ms = [&](double s) { return s * 1e3 / row.audio_s; };
     double total = row.engine + row.resample + row.stretch + row.tilt + row.speed + row.out_rate;
-    std::printf("%-5s %-7s %-5s %5.3f %5.2f | %6.2f %8.2f %7.2f %5.2f | %5.2f %5.2f | %5.1f  %6.3f | %6.1f %8.0f",
-                bv.id, c.engine->name(), c.engine_voice.c_str(), sh.shift, sh.tilt, ms(row.engine),
-                ms(row.resample), ms(row.stretch), ms(row.tilt), ms(row.speed), ms(row.out_rate), ms(total),
-                ms(total) * 0.04, median_f0(voice_out, kEngineSampleRate),
-                spectral_centroid(voice_out, kEngineSampleRate));
+    std::printf(
+        "%-5s %-7s %-5s %5.3f %5.2f | %6.2f %8.2f %7.2f %5.2f | %5.2f %5.2f | %5.1f  %6.3f | %6.1f %8.0f",
+        bv.id, c.engine->name(), c.engine_voice.c_str(), sh.shift, sh.tilt, ms(row.engine), ms(row.resample),
+        ms(row.stretch), ms(row.tilt), ms(row.speed), ms(row.out_rate), ms(total), ms(total) * 0.04,
+        median_f0(voice_out, kEngineSampleRate), spectral_centroid(voice_out, kEngineSampleRate));
     if (!compare_dir.empty()) {
       auto before = read_raw(compare_dir + "/" + bv.id + ".raw");
       std::printf(" | %5.1f %+6.2f%%", sdr_db(before, voice_out, 44),
@@ -199,14 +202,16 @@ int main(int argc, char** argv) {
     std::printf("\n");
     if (!write_dir.empty()) {
       std::ofstream f(write_dir + "/" + bv.id + ".raw", std::ios::binary);
-      f.write(reinterpret_cast<const char*>(voice_out.data()), static_cast<std::streamsize>(voice_out.size() * 2));
+      f.write(reinterpret_cast<const char*>(voice_out.data()),
+              static_cast<std::streamsize>(voice_out.size() * 2));
     }
     sum.engine += ms(row.engine), sum.resample += ms(row.resample), sum.stretch += ms(row.stretch);
     sum.tilt += ms(row.tilt), sum.speed += ms(row.speed), sum.out_rate += ms(row.out_rate);
   }
   const double n = std::max(1, voices);
   std::printf("mean                             | %6.2f %8.2f %7.2f %5.2f | %5.2f %5.2f | %5.1f  %6.3f\n",
-              sum.engine / n, sum.resample / n, sum.stretch / n, sum.tilt / n, sum.speed / n, sum.out_rate / n,
+              sum.engine / n, sum.resample / n, sum.stretch / n, sum.tilt / n, sum.speed / n,
+              sum.out_rate / n,
               (sum.engine + sum.resample + sum.stretch + sum.tilt + sum.speed + sum.out_rate) / n,
               (sum.engine + sum.resample + sum.stretch + sum.tilt + sum.speed + sum.out_rate) / n * 0.04);
   return 0;

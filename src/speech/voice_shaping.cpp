@@ -1,7 +1,6 @@
 #include "speech/voice_shaping.h"
 
 #include <soxr.h>
-
 #include <time.h>
 
 #include <algorithm>
@@ -157,8 +156,12 @@ Audio VoiceFinisher::push(const std::vector<int16_t>& samples, const std::vector
   return carry_.emit(std::move(tilted), rate_, last);
 }
 
-FinisherCostScope::FinisherCostScope(FinisherCosts* costs) : prev_(t_costs) { t_costs = costs; }
-FinisherCostScope::~FinisherCostScope() { t_costs = prev_; }
+FinisherCostScope::FinisherCostScope(FinisherCosts* costs) : prev_(t_costs) {
+  t_costs = costs;
+}
+FinisherCostScope::~FinisherCostScope() {
+  t_costs = prev_;
+}
 
 Audio finish_voice(const std::vector<int16_t>& samples, int rate, const Shaping& shaping,
                    std::vector<WordTiming> words, std::vector<PhonemeTiming> phonemes) {

@@ -52,11 +52,12 @@ class StreamingTilt {
 };
 
 // Applies `shaping.shift` and `shaping.tilt` to an engine's output at `rate`, keeping that rate
-// (a rate conversion here would be undone by the reader's to the output rate: RHVoice's 24 kHz
-// went to 22050 Hz and back to a live room's 24 kHz), as the engine makes it: push() takes the next piece of the sentence (its words
-// and phones timed from its first sample) and returns what is finished so far, timed from its
-// first sample (a few milliseconds stay held until the next push; `last` releases them). The
-// pieces come out as one continuous signal, so a sentence may be handed on in chunks cut anywhere.
+// (a conversion here would be undone by the reader's to the output rate: RHVoice's 24 kHz went to
+// 22050 Hz and back to a live room's 24 kHz), as the engine makes it: push() takes the next piece
+// of the sentence (its words and phones timed from its first sample) and returns what is finished
+// so far, timed from its first sample (a few milliseconds stay held until the next push; `last`
+// releases them). The pieces come out as one continuous signal, so a sentence may be handed on in
+// chunks cut anywhere.
 class VoiceFinisher {
  public:
   VoiceFinisher(int rate, const Shaping& shaping);
