@@ -125,6 +125,7 @@ int main(int argc, char** argv) {
           };
         }
         FinisherCosts costs;
+        costs.cpu_s = thread_cpu_s;
         double t0, t1;
         imago::Result<EngineResult> r = imago::Status::Internal("not run");
         {

@@ -1,7 +1,6 @@
 #include "speech/voice_shaping.h"
 
 #include <soxr.h>
-#include <time.h>
 
 #include <algorithm>
 #include <cmath>
@@ -83,19 +82,13 @@ std::vector<int16_t> apply_tilt(const std::vector<int16_t>& in, int rate, double
 namespace {
 thread_local FinisherCosts* t_costs = nullptr;
 
-double thread_cpu_s() {
-  timespec t{};
-  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
-  return static_cast<double>(t.tv_sec) + static_cast<double>(t.tv_nsec) / 1e9;
-}
-
 // Adds the CPU time from the last mark to `field` of the open scope's costs (none: nothing).
 class StepClock {
  public:
-  StepClock() : costs_(t_costs), t_(costs_ ? thread_cpu_s() : 0) {}
+  StepClock() : costs_(t_costs && t_costs->cpu_s ? t_costs : nullptr), t_(costs_ ? costs_->cpu_s() : 0) {}
   void add(double FinisherCosts::*field) {
     if (!costs_) return;
-    double now = thread_cpu_s();
+    double now = costs_->cpu_s();
     costs_->*field += now - t_;
     t_ = now;
   }

@@ -77,6 +77,8 @@ class VoiceFinisher {
 // CPU seconds this thread spends in each VoiceFinisher step while a FinisherCostScope is open on
 // it (the shaping benchmark splits synthesis time with this; nothing is counted otherwise).
 struct FinisherCosts {
+  // The measuring code's CPU clock (seconds of this thread's CPU): the library reads none itself.
+  double (*cpu_s)() = nullptr;
   double resample_s = 0, stretch_s = 0, tilt_s = 0;
 };
 class FinisherCostScope {
