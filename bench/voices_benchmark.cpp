@@ -140,7 +140,7 @@ int main(int argc, char** argv) {
     for (int i = 0; i < 30; ++i) {
       speech::VoiceSettings s;
       auto t0 = Clock::now();
-      auto st = service.start("Hello, and welcome to the demonstration.", s);
+      auto st = service.start("Hello, and welcome to the demonstration.", s, speech::SynthesisRequester{});
       if (!st.ok()) continue;
       auto first = (*st)->next();
       ms.push_back(std::chrono::duration<double, std::milli>(Clock::now() - t0).count());

@@ -60,7 +60,7 @@ void expect_chunks_match_whole(const char* voice, const char* engine_name) {
     const Audio& p = pieces[i];
     EXPECT_EQ(p.continues, i + 1 < pieces.size());  // every chunk but the rest continues
     joined.insert(joined.end(), p.samples.begin(), p.samples.end());
-    EXPECT_EQ(p.sample_rate, kEngineSampleRate);
+    EXPECT_EQ(p.sample_rate, whole->audio.sample_rate);
     ASSERT_FALSE(p.words.empty());  // a chunk is cut only where another word has begun
     ASSERT_FALSE(p.phonemes.empty());
     // Each chunk carries the phones of its own span, timed from its own first sample.

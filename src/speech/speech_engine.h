@@ -1,5 +1,5 @@
 // The speech-engine interface: one synthesis of one sentence with a fully specified voice, in
-// 22050 Hz PCM with the timing of every word and phone. One implementation per engine
+// PCM at the engine's own rate with the timing of every word and phone. One implementation per engine
 // (espeak_engine.h, rhvoice_engine.h, flite_engine.h); speech_engines.h picks the engine for a
 // voice and language. Nothing outside src/speech/ knows which engine spoke.
 //
@@ -17,7 +17,10 @@
 
 namespace imago::speech {
 
-// Every engine's output is converted to this rate, so callers never see an engine's own rate.
+// espeak-ng's rate, and the rate of the service's output when no other is asked for (the
+// service converts every engine's output to it, or to VoiceSettings::output_rate, once).
+// RHVoice (24 kHz) and flite (16 kHz) deliver at their own rates (Audio::sample_rate), so the
+// conversion is not made twice. EngineRequest::max_samples counts samples at this rate.
 inline constexpr int kEngineSampleRate = 22050;
 
 // The physical voice asked of an engine, resolved from a built-in voice plus axes. espeak-ng
@@ -42,7 +45,7 @@ struct EngineRequest {
   std::string text;          // UTF-8, one sentence
   std::string espeak_voice;  // language voice for espeak-ng, e.g. "en-us" (and its phonemiser)
   VoiceDefinition voice;
-  // Stop (and fail) once this many samples have been produced; 0: unlimited.
+  // Stop (and fail) once this many samples (at kEngineSampleRate) have been produced; 0: unlimited.
   int64_t max_samples = 0;
   // The engine's own voice, e.g. "slt" (RHVoice, flite); unused by espeak-ng.
   std::string engine_voice;
@@ -61,7 +64,7 @@ struct EngineRequest {
 };
 
 struct EngineResult {
-  Audio audio;             // kEngineSampleRate
+  Audio audio;             // at the engine's own rate (Audio::sample_rate)
   bool truncated = false;  // stopped at max_samples
 };
 

@@ -1,5 +1,7 @@
 #include "speech/speech_service.h"
 
+#include <soxr.h>
+
 #include <algorithm>
 #include <atomic>
 #include <cmath>
@@ -58,7 +60,8 @@ struct Job : SynthesisTask {
   std::atomic<bool> cancelled{false};
 };
 
-// Speed (time-stretch keeping pitch) and output rate. Runs on the thread that reads the stream
+// Speed (time-stretch keeping pitch) and output rate (kEngineSampleRate when none is asked for;
+// the engines deliver at their own rates). Runs on the thread that reads the stream
 // (a handler or stream-producer thread), so it overlaps the worker's engine work on the next
 // sentence instead of delaying it. Streams across pieces that continue one another (chunks of a
 // sentence, Audio::continues), so a chunk cut inside sound joins without a seam; each sentence's
@@ -67,17 +70,22 @@ class ReaderFinish {
  public:
   explicit ReaderFinish(const Job& job)
       : speed_(std::abs(job.settings.speed - 1.0) > 1e-4 ? job.settings.speed : 1.0),
-        out_rate_(job.settings.output_rate),
+        out_rate_(job.settings.output_rate ? job.settings.output_rate : kEngineSampleRate),
         quality_(job.quality),
         carry_(1 / speed_) {}
 
   Audio operator()(Audio a) {
-    if (speed_ == 1.0 && (!out_rate_ || out_rate_ == a.sample_rate)) return a;  // nothing to do
+    if (speed_ == 1.0 && out_rate_ == a.sample_rate) return a;  // nothing to do
     const bool last = !a.continues;
     const int rate = a.sample_rate;
     if (!stretch_) stretch_ = std::make_unique<StreamingStretch>(rate, speed_, quality_);
-    if (!resampler_ && out_rate_ && out_rate_ != rate)
-      resampler_ = std::make_unique<StreamingResampler>(rate, out_rate_, quality_);
+    if (!resampler_ && out_rate_ != rate) {
+      // From an engine's own rate this is the only conversion, made at no less than the voice
+      // finisher's high quality that it replaces (fewer steps then save only the stretch).
+      Quality q = quality_;
+      if (rate != kEngineSampleRate) q.soxr_recipe = std::max(q.soxr_recipe, static_cast<int>(SOXR_HQ));
+      resampler_ = std::make_unique<StreamingResampler>(rate, out_rate_, q);
+    }
     carry_.add_input(a.words, a.phonemes, a.duration_s());
     std::vector<int16_t> stretched, out;
     stretch_->push(a.samples.data(), a.samples.size(), stretched);
@@ -128,6 +136,12 @@ class JobStream final : public SpeechStream {
   std::shared_ptr<Job> job_;
   ReaderFinish finish_;
 };
+
+// The samples of `a` counted at kEngineSampleRate (the unit of the audio cap).
+int64_t at_engine_rate(const Audio& a) {
+  return a.sample_rate > 0 ? static_cast<int64_t>(a.samples.size()) * kEngineSampleRate / a.sample_rate
+                           : static_cast<int64_t>(a.samples.size());
+}
 
 // Appends `b` to `a`, shifting b's timings by a's duration.
 void append_audio(Audio& a, const Audio& b) {
@@ -202,7 +216,7 @@ class SpeechServiceImpl final : public SpeechService {
         }
         lock.lock();
       }
-      if (!res.ok() || active_duration(res->audio.samples, kEngineSampleRate) < 0.2) {
+      if (!res.ok() || active_duration(res->audio.samples, res->audio.sample_rate) < 0.2) {
         unavailable("no audible speech");
         continue;
       }
@@ -394,7 +408,7 @@ class SpeechServiceImpl final : public SpeechService {
         // a turn.
         req.on_chunk = [&job](Audio chunk) {
           if (job.cancelled) return false;
-          job.raw_used += static_cast<int64_t>(chunk.samples.size());
+          job.raw_used += at_engine_rate(chunk);
           {
             std::lock_guard lock(job.mu);
             job.ready.push_back(std::move(chunk));
@@ -417,7 +431,7 @@ class SpeechServiceImpl final : public SpeechService {
                                std::to_string(static_cast<int>(opts_.max_audio_s)) +
                                " seconds of audio (the per-request limit); split it into smaller requests");
       }
-      job.raw_used += static_cast<int64_t>(r->audio.samples.size());
+      job.raw_used += at_engine_rate(r->audio);
       Audio a = std::move(r->audio);  // post-processed by the reader (JobStream::next)
       {
         std::lock_guard lock(job.mu);

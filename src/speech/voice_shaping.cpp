@@ -44,24 +44,34 @@ StreamingTilt::StreamingTilt(int rate, double tilt)
 
 std::vector<int16_t> StreamingTilt::push(const std::vector<int16_t>& in) {
   if (std::abs(tilt_) < 1e-3 || in.empty()) return in;
-  std::vector<double> y(in.size());
-  double e_in = 0, e_out = 0;
+  if (k_ == 0) {
+    // The first piece sets the level: a pass for its energies and peak, from the same filter
+    // state as the pass below that writes it.
+    double lp = lp_, e_in = 0, e_out = 0, peak = 0;
+    for (int16_t s : in) {
+      double x = s;
+      lp += a_ * (x - lp);
+      double y = g_low_ * lp + g_high_ * (x - lp);
+      e_in += x * x;
+      e_out += y * y;
+      peak = std::max(peak, std::abs(y));
+    }
+    k_ = e_out > 0 ? std::sqrt(e_in / e_out) : 1;
+    if (peak * k_ > 32000) k_ *= 32000 / (peak * k_);  // keep the level, never clip
+  }
+  // The gains and the level in one factor per band; rounding half away from zero as lround
+  // does, inline (lround is a library call per sample).
+  const double gl = g_low_ * k_, gh = g_high_ * k_;
+  std::vector<int16_t> out(in.size());
+  double lp = lp_;
   for (size_t i = 0; i < in.size(); ++i) {
     double x = in[i];
-    lp_ += a_ * (x - lp_);
-    y[i] = g_low_ * lp_ + g_high_ * (x - lp_);
-    e_in += x * x;
-    e_out += y[i] * y[i];
+    lp += a_ * (x - lp);
+    double y = gl * lp + gh * (x - lp);
+    y = std::clamp(y, -32768.0, 32767.0);
+    out[i] = static_cast<int16_t>(y >= 0 ? y + 0.5 : y - 0.5);
   }
-  if (k_ == 0) {
-    k_ = e_out > 0 ? std::sqrt(e_in / e_out) : 1;
-    double peak = 0;
-    for (double v : y) peak = std::max(peak, std::abs(v) * k_);
-    if (peak > 32000) k_ *= 32000 / peak;  // keep the level, never clip
-  }
-  std::vector<int16_t> out(in.size());
-  for (size_t i = 0; i < y.size(); ++i)
-    out[i] = static_cast<int16_t>(std::clamp(std::lround(y[i] * k_), -32768L, 32767L));
+  lp_ = lp;
   return out;
 }
 
@@ -70,6 +80,24 @@ std::vector<int16_t> apply_tilt(const std::vector<int16_t>& in, int rate, double
 }
 
 namespace {
+thread_local FinisherCosts* t_costs = nullptr;
+
+// Adds the CPU time from the last mark to `field` of the open scope's costs (none: nothing).
+class StepClock {
+ public:
+  StepClock() : costs_(t_costs && t_costs->cpu_s ? t_costs : nullptr), t_(costs_ ? costs_->cpu_s() : 0) {}
+  void add(double FinisherCosts::*field) {
+    if (!costs_) return;
+    double now = costs_->cpu_s();
+    costs_->*field += now - t_;
+    t_ = now;
+  }
+
+ private:
+  FinisherCosts* costs_;
+  double t_;
+};
+
 // Post-processing quality of the engine voices: soxr's high quality, libsonic's quick search.
 Quality finisher_quality() {
   Quality q;
@@ -77,11 +105,10 @@ Quality finisher_quality() {
   q.soxr_recipe = SOXR_HQ;
   return q;
 }
-int mid_rate(const Shaping& s) {
-  // Resampled to 22050/shift and played at 22050, every frequency moves by `shift` and the length
+int mid_rate(int rate, const Shaping& s) {
+  // Resampled to rate/shift and played at rate, every frequency moves by `shift` and the length
   // by 1/shift; the time-stretch (which keeps pitch) restores the length.
-  return std::abs(s.shift - 1) < 1e-3 ? kEngineSampleRate
-                                      : static_cast<int>(std::lround(kEngineSampleRate / s.shift));
+  return std::abs(s.shift - 1) < 1e-3 ? rate : static_cast<int>(std::lround(rate / s.shift));
 }
 double shift_speed(const Shaping& s) {
   return std::abs(s.shift - 1) < 1e-3 ? 1.0 : 1 / s.shift;
@@ -91,24 +118,42 @@ double shift_speed(const Shaping& s) {
 VoiceFinisher::VoiceFinisher(int rate, const Shaping& shaping)
     : rate_(rate),
       shaping_(shaping),
-      mid_(mid_rate(shaping)),
+      mid_(mid_rate(rate, shaping)),
       resampler_(rate, mid_, finisher_quality()),
-      stretch_(kEngineSampleRate, shift_speed(shaping), finisher_quality()),
-      tilt_(kEngineSampleRate, shaping.tilt),
-      // Output seconds per engine second: mid_/22050 from playing the resampled signal at 22050,
-      // then shift from the time-stretch (about 1).
-      carry_(static_cast<double>(mid_) / kEngineSampleRate * (1 / shift_speed(shaping))) {}
+      stretch_(rate, shift_speed(shaping), finisher_quality()),
+      tilt_(rate, shaping.tilt),
+      // Output seconds per engine second: mid_/rate from playing the resampled signal at the
+      // engine's rate (1 without a shift), then shift from the time-stretch (about 1).
+      carry_(static_cast<double>(mid_) / rate * (1 / shift_speed(shaping))) {}
 
 Audio VoiceFinisher::push(const std::vector<int16_t>& samples, const std::vector<WordTiming>& words,
                           const std::vector<PhonemeTiming>& phonemes, bool last) {
   carry_.add_input(words, phonemes, rate_ ? static_cast<double>(samples.size()) / rate_ : 0);
+  StepClock clock;
+  if (mid_ == rate_) {
+    // No formant shift (every built-in voice): the resampler and the stretch would only copy.
+    std::vector<int16_t> tilted = tilt_.push(samples);
+    clock.add(&FinisherCosts::tilt_s);
+    return carry_.emit(std::move(tilted), rate_, last);
+  }
   std::vector<int16_t> mid, stretched;
   Status st = resampler_.push(samples.data(), samples.size(), mid);
   if (st.ok() && last) st = resampler_.flush(mid);
   if (!st.ok()) mid.clear();  // soxr fails only without memory: the piece is silent, not lost in time
+  clock.add(&FinisherCosts::resample_s);
   stretch_.push(mid.data(), mid.size(), stretched);
   if (last) stretch_.flush(stretched);
-  return carry_.emit(tilt_.push(stretched), kEngineSampleRate, last);
+  clock.add(&FinisherCosts::stretch_s);
+  std::vector<int16_t> tilted = tilt_.push(stretched);
+  clock.add(&FinisherCosts::tilt_s);
+  return carry_.emit(std::move(tilted), rate_, last);
+}
+
+FinisherCostScope::FinisherCostScope(FinisherCosts* costs) : prev_(t_costs) {
+  t_costs = costs;
+}
+FinisherCostScope::~FinisherCostScope() {
+  t_costs = prev_;
 }
 
 Audio finish_voice(const std::vector<int16_t>& samples, int rate, const Shaping& shaping,

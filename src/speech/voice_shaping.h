@@ -1,7 +1,7 @@
 // Moving a recorded engine voice (RHVoice, flite) to the figures of a VoiceDefinition: the engine
 // changes F0 and rate itself where it can; a formant shift (resampling, then a time-stretch back
-// to the original duration) and a spectral tilt are applied to its output here, which also
-// converts it to kEngineSampleRate.
+// to the original duration) and a spectral tilt are applied to its output here, at the engine's
+// own rate (the service's reader converts it once, to the rate asked for).
 #pragma once
 #include <cstdint>
 #include <vector>
@@ -51,11 +51,13 @@ class StreamingTilt {
   double k_ = 0;  // level factor, 0 until the first piece
 };
 
-// Converts an engine's output at `rate` to kEngineSampleRate, applying `shaping.shift` and
-// `shaping.tilt`, as the engine makes it: push() takes the next piece of the sentence (its words
-// and phones timed from its first sample) and returns what is finished so far, timed from its
-// first sample (a few milliseconds stay held until the next push; `last` releases them). The
-// pieces come out as one continuous signal, so a sentence may be handed on in chunks cut anywhere.
+// Applies `shaping.shift` and `shaping.tilt` to an engine's output at `rate`, keeping that rate
+// (a conversion here would be undone by the reader's to the output rate: RHVoice's 24 kHz went to
+// 22050 Hz and back to a live room's 24 kHz), as the engine makes it: push() takes the next piece
+// of the sentence (its words and phones timed from its first sample) and returns what is finished
+// so far, timed from its first sample (a few milliseconds stay held until the next push; `last`
+// releases them). The pieces come out as one continuous signal, so a sentence may be handed on in
+// chunks cut anywhere.
 class VoiceFinisher {
  public:
   VoiceFinisher(int rate, const Shaping& shaping);
@@ -65,11 +67,29 @@ class VoiceFinisher {
  private:
   int rate_;
   Shaping shaping_;
-  int mid_;  // the intermediate rate of the formant shift (kEngineSampleRate when there is none)
+  int mid_;  // the intermediate rate of the formant shift (rate_ when there is none)
   StreamingResampler resampler_;
   StreamingStretch stretch_;
   StreamingTilt tilt_;
   TimingCarry carry_;
+};
+
+// CPU seconds this thread spends in each VoiceFinisher step while a FinisherCostScope is open on
+// it (the shaping benchmark splits synthesis time with this; nothing is counted otherwise).
+struct FinisherCosts {
+  // The measuring code's CPU clock (seconds of this thread's CPU): the library reads none itself.
+  double (*cpu_s)() = nullptr;
+  double resample_s = 0, stretch_s = 0, tilt_s = 0;
+};
+class FinisherCostScope {
+ public:
+  explicit FinisherCostScope(FinisherCosts* costs);
+  ~FinisherCostScope();
+  FinisherCostScope(const FinisherCostScope&) = delete;
+  FinisherCostScope& operator=(const FinisherCostScope&) = delete;
+
+ private:
+  FinisherCosts* prev_;
 };
 
 // The whole sentence at once (VoiceFinisher with one push).
