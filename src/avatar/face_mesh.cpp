@@ -553,6 +553,31 @@ void fit_open_mouth(FaceMesh& m, const cv::Mat& base) {
   m.teeth_at_rest = float(bright) / kRows;
 }
 
+void fit_lid_creases(FaceMesh& m, const cv::Mat& base) {
+  // Stretched down over a shut eye, a band reaching into the crease's shadow (deep-set eyes)
+  // drew that shadow as a dark arc across the lid: an open eye's upper outline, which the
+  // landmark predictor read as open (the neutral test portrait's shut frames at 109% of the open
+  // eye's aspect ratio); a band ending just above the lashes instead is all lashes on eyes whose
+  // lid is in shadow (the smiling portrait). The band ends at the brightest skin in between.
+  constexpr float kFrom = 0.08f, kStep = 0.02f;
+  const int lids[4] = {37, 38, 43, 44};
+  for (int k = 0; k < 4; ++k) {
+    const cv::Point2f a = m.rest[lids[k]], to_brow = (m.rest[m.crease + k] - a) / kCreaseShare;
+    float best = kCreaseShare, best_l = -1;
+    for (float s = kFrom; s <= kCreaseShare + 1e-4f; s += kStep) {
+      float l = 0;
+      for (int d = -1; d <= 1; ++d) {  // three pixels across, along the eye
+        const cv::Point2f q = a + to_brow * s + m.ux * float(d);
+        uint8_t px[3];
+        bilinear(base, q.x, q.y, px);
+        l += 0.299f * px[0] + 0.587f * px[1] + 0.114f * px[2];
+      }
+      if (l > best_l) best_l = l, best = s;
+    }
+    m.rest[m.crease + k] = a + to_brow * best;
+  }
+}
+
 namespace {}  // namespace
 
 MeshWarper::MeshWarper(const FaceMesh& m, const cv::Mat& base)
