@@ -295,8 +295,8 @@ void deform_mesh(const FaceMesh& m, const Pose& p, std::vector<cv::Point2f>& ful
   if (s < 0) {
     // The cheeks and the skin under the nose follow puckered lips, so the pull of the corners
     // spreads over the upper lip instead of folding it (a moustache showed a vertical fold).
-    for (int i : {4, 5}) move(i, -0.3f * out, 0);
-    for (int i : {11, 12}) move(i, 0.3f * out, 0);
+    for (int i : {4, 5}) move(i, -0.45f * out, 0);
+    for (int i : {11, 12}) move(i, 0.45f * out, 0);
     move(31, -0.3f * out, 0);
     move(35, 0.3f * out, 0);
     move(32, -0.12f * out, 0);
@@ -512,6 +512,32 @@ std::vector<float> mouth_rows(const FaceMesh& m, const cv::Mat& base, int rows) 
 void fit_open_mouth(FaceMesh& m, const cv::Mat& base) {
   m.teeth_at_rest = 0;
   if (!m.mouth_open_at_rest) return;
+  auto lum = [&](cv::Point2f q) {
+    uint8_t px[3];
+    bilinear(base, q.x, q.y, px);
+    return 0.299f * px[0] + 0.587f * px[1] + 0.114f * px[2];
+  };
+  // The landmarks' inner upper lip on a smile often lies a few pixels down on the teeth: that
+  // strip of teeth then belongs to the upper lip's triangles and goes wherever the lip goes (a
+  // jagged sliver over rounded lips). Each inner upper-lip point moves up to where the lip ends:
+  // where the luminance, from the teeth below the point up toward the outer lip, first falls
+  // halfway to the lip's own (at most kLipEdgeReach of the way to the outer point).
+  constexpr float kLipEdgeReach = 0.6f;
+  const int upper[3][3] = {{50, 61, 67}, {51, 62, 66}, {52, 63, 65}};
+  for (const auto& u : upper) {
+    const cv::Point2f outer = m.rest[u[0]], inner = m.rest[u[1]], below = m.rest[u[2]];
+    const float teeth = lum(inner + (below - inner) * 0.25f), lip = lum(outer + (inner - outer) * 0.2f);
+    if (teeth < lip + 25) continue;
+    const float half = (teeth + lip) / 2, len = dist(outer, inner);
+    if (len < 1) continue;
+    float s = 0;  // how far up from the inner point, share of the way to the outer one
+    while (s + 0.5f / len <= kLipEdgeReach && lum(inner + (outer - inner) * (s + 0.5f / len)) > half)
+      s += 0.5f / len;
+    m.rest[u[1]] = inner + (outer - inner) * s;
+  }
+  m.rest_gap[0] = dist(m.rest[61], m.rest[67]);
+  m.rest_gap[1] = dist(m.rest[62], m.rest[66]);
+  m.rest_gap[2] = dist(m.rest[63], m.rest[65]);
   // The lips' own luminance: the middle of each lip, between its outer and inner points.
   float lips = 0;
   const int pairs[6][2] = {{50, 61}, {51, 62}, {52, 63}, {58, 67}, {57, 66}, {56, 65}};
@@ -525,6 +551,31 @@ void fit_open_mouth(FaceMesh& m, const cv::Mat& base) {
   int bright = 0;
   for (float v : mouth_rows(m, base, kRows)) bright += v > lips;
   m.teeth_at_rest = float(bright) / kRows;
+}
+
+void fit_lid_creases(FaceMesh& m, const cv::Mat& base) {
+  // Stretched down over a shut eye, a band reaching into the crease's shadow (deep-set eyes)
+  // drew that shadow as a dark arc across the lid: an open eye's upper outline, which the
+  // landmark predictor read as open (the neutral test portrait's shut frames at 109% of the open
+  // eye's aspect ratio); a band ending just above the lashes instead is all lashes on eyes whose
+  // lid is in shadow (the smiling portrait). The band ends at the brightest skin in between.
+  constexpr float kFrom = 0.08f, kStep = 0.02f;
+  const int lids[4] = {37, 38, 43, 44};
+  for (int k = 0; k < 4; ++k) {
+    const cv::Point2f a = m.rest[lids[k]], to_brow = (m.rest[m.crease + k] - a) / kCreaseShare;
+    float best = kCreaseShare, best_l = -1;
+    for (float s = kFrom; s <= kCreaseShare + 1e-4f; s += kStep) {
+      float l = 0;
+      for (int d = -1; d <= 1; ++d) {  // three pixels across, along the eye
+        const cv::Point2f q = a + to_brow * s + m.ux * float(d);
+        uint8_t px[3];
+        bilinear(base, q.x, q.y, px);
+        l += 0.299f * px[0] + 0.587f * px[1] + 0.114f * px[2];
+      }
+      if (l > best_l) best_l = l, best = s;
+    }
+    m.rest[m.crease + k] = a + to_brow * best;
+  }
 }
 
 namespace {}  // namespace
@@ -566,6 +617,9 @@ void MeshWarper::draw(const std::vector<cv::Point2f>& full, const std::vector<cv
       p.mouth_teeth > 0.05 ? float(0.4 + 0.6 * std::clamp(p.mouth_teeth, 0.0, 1.0)) * 0.12f * m.mw : 0.0f;
   const float tooth_w = 0.11f * m.mw;
   const float lid = float(std::clamp(p.eye_close, 0.0, 1.0));
+  // How rounded the lips are (oo and a kiss fully, o and sh mostly: coarticulation leaves a
+  // spoken oo at some -0.6 to -0.9).
+  const float rounding = float(smooth01(std::clamp(-p.mouth_spread, 0.0, 1.0) / 0.6));
   // A photo whose mouth is open: its own interior (teeth) moves with the lips it belongs to, the
   // upper half with the upper lip and the lower half with the lower lip; a wider opening shows
   // drawn cavity between them.
@@ -591,6 +645,11 @@ void MeshWarper::draw(const std::vector<cv::Point2f>& full, const std::vector<cv
     return acc / 5;
   };
   const float mid_top = rounded(upper, 0);
+  // Where the lips continue inside the outline, a photo with its mouth open over its teeth is
+  // sampled from the middle of its lips at the least: right at the inner lip, between the
+  // landmarks' chords and the curved lip edge, lie teeth (jagged slivers between rounded lips).
+  const float lip_up = m.mouth_open_at_rest ? 0.5f * dist(m.rest[51], m.rest[62]) : 0.0f,
+              lip_lo = m.mouth_open_at_rest ? 0.5f * dist(m.rest[57], m.rest[66]) : 0.0f;
   auto interior = [&](float x, float y, float* out, bool teeth, bool lower_teeth) {
     cv::Point2f q = local(cv::Point2f(x, y));
     float ptop = along(upper, 5, q.x), pbot = along(lower, 5, q.x);
@@ -666,8 +725,8 @@ void MeshWarper::draw(const std::vector<cv::Point2f>& full, const std::vector<cv
     if (a < 0.999f) {
       float rx = q.x / half * rhalf;
       bool upper_half = q.y - ptop < pbot - q.y;
-      float ry = upper_half ? along(rupper, 5, rx) - std::max(0.0f, q.y - ptop)
-                            : along(rlower, 5, rx) + std::max(0.0f, pbot - q.y);
+      float ry = upper_half ? along(rupper, 5, rx) - std::max(lip_up, q.y - ptop)
+                            : along(rlower, 5, rx) + std::max(lip_lo, pbot - q.y);
       cv::Point2f sp = ro + rax * rx + ray * ry;
       uint8_t lp[3];
       bilinear(base_, sp.x, sp.y, lp);
@@ -725,7 +784,10 @@ void MeshWarper::draw(const std::vector<cv::Point2f>& full, const std::vector<cv
             const float t = std::max(in_upper, in_lower) + extra / 2;  // from the gap's middle
             const float cover =
                 std::max(0.0f, std::min(t + 0.5f, extra / 2) - std::max(t - 0.5f, -extra / 2));
-            float a = 1 - std::min(1.0f, cover);
+            // Rounded lips (oo, a kiss) cover the teeth: the photo's rows, squeezed between
+            // corners pulled in, showed as jagged slivers of teeth; the small opening they leave
+            // is drawn cavity instead.
+            float a = (1 - std::min(1.0f, cover)) * (1 - rounding);
             // Lips pressed together (p/b/m, a kiss) over a mouth open in the photo: the few rows
             // of the photo's teeth left between them would show as a bright, jagged sliver; the
             // closing mouth shows the dark line where lips meet instead.

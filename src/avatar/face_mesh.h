@@ -55,6 +55,11 @@ Result<FaceMesh> build_face_mesh(const Landmarks68& lm, cv::Size size,
 // teeth fill (FaceMesh::teeth_at_rest).
 void fit_open_mouth(FaceMesh& m, const cv::Mat& base);
 
+// Fits the crease points to the photo (`base`: RGB): each ends the band a blink stretches at the
+// brightest lid skin between 8% and 40% of the way from the upper lid up to the brow, so the band
+// never carries the crease's shadow down over the eye.
+void fit_lid_creases(FaceMesh& m, const cv::Mat& base);
+
 // Point positions for a pose: `full` with every deformation (lips, jaw, lids, brows, head), and
 // `rigid` with the head motion only (the eyeballs under moving lids follow it).
 void deform_mesh(const FaceMesh& m, const Pose& p, std::vector<cv::Point2f>& full,

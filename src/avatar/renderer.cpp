@@ -114,6 +114,7 @@ Result<std::shared_ptr<const AvatarModel>> load_model(std::string_view bytes, in
   if (!mesh.ok()) return mesh.status();
   d->mesh = std::move(*mesh);
   fit_open_mouth(d->mesh, d->base);
+  fit_lid_creases(d->mesh, d->base);
 
   const std::string* gj = file->find(kChunkGestures);
   if (!gj) return Status::Invalid("corrupt .imx: missing chunk GEST");
