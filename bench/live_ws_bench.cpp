@@ -286,6 +286,19 @@ int fanout(int n, int seconds, int core) {
   };
   std::vector<std::unique_ptr<Viewer>> viewers;
   std::atomic<bool> stop{false};
+  std::thread feeder;
+  // Every thread started here is stopped and joined on every way out (an early error return too).
+  struct JoinAll {
+    std::atomic<bool>& stop;
+    std::vector<std::unique_ptr<Viewer>>& viewers;
+    std::thread& feeder;
+    ~JoinAll() {
+      stop = true;
+      for (auto& v : viewers)
+        if (v->reader.joinable()) v->reader.join();
+      if (feeder.joinable()) feeder.join();
+    }
+  } join_all{stop, viewers, feeder};
   auto add_viewer = [&]() -> bool {
     auto v = std::make_unique<Viewer>();
     WsClient::Options o;
@@ -308,11 +321,23 @@ int fanout(int n, int seconds, int core) {
   if (!add_viewer()) return std::fprintf(stderr, "join failed\n"), 1;
   const std::string line =
       R"(I keep talking so that the benchmark sees a moving mouth and continuous speech for a while longer.)";
-  for (int k = 0; k < 6 + (2 * seconds + 20) / 5; ++k) {
-    auto r = s.post("/v1/agent/" + code + "/speak", R"({"message":")" + line + R"(","room_id":"fan"})",
-                    acct.api_secret);
+  // The room's speech queue holds 16 utterances: fill it, then keep it topped up (a 429 says it is
+  // full; the line is about five seconds of speech) for as long as the measurement runs.
+  auto speak = [&] {
+    return s.post("/v1/agent/" + code + "/speak", R"({"message":")" + line + R"(","room_id":"fan"})",
+                  acct.api_secret);
+  };
+  for (int k = 0; k < 16; ++k) {
+    auto r = speak();
+    if (r.status == 429) break;
     if (r.status != 200) return std::fprintf(stderr, "speak: %ld %s\n", r.status, r.body.c_str()), 1;
   }
+  feeder = std::thread([&] {
+    while (!stop) {
+      speak();
+      for (int i = 0; i < 20 && !stop; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+  });
   auto measure = [&](const char* what, int warm_up_s) {
     // The first warm-up is longer: the speech thread first synthesizes 10 s ahead of playback.
     std::this_thread::sleep_for(std::chrono::seconds(warm_up_s));
@@ -337,8 +362,6 @@ int fanout(int n, int seconds, int core) {
     if (!add_viewer()) return std::fprintf(stderr, "join %d failed\n", i), 1;
   const double many = measure("all viewers", 5);
   std::printf("  CPU with %d viewers / with one: %.2fx\n", n, one > 0 ? many / one : 0.0);
-  stop = true;
-  for (auto& v : viewers) v->reader.join();
   return 0;
 }
 
