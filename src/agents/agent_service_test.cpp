@@ -9,6 +9,7 @@
 
 #include "blobs/blob_store.h"
 #include "store/stores.h"
+#include "store/test_local_backend.h"
 #include "util/base64.h"
 #include "util/random.h"
 
@@ -34,50 +35,34 @@ const std::string& face_base64() {
 class AgentServiceTest : public ::testing::Test {
  protected:
   AgentServiceTest() {
-    char tmpl[] = "/tmp/imago-agents-XXXXXX";
-    dir_ = mkdtemp(tmpl);
-    auto st = open_stores("sqlite:" + dir_ + "/db", clock_);
-    EXPECT_TRUE(st.ok()) << st.status().message();
-    stores_ = std::move(st).value();
-    auto b = make_fs_blob_store(dir_ + "/blobs");
-    EXPECT_TRUE(b.ok());
-    blobs_ = std::move(b).value();
     AgentServiceDeps d;
-    d.agents = stores_.agents.get();
-    d.files = stores_.files.get();
-    d.blobs = blobs_.get();
-    d.voices = stores_.voices.get();
+    d.agents = backend_.stores.agents.get();
+    d.files = backend_.stores.files.get();
+    d.blobs = backend_.blobs.get();
+    d.voices = backend_.stores.voices.get();
     d.clock = &clock_;
     d.public_url = &public_url_;
     d.wake_workers = [this] { ++wakes_; };
     service_ = std::make_unique<AgentService>(d);
   }
-  ~AgentServiceTest() override {
-    service_.reset();
-    stores_ = Stores();
-    std::error_code ec;
-    std::filesystem::remove_all(dir_, ec);
-  }
 
   std::string account(int64_t credits) {
     KeyMaterial km{"svc-" + random_base62(12), "imago_sk_x", "abcd"};
-    return stores_.accounts->create_account("a", Plan::kFree, credits, "default", km)->first.id;
+    return backend_.stores.accounts->create_account("a", Plan::kFree, credits, "default", km)->first.id;
   }
-  int64_t balance(const std::string& acct) { return stores_.ledger->balance(acct)->total(); }
+  int64_t balance(const std::string& acct) { return backend_.stores.ledger->balance(acct)->total(); }
   size_t blob_files() {
     size_t n = 0;
     std::error_code ec;
-    if (!std::filesystem::exists(dir_ + "/blobs")) return 0;
-    for (auto& e : std::filesystem::recursive_directory_iterator(dir_ + "/blobs", ec))
+    if (!std::filesystem::exists(backend_.dir + "/blobs")) return 0;
+    for (auto& e : std::filesystem::recursive_directory_iterator(backend_.dir + "/blobs", ec))
       n += e.is_regular_file();
     return n;
   }
 
   ManualClock clock_;
-  std::string dir_;
   std::string public_url_ = "http://127.0.0.1:1";
-  Stores stores_;
-  std::unique_ptr<BlobStore> blobs_;
+  LocalBackend backend_{"agents", clock_};  // before what uses it: gone after it
   std::unique_ptr<AgentService> service_;
   int wakes_ = 0;
 };
@@ -121,7 +106,7 @@ TEST_F(AgentServiceTest, RequestedVoiceIsKeptWithTheAgent) {
   dv0.name = "Narrator";
   dv0.base_voice = "M2";
   dv0.pitch = 0.2;
-  ASSERT_TRUE(stores_.voices->create(dv0).ok());
+  ASSERT_TRUE(backend_.stores.voices->create(dv0).ok());
   GenerateRequest designed;
   designed.voice = "F1";
   designed.voice_code = "0F8FAD5B-D9CB-469F-A165-70867728950E";  // codes are case-insensitive
@@ -167,7 +152,7 @@ TEST_F(AgentServiceTest, InvalidRequestsChargeNothing) {
     EXPECT_EQ(code_of(bad_voice), Code::kInvalidArgument) << v;
   }
   EXPECT_EQ(balance(acct), 1000);
-  EXPECT_EQ(stores_.agents->list(acct, std::nullopt, 10, 0)->total, 0);
+  EXPECT_EQ(backend_.stores.agents->list(acct, std::nullopt, 10, 0)->total, 0);
 }
 
 TEST_F(AgentServiceTest, AnImageWithoutAFaceIsRefusedBeforeAnythingIsChargedOrStored) {
@@ -182,7 +167,7 @@ TEST_F(AgentServiceTest, AnImageWithoutAFaceIsRefusedBeforeAnythingIsChargedOrSt
   EXPECT_EQ(service_->generate(acct, r).status().code(), Code::kInvalidArgument);
   EXPECT_EQ(balance(acct), 1000);
   EXPECT_EQ(blob_files(), 0u);
-  EXPECT_EQ(stores_.agents->list(acct, std::nullopt, 10, 0)->total, 0);
+  EXPECT_EQ(backend_.stores.agents->list(acct, std::nullopt, 10, 0)->total, 0);
   EXPECT_EQ(wakes_, 0);
 }
 
@@ -193,7 +178,7 @@ TEST_F(AgentServiceTest, ShortBalanceLeavesNoAgentAndNoBlobs) {
   auto g = service_->generate(acct, r);
   EXPECT_EQ(g.status().code(), Code::kInsufficientFunds);
   EXPECT_EQ(blob_files(), 0u);
-  EXPECT_EQ(stores_.agents->list(acct, std::nullopt, 10, 0)->total, 0);
+  EXPECT_EQ(backend_.stores.agents->list(acct, std::nullopt, 10, 0)->total, 0);
   EXPECT_EQ(wakes_, 0);
 }
 
@@ -250,7 +235,7 @@ TEST_F(AgentServiceTest, DeletingBeforeGenerationStartsRefunds) {
   EXPECT_EQ(balance(acct), 750);
   ASSERT_TRUE(service_->remove(acct, g->agent_id).ok());
   EXPECT_EQ(balance(acct), 1000);
-  auto history = stores_.ledger->list(acct, 10, 0);
+  auto history = backend_.stores.ledger->list(acct, 10, 0);
   ASSERT_EQ(history->total, 3);  // initial credits, charge, refund: usage history stays
   EXPECT_EQ(history->entries[0].kind, LedgerKind::kRefund);
 }
@@ -259,7 +244,7 @@ TEST_F(AgentServiceTest, DeletingAfterGenerationStartedKeepsTheCharge) {
   auto acct = account(1000);
   auto g = service_->generate(acct, {});
   ASSERT_TRUE(g.ok());
-  auto claimed = stores_.jobs->claim(kLaneGenerate, "worker", 10'000'000);
+  auto claimed = backend_.stores.jobs->claim(kLaneGenerate, "worker", 10'000'000);
   ASSERT_TRUE(claimed.ok() && claimed->has_value());
   ASSERT_TRUE(service_->remove(acct, g->agent_id).ok());
   EXPECT_EQ(balance(acct), 750);

@@ -12,6 +12,7 @@
 #include "blobs/blob_store.h"
 #include "store/file_store.h"
 #include "store/stores.h"
+#include "store/test_local_backend.h"
 #include "util/base64.h"
 #include "util/random.h"
 
@@ -26,29 +27,15 @@ std::string read_file(const std::string& path) {
 class KnowledgeTest : public ::testing::Test {
  protected:
   KnowledgeTest() {
-    char tmpl[] = "/tmp/imago-knowledge-XXXXXX";
-    dir_ = mkdtemp(tmpl);
-    auto st = open_stores("sqlite:" + dir_ + "/db", clock_);
-    EXPECT_TRUE(st.ok()) << st.status().message();
-    stores_ = std::move(st).value();
-    auto b = make_fs_blob_store(dir_ + "/blobs");
-    EXPECT_TRUE(b.ok());
-    blobs_ = std::move(b).value();
     AgentServiceDeps d;
-    d.agents = stores_.agents.get();
-    d.files = stores_.files.get();
-    d.blobs = blobs_.get();
+    d.agents = backend_.stores.agents.get();
+    d.files = backend_.stores.files.get();
+    d.blobs = backend_.blobs.get();
     d.clock = &clock_;
     d.public_url = &public_url_;
     service_ = std::make_unique<AgentService>(d);
     KeyMaterial km{"svc-" + random_base62(12), "imago_sk_x", "abcd"};
-    acct_ = stores_.accounts->create_account("a", Plan::kFree, 1000, "default", km)->first.id;
-  }
-  ~KnowledgeTest() override {
-    service_.reset();
-    stores_ = Stores();
-    std::error_code ec;
-    std::filesystem::remove_all(dir_, ec);
+    acct_ = backend_.stores.accounts->create_account("a", Plan::kFree, 1000, "default", km)->first.id;
   }
   std::string agent() {
     GenerateRequest r;
@@ -62,13 +49,11 @@ class KnowledgeTest : public ::testing::Test {
     k.text = std::move(t);
     return k;
   }
-  int64_t balance() { return stores_.ledger->balance(acct_)->total(); }
+  int64_t balance() { return backend_.stores.ledger->balance(acct_)->total(); }
 
   ManualClock clock_;
-  std::string dir_;
   std::string public_url_ = "http://127.0.0.1:1";
-  Stores stores_;
-  std::unique_ptr<BlobStore> blobs_;
+  LocalBackend backend_{"knowledge", clock_};  // before what uses it: gone after it
   std::unique_ptr<AgentService> service_;
   std::string acct_;
 };
@@ -164,7 +149,7 @@ TEST_F(KnowledgeTest, DeletingTheAgentDeletesItsKnowledge) {
   auto a = service_->add_knowledge(acct_, code, text("Gone with the agent."));
   ASSERT_TRUE(a.ok());
   ASSERT_TRUE(service_->remove(acct_, code).ok());
-  EXPECT_EQ(stores_.files->get(acct_, a->id).status().code(), Code::kNotFound);
+  EXPECT_EQ(backend_.stores.files->get(acct_, a->id).status().code(), Code::kNotFound);
 }
 
 TEST_F(KnowledgeTest, TheFaceCheckFindsAFaceOrSaysWhyNotAndChargesNothing) {
@@ -228,11 +213,11 @@ TEST_F(KnowledgeTest, TwoNodesAddingAtOnceNeverExceedTheItemBound) {
     ASSERT_TRUE(service_->add_knowledge(acct_, code, text("Fact " + std::to_string(i) + ".")).ok());
   // Node A (its own service over the same database) checks the bounds, then node B adds the last
   // item the bound allows before A's insert lands.
-  RacingFileStore racing(*stores_.files);
+  RacingFileStore racing(*backend_.stores.files);
   AgentServiceDeps da;
-  da.agents = stores_.agents.get();
+  da.agents = backend_.stores.agents.get();
   da.files = &racing;
-  da.blobs = blobs_.get();
+  da.blobs = backend_.blobs.get();
   da.clock = &clock_;
   da.public_url = &public_url_;
   AgentService node_a(da);

@@ -15,6 +15,7 @@
 #include "agents/agent_service.h"
 #include "blobs/blob_store.h"
 #include "store/stores.h"
+#include "store/test_local_backend.h"
 #include "util/base64.h"
 #include "util/random.h"
 
@@ -59,45 +60,30 @@ std::string wav_data_uri(double seconds) {
 class VideoServiceTest : public ::testing::Test {
  protected:
   VideoServiceTest() {
-    char tmpl[] = "/tmp/imago-video-XXXXXX";
-    dir_ = mkdtemp(tmpl);
-    auto st = open_stores("sqlite:" + dir_ + "/db", clock_);
-    EXPECT_TRUE(st.ok()) << st.status().message();
-    stores_ = std::move(st).value();
-    auto b = make_fs_blob_store(dir_ + "/blobs");
-    EXPECT_TRUE(b.ok());
-    blobs_ = std::move(b).value();
     AgentServiceDeps ad;
-    ad.agents = stores_.agents.get();
-    ad.files = stores_.files.get();
-    ad.blobs = blobs_.get();
+    ad.agents = backend_.stores.agents.get();
+    ad.files = backend_.stores.files.get();
+    ad.blobs = backend_.blobs.get();
     ad.clock = &clock_;
     ad.public_url = &public_url_;
     agents_ = std::make_unique<AgentService>(ad);
     VideoServiceDeps vd;
-    vd.agents = stores_.agents.get();
-    vd.files = stores_.files.get();
-    vd.blobs = blobs_.get();
-    vd.jobs = stores_.jobs.get();
-    vd.ledger = stores_.ledger.get();
+    vd.agents = backend_.stores.agents.get();
+    vd.files = backend_.stores.files.get();
+    vd.blobs = backend_.blobs.get();
+    vd.jobs = backend_.stores.jobs.get();
+    vd.ledger = backend_.stores.ledger.get();
     vd.clock = &clock_;
     vd.public_url = &public_url_;
     vd.wake_workers = [this] { ++wakes_; };
     video_ = std::make_unique<VideoService>(vd);
   }
-  ~VideoServiceTest() override {
-    video_.reset();
-    agents_.reset();
-    stores_ = Stores();
-    std::error_code ec;
-    std::filesystem::remove_all(dir_, ec);
-  }
 
   std::string account(int64_t credits) {
     KeyMaterial km{"svc-" + random_base62(12), "imago_sk_x", "abcd"};
-    return stores_.accounts->create_account("a", Plan::kFree, credits, "default", km)->first.id;
+    return backend_.stores.accounts->create_account("a", Plan::kFree, credits, "default", km)->first.id;
   }
-  int64_t balance(const std::string& acct) { return stores_.ledger->balance(acct)->total(); }
+  int64_t balance(const std::string& acct) { return backend_.stores.ledger->balance(acct)->total(); }
 
   // An agent whose generation finished: generated through the domain, its job claimed and
   // finished with a model file.
@@ -106,7 +92,7 @@ class VideoServiceTest : public ::testing::Test {
     r.image = face_base64();
     auto g = agents_->generate(acct, r);
     EXPECT_TRUE(g.ok()) << g.status().message();
-    auto job = stores_.jobs->claim(kLaneGenerate, "w", 60'000'000);
+    auto job = backend_.stores.jobs->claim(kLaneGenerate, "w", 60'000'000);
     EXPECT_TRUE(job.ok() && job->has_value());
     FileRecord model;
     model.id = "file_" + random_base62(20);
@@ -127,9 +113,9 @@ class VideoServiceTest : public ::testing::Test {
     o.model_file = model.id;
     o.event = "agent.ready";
     o.event_data = "{}";
-    auto done = stores_.agents->finish_generation(o);
+    auto done = backend_.stores.agents->finish_generation(o);
     EXPECT_TRUE(done.ok() && *done) << (done.ok() ? "" : done.status().message());
-    EXPECT_NE(stores_.jobs->get((*job)->id)->state, "running");  // finishing closed the job
+    EXPECT_NE(backend_.stores.jobs->get((*job)->id)->state, "running");  // finishing closed the job
     return g->agent_id;
   }
 
@@ -142,9 +128,9 @@ class VideoServiceTest : public ::testing::Test {
   }
   int video_jobs(const std::string& acct) {
     int n = 0;
-    while (auto j = *stores_.jobs->claim(kLaneGenerate, "counter", 60'000'000)) {
+    while (auto j = *backend_.stores.jobs->claim(kLaneGenerate, "counter", 60'000'000)) {
       n += j->kind == kJobVideoRender && j->account_id == acct;
-      EXPECT_TRUE(*stores_.jobs->release(j->id, "counter", 0));
+      EXPECT_TRUE(*backend_.stores.jobs->release(j->id, "counter", 0));
       if (n > 100) break;
     }
     return n;
@@ -159,10 +145,8 @@ class VideoServiceTest : public ::testing::Test {
   }
 
   ManualClock clock_;
-  std::string dir_;
   std::string public_url_ = "http://127.0.0.1:1";
-  Stores stores_;
-  std::unique_ptr<BlobStore> blobs_;
+  LocalBackend backend_{"video", clock_};  // before what uses it: gone after it
   std::unique_ptr<AgentService> agents_;
   std::unique_ptr<VideoService> video_;
   int wakes_ = 0;
@@ -286,10 +270,10 @@ TEST_F(VideoServiceTest, WaitEndsWhenTheRenderFinishes) {
     waited = video_->wait(acct, v->job_id, kMaxVideoWaitMs);
     done = true;
   });
-  auto job = *stores_.jobs->claim(kLaneGenerate, "renderer", 60'000'000);
+  auto job = *backend_.stores.jobs->claim(kLaneGenerate, "renderer", 60'000'000);
   ASSERT_TRUE(job);
   ASSERT_EQ(job->id, v->job_id);
-  ASSERT_TRUE(*stores_.jobs->complete(job->id, "renderer"));
+  ASSERT_TRUE(*backend_.stores.jobs->complete(job->id, "renderer"));
   advance_until(done);
   waiter.join();
   ASSERT_TRUE(waited.ok()) << waited.status().message();

@@ -11,6 +11,7 @@
 
 #include "blobs/blob_store.h"
 #include "store/stores.h"
+#include "store/test_local_backend.h"
 #include "util/random.h"
 
 namespace imago::sessions {
@@ -19,25 +20,12 @@ namespace {
 class SessionServiceTest : public ::testing::Test {
  protected:
   SessionServiceTest() {
-    char tmpl[] = "/tmp/imago-sessions-XXXXXX";
-    dir_ = mkdtemp(tmpl);
-    auto st = open_stores("sqlite:" + dir_ + "/db", clock_);
-    EXPECT_TRUE(st.ok()) << st.status().message();
-    stores_ = std::move(st).value();
-    auto b = make_fs_blob_store(dir_ + "/blobs");
-    EXPECT_TRUE(b.ok());
-    blobs_ = std::move(b).value();
     service_ = std::make_unique<SessionService>(
-        SessionServiceDeps{stores_.sessions.get(), stores_.files.get(), blobs_.get(), &clock_, &public_url_});
+        SessionServiceDeps{backend_.stores.sessions.get(), backend_.stores.files.get(), backend_.blobs.get(),
+                           &clock_, &public_url_});
     KeyMaterial km{"svc-" + random_base62(12), "imago_sk_x", "abcd"};
-    account_ = stores_.accounts->create_account("a", Plan::kFree, 0, "default", km)->first.id;
+    account_ = backend_.stores.accounts->create_account("a", Plan::kFree, 0, "default", km)->first.id;
     clock_.set_us(1'795'370'400'000'000);
-  }
-  ~SessionServiceTest() override {
-    service_.reset();
-    stores_ = Stores();
-    std::error_code ec;
-    std::filesystem::remove_all(dir_, ec);
   }
   SessionRecord session(const std::string& id) {
     SessionRecord s;
@@ -51,10 +39,9 @@ class SessionServiceTest : public ::testing::Test {
   }
 
   ManualClock clock_;
-  std::string dir_, account_;
+  std::string account_;
   std::string public_url_ = "https://imago.example";
-  Stores stores_;
-  std::unique_ptr<BlobStore> blobs_;
+  LocalBackend backend_{"sessions", clock_};  // before what uses it: gone after it
   std::unique_ptr<SessionService> service_;
 };
 
@@ -66,7 +53,7 @@ TEST_F(SessionServiceTest, AFinishedRecordingIsStoredServedCountedAndDeleted) {
 
   // Larger than one blob chunk: written and read chunk by chunk.
   const std::string bytes = random_bytes(kBlobChunkBytes + 12345);
-  const std::string path = dir_ + "/local.mp4";
+  const std::string path = backend_.dir + "/local.mp4";
   std::ofstream(path, std::ios::binary) << bytes;
   ASSERT_TRUE(service_->recording_finished(s, {path, static_cast<int64_t>(bytes.size()), 2500}).ok());
   EXPECT_FALSE(std::filesystem::exists(path)) << "the local file is removed once stored";
@@ -79,7 +66,7 @@ TEST_F(SessionServiceTest, AFinishedRecordingIsStoredServedCountedAndDeleted) {
   EXPECT_EQ(got->recording->duration_ms, 2500);
   EXPECT_EQ(got->recording->video_codec, "h264");
   EXPECT_EQ(got->recording->audio_codec, "opus");
-  EXPECT_EQ(*stores_.files->usage_bytes(account_), static_cast<int64_t>(bytes.size()));
+  EXPECT_EQ(*backend_.stores.files->usage_bytes(account_), static_cast<int64_t>(bytes.size()));
 
   auto reader = service_->open_recording(account_, s.session_id);
   ASSERT_TRUE(reader.ok()) << reader.status().message();
@@ -94,11 +81,11 @@ TEST_F(SessionServiceTest, AFinishedRecordingIsStoredServedCountedAndDeleted) {
   EXPECT_EQ(service_->open_recording("usr_other", s.session_id).status().code(), Code::kNotFound);
 
   ASSERT_TRUE(service_->delete_recording(account_, s.session_id).ok());
-  EXPECT_EQ(*stores_.files->usage_bytes(account_), 0);
+  EXPECT_EQ(*backend_.stores.files->usage_bytes(account_), 0);
   EXPECT_EQ(service_->open_recording(account_, s.session_id).status().code(), Code::kNotFound);
   EXPECT_EQ(service_->delete_recording(account_, s.session_id).code(), Code::kNotFound);
   int blob_files = 0;
-  for (const auto& f : std::filesystem::recursive_directory_iterator(dir_ + "/blobs"))
+  for (const auto& f : std::filesystem::recursive_directory_iterator(backend_.dir + "/blobs"))
     blob_files += f.is_regular_file();
   EXPECT_EQ(blob_files, 0) << "the blob is deleted";
 }
@@ -107,11 +94,11 @@ TEST_F(SessionServiceTest, AMissingLocalFileMarksTheRecordingFailed) {
   const SessionRecord s = session("ses_gone");
   ASSERT_TRUE(service_->started(s).ok());
   ASSERT_TRUE(service_->recording_started(s.session_id).ok());
-  EXPECT_FALSE(service_->recording_finished(s, {dir_ + "/nope.mp4", 10, 1000}).ok());
+  EXPECT_FALSE(service_->recording_finished(s, {backend_.dir + "/nope.mp4", 10, 1000}).ok());
   auto got = service_->get(account_, s.session_id);
   ASSERT_TRUE(got.ok() && got->recording);
   EXPECT_EQ(got->recording->status, "failed");
-  EXPECT_EQ(*stores_.files->usage_bytes(account_), 0);
+  EXPECT_EQ(*backend_.stores.files->usage_bytes(account_), 0);
 }
 
 TEST_F(SessionServiceTest, TheEndEventNamesItsUrlsAndASecondEndChangesNothing) {

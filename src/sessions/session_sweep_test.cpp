@@ -17,6 +17,7 @@
 
 #include "blobs/blob_store.h"
 #include "store/stores.h"
+#include "store/test_local_backend.h"
 #include "util/random.h"
 
 namespace imago::sessions {
@@ -59,18 +60,11 @@ class LapsedDirectory final : public RoomDirectory {
 class SessionSweepTest : public ::testing::Test {
  protected:
   SessionSweepTest() {
-    char tmpl[] = "/tmp/imago-sweep-XXXXXX";
-    dir_ = mkdtemp(tmpl);
-    auto st = open_stores("sqlite:" + dir_ + "/db", clock_);
-    EXPECT_TRUE(st.ok()) << st.status().message();
-    stores_ = std::move(st).value();
-    auto b = make_fs_blob_store(dir_ + "/blobs");
-    EXPECT_TRUE(b.ok());
-    blobs_ = std::move(b).value();
     service_ = std::make_unique<SessionService>(
-        SessionServiceDeps{stores_.sessions.get(), stores_.files.get(), blobs_.get(), &clock_, &public_url_});
+        SessionServiceDeps{backend_.stores.sessions.get(), backend_.stores.files.get(), backend_.blobs.get(),
+                           &clock_, &public_url_});
     KeyMaterial km{"swp-" + random_base62(12), "imago_sk_x", "abcd"};
-    account_ = stores_.accounts->create_account("a", Plan::kFree, 0, "default", km)->first.id;
+    account_ = backend_.stores.accounts->create_account("a", Plan::kFree, 0, "default", km)->first.id;
     clock_.set_us(1'795'370'400'000'000);
     Webhook w;
     w.id = "wh_1";
@@ -78,13 +72,7 @@ class SessionSweepTest : public ::testing::Test {
     w.url = "https://hooks.example/x";
     w.events = {"session.ended"};
     w.secret = "whsec_x";
-    EXPECT_TRUE(stores_.webhooks->create(w).ok());
-  }
-  ~SessionSweepTest() override {
-    service_.reset();
-    stores_ = Stores();
-    std::error_code ec;
-    std::filesystem::remove_all(dir_, ec);
+    EXPECT_TRUE(backend_.stores.webhooks->create(w).ok());
   }
   SessionRecord start(const std::string& id) {
     SessionRecord s;
@@ -101,16 +89,15 @@ class SessionSweepTest : public ::testing::Test {
     return {s.account_id, s.room_id, s.session_id, "node_a", renewed_us};
   }
   int webhooks_queued() {
-    auto d = stores_.webhooks->list_deliveries("wh_1", 100);
+    auto d = backend_.stores.webhooks->list_deliveries("wh_1", 100);
     EXPECT_TRUE(d.ok());
     return d.ok() ? static_cast<int>(d->size()) : -1;
   }
 
   ManualClock clock_;
-  std::string dir_, account_;
+  std::string account_;
   std::string public_url_ = "https://imago.example";
-  Stores stores_;
-  std::unique_ptr<BlobStore> blobs_;
+  LocalBackend backend_{"sweep", clock_};  // before what uses it: gone after it
   std::unique_ptr<SessionService> service_;
   LapsedDirectory directory_;
 };
@@ -139,7 +126,7 @@ TEST_F(SessionSweepTest, ALapsedSessionEndsOnceAtItsLastRenewalWithItsRecordingF
   ASSERT_TRUE(got->recording);
   EXPECT_EQ(got->recording->status, "failed") << "the MP4 was on the dead node's disk";
   EXPECT_EQ(webhooks_queued(), 1);
-  auto d = stores_.webhooks->list_deliveries("wh_1", 10);
+  auto d = backend_.stores.webhooks->list_deliveries("wh_1", 10);
   auto data = boost::json::parse((*d)[0].payload).as_object().at("data").as_object();
   EXPECT_EQ(data.at("end_reason").as_string(), "shutdown");
   EXPECT_DOUBLE_EQ(data.at("duration_seconds").as_double(), 150.0);
@@ -159,7 +146,7 @@ TEST_F(SessionSweepTest, ALapsedSessionEndsOnceAtItsLastRenewalWithItsRecordingF
 TEST_F(SessionSweepTest, ARecordingItsNodeUploadedFirstStaysReady) {
   const SessionRecord s = start("ses_back");
   ASSERT_TRUE(service_->recording_started(s.session_id).ok());
-  const std::string path = dir_ + "/back.mp4";
+  const std::string path = backend_.dir + "/back.mp4";
   std::ofstream(path, std::ios::binary) << "mp4 bytes";
   ASSERT_TRUE(service_->recording_finished(s, {path, 9, 1000}).ok());
   directory_.leases.push_back(lapsed(s, s.started_us + 1'000'000));
