@@ -7,25 +7,17 @@
 #include <filesystem>
 
 #include "fixtures/fixture.h"
+#include "support/browser_tools.h"
 #include "support/test_server.h"
 
 namespace imago::testing {
 namespace {
 
-int run(const std::string& cmd) {
-  int rc = std::system(cmd.c_str());
-  return WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;
-}
-
 TEST(DashboardBrowser, SignInKeysDeviceApprovalAgentFromAPhotoAndEveryPage) {
   namespace fs = std::filesystem;
   fs::path dir = fs::path(tests_dir()) / "browser";
   ASSERT_TRUE(fs::exists(dir / "package-lock.json")) << dir;
-  ASSERT_EQ(run("command -v node >/dev/null 2>&1"), 0)
-      << "node is not installed (scripts/setup.sh installs nodejs)";
-  ASSERT_EQ(run("test -x /usr/bin/chromium"), 0)
-      << "chromium is not installed (scripts/setup.sh installs it)";
-  ASSERT_TRUE(ensure_node_packages(dir.string())) << "npm ci failed in " << dir;
+  ASSERT_TRUE(browser_tools_ready(dir.string()));
   const std::string face = "/usr/share/doc/opencv-doc/opencv4/html/face_swapped.jpg";
   ASSERT_TRUE(fs::exists(face)) << "opencv-doc provides the test photo";
 
@@ -37,7 +29,7 @@ TEST(DashboardBrowser, SignInKeysDeviceApprovalAgentFromAPhotoAndEveryPage) {
   std::string cmd = "cd '" + dir.string() + "' && IMAGO_URL='" + srv.url() +
                     "' IMAGO_EMAIL=ada@example.org IMAGO_PASSWORD='correct horse battery' IMAGO_FACE='" +
                     face + "' timeout 420 node dashboard_test.mjs";
-  EXPECT_EQ(run(cmd), 0) << "the browser checks failed (see output above)";
+  EXPECT_EQ(run_command(cmd), 0) << "the browser checks failed (see output above)";
 }
 
 }  // namespace

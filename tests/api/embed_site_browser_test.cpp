@@ -9,24 +9,16 @@
 #include <filesystem>
 
 #include "fixtures/fixture.h"
+#include "support/browser_tools.h"
 #include "support/test_server.h"
 
 namespace imago::testing {
 namespace {
 
-int run(const std::string& cmd) {
-  int rc = std::system(cmd.c_str());
-  return WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;
-}
-
 TEST(EmbedSiteBrowser, TheSnippetPlaysOnItsSiteAndIsRefusedOnAnother) {
   namespace fs = std::filesystem;
   fs::path dir = fs::path(tests_dir()) / "browser";
-  ASSERT_EQ(run("command -v node >/dev/null 2>&1"), 0)
-      << "node is not installed (scripts/setup.sh installs nodejs)";
-  ASSERT_EQ(run("test -x /usr/bin/chromium"), 0)
-      << "chromium is not installed (scripts/setup.sh installs it)";
-  ASSERT_TRUE(ensure_node_packages(dir.string())) << "npm ci failed in " << dir;
+  ASSERT_TRUE(browser_tools_ready(dir.string()));
 
   TestServer srv;
   auto acct = srv.create_account("pro", 5000, "embed-site");
@@ -46,7 +38,7 @@ TEST(EmbedSiteBrowser, TheSnippetPlaysOnItsSiteAndIsRefusedOnAnother) {
                     "' API_SECRET='" + acct.api_secret + "' " +
                     (shots ? "IMAGO_SCREENSHOT_DIR='" + std::string(shots) + "' " : "") +
                     "timeout 300 node embed_site_test.mjs";
-  EXPECT_EQ(run(cmd), 0) << "the browser checks failed (see output above)";
+  EXPECT_EQ(run_command(cmd), 0) << "the browser checks failed (see output above)";
 }
 
 }  // namespace

@@ -10,6 +10,7 @@
 
 #include "fixtures/fake_llm.h"
 #include "fixtures/fixture.h"
+#include "support/browser_tools.h"
 #include "support/test_server.h"
 
 namespace imago::testing {
@@ -17,22 +18,11 @@ namespace {
 
 namespace fs = std::filesystem;
 
-int run(const std::string& cmd) {
-  int rc = std::system(cmd.c_str());
-  return WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;
-}
-
 // tests/node with its packages installed, after checking node and chromium are there. Missing
 // tools are a failure, not a skip.
-::testing::AssertionResult browser_tools_ready(fs::path* dir) {
+::testing::AssertionResult node_tools_ready(fs::path* dir) {
   *dir = fs::path(tests_dir()) / "node";
-  if (run("command -v node >/dev/null 2>&1") != 0)
-    return ::testing::AssertionFailure() << "node is not installed (scripts/setup.sh installs nodejs)";
-  if (!fs::exists("/usr/bin/chromium"))
-    return ::testing::AssertionFailure() << "chromium is not installed (scripts/setup.sh installs it)";
-  if (!ensure_node_packages(dir->string()))
-    return ::testing::AssertionFailure() << "npm ci failed in " << *dir;
-  return ::testing::AssertionSuccess();
+  return browser_tools_ready(dir->string());
 }
 
 // A ready agent made from a prompt (a 1:1 procedural avatar) and an embed token for its viewer
@@ -65,7 +55,7 @@ ViewerAgent ready_agent_with_embed_token(TestServer& s, const TestAccount& acct,
 
 TEST(LiveViewerBrowser, PageShowsFramesPlaysSpeechAndReconnects) {
   fs::path dir;
-  ASSERT_TRUE(browser_tools_ready(&dir));
+  ASSERT_TRUE(node_tools_ready(&dir));
   auto s = std::make_unique<TestServer>();
   auto acct = s->create_account("enterprise", 2000);
   auto [code, token] = ready_agent_with_embed_token(*s, acct);
@@ -77,7 +67,7 @@ TEST(LiveViewerBrowser, PageShowsFramesPlaysSpeechAndReconnects) {
                     "' EMBED_TOKEN='" + token + "' API_SECRET='" + acct.api_secret + "' SYNC_DIR='" + sync +
                     "' " + (shots ? "SCREENSHOT_DIR='" + std::string(shots) + "' " : "") +
                     "timeout 150 node live_viewer_test.mjs";
-  auto node = std::async(std::launch::async, [cmd] { return run(cmd); });
+  auto node = std::async(std::launch::async, [cmd] { return run_command(cmd); });
 
   // When the page is ready, drop every socket by restarting imagod on the same port and data.
   const std::string data_dir = s->data_dir();
@@ -105,7 +95,7 @@ TEST(LiveViewerBrowser, PageShowsFramesPlaysSpeechAndReconnects) {
 // (tests/node/live_encoded_viewer_test.mjs). The test above keeps the JPEG + PCM fallback covered.
 TEST(LiveViewerBrowser, EncodedMediaIsDecodedWithWebCodecsAndPlayed) {
   fs::path dir;
-  ASSERT_TRUE(browser_tools_ready(&dir));
+  ASSERT_TRUE(node_tools_ready(&dir));
   TestServer s;
   auto acct = s.create_account("enterprise", 2000);
   auto [code, token] = ready_agent_with_embed_token(s, acct);
@@ -115,7 +105,7 @@ TEST(LiveViewerBrowser, EncodedMediaIsDecodedWithWebCodecsAndPlayed) {
                     "' EMBED_TOKEN='" + token + "' API_SECRET='" + acct.api_secret + "' " +
                     (shots ? "SCREENSHOT_DIR='" + std::string(shots) + "' " : "") +
                     "timeout 150 node live_encoded_viewer_test.mjs";
-  EXPECT_EQ(run(cmd), 0) << "tests/node/live_encoded_viewer_test.mjs failed (its output is above)";
+  EXPECT_EQ(run_command(cmd), 0) << "tests/node/live_encoded_viewer_test.mjs failed (its output is above)";
 }
 
 // A WAV (16-bit mono) of `pcm` at `rate` with `before_s` / `after_s` of silence around it.
@@ -141,7 +131,7 @@ std::string wav_with_silence(const std::string& pcm, int rate, double before_s, 
 // On failure the server's account of every turn (how far behind its ears were) is printed.
 TEST(LiveViewerBrowser, MicrophoneQuestionIsHeardAndAnswered) {
   fs::path dir;
-  ASSERT_TRUE(browser_tools_ready(&dir));
+  ASSERT_TRUE(node_tools_ready(&dir));
   TestServer s;
   auto acct = s.create_account("enterprise", 2000);
   auto [code, token] = ready_agent_with_embed_token(s, acct);
@@ -163,7 +153,7 @@ TEST(LiveViewerBrowser, MicrophoneQuestionIsHeardAndAnswered) {
                     "' EMBED_TOKEN='" + token + "' MIC_WAV='" + wav.string() + "' EXPECT_HEARD='discount' " +
                     (shots ? "SCREENSHOT_DIR='" + std::string(shots) + "' " : "") +
                     "timeout 240 node live_mic_test.mjs";
-  const int rc = run(cmd);
+  const int rc = run_command(cmd);
   EXPECT_EQ(rc, 0) << "tests/node/live_mic_test.mjs failed (its output is above)";
   if (rc != 0) {
     std::ifstream log(s.data_dir() + "/imagod.log");
@@ -177,7 +167,7 @@ TEST(LiveViewerBrowser, MicrophoneQuestionIsHeardAndAnswered) {
 // the operator's model (a fake that accepts images) must get the question with a JPEG still.
 TEST(LiveViewerBrowser, CameraChatSendsCameraStillsWithTheQuestion) {
   fs::path dir;
-  ASSERT_TRUE(browser_tools_ready(&dir));
+  ASSERT_TRUE(node_tools_ready(&dir));
   FakeLlmServer llm;
   llm.control({{"reply", "I see a colourful test pattern."}});
   TestServer s({"--llm-base-url", llm.base_url(), "--llm-model", "fake-vision", "--llm-allow-private",
@@ -190,7 +180,7 @@ TEST(LiveViewerBrowser, CameraChatSendsCameraStillsWithTheQuestion) {
                     "' EMBED_TOKEN='" + token + "' " +
                     (shots ? "SCREENSHOT_DIR='" + std::string(shots) + "' " : "") +
                     "timeout 180 node live_camera_test.mjs";
-  ASSERT_EQ(run(cmd), 0) << "tests/node/live_camera_test.mjs failed (its output is above)";
+  ASSERT_EQ(run_command(cmd), 0) << "tests/node/live_camera_test.mjs failed (its output is above)";
 
   auto reqs = llm.requests();
   ASSERT_FALSE(reqs.empty());

@@ -8,25 +8,17 @@
 #include <filesystem>
 
 #include "fixtures/fixture.h"
+#include "support/browser_tools.h"
 #include "support/test_server.h"
 
 namespace imago::testing {
 namespace {
 
-int run(const std::string& cmd) {
-  int rc = std::system(cmd.c_str());
-  return WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;
-}
-
 TEST(StudioBrowser, FaceCheckedCropVoicePreviewKnowledgeCreateAndTheAgentList) {
   namespace fs = std::filesystem;
   fs::path dir = fs::path(tests_dir()) / "browser";
   ASSERT_TRUE(fs::exists(dir / "package-lock.json")) << dir;
-  ASSERT_EQ(run("command -v node >/dev/null 2>&1"), 0)
-      << "node is not installed (scripts/setup.sh installs nodejs)";
-  ASSERT_EQ(run("test -x /usr/bin/chromium"), 0)
-      << "chromium is not installed (scripts/setup.sh installs it)";
-  ASSERT_TRUE(ensure_node_packages(dir.string())) << "npm ci failed in " << dir;
+  ASSERT_TRUE(browser_tools_ready(dir.string()));
   const std::string face = "/usr/share/doc/opencv-doc/opencv4/html/face_swapped.jpg";
   const std::string no_face = "/usr/share/doc/opencv-doc/examples/data/fruits.jpg";
   ASSERT_TRUE(fs::exists(face) && fs::exists(no_face)) << "opencv-doc provides the test pictures";
@@ -39,7 +31,7 @@ TEST(StudioBrowser, FaceCheckedCropVoicePreviewKnowledgeCreateAndTheAgentList) {
   std::string cmd = "cd '" + dir.string() + "' && IMAGO_URL='" + srv.url() +
                     "' IMAGO_EMAIL=nora@example.org IMAGO_PASSWORD='correct horse battery' IMAGO_FACE='" +
                     face + "' IMAGO_NO_FACE='" + no_face + "' timeout 420 node studio_test.mjs";
-  EXPECT_EQ(run(cmd), 0) << "the browser checks failed (see output above)";
+  EXPECT_EQ(run_command(cmd), 0) << "the browser checks failed (see output above)";
 }
 
 }  // namespace

@@ -533,8 +533,12 @@ bool ensure_node_packages(const std::string& dir) {
       "' && flock .npm-install.lock sh -c 'cmp -s package-lock.json node_modules/.imago-installed || "
       "(PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1 npm ci --no-audit --no-fund --loglevel=error && "
       "cp package-lock.json node_modules/.imago-installed)'";
+  return run_command(cmd) == 0;
+}
+
+int run_command(const std::string& cmd) {
   int rc = std::system(cmd.c_str());
-  return WIFEXITED(rc) && WEXITSTATUS(rc) == 0;
+  return WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;
 }
 
 }  // namespace imago::testing

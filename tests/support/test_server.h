@@ -110,4 +110,7 @@ std::string make_temp_dir();
 // Returns false (after npm's own output) when the install fails.
 bool ensure_node_packages(const std::string& dir);
 
+// Runs a shell command; its exit status, or -1 when it did not exit normally.
+int run_command(const std::string& cmd);
+
 }  // namespace imago::testing
