@@ -16,6 +16,7 @@
 #include "util/log.h"
 #include "util/random.h"
 #include "util/strings.h"
+#include "util/cpu_cores.h"
 
 namespace imago::http {
 
@@ -30,7 +31,7 @@ ServerContext::ServerContext(ServerOptions opts, Dispatcher& d)
       // About one awake worker per core; more wake up only when handlers block (see WorkerPool).
       workers(static_cast<std::size_t>(options.worker_threads),
               std::min<std::size_t>(static_cast<std::size_t>(options.worker_threads),
-                                    std::max(1u, std::thread::hardware_concurrency()))),
+                                    static_cast<std::size_t>(usable_cores()))),
       // These pools' threads mostly wait (for synthesis, for other hosts): all may be awake.
       streams(static_cast<std::size_t>(options.stream_threads),
               static_cast<std::size_t>(options.stream_threads)),
@@ -176,7 +177,7 @@ struct Server::Impl {
 
 namespace {
 ServerOptions normalized(ServerOptions o) {
-  if (o.io_threads <= 0) o.io_threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  if (o.io_threads <= 0) o.io_threads = usable_cores();
   if (o.worker_threads <= 0) o.worker_threads = 1;
   if (o.stream_threads <= 0) o.stream_threads = 1;
   if (o.cpu_threads <= 0) o.cpu_threads = 1;
