@@ -719,14 +719,29 @@ void Renderer::next_frame(Frame& out, bool render_image) {
       std::memcpy(out.rgb.data() + size_t(y) * out.width * 3, I.canvas.ptr(y), out.width * 3);
 }
 
-cv::Mat internal::render_pose(const AvatarModel& model, const Pose& p) {
+cv::Mat internal::render_pose(const AvatarModel& model, const Pose& p, WarpPath path) {
   const ModelData& d = model.data();
   std::vector<cv::Point2f> full, rigid;
   deform_mesh(d.mesh, p, full, rigid);
-  MeshWarper w(d.mesh, d.base);
+  MeshWarper w(d.mesh, d.base, path);
   cv::Mat canvas = d.base.clone();
   w.draw(full, rigid, p, canvas);
   return canvas;
+}
+
+std::vector<cv::Mat> internal::render_poses(const AvatarModel& model, const std::vector<Pose>& poses,
+                                            WarpPath path) {
+  const ModelData& d = model.data();
+  std::vector<cv::Point2f> full, rigid;
+  MeshWarper w(d.mesh, d.base, path);
+  cv::Mat canvas = d.base.clone();
+  std::vector<cv::Mat> out;
+  for (const Pose& p : poses) {
+    deform_mesh(d.mesh, p, full, rigid);
+    w.draw(full, rigid, p, canvas);
+    out.push_back(canvas.clone());
+  }
+  return out;
 }
 
 Result<std::string> encode_jpeg(const Frame& f, int quality) {
