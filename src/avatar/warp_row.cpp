@@ -26,7 +26,7 @@ struct Walk {
   bool inside;
 };
 
-Walk walk(const RgbImage& src, float sx, float sy, float dx, float dy, int n) {
+inline Walk walk(const RgbImage& src, float sx, float sy, float dx, float dy, int n) {
   Walk w;
   w.xmax = (src.cols - 1) * 65536 - 1;
   w.ymax = (src.rows - 1) * 65536 - 1;
@@ -132,14 +132,11 @@ __attribute__((target("ssse3"))) void warp_row_ssse3(const RgbImage& src, float 
   walk_ssse3(src, w, n, out);
 }
 
-// The SSSE3 arithmetic four pixels at a time, two in each 128-bit lane, with the positions,
-// offsets and weights computed for the four at once. Rows that need clamps or narrow loads, and
-// the last n % 4 pixels, go to the SSSE3 walk.
-__attribute__((target("avx2"))) void warp_row_avx2(const RgbImage& src, float sx, float sy, float dx,
-                                                   float dy, int n, uint8_t* out) {
-  Walk w = walk(src, sx, sy, dx, dy, n);
-  if (n < 8 || !wide_loads(src, w, n)) return walk_ssse3(src, w, n, out);
-  const int step = int(src.step);
+// Four pixels at (X[k], Y[k]) (16.16) with the SSSE3 arithmetic, two in each 128-bit lane, their
+// offsets and weights computed together: twelve RGB bytes in the low 12 bytes of the result. The
+// pixels' pairs must allow 8-byte loads (wide_loads).
+__attribute__((target("avx2"))) inline __m128i four_pixels(const uint8_t* data, int step, __m128i X,
+                                                           __m128i Y) {
   const __m256i pairs = _mm256_setr_epi8(0, 3, 1, 4, 2, 5, -1, -1, 8, 11, 9, 12, 10, 13, -1, -1, 0, 3, 1, 4,
                                          2, 5, -1, -1, 8, 11, 9, 12, 10, 13, -1, -1);
   // Each pixel's 16-bit (64 - fx, fx) pair spread over the four words of its 64-bit half.
@@ -149,52 +146,71 @@ __attribute__((target("avx2"))) void warp_row_avx2(const RgbImage& src, float sx
                                           4, 5, 6, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1);
   const __m256i even = _mm256_setr_epi32(0, 0, 0, 0, 2, 2, 2, 2),
                 odd = _mm256_setr_epi32(1, 1, 1, 1, 3, 3, 3, 3);
+  const __m128i six_bits = _mm_set1_epi32(63);
+  // Byte offsets (y >> 16) * step + (x >> 16) * 3 of the four pixels.
+  const __m128i off = _mm_add_epi32(_mm_mullo_epi32(_mm_srai_epi32(X, 16), _mm_set1_epi32(3)),
+                                    _mm_mullo_epi32(_mm_srai_epi32(Y, 16), _mm_set1_epi32(step)));
+  const __m128i fx = _mm_and_si128(_mm_srai_epi32(X, 10), six_bits),
+                fy = _mm_and_si128(_mm_srai_epi32(Y, 10), six_bits);
+  // (fx << 8) | (64 - fx) and (fy << 16) | (64 - fy), as in blend().
+  const __m128i wx = _mm_add_epi32(_mm_mullo_epi32(fx, _mm_set1_epi32(255)), _mm_set1_epi32(64));
+  const __m128i wy = _mm_add_epi32(_mm_mullo_epi32(fy, _mm_set1_epi32(65535)), _mm_set1_epi32(64));
+  const uint8_t* p0 = data + _mm_cvtsi128_si32(off);
+  const uint8_t* p1 = data + _mm_extract_epi32(off, 1);
+  const uint8_t* p2 = data + _mm_extract_epi32(off, 2);
+  const uint8_t* p3 = data + _mm_extract_epi32(off, 3);
+  auto q = [](const uint8_t* p) { return _mm_loadl_epi64(reinterpret_cast<const __m128i*>(p)); };
+  const __m256i up = _mm256_set_m128i(_mm_unpacklo_epi64(q(p2), q(p3)), _mm_unpacklo_epi64(q(p0), q(p1)));
+  const __m256i lo = _mm256_set_m128i(_mm_unpacklo_epi64(q(p2 + step), q(p3 + step)),
+                                      _mm_unpacklo_epi64(q(p0 + step), q(p1 + step)));
+  const __m256i wx4 = _mm256_shuffle_epi8(_mm256_broadcastsi128_si256(wx), spread_x);
+  const __m256i hu = _mm256_maddubs_epi16(_mm256_shuffle_epi8(up, pairs), wx4);
+  const __m256i hl = _mm256_maddubs_epi16(_mm256_shuffle_epi8(lo, pairs), wx4);
+  const __m256i wy8 = _mm256_castsi128_si256(wy);
+  // Pixels 0 and 2 (the lanes' lower halves), then 1 and 3.
+  const __m256i va = _mm256_madd_epi16(_mm256_unpacklo_epi16(hu, hl), _mm256_permutevar8x32_epi32(wy8, even));
+  const __m256i vb = _mm256_madd_epi16(_mm256_unpackhi_epi16(hu, hl), _mm256_permutevar8x32_epi32(wy8, odd));
   const __m256i half = _mm256_set1_epi32(2048);
-  const __m128i lane = _mm_setr_epi32(0, 1, 2, 3), six_bits = _mm_set1_epi32(63);
-  __m128i X = _mm_add_epi32(_mm_set1_epi32(w.X), _mm_mullo_epi32(lane, _mm_set1_epi32(w.DX)));
-  __m128i Y = _mm_add_epi32(_mm_set1_epi32(w.Y), _mm_mullo_epi32(lane, _mm_set1_epi32(w.DY)));
-  const __m128i DX4 = _mm_set1_epi32(4 * w.DX), DY4 = _mm_set1_epi32(4 * w.DY);
-  int i = 0;
-  for (; i + 3 < n; i += 4, out += 12) {
-    // Byte offsets (y >> 16) * step + (x >> 16) * 3 of the four pixels.
-    const __m128i xi = _mm_srai_epi32(X, 16), yi = _mm_srai_epi32(Y, 16);
-    const __m128i off =
-        _mm_add_epi32(_mm_mullo_epi32(xi, _mm_set1_epi32(3)), _mm_mullo_epi32(yi, _mm_set1_epi32(step)));
-    const __m128i fx = _mm_and_si128(_mm_srai_epi32(X, 10), six_bits),
-                  fy = _mm_and_si128(_mm_srai_epi32(Y, 10), six_bits);
-    // (fx << 8) | (64 - fx) and (fy << 16) | (64 - fy), as in blend().
-    const __m128i wx = _mm_add_epi32(_mm_mullo_epi32(fx, _mm_set1_epi32(255)), _mm_set1_epi32(64));
-    const __m128i wy = _mm_add_epi32(_mm_mullo_epi32(fy, _mm_set1_epi32(65535)), _mm_set1_epi32(64));
-    X = _mm_add_epi32(X, DX4), Y = _mm_add_epi32(Y, DY4);
-    const uint8_t* p0 = src.data + _mm_cvtsi128_si32(off);
-    const uint8_t* p1 = src.data + _mm_extract_epi32(off, 1);
-    const uint8_t* p2 = src.data + _mm_extract_epi32(off, 2);
-    const uint8_t* p3 = src.data + _mm_extract_epi32(off, 3);
-    auto q = [](const uint8_t* p) { return _mm_loadl_epi64(reinterpret_cast<const __m128i*>(p)); };
-    const __m256i up = _mm256_set_m128i(_mm_unpacklo_epi64(q(p2), q(p3)), _mm_unpacklo_epi64(q(p0), q(p1)));
-    const __m256i lo = _mm256_set_m128i(_mm_unpacklo_epi64(q(p2 + step), q(p3 + step)),
-                                        _mm_unpacklo_epi64(q(p0 + step), q(p1 + step)));
-    const __m256i wx4 = _mm256_shuffle_epi8(_mm256_broadcastsi128_si256(wx), spread_x);
-    const __m256i hu = _mm256_maddubs_epi16(_mm256_shuffle_epi8(up, pairs), wx4);
-    const __m256i hl = _mm256_maddubs_epi16(_mm256_shuffle_epi8(lo, pairs), wx4);
-    const __m256i wy8 = _mm256_castsi128_si256(wy);
-    // Pixels 0 and 2 (the lanes' lower halves), then 1 and 3.
-    const __m256i va =
-        _mm256_madd_epi16(_mm256_unpacklo_epi16(hu, hl), _mm256_permutevar8x32_epi32(wy8, even));
-    const __m256i vb =
-        _mm256_madd_epi16(_mm256_unpackhi_epi16(hu, hl), _mm256_permutevar8x32_epi32(wy8, odd));
-    const __m256i sa = _mm256_srli_epi32(_mm256_add_epi32(va, half), 12),
-                  sb = _mm256_srli_epi32(_mm256_add_epi32(vb, half), 12);
-    const __m256i px = _mm256_shuffle_epi8(_mm256_packus_epi16(_mm256_packs_epi32(sa, sb), sa), rgbrgb);
-    // Six bytes per lane (pixels 0 1, then 2 3) -> twelve.
-    const __m128i rgb12 =
-        _mm_or_si128(_mm256_castsi256_si128(px), _mm_slli_si128(_mm256_extracti128_si256(px, 1), 6));
-    _mm_storel_epi64(reinterpret_cast<__m128i*>(out), rgb12);
-    const uint32_t tail = uint32_t(_mm_extract_epi32(rgb12, 2));
-    std::memcpy(out + 8, &tail, 4);
+  const __m256i sa = _mm256_srli_epi32(_mm256_add_epi32(va, half), 12),
+                sb = _mm256_srli_epi32(_mm256_add_epi32(vb, half), 12);
+  const __m256i px = _mm256_shuffle_epi8(_mm256_packus_epi16(_mm256_packs_epi32(sa, sb), sa), rgbrgb);
+  // Six bytes per lane (pixels 0 1, then 2 3) -> twelve.
+  return _mm_or_si128(_mm256_castsi256_si128(px), _mm_slli_si128(_mm256_extracti128_si256(px, 1), 6));
+}
+
+// Rows that need clamps or narrow loads go to the SSSE3 walk; the rest four pixels a step, the
+// last n % 4 in one more step whose spare lanes repeat the row's last pixel (inside the image)
+// and are not stored.
+__attribute__((target("avx2"))) void warp_row_avx2(const RgbImage& src, float sx, float sy, float dx,
+                                                   float dy, int n, uint8_t* out) {
+  const Walk w = walk(src, sx, sy, dx, dy, n);
+  if (!wide_loads(src, w, n)) {
+    Walk v = w;
+    return walk_ssse3(src, v, n, out);
   }
-  w.X = _mm_cvtsi128_si32(X), w.Y = _mm_cvtsi128_si32(Y);
-  if (i < n) walk_ssse3(src, w, n - i, out);
+  const int step = int(src.step);
+  const __m128i lane = _mm_setr_epi32(0, 1, 2, 3);
+  const __m128i X0 = _mm_set1_epi32(w.X), Y0 = _mm_set1_epi32(w.Y), DX = _mm_set1_epi32(w.DX),
+                DY = _mm_set1_epi32(w.DY);
+  __m128i X = _mm_add_epi32(X0, _mm_mullo_epi32(lane, DX)), Y = _mm_add_epi32(Y0, _mm_mullo_epi32(lane, DY));
+  const __m128i DX4 = _mm_slli_epi32(DX, 2), DY4 = _mm_slli_epi32(DY, 2);
+  int i = 0;
+  for (; i + 3 < n; i += 4, out += 12, X = _mm_add_epi32(X, DX4), Y = _mm_add_epi32(Y, DY4)) {
+    const __m128i rgb12 = four_pixels(src.data, step, X, Y);
+    _mm_storel_epi64(reinterpret_cast<__m128i*>(out), rgb12);
+    const uint32_t last4 = uint32_t(_mm_extract_epi32(rgb12, 2));
+    std::memcpy(out + 8, &last4, 4);
+  }
+  if (i < n) {
+    // Pixel i + min(k, n - 1 - i) in lane k: the same positions as the walk for the real ones.
+    const __m128i k = _mm_min_epi32(lane, _mm_set1_epi32(n - 1 - i));
+    const __m128i at = _mm_add_epi32(_mm_set1_epi32(i), k);
+    alignas(16) uint8_t rgb[16];
+    _mm_store_si128(reinterpret_cast<__m128i*>(rgb),
+                    four_pixels(src.data, step, _mm_add_epi32(X0, _mm_mullo_epi32(at, DX)),
+                                _mm_add_epi32(Y0, _mm_mullo_epi32(at, DY))));
+    std::memcpy(out, rgb, size_t(n - i) * 3);
+  }
 }
 
 bool cpu_has_ssse3() {
