@@ -60,7 +60,9 @@ TEST(WarpSequence, FastFramesEqualPortableOnes) {
   for (size_t n = 0; n < poses.size(); ++n) {
     ASSERT_EQ(cv::norm(fast[n], portable[n], cv::NORM_INF), 0) << "frame " << n << ": fast path differs";
     // The sequence really moves the picture (a warp that drew nothing would pass the above).
-    if (poses[n].head_rot != 0) EXPECT_GT(cv::norm(fast[n], rest, cv::NORM_L1), 1e5) << "frame " << n;
+    if (poses[n].head_rot != 0) {
+      EXPECT_GT(cv::norm(fast[n], rest, cv::NORM_L1), 1e5) << "frame " << n;
+    }
   }
 }
 
