@@ -580,8 +580,8 @@ void fit_lid_creases(FaceMesh& m, const cv::Mat& base) {
 
 namespace {}  // namespace
 
-MeshWarper::MeshWarper(const FaceMesh& m, const cv::Mat& base)
-    : m_(m), base_(base), moved_last_(m.tris.size(), 0), lids_{lid_of(0), lid_of(1)} {
+MeshWarper::MeshWarper(const FaceMesh& m, const cv::Mat& base, WarpPath path)
+    : m_(m), path_(path), base_(base), moved_last_(m.tris.size(), 0), lids_{lid_of(0), lid_of(1)} {
   // A photo with its mouth open: where its upper teeth end. The rows above travel with the upper
   // lip (the upper teeth are fixed to the skull), the rows below with the jaw. The line is the
   // darkest row of the middle of the mouth between 30% and 90% of the opening (where the rows
@@ -850,8 +850,8 @@ void MeshWarper::draw(const std::vector<cv::Point2f>& full, const std::vector<cv
       continue;
     }
     raster(d, clip, [&](int y, int x0, int x1) {
-      warp_row(src, A[0] * x0 + A[1] * y + A[2], A[3] * x0 + A[4] * y + A[5], A[0], A[3], x1 - x0 + 1,
-               canvas.ptr<uint8_t>(y) + x0 * 3);
+      warp_row_on(path_, src, A[0] * x0 + A[1] * y + A[2], A[3] * x0 + A[4] * y + A[5], A[0], A[3],
+                  x1 - x0 + 1, canvas.ptr<uint8_t>(y) + x0 * 3);
     });
   }
   draw_lids(lid, full, rigid, canvas);

@@ -8,6 +8,7 @@
 
 #include "avatar/gestures.h"
 #include "avatar/internal.h"
+#include "avatar/warp_row.h"
 #include "util/status.h"
 
 namespace imago::avatar {
@@ -69,8 +70,8 @@ void deform_mesh(const FaceMesh& m, const Pose& p, std::vector<cv::Point2f>& ful
 // from `base`. Pixels outside m.region are never written.
 class MeshWarper {
  public:
-  // `base` is the photo (RGB) that draw() warps.
-  MeshWarper(const FaceMesh& m, const cv::Mat& base);
+  // `base` is the photo (RGB) that draw() warps; `path` samples its rows (tests compare paths).
+  MeshWarper(const FaceMesh& m, const cv::Mat& base, WarpPath path = warp_path());
   void draw(const std::vector<cv::Point2f>& full, const std::vector<cv::Point2f>& rigid, const Pose& p,
             cv::Mat& canvas);
 
@@ -91,6 +92,7 @@ class MeshWarper {
   void draw_lids(float lid, const std::vector<cv::Point2f>& full, const std::vector<cv::Point2f>& rigid,
                  cv::Mat& canvas);
   const FaceMesh& m_;
+  WarpPath path_;
   cv::Mat base_;  // shares the photo's pixels
   std::vector<uint8_t> moved_last_;
   Lid lids_[2];
@@ -101,6 +103,11 @@ class MeshWarper {
 
 // One still frame of `model` in pose `p` (RGB, the model's size), from a fresh warper: for tools
 // and tests that look at poses directly (renderer.cpp).
-cv::Mat render_pose(const AvatarModel& model, const Pose& p);
+cv::Mat render_pose(const AvatarModel& model, const Pose& p, WarpPath path = warp_path());
+
+// Frames of `model` in `poses`, drawn one after the other by one warper as the renderer draws
+// them (each redraws only what moved): for tests that compare the result with render_pose.
+std::vector<cv::Mat> render_poses(const AvatarModel& model, const std::vector<Pose>& poses,
+                                  WarpPath path = warp_path());
 
 }  // namespace imago::avatar::internal

@@ -685,7 +685,7 @@ void Renderer::Impl::render(const Pose& p) {
   warper->draw(full, rigid, p, canvas);
 }
 
-void Renderer::next_frame(Frame& out, bool render_image) {
+void Renderer::next_frame(Frame& out, bool render_image, bool copy_image) {
   std::lock_guard lock(impl_->mu);
   Impl& I = *impl_;
   int64_t n = I.next_index++;
@@ -705,11 +705,17 @@ void Renderer::next_frame(Frame& out, bool render_image) {
   int64_t fe = (n + 1) * I.spf;
   while (!I.segments.empty() && I.segments.front().end() <= fe) I.segments.pop_front();
   out.has_image = render_image;
+  out.view = nullptr;
   if (!render_image) {
     out.rgb.clear();
     return;
   }
   I.render(p);
+  if (!copy_image && I.canvas.isContinuous()) {
+    out.rgb.clear();
+    out.view = I.canvas.data;
+    return;
+  }
   size_t bytes = size_t(out.width) * out.height * 3;
   out.rgb.resize(bytes);
   if (I.canvas.isContinuous())
@@ -719,20 +725,36 @@ void Renderer::next_frame(Frame& out, bool render_image) {
       std::memcpy(out.rgb.data() + size_t(y) * out.width * 3, I.canvas.ptr(y), out.width * 3);
 }
 
-cv::Mat internal::render_pose(const AvatarModel& model, const Pose& p) {
+cv::Mat internal::render_pose(const AvatarModel& model, const Pose& p, WarpPath path) {
   const ModelData& d = model.data();
   std::vector<cv::Point2f> full, rigid;
   deform_mesh(d.mesh, p, full, rigid);
-  MeshWarper w(d.mesh, d.base);
+  MeshWarper w(d.mesh, d.base, path);
   cv::Mat canvas = d.base.clone();
   w.draw(full, rigid, p, canvas);
   return canvas;
 }
 
+std::vector<cv::Mat> internal::render_poses(const AvatarModel& model, const std::vector<Pose>& poses,
+                                            WarpPath path) {
+  const ModelData& d = model.data();
+  std::vector<cv::Point2f> full, rigid;
+  MeshWarper w(d.mesh, d.base, path);
+  cv::Mat canvas = d.base.clone();
+  std::vector<cv::Mat> out;
+  for (const Pose& p : poses) {
+    deform_mesh(d.mesh, p, full, rigid);
+    w.draw(full, rigid, p, canvas);
+    out.push_back(canvas.clone());
+  }
+  return out;
+}
+
 Result<std::string> encode_jpeg(const Frame& f, int quality) {
-  if (!f.has_image || f.width <= 0 || f.height <= 0 || f.rgb.size() != size_t(f.width) * f.height * 3)
+  if (!f.has_image || f.width <= 0 || f.height <= 0 ||
+      (!f.view && f.rgb.size() != size_t(f.width) * f.height * 3))
     return Status::Invalid("frame has no image");
-  cv::Mat rgb(f.height, f.width, CV_8UC3, const_cast<uint8_t*>(f.rgb.data())), bgr;
+  cv::Mat rgb(f.height, f.width, CV_8UC3, const_cast<uint8_t*>(f.pixels())), bgr;
   cv::cvtColor(rgb, bgr, cv::COLOR_RGB2BGR);  // imencode expects BGR
   std::vector<uint8_t> out;
   if (!cv::imencode(".jpg", bgr, out, {cv::IMWRITE_JPEG_QUALITY, std::clamp(quality, 1, 100)}))

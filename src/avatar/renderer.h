@@ -52,6 +52,11 @@ struct Frame {
   int width = 0, height = 0;
   bool has_image = true;     // false when the caller asked to skip the picture (catching up)
   std::vector<uint8_t> rgb;  // RGB24, row-major, width*3 bytes per row, no padding
+  // Instead of `rgb` when next_frame was asked not to copy the picture: the renderer's own
+  // pixels (same layout), valid until that renderer's next next_frame call.
+  const uint8_t* view = nullptr;
+  // The picture, copied or viewed (nullptr without one).
+  const uint8_t* pixels() const { return view ? view : has_image && !rgb.empty() ? rgb.data() : nullptr; }
   int sample_rate = 24000;
   std::vector<int16_t> audio;  // mono s16, exactly sample_rate / 25 samples (silence when idle)
   bool speaking = false;       // this frame carries queued speech audio
@@ -90,7 +95,9 @@ class Renderer {
 
   // Produces the next frame. render_image=false skips drawing (has_image=false) but advances
   // time and audio exactly the same, so a consumer that fell behind can catch up cheaply.
-  void next_frame(Frame& out, bool render_image = true);
+  // copy_image=false leaves out.rgb empty and points out.view at the renderer's picture (a
+  // consumer that is done with it before the next call saves a whole-frame copy).
+  void next_frame(Frame& out, bool render_image = true, bool copy_image = true);
   Frame next_frame();
 
   bool speaking() const;

@@ -6,6 +6,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdlib>
+#include <cstring>
 #include <opencv2/imgcodecs.hpp>
 #include <opencv2/imgproc.hpp>
 #include <thread>
@@ -65,6 +66,36 @@ speech::Audio synthetic_speech(const std::vector<std::pair<std::string, double>>
 double region_diff(const cv::Mat& a, const cv::Mat& b, cv::Rect r) {
   r &= cv::Rect(0, 0, a.cols, a.rows);
   return cv::norm(a(r), b(r), cv::NORM_L1) / (r.area() * 3.0);
+}
+
+// A room's renderer lends its picture instead of copying it (next_frame's copy_image=false):
+// the same pixels, speaking and swaying, and JPEG encodes from the view.
+TEST(Renderer, ViewedPicturesEqualCopiedOnes) {
+  auto copied = make(portrait_model(), 256, 256), viewed = make(portrait_model(), 256, 256);
+  const auto speech = synthetic_speech({{"h", 0.1}, {"@", 0.15}, {"l", 0.1}, {"oU", 0.3}, {"_", 0.2}});
+  ASSERT_TRUE(copied->push_audio(speech).ok());
+  ASSERT_TRUE(viewed->push_audio(speech).ok());
+  Frame a, b;
+  for (int i = 0; i < 30; ++i) {
+    copied->next_frame(a);
+    viewed->next_frame(b, true, /*copy_image=*/false);
+    ASSERT_EQ(a.view, nullptr);
+    ASSERT_NE(b.view, nullptr);
+    EXPECT_TRUE(b.rgb.empty());
+    EXPECT_EQ(b.pixels(), b.view);
+    ASSERT_EQ(a.rgb.size(), size_t(b.width) * b.height * 3);
+    ASSERT_EQ(std::memcmp(a.rgb.data(), b.view, a.rgb.size()), 0) << "frame " << i;
+  }
+  auto ja = encode_jpeg(a), jb = encode_jpeg(b);
+  ASSERT_TRUE(ja.ok() && jb.ok());
+  EXPECT_EQ(*ja, *jb);
+  // A skipped picture has no view, and a copied one drops the last view.
+  viewed->next_frame(b, false, false);
+  EXPECT_EQ(b.view, nullptr);
+  EXPECT_EQ(b.pixels(), nullptr);
+  viewed->next_frame(b);
+  EXPECT_EQ(b.view, nullptr);
+  EXPECT_EQ(b.pixels(), b.rgb.data());
 }
 
 TEST(Renderer, ProducesFramesOfTheModelSizeAndScales) {

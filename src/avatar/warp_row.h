@@ -1,7 +1,7 @@
 // One row of a triangle's affine warp: bilinear samples of an 8-bit RGB image along a straight
 // segment. This is most of a frame's rendering time (the whole head is re-warped every frame while
-// it sways), so it has a vectorised path on x86 (SSSE3, chosen at run time) and a portable one
-// that gives the same bytes.
+// it sways), so it has vectorised paths on x86 (AVX2, else SSSE3, chosen at run time) and a
+// portable one; all three give the same bytes.
 #pragma once
 
 #include <cstddef>
@@ -21,10 +21,14 @@ struct RgbImage {
 // (1/64 pixel; OpenCV's remap uses 1/32).
 void warp_row(const RgbImage& src, float sx, float sy, float dx, float dy, int n, uint8_t* out);
 
-// The portable path alone, for tests that compare the two.
+// The paths one by one, for tests and benchmarks that compare them.
+enum class WarpPath { kPortable, kSsse3, kAvx2 };
+bool warp_path_available(WarpPath path);
+// The path warp_row takes on this CPU.
+WarpPath warp_path();
+// warp_row on `path` (the portable one when this CPU lacks it).
+void warp_row_on(WarpPath path, const RgbImage& src, float sx, float sy, float dx, float dy, int n,
+                 uint8_t* out);
 void warp_row_portable(const RgbImage& src, float sx, float sy, float dx, float dy, int n, uint8_t* out);
-
-// Whether warp_row takes the vectorised path on this CPU.
-bool warp_row_vectorised();
 
 }  // namespace imago::avatar::internal

@@ -32,18 +32,50 @@ double reference(const Image& im, double x, double y, int c) {
          at(xi + 1, yi + 1) * fx * fy;
 }
 
-TEST(WarpRow, BothPathsGiveTheSameBytesInsideAndAtTheEdges) {
+TEST(WarpRow, AllPathsGiveTheSameBytesInsideAndAtTheEdges) {
   const Image im = noise(97, 61, 7);
   std::mt19937 rng(11);
   std::uniform_real_distribution<float> pos(-20, 120), step(-1.5f, 1.5f);
-  for (int k = 0; k < 2000; ++k) {
-    const float sx = pos(rng), sy = pos(rng) * 0.6f, dx = step(rng), dy = step(rng) * 0.3f;
-    const int n = 1 + int(rng() % 90);
-    std::vector<uint8_t> a(size_t(n) * 3), b(size_t(n) * 3);
-    warp_row(im.view(), sx, sy, dx, dy, n, a.data());
-    warp_row_portable(im.view(), sx, sy, dx, dy, n, b.data());
-    ASSERT_EQ(a, b) << "row " << k << " from (" << sx << ", " << sy << ") by (" << dx << ", " << dy << ")";
+  int checked = 0;
+  for (WarpPath path : {WarpPath::kSsse3, WarpPath::kAvx2}) {
+    if (!warp_path_available(path)) continue;
+    ++checked;
+    for (int k = 0; k < 4000; ++k) {
+      const float sx = pos(rng), sy = pos(rng) * 0.6f, dx = step(rng), dy = step(rng) * 0.3f;
+      const int n = 1 + int(rng() % 90);
+      // A guard pixel on each side: a path must write exactly its n pixels.
+      std::vector<uint8_t> a(size_t(n + 2) * 3, 0xA5), b(a);
+      warp_row_on(path, im.view(), sx, sy, dx, dy, n, a.data() + 3);
+      warp_row_portable(im.view(), sx, sy, dx, dy, n, b.data() + 3);
+      ASSERT_EQ(a, b) << "path " << int(path) << " row " << k << " from (" << sx << ", " << sy << ") by ("
+                      << dx << ", " << dy << ")";
+    }
   }
+  // Rows inside the image, the vectorised paths' main case (most random rows above leave it).
+  for (WarpPath path : {WarpPath::kSsse3, WarpPath::kAvx2}) {
+    if (!warp_path_available(path)) continue;
+    std::uniform_real_distribution<float> in_x(0, 40), in_y(0, 50), small(-0.4f, 0.4f), near_one(0.9f, 1.1f);
+    for (int k = 0; k < 4000; ++k) {
+      const float sx = in_x(rng), sy = in_y(rng), dx = near_one(rng), dy = small(rng) * 0.05f;
+      const int n = 1 + int(rng() % 50);
+      std::vector<uint8_t> a(size_t(n + 2) * 3, 0x5A), b(a);
+      warp_row_on(path, im.view(), sx, sy, dx, dy, n, a.data() + 3);
+      warp_row_portable(im.view(), sx, sy, dx, dy, n, b.data() + 3);
+      ASSERT_EQ(a, b) << "path " << int(path) << " row " << k << " from (" << sx << ", " << sy << ") by ("
+                      << dx << ", " << dy << ")";
+    }
+  }
+  // warp_row itself takes one of them.
+  EXPECT_TRUE(warp_path_available(warp_path()));
+  std::vector<uint8_t> a(40 * 3), b(a.size());
+  warp_row(im.view(), 3.3f, 4.6f, 0.97f, 0.02f, 40, a.data());
+  warp_row_on(warp_path(), im.view(), 3.3f, 4.6f, 0.97f, 0.02f, 40, b.data());
+  EXPECT_EQ(a, b);
+#if defined(__x86_64__)
+  EXPECT_GT(checked, 0) << "an x86-64 CPU without SSSE3";
+#else
+  (void)checked;
+#endif
 }
 
 TEST(WarpRow, SamplesAreBilinearToASixtyFourthOfAPixel) {

@@ -8,6 +8,7 @@
 
 extern "C" {
 #include <libavcodec/avcodec.h>
+#include <libavutil/imgutils.h>
 #include <libavutil/log.h>
 #include <libavutil/opt.h>
 #include <libswscale/swscale.h>
@@ -95,7 +96,7 @@ struct H264Encoder::Impl {
   AVFrame* frame = nullptr;
   AVPacket* pkt = nullptr;
   SwsContext* sws = nullptr;  // when scaling down
-  bool direct = false;        // same size: OpenCV converts into `i420`
+  bool direct = false;        // same size: OpenCV converts (into the frame, else into `i420`)
   cv::Mat i420;
   std::string avcc;
 
@@ -161,14 +162,22 @@ Result<std::unique_ptr<H264Encoder>> H264Encoder::create(const H264Settings& s) 
   impl->frame->format = AV_PIX_FMT_YUV420P;
   impl->frame->width = impl->out_w;
   impl->frame->height = impl->out_h;
-  if (av_frame_get_buffer(impl->frame, 0) < 0) return Status::Internal("av_frame_get_buffer failed");
   // A picture at its own size (a room's usual case) is converted by OpenCV, whose RGB -> I420 is
   // vectorised and about 4x cheaper than swscale's (media_encoder_benchmark); both use BT.601
   // limited range. Scaling down stays with swscale.
   impl->direct = impl->out_w == s.width && impl->out_h == s.height;
   if (impl->direct) {
-    impl->i420.create(impl->out_h * 3 / 2, impl->out_w, CV_8UC1);
+    // The planes back to back without row padding, which is I420 as OpenCV writes it, so the
+    // conversion writes the frame itself (av_frame_get_buffer pads rows and planes; libx264
+    // copies the picture in and needs neither).
+    const int bytes = av_image_get_buffer_size(AV_PIX_FMT_YUV420P, impl->out_w, impl->out_h, 1);
+    impl->frame->buf[0] = bytes > 0 ? av_buffer_alloc(static_cast<size_t>(bytes)) : nullptr;
+    if (!impl->frame->buf[0] ||
+        av_image_fill_arrays(impl->frame->data, impl->frame->linesize, impl->frame->buf[0]->data,
+                             AV_PIX_FMT_YUV420P, impl->out_w, impl->out_h, 1) < 0)
+      return Status::Internal("allocating the I420 frame failed");
   } else {
+    if (av_frame_get_buffer(impl->frame, 0) < 0) return Status::Internal("av_frame_get_buffer failed");
     impl->sws = sws_getContext(s.width, s.height, AV_PIX_FMT_RGB24, impl->out_w, impl->out_h,
                                AV_PIX_FMT_YUV420P, SWS_AREA, nullptr, nullptr, nullptr);
     if (!impl->sws) return Status::Internal("sws_getContext failed");
@@ -198,13 +207,24 @@ Result<EncodedPacket> H264Encoder::encode(const uint8_t* rgb, int64_t frame_inde
   if (av_frame_make_writable(m.frame) < 0) return Status::Internal("av_frame_make_writable failed");
   if (m.direct) {
     const cv::Mat in(m.s.height, m.s.width, CV_8UC3, const_cast<uint8_t*>(rgb));
-    cv::cvtColor(in, m.i420, cv::COLOR_RGB2YUV_I420);
-    // I420 planes, one after the other, into the frame's (possibly padded) planes.
-    const uint8_t* plane = m.i420.data;
-    for (int p = 0; p < 3; ++p) {
-      const int w = p ? m.out_w / 2 : m.out_w, h = p ? m.out_h / 2 : m.out_h;
-      for (int y = 0; y < h; ++y, plane += w)
-        std::memcpy(m.frame->data[p] + size_t(y) * m.frame->linesize[p], plane, size_t(w));
+    // The frame laid out as I420 (create()): converted in place. av_frame_make_writable gives a
+    // padded buffer when libavcodec still holds the last picture; then through `i420` and a copy.
+    const size_t y_bytes = size_t(m.out_w) * m.out_h, c_bytes = y_bytes / 4;
+    if (m.frame->linesize[0] == m.out_w && m.frame->linesize[1] == m.out_w / 2 &&
+        m.frame->linesize[2] == m.out_w / 2 && m.frame->data[1] == m.frame->data[0] + y_bytes &&
+        m.frame->data[2] == m.frame->data[1] + c_bytes) {
+      cv::Mat yuv(m.out_h * 3 / 2, m.out_w, CV_8UC1, m.frame->data[0]);
+      cv::cvtColor(in, yuv, cv::COLOR_RGB2YUV_I420);
+      if (yuv.data != m.frame->data[0]) return Status::Internal("RGB -> I420 did not write the frame");
+    } else {
+      cv::cvtColor(in, m.i420, cv::COLOR_RGB2YUV_I420);
+      // I420 planes, one after the other, into the frame's (possibly padded) planes.
+      const uint8_t* plane = m.i420.data;
+      for (int p = 0; p < 3; ++p) {
+        const int w = p ? m.out_w / 2 : m.out_w, h = p ? m.out_h / 2 : m.out_h;
+        for (int y = 0; y < h; ++y, plane += w)
+          std::memcpy(m.frame->data[p] + size_t(y) * m.frame->linesize[p], plane, size_t(w));
+      }
     }
   } else {
     const uint8_t* src[1] = {rgb};

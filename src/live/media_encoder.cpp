@@ -111,7 +111,7 @@ void MediaEncoder::encode_h264_opus(const avatar::Frame& f, uint16_t flags, bool
     for (auto& p : packets) out->opus.push_back(std::make_shared<const EncodedPacket>(std::move(p)));
   }
   if (h264_ && f.has_image) {
-    auto v = h264_->encode(f.rgb.data(), f.index, key_frame);
+    auto v = h264_->encode(f.pixels(), f.index, key_frame);
     if (v.ok()) {
       v->flags |= flags & ~kFlagKeyFrame;
       out->h264 = std::make_shared<const EncodedPacket>(std::move(v).value());

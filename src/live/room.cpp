@@ -765,7 +765,8 @@ void Room::render_loop() {
               key_frame_pending_ && renderer_->frame_index() - last_key_frame_ >= kMinKeyFrameGapFrames;
         }
       }
-      renderer_->next_frame(f, draw);
+      // The encoders are done with the picture before the next frame: no copy of it.
+      renderer_->next_frame(f, draw, /*copy_image=*/false);
       ++produced;
       const auto flags =
           static_cast<uint16_t>((f.speaking ? kFlagSpeaking : 0) | (f.end_of_speech ? kFlagEndOfSpeech : 0) |
