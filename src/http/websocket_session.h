@@ -39,7 +39,7 @@ class WebSocketSession final : public WebSocketConnection,
 
   // WebSocketConnection
   bool send_text(std::string message) override;
-  bool send_binary(std::string bytes, WsMessageClass cls) override;
+  bool send_binary(WsBytes bytes, WsMessageClass cls) override;
   void discard_queued(WsMessageClass cls) override;
   size_t queued_bytes() const override;
   void close(uint16_t code, std::string reason) override;
@@ -54,12 +54,12 @@ class WebSocketSession final : public WebSocketConnection,
   using std::enable_shared_from_this<WebSocketSession<Stream>>::weak_from_this;
 
   struct Outgoing {
-    std::string data;
+    WsBytes data;
     WsMessageClass cls;
     bool text;
   };
 
-  bool enqueue(std::string data, WsMessageClass cls, bool text);
+  bool enqueue(WsBytes data, WsMessageClass cls, bool text);
   void on_accept(beast::error_code ec);
   void do_read();
   void on_read(beast::error_code ec, std::size_t n);

@@ -61,14 +61,17 @@ class EchoHandler final : public WebSocketHandler {
     if (m.rfind("video-then-audio:", 0) == 0) {
       // Stalled-viewer policy: video beyond the queue bound is dropped, audio is kept, in order.
       int n = std::stoi(std::string(m.substr(17)));
-      for (int i = 0; i < n; ++i) conn_->send_binary(std::string(1000, 'v'), WsMessageClass::kVideo);
-      conn_->send_binary(std::string(1000, 'a'), WsMessageClass::kAudio);
+      for (int i = 0; i < n; ++i)
+        conn_->send_binary(std::make_shared<const std::string>(1000, 'v'), WsMessageClass::kVideo);
+      conn_->send_binary(std::make_shared<const std::string>(1000, 'a'), WsMessageClass::kAudio);
       conn_->send_text("queued:" + std::to_string(conn_->queued_bytes()));
       return;
     }
     conn_->send_text("echo:" + std::string(m));
   }
-  void on_binary(std::string_view b) override { conn_->send_binary(std::string(b), WsMessageClass::kAudio); }
+  void on_binary(std::string_view b) override {
+    conn_->send_binary(std::make_shared<const std::string>(b), WsMessageClass::kAudio);
+  }
   void on_close(uint16_t code) override {
     conn_.reset();
     std::lock_guard lock(s_->mu);
