@@ -168,6 +168,7 @@ bool WebSocketSession<Stream>::send_binary(WsBytes bytes, WsMessageClass cls) {
 template <class Stream>
 bool WebSocketSession<Stream>::enqueue(WsBytes data, WsMessageClass cls, bool text) {
   bool overflow = false;
+  bool post = false;
   {
     std::lock_guard lock(mu_);
     if (close_requested_) return false;
@@ -191,10 +192,23 @@ bool WebSocketSession<Stream>::enqueue(WsBytes data, WsMessageClass cls, bool te
       close_reason_ = websocket::close_reason(static_cast<websocket::close_code>(ws_close::kTryAgainLater),
                                               "send queue full");
     }
+    if (!wake_pending_ && !writing_) {
+      wake_pending_ = true;
+      post = true;
+    }
   }
   if (overflow) log::info("websocket_send_queue_full", {{"request_id", request_id_}});
-  net::dispatch(ws_.get_executor(), [self = shared_from_this()] { self->maybe_write(); });
+  if (post) net::dispatch(ws_.get_executor(), [self = shared_from_this()] { self->wake(); });
   return !overflow;
+}
+
+template <class Stream>
+void WebSocketSession<Stream>::wake() {
+  {
+    std::lock_guard lock(mu_);
+    wake_pending_ = false;
+  }
+  maybe_write();
 }
 
 template <class Stream>
