@@ -186,9 +186,10 @@ class RelaySocket : public http::WebSocketHandler {
       const bool config = framed && (hdr.flags & live::kFlagConfig) != 0;
       const bool video = framed && hdr.kind == live::MediaKind::kVideo;
       if (video && !config && !admit_picture(*v, (hdr.flags & live::kFlagKeyFrame) != 0)) return;
-      v->send_binary(std::move(m), config  ? http::WsMessageClass::kControl
-                                   : video ? http::WsMessageClass::kVideo
-                                           : http::WsMessageClass::kAudio);
+      v->send_binary(std::make_shared<const std::string>(std::move(m)),
+                     config  ? http::WsMessageClass::kControl
+                     : video ? http::WsMessageClass::kVideo
+                             : http::WsMessageClass::kAudio);
     };
     h.closed = [viewer](uint16_t code, const std::string& reason) {
       // 1006 (no close frame) cannot be sent on: the owner went away.

@@ -23,6 +23,10 @@
 
 namespace imago::http {
 
+// An outgoing message's bytes, immutable once made: a room's media message is built once and
+// queued on every viewer's connection without a copy per connection.
+using WsBytes = std::shared_ptr<const std::string>;
+
 // How a queued binary message may be treated when a viewer falls behind.
 enum class WsMessageClass { kControl, kAudio, kVideo };  // video is droppable, audio/control never
 
@@ -42,8 +46,8 @@ inline constexpr uint16_t kAbnormal = 1006;       // reported to on_close only: 
 class WebSocketConnection {
  public:
   virtual ~WebSocketConnection() = default;
-  virtual bool send_text(std::string message) = 0;                      // false when closed
-  virtual bool send_binary(std::string bytes, WsMessageClass cls) = 0;  // false when closed
+  virtual bool send_text(std::string message) = 0;                  // false when closed
+  virtual bool send_binary(WsBytes bytes, WsMessageClass cls) = 0;  // false when closed; never null
   // Drops queued-but-unsent messages of the given class (e.g. on interrupt, flush audio+video).
   virtual void discard_queued(WsMessageClass cls) = 0;
   virtual size_t queued_bytes() const = 0;  // for back-pressure / look-ahead decisions

@@ -39,7 +39,7 @@ class WebSocketSession final : public WebSocketConnection,
 
   // WebSocketConnection
   bool send_text(std::string message) override;
-  bool send_binary(std::string bytes, WsMessageClass cls) override;
+  bool send_binary(WsBytes bytes, WsMessageClass cls) override;
   void discard_queued(WsMessageClass cls) override;
   size_t queued_bytes() const override;
   void close(uint16_t code, std::string reason) override;
@@ -54,12 +54,13 @@ class WebSocketSession final : public WebSocketConnection,
   using std::enable_shared_from_this<WebSocketSession<Stream>>::weak_from_this;
 
   struct Outgoing {
-    std::string data;
+    WsBytes data;
     WsMessageClass cls;
     bool text;
   };
 
-  bool enqueue(std::string data, WsMessageClass cls, bool text);
+  bool enqueue(WsBytes data, WsMessageClass cls, bool text);
+  void wake();  // on the I/O thread: the wake-up enqueue posted
   void on_accept(beast::error_code ec);
   void do_read();
   void on_read(beast::error_code ec, std::size_t n);
@@ -85,6 +86,10 @@ class WebSocketSession final : public WebSocketConnection,
   std::optional<Outgoing> writing_;
   bool close_requested_ = false;  // no more sends; close once the queue is written
   bool close_started_ = false;
+  // A wake-up (wake) is posted and has not run yet. Enqueue posts one only when neither it nor a
+  // write is pending (a write's completion takes the next message itself), so the messages a room
+  // queues back to back for one frame cost one cross-thread wake-up, not one each.
+  bool wake_pending_ = false;
   beast::websocket::close_reason close_reason_;
 
   // Strand-only state.

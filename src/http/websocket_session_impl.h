@@ -139,7 +139,7 @@ void WebSocketSession<Stream>::finish(uint16_t code) {
     std::lock_guard lock(mu_);
     close_requested_ = true;
     queue_.clear();
-    queued_ = writing_ ? writing_->data.size() : 0;
+    queued_ = writing_ ? writing_->data->size() : 0;
   }
   beast::error_code ignored;
   beast::get_lowest_layer(ws_).socket().close(ignored);
@@ -157,26 +157,27 @@ void WebSocketSession<Stream>::finish(uint16_t code) {
 
 template <class Stream>
 bool WebSocketSession<Stream>::send_text(std::string message) {
-  return enqueue(std::move(message), WsMessageClass::kControl, true);
+  return enqueue(std::make_shared<const std::string>(std::move(message)), WsMessageClass::kControl, true);
 }
 
 template <class Stream>
-bool WebSocketSession<Stream>::send_binary(std::string bytes, WsMessageClass cls) {
+bool WebSocketSession<Stream>::send_binary(WsBytes bytes, WsMessageClass cls) {
   return enqueue(std::move(bytes), cls, false);
 }
 
 template <class Stream>
-bool WebSocketSession<Stream>::enqueue(std::string data, WsMessageClass cls, bool text) {
+bool WebSocketSession<Stream>::enqueue(WsBytes data, WsMessageClass cls, bool text) {
   bool overflow = false;
+  bool post = false;
   {
     std::lock_guard lock(mu_);
     if (close_requested_) return false;
-    queued_ += data.size();
+    queued_ += data->size();
     queue_.push_back(Outgoing{std::move(data), cls, text});
     // Over the bound: stale video goes first (oldest first); audio and control are never dropped.
     for (auto it = queue_.begin(); queued_ > options_.max_queued_bytes && it != queue_.end();) {
       if (it->cls == WsMessageClass::kVideo) {
-        queued_ -= it->data.size();
+        queued_ -= it->data->size();
         it = queue_.erase(it);
       } else {
         ++it;
@@ -186,15 +187,28 @@ bool WebSocketSession<Stream>::enqueue(std::string data, WsMessageClass cls, boo
       // The viewer cannot even keep up with audio: it is gone in all but name.
       overflow = true;
       queue_.clear();
-      queued_ = writing_ ? writing_->data.size() : 0;
+      queued_ = writing_ ? writing_->data->size() : 0;
       close_requested_ = true;
       close_reason_ = websocket::close_reason(static_cast<websocket::close_code>(ws_close::kTryAgainLater),
                                               "send queue full");
     }
+    if (!wake_pending_ && !writing_) {
+      wake_pending_ = true;
+      post = true;
+    }
   }
   if (overflow) log::info("websocket_send_queue_full", {{"request_id", request_id_}});
-  net::dispatch(ws_.get_executor(), [self = shared_from_this()] { self->maybe_write(); });
+  if (post) net::dispatch(ws_.get_executor(), [self = shared_from_this()] { self->wake(); });
   return !overflow;
+}
+
+template <class Stream>
+void WebSocketSession<Stream>::wake() {
+  {
+    std::lock_guard lock(mu_);
+    wake_pending_ = false;
+  }
+  maybe_write();
 }
 
 template <class Stream>
@@ -202,7 +216,7 @@ void WebSocketSession<Stream>::discard_queued(WsMessageClass cls) {
   std::lock_guard lock(mu_);
   for (auto it = queue_.begin(); it != queue_.end();) {
     if (it->cls == cls) {
-      queued_ -= it->data.size();
+      queued_ -= it->data->size();
       it = queue_.erase(it);
     } else {
       ++it;
@@ -249,7 +263,7 @@ void WebSocketSession<Stream>::maybe_write() {
     return;
   }
   ws_.text(writing_->text);
-  ws_.async_write(net::buffer(writing_->data),
+  ws_.async_write(net::buffer(*writing_->data),
                   beast::bind_front_handler(&WebSocketSession<Stream>::on_write, shared_from_this()));
 }
 
@@ -257,7 +271,7 @@ template <class Stream>
 void WebSocketSession<Stream>::on_write(beast::error_code ec, std::size_t) {
   {
     std::lock_guard lock(mu_);
-    queued_ -= writing_->data.size();
+    queued_ -= writing_->data->size();
     writing_.reset();
   }
   if (ec) {

@@ -61,14 +61,35 @@ class EchoHandler final : public WebSocketHandler {
     if (m.rfind("video-then-audio:", 0) == 0) {
       // Stalled-viewer policy: video beyond the queue bound is dropped, audio is kept, in order.
       int n = std::stoi(std::string(m.substr(17)));
-      for (int i = 0; i < n; ++i) conn_->send_binary(std::string(1000, 'v'), WsMessageClass::kVideo);
-      conn_->send_binary(std::string(1000, 'a'), WsMessageClass::kAudio);
+      for (int i = 0; i < n; ++i)
+        conn_->send_binary(std::make_shared<const std::string>(1000, 'v'), WsMessageClass::kVideo);
+      conn_->send_binary(std::make_shared<const std::string>(1000, 'a'), WsMessageClass::kAudio);
       conn_->send_text("queued:" + std::to_string(conn_->queued_bytes()));
+      return;
+    }
+    if (m.rfind("burst:", 0) == 0) {
+      // Messages queued back to back from another thread, as a room's thread queues a frame's
+      // audio and video: each must go out, in order, although they share wake-ups.
+      const int n = std::stoi(std::string(m.substr(6)));
+      if (burst_.joinable()) burst_.join();
+      burst_ = std::thread([c = conn_, n] {
+        for (int i = 0; i < n; ++i) {
+          c->send_binary(std::make_shared<const std::string>(std::to_string(i)),
+                         i % 3 == 2 ? WsMessageClass::kVideo : WsMessageClass::kAudio);
+          if (i % 7 == 0) std::this_thread::yield();
+        }
+        c->send_text("burst-done");
+      });
       return;
     }
     conn_->send_text("echo:" + std::string(m));
   }
-  void on_binary(std::string_view b) override { conn_->send_binary(std::string(b), WsMessageClass::kAudio); }
+  ~EchoHandler() override {
+    if (burst_.joinable()) burst_.join();
+  }
+  void on_binary(std::string_view b) override {
+    conn_->send_binary(std::make_shared<const std::string>(b), WsMessageClass::kAudio);
+  }
   void on_close(uint16_t code) override {
     conn_.reset();
     std::lock_guard lock(s_->mu);
@@ -79,6 +100,7 @@ class EchoHandler final : public WebSocketHandler {
  private:
   std::shared_ptr<Shared> s_;
   std::shared_ptr<WebSocketConnection> conn_;
+  std::thread burst_;
 };
 
 class WebSocketTest : public ::testing::Test {
@@ -360,6 +382,34 @@ TEST_F(WebSocketTest, FullSendQueueDropsVideoKeepsAudioInOrder) {
   EXPECT_GE(video, 1);
   EXPECT_EQ(queued.rfind("queued:", 0), 0u);
   EXPECT_LE(std::stoul(queued.substr(7)), 8u * 1024);
+  ws->close(websocket::close_code::normal);
+}
+
+TEST_F(WebSocketTest, MessagesQueuedFromAnotherThreadAllArriveInOrder) {
+  websocket::response_type res;
+  beast::error_code ec;
+  auto ws = handshake("/ws/rooms/r1", {{"Authorization", "Bearer good-token"}}, res, ec);
+  ASSERT_FALSE(ec);
+  EXPECT_EQ(read_text(*ws), "hello");
+  for (int round = 0; round < 3; ++round) {
+    ws->write(net::buffer(std::string("burst:300")));
+    int next = 0;
+    std::string done;
+    while (done.empty()) {
+      beast::flat_buffer b;
+      ws->read(b, ec);  // a lost wake-up would leave messages queued: the read times out
+      ASSERT_FALSE(ec) << ec.message() << " after " << next << " messages";
+      std::string m = beast::buffers_to_string(b.data());
+      if (ws->got_text()) {
+        done = m;
+      } else {
+        ASSERT_EQ(m, std::to_string(next)) << "order broken";
+        ++next;
+      }
+    }
+    EXPECT_EQ(next, 300);
+    EXPECT_EQ(done, "burst-done");
+  }
   ws->close(websocket::close_code::normal);
 }
 

@@ -61,6 +61,14 @@ class MediaSink {
   // Once before the first packet, and again if the configuration changes.
   virtual void on_config(const CodecConfig& config) = 0;
   virtual void on_packet(const std::shared_ptr<const EncodedPacket>& packet) = 0;
+  // A sink that sends each packet as its binary message (media_framing.h; a viewer's WebSocket)
+  // answers true: the fan-out then frames each packet once, whatever the number of such sinks, and
+  // hands every one of them the same immutable message through on_message instead of on_packet.
+  virtual bool takes_messages() const { return false; }
+  virtual void on_message(const std::shared_ptr<const EncodedPacket>& packet,
+                          const std::shared_ptr<const std::string>& /*message*/) {
+    on_packet(packet);
+  }
   // The room ended (or the sink was removed); no further calls follow.
   virtual void on_end() {}
   // Asked before each picture is encoded: true makes the next access unit an IDR (a new viewer, one

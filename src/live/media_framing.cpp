@@ -2,6 +2,8 @@
 
 #include <cstring>
 
+#include "live/encoded_media.h"
+
 namespace imago::live {
 
 namespace {
@@ -48,6 +50,22 @@ std::string encode_audio_message(const MediaHeader& h, const std::vector<int16_t
   s.resize(at + samples.size() * 2);
   for (size_t i = 0; i < samples.size(); ++i) put_le(s, at + 2 * i, static_cast<uint16_t>(samples[i]), 2);
   return s;
+}
+
+std::shared_ptr<const std::string> packet_message(const EncodedPacket& p, const CodecConfig& config) {
+  MediaHeader h;
+  h.kind = p.kind;
+  h.codec = p.codec;
+  h.flags = p.flags;
+  h.frame_index = p.frame_index;
+  h.pts_us = p.pts_us;
+  if (p.kind == MediaKind::kAudio) {
+    h.a = p.codec == kCodecOpus ? kOpusSamplesPer20Ms : static_cast<uint16_t>(p.data.size() / 2);
+  } else {
+    h.a = static_cast<uint16_t>(config.width);
+    h.b = static_cast<uint16_t>(config.height);
+  }
+  return std::make_shared<const std::string>(encode_media_message(h, p.data));
 }
 
 bool decode_media_header(std::string_view m, MediaHeader* out) {

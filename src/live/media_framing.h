@@ -14,6 +14,7 @@
 //   20     ...   video: the JPEG file; audio: samples, s16le
 #pragma once
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -29,6 +30,8 @@ inline constexpr uint16_t kFlagSpeaking = 1, kFlagEndOfSpeech = 2, kFlagInterrup
 // The version of this framing that session.started announces (`framing_version`); it changes only
 // when a client written for it could no longer read the messages.
 inline constexpr int kMediaFramingVersion = 1;
+// Samples an Opus packet's header announces: 20 ms at 48 kHz, the rate Opus decodes at.
+inline constexpr uint16_t kOpusSamplesPer20Ms = 960;
 
 struct MediaHeader {
   MediaKind kind = MediaKind::kVideo;
@@ -44,6 +47,12 @@ std::string encode_video_message(const MediaHeader& h, std::string_view jpeg);
 std::string encode_audio_message(const MediaHeader& h, const std::vector<int16_t>& samples);
 // Header + any payload (encoded media: an access unit, an Opus packet, a codec configuration).
 std::string encode_media_message(const MediaHeader& h, std::string_view payload);
+struct EncodedPacket;
+struct CodecConfig;
+// A room's packet (encoded_media.h) as its binary message for viewers configured with `config`
+// (a picture's header carries the configured size). The bytes depend only on the packet and the
+// format's configuration, so one immutable message serves every viewer of the format.
+std::shared_ptr<const std::string> packet_message(const EncodedPacket& p, const CodecConfig& config);
 // Parses a header (tests, benchmark clients); false when the message is shorter than a header.
 bool decode_media_header(std::string_view msg, MediaHeader* out);
 

@@ -17,9 +17,10 @@ namespace {
 class ThrottledConnection : public http::WebSocketConnection {
  public:
   bool send_text(std::string) override { return true; }
-  bool send_binary(std::string b, http::WsMessageClass cls) override {
+  bool send_binary(http::WsBytes b, http::WsMessageClass cls) override {
     std::lock_guard l(mu);
-    sent.push_back({std::move(b), cls});
+    shared.push_back(b);
+    sent.push_back({*b, cls});
     if (!draining) queued += sent.back().first.size();
     return true;
   }
@@ -47,6 +48,7 @@ class ThrottledConnection : public http::WebSocketConnection {
 
   mutable std::mutex mu;
   std::vector<std::pair<std::string, http::WsMessageClass>> sent;
+  std::vector<http::WsBytes> shared;  // the messages as handed over (to see which are shared)
   std::vector<http::WsMessageClass> discarded;
   size_t queued = 0;
   bool draining = true;  // true: everything sent is written at once (queue stays as set)
@@ -265,6 +267,57 @@ TEST(MediaFanout, EachSinkIsConfiguredThenGetsItsFormatStartingWithAKeyFrame) {
   f.end_all();
   EXPECT_TRUE(h264->ended);
   EXPECT_TRUE(f.empty());
+}
+
+// Twenty viewers of a format cost one framing per packet: every viewer is handed the same
+// immutable message, and its bytes are what a viewer framing the packet itself would send. A
+// viewer held back by its own queue still drops its pictures alone.
+TEST(MediaFanout, ViewersOfAFormatShareOneMessagePerPacketAndKeepTheirOwnGate) {
+  MediaFanout f;
+  std::vector<std::shared_ptr<ThrottledConnection>> conns;
+  std::vector<std::shared_ptr<ViewerMediaSink>> sinks;
+  for (int i = 0; i < 3; ++i) {
+    conns.push_back(std::make_shared<ThrottledConnection>());
+    sinks.push_back(std::make_shared<ViewerMediaSink>(conns.back(), MediaFormat::kH264Opus, 10'000));
+    f.add(sinks.back(), MediaFormat::kH264Opus);
+  }
+  auto recorder = std::make_shared<RecordingSink>();  // a sink that takes packets, not messages
+  f.add(recorder, MediaFormat::kH264Opus);
+  int configs_asked = 0;
+  auto config_for = [&](MediaFormat) {
+    ++configs_asked;
+    return h264_config();
+  };
+  FramePackets p;
+  p.h264 = video(0, true);
+  p.opus = {opus(0), opus(1)};
+  f.deliver(p, config_for);
+  EXPECT_EQ(configs_asked, 1) << "the format's configuration is asked for once per delivery";
+  conns[2]->queued = 12'000;  // this viewer stops reading
+  p.h264 = video(1, false);
+  p.opus = {opus(2), opus(3)};
+  f.deliver(p, config_for);
+  // Two configuration messages (each viewer's own), then audio, audio, video per frame.
+  ASSERT_EQ(conns[0]->shared.size(), 8u);
+  ASSERT_EQ(conns[1]->shared.size(), 8u);
+  ASSERT_EQ(conns[2]->shared.size(), 7u) << "the throttled viewer's second picture is dropped";
+  for (size_t i = 2; i < 8; ++i) EXPECT_EQ(conns[0]->shared[i], conns[1]->shared[i]) << i;
+  for (size_t i = 2; i < 7; ++i) EXPECT_EQ(conns[0]->shared[i], conns[2]->shared[i]) << i;
+  EXPECT_EQ(sinks[2]->video_dropped(), 1);
+  EXPECT_EQ(sinks[0]->video_dropped(), 0);
+  EXPECT_EQ(recorder->packets.size(), 6u);
+
+  // The shared bytes are those of a viewer that frames the packet itself.
+  auto alone = std::make_shared<ThrottledConnection>();
+  ViewerMediaSink own(alone, MediaFormat::kH264Opus, 10'000);
+  own.on_config(h264_config());
+  own.on_packet(opus(2));
+  own.on_packet(video(0, true));
+  own.on_packet(video(1, false));
+  ASSERT_EQ(alone->sent.size(), 5u);
+  EXPECT_EQ(alone->sent[2].first, *conns[0]->shared[5]);
+  EXPECT_EQ(alone->sent[4].first, *conns[0]->shared[7]);
+  EXPECT_EQ(alone->sent[3].first, *conns[0]->shared[4]);
 }
 
 }  // namespace

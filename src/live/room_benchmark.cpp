@@ -43,11 +43,11 @@ class CountingViewer : public http::WebSocketConnection {
     if (m.find("\"playback_finished\"") != std::string::npos) finished_at = now_s();
     return true;
   }
-  bool send_binary(std::string b, http::WsMessageClass) override {
+  bool send_binary(http::WsBytes b, http::WsMessageClass) override {
     live::MediaHeader h;
-    if (!live::decode_media_header(b, &h)) return true;
+    if (!live::decode_media_header(*b, &h)) return true;
     std::lock_guard l(mu);
-    bytes += b.size();
+    bytes += b->size();
     if (h.kind == live::MediaKind::kVideo) {
       ++video;
     } else {

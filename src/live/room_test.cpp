@@ -24,10 +24,10 @@ class FakeConnection : public http::WebSocketConnection {
     texts.push_back(std::move(m));
     return true;
   }
-  bool send_binary(std::string b, http::WsMessageClass cls) override {
+  bool send_binary(http::WsBytes b, http::WsMessageClass cls) override {
     std::lock_guard l(mu);
     MediaHeader h;
-    if (decode_media_header(b, &h)) {
+    if (decode_media_header(*b, &h)) {
       if (h.flags & kFlagConfig) {
         ++configs;
       } else if (h.kind == MediaKind::kAudio) {

@@ -4,10 +4,6 @@
 
 namespace imago::live {
 
-namespace {
-constexpr uint16_t kOpusSamplesPer20Ms = 960;  // at 48 kHz, the rate Opus decodes at
-}
-
 ViewerMediaSink::ViewerMediaSink(std::shared_ptr<http::WebSocketConnection> conn, MediaFormat format,
                                  size_t max_queue_bytes)
     : conn_(std::move(conn)), format_(format), gate_(max_queue_bytes) {}
@@ -23,7 +19,8 @@ void ViewerMediaSink::on_config(const CodecConfig& config) {
     h.flags = kFlagConfig;
     h.a = static_cast<uint16_t>(config.width);
     h.b = static_cast<uint16_t>(config.height);
-    conn_->send_binary(encode_media_message(h, config.avcc), http::WsMessageClass::kControl);
+    conn_->send_binary(std::make_shared<const std::string>(encode_media_message(h, config.avcc)),
+                       http::WsMessageClass::kControl);
   }
   if (!config.opus_head.empty()) {
     MediaHeader h;
@@ -31,33 +28,35 @@ void ViewerMediaSink::on_config(const CodecConfig& config) {
     h.codec = kCodecOpus;
     h.flags = kFlagConfig;
     h.a = kOpusSamplesPer20Ms;
-    conn_->send_binary(encode_media_message(h, config.opus_head), http::WsMessageClass::kControl);
+    conn_->send_binary(std::make_shared<const std::string>(encode_media_message(h, config.opus_head)),
+                       http::WsMessageClass::kControl);
   }
 }
 
 void ViewerMediaSink::on_packet(const std::shared_ptr<const EncodedPacket>& p) {
-  MediaHeader h;
-  h.kind = p->kind;
-  h.codec = p->codec;
-  h.flags = p->flags;
-  h.frame_index = p->frame_index;
-  h.pts_us = p->pts_us;
+  std::shared_ptr<const std::string> message;
+  {
+    std::lock_guard lock(mu_);
+    message = packet_message(*p, config_);
+  }
+  on_message(p, message);
+}
+
+void ViewerMediaSink::on_message(const std::shared_ptr<const EncodedPacket>& p,
+                                 const std::shared_ptr<const std::string>& message) {
   if (p->kind == MediaKind::kAudio) {
-    h.a = p->codec == kCodecOpus ? kOpusSamplesPer20Ms : static_cast<uint16_t>(p->data.size() / 2);
-    conn_->send_binary(encode_media_message(h, p->data), http::WsMessageClass::kAudio);
+    conn_->send_binary(message, http::WsMessageClass::kAudio);
     return;
   }
   const bool key = (p->flags & kFlagKeyFrame) != 0;
   {
     std::lock_guard lock(mu_);
-    h.a = static_cast<uint16_t>(config_.width);
-    h.b = static_cast<uint16_t>(config_.height);
     // Behind: this picture is dropped, and with H.264 every one after it up to a key frame.
     const bool send = gate_.admit(key, conn_->queued_bytes());
     dropped_.store(gate_.dropped());
     if (!send) return;
   }
-  conn_->send_binary(encode_media_message(h, p->data), http::WsMessageClass::kVideo);
+  conn_->send_binary(message, http::WsMessageClass::kVideo);
 }
 
 bool ViewerMediaSink::wants_key_frame() {

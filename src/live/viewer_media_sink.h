@@ -22,7 +22,11 @@ class ViewerMediaSink : public MediaSink {
 
   // h264+opus: the avcC and the OpusHead as configuration messages (never dropped or discarded).
   void on_config(const CodecConfig& config) override;
+  // Frames the packet itself; the fan-out frames once for all its viewers and calls on_message.
   void on_packet(const std::shared_ptr<const EncodedPacket>& packet) override;
+  bool takes_messages() const override { return true; }
+  void on_message(const std::shared_ptr<const EncodedPacket>& packet,
+                  const std::shared_ptr<const std::string>& message) override;
   bool wants_key_frame() override;
   // Drops the viewer's queued audio and video; after dropped H.264 the next picture sent is a key frame.
   void on_interrupt() override;
