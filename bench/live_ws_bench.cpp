@@ -190,9 +190,9 @@ int capacity(int n, int seconds, int core) {
         raw->bytes += int64_t(m->data.size()) + (m->data.size() < 126 ? 2 : 4);
         Hdr h;
         if (!hdr(*m, &h)) continue;
-        // Opus packets are 20 ms: two per 40 ms frame.
+        // One audio message per 40 ms picture (PCM and Opus alike).
         if (h.kind == 2) {
-          raw->audio += h.codec == 2 ? 1 : 2;
+          raw->audio++;
         } else {
           raw->video++;
         }
@@ -221,7 +221,7 @@ int capacity(int n, int seconds, int core) {
   std::vector<double> fps, aps, kbps;
   for (auto& v : viewers) {
     fps.push_back(double(v->video) / secs);
-    aps.push_back(double(v->audio) / 2 / secs);
+    aps.push_back(double(v->audio) / secs);
     kbps.push_back(double(v->bytes) * 8 / 1000 / secs);
   }
   int steady = 0;
@@ -478,7 +478,6 @@ int main(int argc, char** argv) {
 
   std::map<uint32_t, SteadyClock::time_point> audio_at, video_at;
   int64_t audio_n = 0, video_n = 0, gaps = 0, bytes = 0;
-  bool opus = false;
   uint32_t last_audio = 0;
   bool have_last = false;
   const auto t_start = SteadyClock::now();
@@ -501,9 +500,8 @@ int main(int argc, char** argv) {
       if (have_last && h.index != last_audio + 1) ++gaps;
       last_audio = h.index;
       have_last = true;
-      // Opus packets are 20 ms: packet 2n starts frame n.
-      opus = h.codec == 2;
-      if (!opus || h.index % 2 == 0) audio_at[opus ? h.index / 2 : h.index] = m->at;
+      // One audio message per picture, with the picture's index (PCM and Opus).
+      audio_at[h.index] = m->at;
     } else {
       ++video_n;
       video_at[h.index] = m->at;
@@ -518,7 +516,7 @@ int main(int argc, char** argv) {
   std::printf(
       "steady %.0f s: video %.2f fps, audio %.2f frames/s, audio index gaps %lld, |video - audio| arrival "
       "skew for the same frame: p50 %.2f ms p99 %.2f ms max %.2f ms (pts are equal by construction)\n",
-      secs, video_n / secs, audio_n / secs / (opus ? 2 : 1), static_cast<long long>(gaps), pct(skew, 0.5),
+      secs, video_n / secs, audio_n / secs, static_cast<long long>(gaps), pct(skew, 0.5),
       pct(skew, 0.99), pct(skew, 1));
   std::printf("received by the viewer: %.1f kbit/s (video + audio + framing), media %s\n",
               bytes * 8 / 1000.0 / secs, g_media.empty() ? "jpeg+pcm" : "h264+opus");

@@ -89,7 +89,8 @@
       } else if (h.kind === 2 && h.codec === CODEC_OPUS) {
         stats.audioChunks++;
         if (!audio) { if (audioConfig) makeAudio(); else return; }
-        audio.decode(new EncodedAudioChunk({ type: 'key', timestamp: h.pts, duration: 20000, data: payload }));
+        // h.a: the packet's samples at 48 kHz (1920: one picture's 40 ms).
+        audio.decode(new EncodedAudioChunk({ type: 'key', timestamp: h.pts, duration: Math.round(h.a * 1e6 / 48000), data: payload }));
       }
     }
 

@@ -7,8 +7,9 @@
 //  - Video is H.264 constrained baseline in AVCC form: each access unit is a sequence of NAL units,
 //    each prefixed by its 4-byte big-endian length; `CodecConfig::avcc` is the
 //    AVCDecoderConfigurationRecord (what MP4's avcC box and WebCodecs' `description` take).
-//  - Audio is Opus at 48 kHz mono, one 20 ms packet per EncodedPacket; `CodecConfig::opus_head` is
-//    the 19-byte OpusHead identification header (RFC 7845).
+//  - Audio is Opus at 48 kHz mono, one packet per EncodedPacket holding one picture's 40 ms (two
+//    20 ms Opus frames), index and pts those of the picture; `CodecConfig::opus_head` is the
+//    19-byte OpusHead identification header (RFC 7845).
 //  - pts_us is on the session's audio clock (the same clock as today's JPEG+PCM frames: frame n of
 //    video at n * 40000 us at 25 fps).
 //  - Packets are immutable once made and shared between consumers (shared_ptr to const).

@@ -1,5 +1,5 @@
 // The room's encoders: what they make decodes (libavcodec's H.264 decoder, libopus), key frames
-// come when asked, and Opus packets are 20 ms.
+// come when asked, and each picture's 40 ms of audio is one Opus packet of two 20 ms frames.
 #include "live/media_encoder.h"
 
 #include <gtest/gtest.h>
@@ -170,11 +170,11 @@ TEST(H264Encoder, AnnexBBecomesLengthPrefixedWithoutParameterSets) {
   EXPECT_EQ(avcc, std::string("\1\x42\xc0\x1e\xff\xe1\0\4\x67\x42\xc0\x1e\1\0\2\x68\xce", 17));
 }
 
-TEST(OpusAudioEncoder, TwentyMillisecondPacketsThatDecodeBack) {
+TEST(OpusAudioEncoder, OnePacketOfTwentyMillisecondFramesPerPictureThatDecodesBack) {
   auto enc = OpusAudioEncoder::create(24000, 32000);
   ASSERT_TRUE(enc.ok()) << enc.status().message();
   auto& e = **enc;
-  EXPECT_EQ(e.samples_per_packet(), 480);
+  EXPECT_EQ(e.samples_per_frame(), 480);
   const std::string& head = e.opus_head();
   ASSERT_EQ(head.size(), 19u);
   EXPECT_EQ(head.substr(0, 8), "OpusHead");
@@ -194,22 +194,21 @@ TEST(OpusAudioEncoder, TwentyMillisecondPacketsThatDecodeBack) {
     for (int i = 0; i < 960; ++i)
       pcm[i] = int16_t(8000 * std::sin(2 * M_PI * 440 * (frame * 960 + i) / 24000.0));
     std::vector<EncodedPacket> out;
-    ASSERT_TRUE(e.encode(pcm.data(), pcm.size(), uint32_t(frame * 2), kFlagSpeaking, &out).ok());
-    ASSERT_EQ(out.size(), 2u);
-    for (int k = 0; k < 2; ++k) {
-      const EncodedPacket& p = out[k];
-      EXPECT_EQ(p.kind, MediaKind::kAudio);
-      EXPECT_EQ(p.codec, kCodecOpus);
-      EXPECT_EQ(p.frame_index, uint32_t(frame * 2 + k));
-      EXPECT_EQ(p.pts_us, (frame * 2 + k) * 20000);
-      EXPECT_EQ(p.duration_us, 20000);
-      EXPECT_EQ(p.flags, kFlagSpeaking);
-      const auto* bytes = reinterpret_cast<const unsigned char*>(p.data.data());
-      EXPECT_EQ(opus_packet_get_nb_samples(bytes, int(p.data.size()), 48000), 960);
-      float buf[960];
-      ASSERT_EQ(opus_decode_float(dec, bytes, int(p.data.size()), buf, 960, 0), 960);
-      decoded.insert(decoded.end(), buf, buf + 960);
-    }
+    ASSERT_TRUE(e.encode(pcm.data(), pcm.size(), uint32_t(frame), kFlagSpeaking, &out).ok());
+    ASSERT_EQ(out.size(), 1u);
+    const EncodedPacket& p = out[0];
+    EXPECT_EQ(p.kind, MediaKind::kAudio);
+    EXPECT_EQ(p.codec, kCodecOpus);
+    EXPECT_EQ(p.frame_index, uint32_t(frame));
+    EXPECT_EQ(p.pts_us, frame * 40000);
+    EXPECT_EQ(p.duration_us, 40000);
+    EXPECT_EQ(p.flags, kFlagSpeaking);
+    const auto* bytes = reinterpret_cast<const unsigned char*>(p.data.data());
+    EXPECT_EQ(opus_packet_get_nb_frames(bytes, int(p.data.size())), 2);
+    EXPECT_EQ(opus_packet_get_nb_samples(bytes, int(p.data.size()), 48000), 1920);
+    float buf[1920];
+    ASSERT_EQ(opus_decode_float(dec, bytes, int(p.data.size()), buf, 1920, 0), 1920);
+    decoded.insert(decoded.end(), buf, buf + 1920);
   }
   opus_decoder_destroy(dec);
   // The tone survives: the energy after the pre-skip is about the input's (amplitude 8000/32768).
@@ -217,10 +216,13 @@ TEST(OpusAudioEncoder, TwentyMillisecondPacketsThatDecodeBack) {
   for (size_t i = size_t(pre_skip) + 4800; i < decoded.size(); ++i) energy += decoded[i] * decoded[i];
   const double rms = std::sqrt(energy / double(decoded.size() - pre_skip - 4800));
   EXPECT_NEAR(rms, 8000.0 / 32768 / std::sqrt(2.0), 0.05);
-  // A partial packet is refused.
-  std::vector<int16_t> odd(500);
+  // A partial frame, nothing, and more than one packet may hold (120 ms) are refused.
+  std::vector<int16_t> odd(500), none, too_long(480 * 7);
   std::vector<EncodedPacket> out;
   EXPECT_FALSE(e.encode(odd.data(), odd.size(), 0, 0, &out).ok());
+  EXPECT_FALSE(e.encode(none.data(), none.size(), 0, 0, &out).ok());
+  EXPECT_FALSE(e.encode(too_long.data(), too_long.size(), 0, 0, &out).ok());
+  EXPECT_TRUE(out.empty());
 }
 
 TEST(MediaEncoder, EncodesEachFormatOnlyWhenAsked) {
@@ -244,9 +246,9 @@ TEST(MediaEncoder, EncodesEachFormatOnlyWhenAsked) {
   enc.encode_h264_opus(f, 0, true, &p);
   ASSERT_TRUE(p.h264);
   EXPECT_TRUE(p.h264->flags & kFlagKeyFrame);
-  ASSERT_EQ(p.opus.size(), 2u);
-  EXPECT_EQ(p.opus[0]->frame_index, 6u);
-  EXPECT_EQ(p.opus[1]->pts_us, 140000);
+  ASSERT_EQ(p.opus.size(), 1u);  // the picture's 40 ms in one packet, with the picture's index
+  EXPECT_EQ(p.opus[0]->frame_index, 3u);
+  EXPECT_EQ(p.opus[0]->pts_us, 120000);
   const CodecConfig c = enc.config(MediaFormat::kH264Opus);
   EXPECT_EQ(c.width, 128);
   EXPECT_FALSE(c.avcc.empty());

@@ -30,8 +30,12 @@ inline constexpr uint16_t kFlagSpeaking = 1, kFlagEndOfSpeech = 2, kFlagInterrup
 // The version of this framing that session.started announces (`framing_version`); it changes only
 // when a client written for it could no longer read the messages.
 inline constexpr int kMediaFramingVersion = 1;
-// Samples an Opus packet's header announces: 20 ms at 48 kHz, the rate Opus decodes at.
-inline constexpr uint16_t kOpusSamplesPer20Ms = 960;
+// Samples an Opus message's header announces, at 48 kHz (the rate Opus decodes at): a room's
+// packets carry one 40 ms picture's audio (two 20 ms Opus frames).
+inline constexpr uint16_t kOpusSamplesPerPacket = 1920;
+inline uint16_t opus_samples_at_48k(int64_t duration_us) {
+  return static_cast<uint16_t>(duration_us * 48 / 1000);
+}
 
 struct MediaHeader {
   MediaKind kind = MediaKind::kVideo;

@@ -72,7 +72,8 @@ std::shared_ptr<const EncodedPacket> opus(uint32_t k) {
   p->codec = kCodecOpus;
   p->flags = kFlagSpeaking;
   p->frame_index = k;
-  p->pts_us = k * 20000;
+  p->pts_us = k * 40000;
+  p->duration_us = 40000;
   p->data = "opus";
   return p;
 }
@@ -129,11 +130,11 @@ TEST(ViewerMediaSink, ConfigurationThenAudioAndVideoInTheHeaderFields) {
   EXPECT_EQ(h[1].kind, MediaKind::kAudio);
   EXPECT_EQ(h[1].codec, kCodecOpus);
   EXPECT_EQ(h[1].flags, kFlagConfig);
-  EXPECT_EQ(h[1].a, 960);
+  EXPECT_EQ(h[1].a, 1920);
   EXPECT_EQ(c->sent[1].first.substr(20), h264_config().opus_head);
   EXPECT_EQ(h[2].frame_index, 6u);
-  EXPECT_EQ(h[2].pts_us, 120000);
-  EXPECT_EQ(h[2].a, 960);
+  EXPECT_EQ(h[2].pts_us, 240000);
+  EXPECT_EQ(h[2].a, 1920);  // 40 ms at 48 kHz
   EXPECT_EQ(h[3].frame_index, 3u);
   EXPECT_EQ(h[3].flags, kFlagKeyFrame);
   EXPECT_EQ(h[3].a, 512);

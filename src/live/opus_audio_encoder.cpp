@@ -2,17 +2,20 @@
 
 #include <opus.h>
 
+#include <vector>
+
 #include "live/media_framing.h"
 
 namespace imago::live {
 
 namespace {
-constexpr int kPacketMs = 20;
-constexpr int kMaxPacketBytes = 1500;
+constexpr int kFrameMs = 20;
+constexpr int kMaxFrameBytes = 1500;
 }  // namespace
 
 struct OpusAudioEncoder::Impl {
   ::OpusEncoder* enc = nullptr;
+  std::vector<unsigned char> repacketizer = std::vector<unsigned char>(opus_repacketizer_get_size());
   int rate = 0;
   std::string head;
   ~Impl() {
@@ -60,28 +63,38 @@ const std::string& OpusAudioEncoder::opus_head() const {
 int OpusAudioEncoder::input_rate() const {
   return impl_->rate;
 }
-int OpusAudioEncoder::samples_per_packet() const {
-  return impl_->rate * kPacketMs / 1000;
+int OpusAudioEncoder::samples_per_frame() const {
+  return impl_->rate * kFrameMs / 1000;
 }
 
-Status OpusAudioEncoder::encode(const int16_t* pcm, size_t count, uint32_t first_index, uint16_t flags,
+Status OpusAudioEncoder::encode(const int16_t* pcm, size_t count, uint32_t index, uint16_t flags,
                                 std::vector<EncodedPacket>* out) {
-  const size_t per = static_cast<size_t>(samples_per_packet());
-  if (count % per != 0) return Status::Invalid("Opus input must be whole 20 ms packets");
-  unsigned char buf[kMaxPacketBytes];
-  for (size_t at = 0, k = 0; at < count; at += per, ++k) {
-    const opus_int32 n = opus_encode(impl_->enc, pcm + at, static_cast<int>(per), buf, kMaxPacketBytes);
+  const size_t per = static_cast<size_t>(samples_per_frame());
+  if (count == 0 || count % per != 0) return Status::Invalid("Opus input must be whole 20 ms frames");
+  const size_t frames = count / per;
+  if (frames > kMaxFramesPerPacket) return Status::Invalid("an Opus packet holds at most 120 ms");
+  // Each frame is encoded on its own (same bits as separate packets), then the repacketizer joins
+  // them behind one table of contents (RFC 6716 3.2, code 1 or 3).
+  unsigned char frame_bytes[kMaxFramesPerPacket][kMaxFrameBytes];
+  OpusRepacketizer* rp = opus_repacketizer_init(reinterpret_cast<OpusRepacketizer*>(impl_->repacketizer.data()));
+  for (size_t k = 0; k < frames; ++k) {
+    const opus_int32 n = opus_encode(impl_->enc, pcm + k * per, static_cast<int>(per), frame_bytes[k], kMaxFrameBytes);
     if (n < 0) return Status::Internal(std::string("opus_encode: ") + opus_strerror(n));
-    EncodedPacket p;
-    p.kind = MediaKind::kAudio;
-    p.codec = kCodecOpus;
-    p.flags = flags;
-    p.frame_index = first_index + static_cast<uint32_t>(k);
-    p.pts_us = int64_t{p.frame_index} * kPacketMs * 1000;
-    p.duration_us = kPacketMs * 1000;
-    p.data.assign(reinterpret_cast<const char*>(buf), static_cast<size_t>(n));
-    out->push_back(std::move(p));
+    if (int rc = opus_repacketizer_cat(rp, frame_bytes[k], n); rc != OPUS_OK)
+      return Status::Internal(std::string("opus_repacketizer_cat: ") + opus_strerror(rc));
   }
+  unsigned char packet[kMaxFramesPerPacket * kMaxFrameBytes + 8];
+  const opus_int32 n = opus_repacketizer_out(rp, packet, sizeof(packet));
+  if (n < 0) return Status::Internal(std::string("opus_repacketizer_out: ") + opus_strerror(n));
+  EncodedPacket p;
+  p.kind = MediaKind::kAudio;
+  p.codec = kCodecOpus;
+  p.flags = flags;
+  p.frame_index = index;
+  p.duration_us = static_cast<int64_t>(frames) * kFrameMs * 1000;
+  p.pts_us = int64_t{index} * p.duration_us;
+  p.data.assign(reinterpret_cast<const char*>(packet), static_cast<size_t>(n));
+  out->push_back(std::move(p));
   return Status::Ok();
 }
 

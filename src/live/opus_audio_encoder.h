@@ -1,6 +1,8 @@
-// A room's Opus encoder (docs/live-protocol.md, "Encoded media"): libopus, mono, 20 ms packets,
-// VBR at the room's rate, tuned for voice. The input is the renderer's PCM at its rate (24 kHz in
-// rooms); Opus decodes at 48 kHz whatever the input rate. Not thread safe: the render thread owns it.
+// A room's Opus encoder (docs/live-protocol.md, "Encoded media"): libopus, mono, 20 ms Opus frames,
+// VBR at the room's rate, tuned for voice. The frames of one call (a room's 40 ms video frame) leave
+// as one Opus packet (RFC 6716 3.2: a packet may carry several frames), so a viewer gets one audio
+// message per picture instead of one per 20 ms. The input is the renderer's PCM at its rate (24 kHz
+// in rooms); Opus decodes at 48 kHz whatever the input rate. Not thread safe: the render thread owns it.
 #pragma once
 #include <cstdint>
 #include <memory>
@@ -24,12 +26,14 @@ class OpusAudioEncoder {
   // the input rate, no gain, mapping family 0.
   const std::string& opus_head() const;
   int input_rate() const;
-  int samples_per_packet() const;  // 20 ms at the input rate
+  int samples_per_frame() const;  // one 20 ms Opus frame at the input rate
+  static constexpr int kMaxFramesPerPacket = 6;  // 120 ms, the most one Opus packet may hold
 
-  // Encodes `count` samples, a whole number of 20 ms packets, starting at packet `first_index`
-  // (packet k covers [k * 20, (k + 1) * 20) ms of the session's audio clock). Each packet has kind
-  // audio, codec kCodecOpus, `flags`, pts k * 20000, duration 20000.
-  Status encode(const int16_t* pcm, size_t count, uint32_t first_index, uint16_t flags,
+  // Encodes `count` samples, a whole number of 20 ms frames (1 to kMaxFramesPerPacket), into ONE
+  // packet with index `index`: it covers [index * d, (index + 1) * d) of the session's audio clock,
+  // d being its duration (count at the input rate); a room passes its frame index and 40 ms. The
+  // packet has kind audio, codec kCodecOpus, `flags`, pts index * d, duration d.
+  Status encode(const int16_t* pcm, size_t count, uint32_t index, uint16_t flags,
                 std::vector<EncodedPacket>* out);
   // Forgets the signal it holds (its look-ahead): after an interrupt no old speech comes out.
   void reset();

@@ -538,7 +538,8 @@ TEST(Room, AThrottledH264ViewerDropsPicturesToAKeyFrameWhileTheOtherKeepsEveryOn
   const int fast_video = fast->count_video();
   ASSERT_TRUE(eventually([&] { return fast->count_video() >= fast_video + 25; }));
   EXPECT_LE(slow->count_video(), slow_video + 1);  // at most a picture already on its way
-  EXPECT_GE(slow->count_audio(), slow_audio + 40) << "audio is never dropped";
+  // One audio packet per picture: 25 pictures went to the other viewer meanwhile.
+  EXPECT_GE(slow->count_audio(), slow_audio + 20) << "audio is never dropped";
   size_t keys_while_congested = 0, first_after = 0;
   {
     std::lock_guard l(fast->mu);

@@ -27,7 +27,7 @@ void ViewerMediaSink::on_config(const CodecConfig& config) {
     h.kind = MediaKind::kAudio;
     h.codec = kCodecOpus;
     h.flags = kFlagConfig;
-    h.a = kOpusSamplesPer20Ms;
+    h.a = kOpusSamplesPerPacket;
     conn_->send_binary(std::make_shared<const std::string>(encode_media_message(h, config.opus_head)),
                        http::WsMessageClass::kControl);
   }

@@ -1,6 +1,6 @@
 // Encoded live media over real WebSockets against the real imagod (docs/live-protocol.md,
 // "Encoded media"): a media=h264+opus viewer gets session.started, the codec configurations, then
-// a key frame first; Opus packets are 20 ms on the audio clock; a viewer joining a running room
+// a key frame first; an Opus packet per picture (40 ms) on the audio clock; a viewer joining a running room
 // gets its own configuration and key frame; today's viewers keep today's format; bad parameters
 // are refused before upgrading.
 #include <gtest/gtest.h>
@@ -91,9 +91,13 @@ void expect_config_then_key_frame_first(WsClient& ws, int pictures) {
     } else {
       ASSERT_TRUE(audio_config);
       EXPECT_EQ(x->codec, 2);
-      EXPECT_EQ(x->pts, int64_t(x->index) * 20000);
-      EXPECT_EQ(x->a, 960);
-      EXPECT_LT(x->payload.size(), 400u);  // a 20 ms packet at 32 kbit/s is ~80 bytes
+      // One packet per picture: its index and pts, 40 ms (1920 samples at 48 kHz) in two Opus
+      // frames (RFC 6716 3.2: TOC code 1 or 3).
+      EXPECT_EQ(x->pts, int64_t(x->index) * 40000);
+      EXPECT_EQ(x->a, 1920);
+      ASSERT_FALSE(x->payload.empty());
+      EXPECT_NE(uint8_t(x->payload[0]) & 3, 0) << "a single-frame packet";
+      EXPECT_LT(x->payload.size(), 800u);  // 40 ms at 32 kbit/s is ~160 bytes
       ++opus;
     }
   }
