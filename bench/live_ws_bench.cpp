@@ -516,8 +516,8 @@ int main(int argc, char** argv) {
   std::printf(
       "steady %.0f s: video %.2f fps, audio %.2f frames/s, audio index gaps %lld, |video - audio| arrival "
       "skew for the same frame: p50 %.2f ms p99 %.2f ms max %.2f ms (pts are equal by construction)\n",
-      secs, video_n / secs, audio_n / secs, static_cast<long long>(gaps), pct(skew, 0.5),
-      pct(skew, 0.99), pct(skew, 1));
+      secs, video_n / secs, audio_n / secs, static_cast<long long>(gaps), pct(skew, 0.5), pct(skew, 0.99),
+      pct(skew, 1));
   std::printf("received by the viewer: %.1f kbit/s (video + audio + framing), media %s\n",
               bytes * 8 / 1000.0 / secs, g_media.empty() ? "jpeg+pcm" : "h264+opus");
   return 0;

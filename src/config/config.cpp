@@ -5,8 +5,8 @@
 #include <sstream>
 #include <thread>
 
-#include "util/strings.h"
 #include "util/cpu_cores.h"
+#include "util/strings.h"
 
 namespace imago {
 
@@ -105,7 +105,8 @@ const std::vector<Option>& options() {
        [](Config& c, const std::string& v) {
          return set_int(c.tls_handshake_timeout_s, v, "tls-handshake-timeout", 1, 600);
        }},
-      {"threads", "IMAGO_THREADS", "N", "I/O threads (default: one per usable core: the affinity mask and cgroup CPU quota count)",
+      {"threads", "IMAGO_THREADS", "N",
+       "I/O threads (default: one per usable core: the affinity mask and cgroup CPU quota count)",
        [](Config& c, const std::string& v) { return set_int(c.io_threads, v, "threads", 1, 256); }},
       {"worker-threads", "IMAGO_WORKER_THREADS", "N", "threads running request handlers (default 16)",
        [](Config& c, const std::string& v) {
@@ -413,13 +414,10 @@ std::string config_help() {
 void finalize_config(Config& cfg) {
   // The key is read from the environment only: a flag would show it in the process list.
   if (const char* k = std::getenv("IMAGO_LLM_API_KEY"); k && *k) cfg.llm_api_key = k;
-  if (cfg.io_threads <= 0)
-    cfg.io_threads = usable_cores();
-  if (cfg.tts_workers <= 0)
-    cfg.tts_workers = usable_cores();
+  if (cfg.io_threads <= 0) cfg.io_threads = usable_cores();
+  if (cfg.tts_workers <= 0) cfg.tts_workers = usable_cores();
   if (cfg.max_live_sessions <= 0) {
-    cfg.max_live_sessions =
-        kLiveSessionsPerCore * usable_cores();
+    cfg.max_live_sessions = kLiveSessionsPerCore * usable_cores();
   }
   if (cfg.live_sessions_per_account <= 0)
     cfg.live_sessions_per_account = std::max(1, cfg.max_live_sessions / 2);

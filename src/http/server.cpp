@@ -13,10 +13,10 @@
 #include "http/server_internal.h"
 #include "http/session.h"
 #include "http/tls.h"
+#include "util/cpu_cores.h"
 #include "util/log.h"
 #include "util/random.h"
 #include "util/strings.h"
-#include "util/cpu_cores.h"
 
 namespace imago::http {
 

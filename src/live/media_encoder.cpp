@@ -105,7 +105,8 @@ void MediaEncoder::encode_h264_opus(const avatar::Frame& f, uint16_t flags, bool
   if (opus_ && !f.audio.empty()) {
     std::vector<EncodedPacket> packets;
     // One packet per picture (40 ms, two Opus frames), with the picture's index and pts.
-    Status st = opus_->encode(f.audio.data(), f.audio.size(), static_cast<uint32_t>(f.index), flags, &packets);
+    Status st =
+        opus_->encode(f.audio.data(), f.audio.size(), static_cast<uint32_t>(f.index), flags, &packets);
     if (!st.ok()) log::warn("live_opus_encode_failed", {{"error", st.message()}});
     for (auto& p : packets) out->opus.push_back(std::make_shared<const EncodedPacket>(std::move(p)));
   }

@@ -60,7 +60,8 @@ std::shared_ptr<const std::string> packet_message(const EncodedPacket& p, const 
   h.frame_index = p.frame_index;
   h.pts_us = p.pts_us;
   if (p.kind == MediaKind::kAudio) {
-    h.a = p.codec == kCodecOpus ? opus_samples_at_48k(p.duration_us) : static_cast<uint16_t>(p.data.size() / 2);
+    h.a =
+        p.codec == kCodecOpus ? opus_samples_at_48k(p.duration_us) : static_cast<uint16_t>(p.data.size() / 2);
   } else {
     h.a = static_cast<uint16_t>(config.width);
     h.b = static_cast<uint16_t>(config.height);

@@ -76,9 +76,11 @@ Status OpusAudioEncoder::encode(const int16_t* pcm, size_t count, uint32_t index
   // Each frame is encoded on its own (same bits as separate packets), then the repacketizer joins
   // them behind one table of contents (RFC 6716 3.2, code 1 or 3).
   unsigned char frame_bytes[kMaxFramesPerPacket][kMaxFrameBytes];
-  OpusRepacketizer* rp = opus_repacketizer_init(reinterpret_cast<OpusRepacketizer*>(impl_->repacketizer.data()));
+  OpusRepacketizer* rp =
+      opus_repacketizer_init(reinterpret_cast<OpusRepacketizer*>(impl_->repacketizer.data()));
   for (size_t k = 0; k < frames; ++k) {
-    const opus_int32 n = opus_encode(impl_->enc, pcm + k * per, static_cast<int>(per), frame_bytes[k], kMaxFrameBytes);
+    const opus_int32 n =
+        opus_encode(impl_->enc, pcm + k * per, static_cast<int>(per), frame_bytes[k], kMaxFrameBytes);
     if (n < 0) return Status::Internal(std::string("opus_encode: ") + opus_strerror(n));
     if (int rc = opus_repacketizer_cat(rp, frame_bytes[k], n); rc != OPUS_OK)
       return Status::Internal(std::string("opus_repacketizer_cat: ") + opus_strerror(rc));

@@ -26,7 +26,7 @@ class OpusAudioEncoder {
   // the input rate, no gain, mapping family 0.
   const std::string& opus_head() const;
   int input_rate() const;
-  int samples_per_frame() const;  // one 20 ms Opus frame at the input rate
+  int samples_per_frame() const;                 // one 20 ms Opus frame at the input rate
   static constexpr int kMaxFramesPerPacket = 6;  // 120 ms, the most one Opus packet may hold
 
   // Encodes `count` samples, a whole number of 20 ms frames (1 to kMaxFramesPerPacket), into ONE

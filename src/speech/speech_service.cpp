@@ -20,16 +20,15 @@
 #include "speech/text.h"
 #include "speech/timing_carry.h"
 #include "speech/voices.h"
+#include "util/cpu_cores.h"
 #include "util/log.h"
 #include "util/strings.h"
-#include "util/cpu_cores.h"
 
 namespace imago::speech {
 
 SpeechOptions speech_options_from_config(const Config& cfg) {
   SpeechOptions o;
-  o.workers = std::max(
-      1, cfg.tts_workers > 0 ? cfg.tts_workers : usable_cores());
+  o.workers = std::max(1, cfg.tts_workers > 0 ? cfg.tts_workers : usable_cores());
   o.queue = std::max(0, cfg.tts_queue);
   o.account_queue = std::max(1, cfg.tts_account_queue);
   o.max_chars = cfg.tts_max_chars;
