@@ -315,7 +315,7 @@ void deform_mesh(const FaceMesh& m, const Pose& p, std::vector<cv::Point2f>& ful
   // themselves move only with the jaw, together with the inner corners (pulling the opening's
   // corners away from the lips' corners stretched the thin sliver of lip between them into a
   // streak).
-  const float s = float(std::clamp(p.mouth_spread, -1.0, 1.0)), r = std::getenv("NO_ROUND") ? 0.0f : std::max(0.0f, -s);
+  const float s = float(std::clamp(p.mouth_spread, -1.0, 1.0)), r = std::max(0.0f, -s);
   const float shoulder = 1 - r * r * (1 - kRoundShoulder);
   const float mean_gap = (m.rest_gap[0] + m.rest_gap[1] + m.rest_gap[2]) / 3;
   const int pairs[3][2] = {{61, 67}, {62, 66}, {63, 65}};
@@ -441,7 +441,6 @@ void deform_mesh(const FaceMesh& m, const Pose& p, std::vector<cv::Point2f>& ful
     const int corner = k < 2 ? 48 : 54;
     const cv::Point2f d = full[corner] - m.rest[corner];
     const float dy = d.dot(uy);
-    if (std::getenv("NO_CHEEK")) continue;
     full[m.cheek + k] += ux * (kCheekFollow * d.dot(ux)) +
                          uy * ((k % 2 == 0 && dy > 0 ? kCheekFollowUp : kCheekFollowDown) * dy);
   }
@@ -770,7 +769,6 @@ namespace {}  // namespace
 MeshWarper::MeshWarper(const FaceMesh& m, const cv::Mat& base)
     : m_(m), base_(base), moved_last_(m.tris.size(), 0), lids_{lid_of(0), lid_of(1)} {
   fit_skin_and_teeth();
-  if (std::getenv("OLD_TEETH")) teeth_[0] = 214, teeth_[1] = 206, teeth_[2] = 192;
   // A photo with its mouth open: where its upper teeth end. The rows above travel with the upper
   // lip (the upper teeth are fixed to the skull), the rows below with the jaw. The line is the
   // darkest row of the middle of the mouth between 30% and 90% of the opening (where the rows

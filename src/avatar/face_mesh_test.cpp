@@ -224,7 +224,7 @@ TEST(LidShapes, AShutLidIsSkinWithASoftLashLine) {
                                       pt(r[e + 3]),
                                       pt(r[e + 2] + (r[e + 4] - r[e + 2]) * 0.55f),
                                       pt(r[e + 1] + (r[e + 5] - r[e + 1]) * 0.55f)},
-                              all;
+                             all;
       for (int i = 0; i < 6; ++i) all.push_back(pt(r[e + i]));
       cv::fillConvexPoly(lid, upper, cv::Scalar(255));
       cv::fillConvexPoly(eye, all, cv::Scalar(255));

@@ -403,8 +403,8 @@ TEST_P(FaceMetrics, RoundedVowelsNarrowTheMouth) {
   std::sort(sorted.begin(), sorted.end());
   std::string all;
   for (double w : widths) all += " " + std::to_string(int(std::lround(100 * w)));
-  std::printf("%s: mouth width on %zu oo frames, %% of rest:%s (median %.0f%%, widest %.0f%%)\n", name.c_str(),
-              widths.size(), all.c_str(), 100 * sorted[sorted.size() / 2], 100 * sorted.back());
+  std::printf("%s: mouth width on %zu oo frames, %% of rest:%s (median %.0f%%, widest %.0f%%)\n",
+              name.c_str(), widths.size(), all.c_str(), 100 * sorted[sorted.size() / 2], 100 * sorted.back());
   EXPECT_LE(sorted.back(), 1.02) << name << ": an oo widened the mouth";
   EXPECT_LE(sorted[sorted.size() / 2], 0.97) << name << ": the oo's do not narrow the mouth";
 }
