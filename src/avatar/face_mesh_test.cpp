@@ -164,7 +164,7 @@ cv::Vec3f lab_of(const cv::Vec3b& rgb) {
 // With the lips pushed forward for a kiss no teeth show: between the lips at the kiss's peak no
 // pixel looks like a tooth (light, L* over 62, and hardly red: a* under 6, as the smiling
 // portrait's teeth are, 1-5; its pale lips are 7-8, their highlights 9 and more). The old kiss
-// showed that portrait's teeth as a thin light line between the lips.
+// showed that portrait's teeth as a thin light line between the lips (45 such pixels).
 TEST(MouthShapes, AKissShowsNoTeeth) {
   auto gestures = internal::parse_gestures(internal::default_gestures_json());
   ASSERT_TRUE(gestures.ok());
@@ -199,8 +199,8 @@ TEST(MouthShapes, AKissShowsNoTeeth) {
 // the hue of the face's lit skin (a*, b* within 5 of the skin's) and not much darker (L* at least
 // 55% of the skin's), and its lash line is a darker line, not black (no pixel of the opening
 // under 16% of the lit skin's luminance). The old lid was the grey of the photo's lid in the
-// socket's shadow (hue 6.9 and 6.8 apart on the neutral and smiling portraits, L* under half the
-// skin's on the smiling one) with a near-black bar (8% on the smiling one).
+// socket's shadow (hue 6.3, 5.8 and 5.5 apart on the neutral, smiling and face_swapped
+// portraits, L* 37% of the skin's on the smiling one) with a near-black bar (8% there).
 TEST(LidShapes, AShutLidIsSkinWithASoftLashLine) {
   for (const auto& [name, photo] : kPortraits) {
     if (name == "unseen") continue;  // its eyes are some 12 px wide: a lid of a few pixels
