@@ -1,9 +1,11 @@
 #include "avatar/face_mesh.h"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <numbers>
 #include <opencv2/imgproc.hpp>
+#include <tuple>
 
 #include "avatar/warp_row.h"
 
@@ -14,6 +16,22 @@ constexpr int kFirstExtra = 68;
 // The mouth (deform_mesh): the inner-lip opening per unit of Pose::mouth_open, in eye distances;
 // the upper lip's share of it; how much of the jaw's drop the row of points under the jaw takes.
 constexpr float kOpenPerUnit = 0.35f, kUpperShare = 0.2f, kUnderJawFollow = 0.1f;
+// Rounded lips (oo, the kiss; deform_mesh): the share by which every lip point's distance from the
+// lips' middle shrinks at full rounding; the share of the opening left at the points beside its
+// middle (a small O); how much of its side's corner travel the jaw points beside the mouth
+// follow; how far the outer lips next to the corners come to the corners' height; how far
+// corners that sit above the lips' middle (a smile in the photo) come down toward it.
+constexpr float kRoundNarrow = 0.28f, kRoundShoulder = 0.6f, kRoundCheek = 0.45f, kRoundCornerTaper = 0.7f,
+                kRoundLevel = 0.6f;
+// The points beside the mouth corners (FaceMesh::cheek): how far out from the corner along the
+// mouth's axis and how far up or down they lie (mouth widths), and how much of their corner's
+// motion they follow: across, down (the point below; the one above when the corner rises), and
+// down for the point above.
+constexpr float kCheekOut = 0.25f, kCheekUp = 0.25f, kCheekFollow = 0.5f, kCheekFollowDown = 0.4f,
+                kCheekFollowUp = 0.3f;
+// Where pressed or rounded lips meet over a photo's open mouth (MeshWarper::draw): how much darker
+// the line between them is, and how much of the upper lip's edge (mouth widths) is drawn over.
+constexpr float kSeamDark = 0.45f, kFringe = 0.04f;
 // How much of a photo's open mouth over its teeth (its inner-lip gap at rest) a spoken turn closes.
 constexpr float kSpeechRelax = 0.8f;
 // Blinks (MeshWarper::draw_lids; docs/avatar.md "How the face moves"). Tuned by looking at the
@@ -27,13 +45,22 @@ constexpr float kCreaseShare = 0.4f;
 // predictor's lid points often sit on the iris).
 constexpr float kLidSmoothing = 0.8f, kShadeA = 1.12f, kShadeB = 0.08f, kTopRamp = 0.5f, kToneShare = 0.6f;
 // Above the band the open eye's crease and socket shadow fade toward the lid's tone, over this
-// share of the band's height and this strongly.
-constexpr float kAboveShare = 0.8f, kAboveSmoothing = 0.6f;
-// The lash line: the photo's lashes kept 1:1 while the lid falls (share of the eye's opening),
-// how much the drawn line of the shut eye darkens (a soft line, 12-16% of the opening thick,
-// tinted by the skin: a hard black bar reads as paint) and the share of the eye over which it
-// tapers to the corners.
-constexpr float kLashShare = 0.22f, kLashDarkening = 0.85f, kTaper = 0.15f;
+// share of the band's height, this strongly, and (share of that) right up to the corners, where
+// the open eye's lashes curve above the band.
+constexpr float kAboveShare = 0.8f, kAboveSmoothing = 0.6f, kAboveCorner = 1.0f;
+// The lash line: the photo's lashes kept 1:1 while the lid falls (share of the eye's opening);
+// the drawn line of the shut eye: how strongly it darkens, toward what (kLashShade of the lid
+// tone's luminance, in the skin's hue), how thick (a Gaussian profile, kLashWidth of the opening
+// and at least kLashMin px: soft, a few pixels at 3x, not a hard black bar); the share of the
+// eye over which it tapers to the corners.
+constexpr float kLashShare = 0.22f, kLashDarkening = 0.8f, kLashShade = 0.3f, kLashWidth = 0.22f,
+                kLashMin = 1.3f, kTaper = 0.15f;
+// A shut lid is skin: how fully it takes the face's skin hue (keeping its luminance), and the lit
+// bulge over it: how far (kLidLift of the way) its luminance is lifted toward kLidLit of the
+// lit skin's, over an ellipse kLitRx of the eye's width across, full inside kLitCore of its
+// radius; the dome's shading across and down.
+constexpr float kLidSkinHue = 1.0f, kLidLift = 0.7f, kLidLit = 0.8f, kLitRx = 0.7f, kLitCore = 0.5f,
+                kLitShadeX = 0.15f, kLitShadeY = 0.12f;
 // The lower lid rises this share of the opening to meet the upper one (little, as in life: the
 // shut eye's lash line then follows the lower lid's curve); its band (kLowerBand of
 // the opening) is moved up from kLowerPad below the photo's lid margin (the predictor's lower
@@ -41,9 +68,9 @@ constexpr float kLashShare = 0.22f, kLashDarkening = 0.85f, kTaper = 0.15f;
 // kLowSmoothShare of the band).
 constexpr float kLowerRise = 0.25f, kLowerBand = 1.0f, kLowerPad = 0.3f, kLowSmooth = 0.6f,
                 kLowSmoothShare = 0.6f;
-// Beside the corners: how far out (share of the eye's width), how high (share of the opening)
-// and how strongly the open eye's lash line and crease fade toward the lid's tone.
-constexpr float kSideExt = 0.2f, kSideUp = 0.8f, kSideSmoothing = 0.6f;
+// Beside the corners: how far out (share of the eye's width), how high and low (share of the
+// opening) and how strongly the open eye's lash line and crease fade toward the lid's tone.
+constexpr float kSideExt = 0.2f, kSideUp = 0.8f, kSideDown = 0.25f, kSideSmoothing = 0.6f;
 
 float dist(cv::Point2f a, cv::Point2f b) {
   return std::hypot(a.x - b.x, a.y - b.y);
@@ -131,6 +158,25 @@ void mesh_points(const Landmarks68& lm, FaceMesh& m) {
     m.rest.push_back(m.rest[i] - m.uy * (kCreaseShare * up));
     m.head_weight.push_back(1);
     m.depth.push_back(0.5f);
+  }
+  // Two points beside each mouth corner, out from it along the mouth's axis and up toward the
+  // nostril's wing or down toward the chin (kCheekOut, kCheekUp of the mouth width): they follow
+  // part of the corner's motion, so what the corner does is spread over the cheek. Without them
+  // the skin between a corner and the jaw line lay in long thin triangles from the outer lip to
+  // the jaw, which a corner moving against the upper lip stretched into streaks (a moustache's
+  // end dragged out as a spike). One point straight out from the corner would lie on the lips'
+  // outline extended and make slivers of its own; above and below it the triangles at the corner
+  // are well shaped.
+  m.cheek = int(m.rest.size());
+  for (int c : {48, 54}) {
+    const cv::Point2f mid = (m.rest[48] + m.rest[54]) * 0.5f, d = m.rest[c] - mid;
+    const cv::Point2f out = d / std::max(1e-3f, std::hypot(d.x, d.y)),
+                      up(out.y * (c == 48 ? -1.0f : 1.0f), out.x * (c == 48 ? 1.0f : -1.0f));
+    for (float side : {1.0f, -1.0f}) {
+      m.rest.push_back(m.rest[c] + (out * kCheekOut + up * (side * kCheekUp)) * m.mw);
+      m.head_weight.push_back(1);
+      m.depth.push_back(0.5f);
+    }
   }
 }
 
@@ -263,16 +309,27 @@ void deform_mesh(const FaceMesh& m, const Pose& p, std::vector<cv::Point2f>& ful
     const float u = std::clamp((m.rest[i] - mc).dot(ux) / mh, -1.0f, 1.0f);
     return std::pow(std::max(0.0f, 1 - u * u), 0.3f);
   };
+  // Rounded lips (oo, the kiss: mouth_spread below 0) open as a small O in the middle: beside it
+  // the lips stay closer together (kRoundShoulder of the opening at the points beside the middle),
+  // so the opening's ends are rounded while the lips meet toward the corners, and the corners
+  // themselves move only with the jaw, together with the inner corners (pulling the opening's
+  // corners away from the lips' corners stretched the thin sliver of lip between them into a
+  // streak).
+  const float s = float(std::clamp(p.mouth_spread, -1.0, 1.0)), r = std::max(0.0f, -s);
+  const float shoulder = 1 - r * r * (1 - kRoundShoulder);
   const float mean_gap = (m.rest_gap[0] + m.rest_gap[1] + m.rest_gap[2]) / 3;
   const int pairs[3][2] = {{61, 67}, {62, 66}, {63, 65}};
   for (int k = 0; k < 3; ++k) {
-    const float c = arc(pairs[k][0]) * G - press * m.rest_gap[k];
+    const float c = arc(pairs[k][0]) * G * (k == 1 ? 1 : shoulder) - press * m.rest_gap[k];
     move(pairs[k][0], 0, -kUpperShare * c);
     move(pairs[k][1], 0, (1 - kUpperShare) * c);
   }
   const float c = G - press * mean_gap;
-  for (int i = 49; i <= 53; ++i) move(i, 0, -kUpperShare * c * std::max(0.5f, arc(i)));
-  for (int i = 55; i <= 59; ++i) move(i, 0, (1 - kUpperShare) * c * std::max(0.5f, arc(i)));
+  auto outer = [&](int i) {
+    return (i == 51 || i == 57 ? G : shoulder * G) * std::max(0.5f, arc(i)) - press * mean_gap;
+  };
+  for (int i = 49; i <= 53; ++i) move(i, 0, -kUpperShare * outer(i));
+  for (int i = 55; i <= 59; ++i) move(i, 0, (1 - kUpperShare) * outer(i));
   for (int i : {48, 54, 60, 64}) move(i, 0, 0.42f * c);
   for (int i = 2; i <= 14; ++i) {
     const float w = std::max(0.0f, 1 - std::abs(i - 8) / 6.0f);
@@ -289,65 +346,104 @@ void deform_mesh(const FaceMesh& m, const Pose& p, std::vector<cv::Point2f>& ful
       move(i, 0, -tuck * 0.3f * dist(m.rest[i], m.rest[i == 56 ? 65 : i == 57 ? 66 : 67]));
     for (int i : {50, 51, 52, 61, 62, 63}) move(i, 0, -tuck * 0.03f * mw);
   }
-  // Spread (ee) and rounding (oo, kiss): corners out or in; rounded lips also push out (taller).
-  float s = float(std::clamp(p.mouth_spread, -1.0, 1.0));
-  float out = s >= 0 ? s * 0.10f * mw : s * 0.14f * mw;
-  if (s < 0) {
-    // The cheeks and the skin under the nose follow puckered lips, so the pull of the corners
-    // spreads over the upper lip instead of folding it (a moustache showed a vertical fold).
-    for (int i : {4, 5}) move(i, -0.45f * out, 0);
-    for (int i : {11, 12}) move(i, 0.45f * out, 0);
-    move(31, -0.3f * out, 0);
-    move(35, 0.3f * out, 0);
-    move(32, -0.12f * out, 0);
-    move(34, 0.12f * out, 0);
+  // Spread (ee): the corners move out.
+  if (s > 0) {
+    const float out = s * 0.10f * mw;
+    for (int i : {48, 60}) move(i, -out, 0);
+    for (int i : {54, 64}) move(i, out, 0);
+    for (int i : {49, 59, 61, 67}) move(i, -0.55f * out, 0);
+    for (int i : {53, 55, 63, 65}) move(i, 0.55f * out, 0);
+    for (int i : {50, 58}) move(i, -0.15f * out, 0);
+    for (int i : {52, 56}) move(i, 0.15f * out, 0);
   }
-  for (int i : {48, 60}) move(i, -out, 0);
-  for (int i : {54, 64}) move(i, out, 0);
-  for (int i : {49, 59, 61, 67}) move(i, -0.55f * out, 0);
-  for (int i : {53, 55, 63, 65}) move(i, 0.55f * out, 0);
-  for (int i : {50, 58}) move(i, -0.15f * out, 0);
-  for (int i : {52, 56}) move(i, 0.15f * out, 0);
-  if (s < 0) {
-    // Puckered: the lips push out, so they look fuller and the corners come in. The upper lip
-    // rises only a little: the skin under the nose has nowhere to go.
-    for (int i = 49; i <= 53; ++i) move(i, 0, s * (i == 49 || i == 53 ? 0.015f : 0.025f) * mw);
-    for (int i = 55; i <= 59; ++i) move(i, 0, -s * (i == 55 || i == 59 ? 0.04f : 0.06f) * mw);
-    // The opening becomes an oval rather than a lens with pointed corners: the corners move to
-    // its middle height and the points beside the middle onto its shoulders; the outer lips
-    // move with the inner ones so the lips keep their thickness.
-    const float r = -s;
-    const cv::Point2f c = (full[60] + full[64]) * 0.5f;
-    const float a = dist(full[60], full[64]) / 2;
-    const float top = (full[62] - c).dot(uy), bot = (full[66] - c).dot(uy);
-    const cv::Point2f oc = c + uy * ((top + bot) / 2);
-    const float b = std::max(0.0f, (bot - top) / 2);
-    auto toward = [&](int i, cv::Point2f target, std::initializer_list<int> outer) {
-      const cv::Point2f d = (target - full[i]) * r;
-      full[i] += d;
-      for (int o : outer) full[o] += d;
-    };
-    toward(60, oc - ux * a, {48});
-    toward(64, oc + ux * a, {54});
-    const float sx = 0.62f * a, sy = 0.785f * b;
-    toward(61, oc - ux * sx - uy * sy, {49, 50});
-    toward(63, oc + ux * sx - uy * sy, {52, 53});
-    toward(67, oc - ux * sx + uy * sy, {59, 58});
-    toward(65, oc + ux * sx + uy * sy, {55, 56});
+  if (r > 0) {
+    // Rounding narrows: the lips gather toward their middle, every lip point's distance from it
+    // along the eye line shrinking by the same share (kRoundNarrow at full rounding), so no lip
+    // point overtakes another and each side shrinks in proportion to its width (on a turned face
+    // the far side is the narrower). Offsets per point instead dragged the outer upper lip past
+    // a corner coming in: the triangle between them flipped and pulled a spike of moustache out
+    // at the corner.
+    // The share eases off toward the corners (the quintic f below: f(1) = 1 with a flat end), so
+    // the corners and the lips beside them move together and the skin beyond (the cheek points)
+    // continues that motion smoothly rather than across a kink.
+    const auto x_of = [&](cv::Point2f q) { return q.dot(ux); };
+    const float cx = x_of(m.rest[51] + m.rest[57] + m.rest[62] + m.rest[66]) / 4;
+    const float reach[2] = {std::max(1.0f, cx - x_of(m.rest[48])), std::max(1.0f, x_of(m.rest[54]) - cx)};
+    for (int i = 48; i <= 67; ++i) {
+      const float d = x_of(m.rest[i]) - cx, D = reach[d > 0];
+      const float t = std::min(1.0f, std::abs(d) / D), f = t + 0.5f * t * t * t * (1 - t * t);
+      move(i, -std::copysign(kRoundNarrow * r * D * f, d), 0);
+    }
+    // The cheeks, the nostril wings and the skin under the nose follow the corner on their side,
+    // so the pull spreads over the upper lip instead of folding it.
+    const float tl = x_of(full[48] - m.rest[48]), tr = x_of(full[54] - m.rest[54]);
+    for (int i : {4, 5}) move(i, kRoundCheek * tl, 0);
+    for (int i : {11, 12}) move(i, kRoundCheek * tr, 0);
+    move(31, 0.3f * tl, 0);
+    move(35, 0.3f * tr, 0);
+    move(32, 0.12f * tl, 0);
+    move(34, 0.12f * tr, 0);
+    // Puckered: the lips push out, so they look fuller. The upper lip rises only a little: the
+    // skin under the nose has nowhere to go.
+    for (int i = 49; i <= 53; ++i) move(i, 0, -r * (i == 49 || i == 53 ? 0.01f : 0.025f) * mw);
+    for (int i = 55; i <= 59; ++i) move(i, 0, r * (i == 55 || i == 59 ? 0.03f : 0.06f) * mw);
+    // A rounded mouth cannot keep a smile: corners that sit above the lips' middle in the photo
+    // come down toward its height (the opening's ends at its middle height, an O rather than a
+    // V), inner and outer corner together so the thin lip between them is not stretched.
+    const float level = (m.rest[62] + m.rest[66]).dot(uy) / 2;
+    for (const auto& [o, in] : {std::pair{48, 60}, std::pair{54, 64}}) {
+      const float up = level - (m.rest[o] + m.rest[in]).dot(uy) / 2;
+      if (up > 0) move(o, 0, r * kRoundLevel * up), move(in, 0, r * kRoundLevel * up);
+    }
+    // The outer lips next to the corners come most of the way to the corners' height: the lips'
+    // outline rounds toward the corners, and the thin sliver of lip and moustache between the
+    // outer lip and a corner moving down with the jaw is not stretched open.
+    // (Never closer to their inner lip than half the lip's thickness: a wide rounded opening
+    // lifts the inner lip past an outer one coming down; nor closer to the line from the corner
+    // to the opening's corner than half as far as at rest: the thin lip there would fold over.)
+    const int taper[4][4] = {{49, 48, 61, 60}, {59, 48, 67, 60}, {53, 54, 63, 64}, {55, 54, 65, 64}};
+    for (const auto& [o, cn, in, ic] : taper) {
+      full[o] += uy * (r * kRoundCornerTaper * (full[cn] - m.rest[cn] - (full[o] - m.rest[o])).dot(uy));
+      // The outer lip lies above the upper inner lip, below the lower one.
+      const float sign = o < 55 ? -1.0f : 1.0f;
+      const float thick = 0.5f * sign * (m.rest[o] - m.rest[in]).dot(uy),
+                  now = sign * (full[o] - full[in]).dot(uy);
+      if (now < thick) full[o] += uy * (sign * (thick - now));
+      // Its height above (below) the line from the corner to the opening's corner.
+      auto off_line = [&](const std::vector<cv::Point2f>& q) {
+        const cv::Point2f a = q[size_t(cn)], d = q[size_t(ic)] - a;
+        const float t = std::abs(d.dot(ux)) < 1e-3f ? 0.0f : (q[size_t(o)] - a).dot(ux) / d.dot(ux);
+        return sign * (q[size_t(o)] - (a + d * t)).dot(uy);
+      };
+      const float h0 = off_line(m.rest), h = off_line(full);
+      if (h0 > 0 && h < 0.5f * h0) full[o] += uy * (sign * (0.5f * h0 - h));
+    }
   }
-  // Smile: corners up and out, the upper lip lifts a little, the cheeks rise (nostril wings
-  // and the cheek line along the jaw) and push the lower lids up.
+  // Rounded lips cannot smile at the same time: the corners' part of a smile (speech on
+  // expression models carries a slight one) fades as they round, or it pulls the corners of a
+  // pucker back out into a grimace.
   float sm = float(std::clamp(p.smile, 0.0, 1.0));
-  for (int i : {48, 60}) move(i, -0.06f * sm * mw, -0.11f * sm * mw);
-  for (int i : {54, 64}) move(i, 0.06f * sm * mw, -0.11f * sm * mw);
-  for (int i : {49, 59}) move(i, -0.03f * sm * mw, -0.05f * sm * mw);
-  for (int i : {53, 55}) move(i, 0.03f * sm * mw, -0.05f * sm * mw);
+  const float sl = sm * (1 - r);
+  for (int i : {48, 60}) move(i, -0.06f * sl * mw, -0.11f * sl * mw);
+  for (int i : {54, 64}) move(i, 0.06f * sl * mw, -0.11f * sl * mw);
+  for (int i : {49, 59}) move(i, -0.03f * sl * mw, -0.05f * sl * mw);
+  for (int i : {53, 55}) move(i, 0.03f * sl * mw, -0.05f * sl * mw);
   // (The outer edge only: lifting the inner lip would part a photo's own teeth.)
-  for (int i : {50, 51, 52}) move(i, 0, -0.025f * sm * mw);
+  for (int i : {50, 51, 52}) move(i, 0, -0.025f * sl * mw);
   move(31, -0.02f * sm * mw, -0.02f * sm * mw);
   move(35, 0.02f * sm * mw, -0.02f * sm * mw);
   for (int i : {2, 3}) move(i, -0.01f * sm * mw, -0.035f * sm * mw);
   for (int i : {13, 14}) move(i, 0.01f * sm * mw, -0.035f * sm * mw);
+
+  // The cheek beside each corner follows part of the corner's motion (speech, rounding, smiles).
+  // The point above takes less of a drop (the jaw pulls the cheek below the corner, not above).
+  for (int k = 0; k < 4; ++k) {
+    const int corner = k < 2 ? 48 : 54;
+    const cv::Point2f d = full[corner] - m.rest[corner];
+    const float dy = d.dot(uy);
+    full[m.cheek + k] += ux * (kCheekFollow * d.dot(ux)) +
+                         uy * ((k % 2 == 0 && dy > 0 ? kCheekFollowUp : kCheekFollowDown) * dy);
+  }
 
   // Blinks: the lower lid gives a little (5% of the eye's height) and smiles raise it; the upper
   // lid's fall onto it is drawn by MeshWarper (draw_lids), not by moving mesh points, so that
@@ -481,6 +577,93 @@ float along(const cv::Point2f* pts, int n, float x) {
   return pts[n - 1].y;
 }
 
+// The drawn teeth (MeshWarper::draw), seen from the front: where each tooth ends, from the
+// midline outward, in mouth widths. The upper row is a dental arch of radius half the mouth
+// width with central incisors, laterals, canines and premolars at their usual sizes (8.5, 6.5,
+// 7.5, 7 and 6.5 mm for a 50 mm mouth), projected: the teeth narrow toward the corners as they
+// turn away, instead of a row of equal tiles. The lower row is smaller (5.4, 5.9, 7, 7 mm on a
+// tighter arch).
+constexpr float kUpperTeeth[7] = {0, 0.167f, 0.282f, 0.392f, 0.462f, 0.496f, 0.52f};
+constexpr float kLowerTeeth[6] = {0, 0.107f, 0.217f, 0.325f, 0.40f, 0.45f};
+// Each tooth's length against the central incisor's (a lateral is shorter, a canine's cusp
+// nearly as long), upper row.
+constexpr float kToothLength[6] = {1.0f, 0.9f, 0.96f, 0.84f, 0.8f, 0.8f};
+
+struct Tooth {
+  int k = 0;       // which tooth from the midline (0: central incisor)
+  float f = 0;     // where across it, 0 at the side toward the midline, 1 at the other
+  float w = 1;     // its width, pixels
+  float var = 1;   // its own brightness (teeth are not all alike)
+  float tint = 0;  // and a little more or less yellow
+};
+
+// The tooth at `dx` pixels from the midline, in a row laid out by `edges` (mouth widths).
+template <size_t N>
+Tooth tooth_at(const float (&edges)[N], float dx, float mw, uint32_t seed) {
+  Tooth t;
+  const float a = std::abs(dx) / std::max(1.0f, mw);
+  while (t.k + 2 < int(N) && a > edges[t.k + 1]) ++t.k;
+  t.w = std::max(0.5f, (edges[t.k + 1] - edges[t.k]) * mw);
+  t.f = std::clamp((a - edges[t.k]) / (edges[t.k + 1] - edges[t.k]), 0.0f, 1.0f);
+  uint32_t h = (uint32_t(t.k) * 2u + (dx < 0 ? 1u : 0u) + seed) * 0x9e3779b1u;
+  h ^= h >> 15, h *= 0x85ebca6bu, h ^= h >> 13;
+  t.var = 0.95f + 0.1f * float(h & 255) / 255.0f;
+  t.tint = float((h >> 8) & 255) / 255.0f - 0.5f;
+  return t;
+}
+
+// How bright a tooth is at (across f, down tf: 0 at the lip, 1 at its biting edge), before the
+// row's own light: convex across (lit in the middle, turning away at its sides), in the lip's
+// shadow at the top, and between neighbours a soft shadow `dg` pixels from the seam, deeper
+// toward the biting edge where the teeth part.
+float tooth_shade(const Tooth& t, float tf, float dg) {
+  const float c = 2 * t.f - 1;
+  float s = (0.62f + 0.3f * std::min(1.0f, tf * 2.0f)) * (1 - 0.12f * c * c) * t.var;
+  s *= 1 - (0.05f + 0.1f * std::clamp(tf, 0.0f, 1.0f)) * std::exp(-(dg * dg) / 0.8f);
+  return s;
+}
+
+// A polygon (in order, either orientation) cut into triangles by ear clipping: indices into it.
+// A polygon that is not simple (lips pressed past each other) still comes out as triangles over
+// its outline: where no ear is clear the most convex corner is cut.
+std::vector<std::array<int, 3>> triangulate_polygon(const std::vector<cv::Point2f>& p) {
+  std::vector<std::array<int, 3>> out;
+  std::vector<int> idx(p.size());
+  for (size_t i = 0; i < p.size(); ++i) idx[i] = int(i);
+  float area = 0;
+  for (size_t i = 0; i < p.size(); ++i) area += p[i].cross(p[(i + 1) % p.size()]);
+  const float orient = area >= 0 ? 1.0f : -1.0f;
+  auto cross = [&](int a, int b, int c) {
+    return orient * (p[size_t(b)] - p[size_t(a)]).cross(p[size_t(c)] - p[size_t(b)]);
+  };
+  auto inside = [&](int q, int a, int b, int c) {
+    return cross(a, b, q) > 1e-4f && cross(b, c, q) > 1e-4f && cross(c, a, q) > 1e-4f;
+  };
+  while (idx.size() > 3) {
+    const int n = int(idx.size());
+    int best = -1;
+    float best_c = -1e30f;
+    for (int k = 0; k < n; ++k) {
+      const int a = idx[size_t((k + n - 1) % n)], b = idx[size_t(k)], c = idx[size_t((k + 1) % n)];
+      const float cr = cross(a, b, c);
+      bool ear = cr >= 0;
+      for (int j = 0; j < n && ear; ++j) {
+        const int q = idx[size_t(j)];
+        if (q != a && q != b && q != c && inside(q, a, b, c)) ear = false;
+      }
+      if (ear) {
+        best = k;
+        break;
+      }
+      if (cr > best_c) best_c = cr, best = k;
+    }
+    out.push_back({idx[size_t((best + n - 1) % n)], idx[size_t(best)], idx[size_t((best + 1) % n)]});
+    idx.erase(idx.begin() + best);
+  }
+  if (idx.size() == 3) out.push_back({idx[0], idx[1], idx[2]});
+  return out;
+}
+
 // The photo's open mouth at rest, row by row from the upper inner lip to the lower one: the mean
 // luminance of the middle 70% of each row.
 std::vector<float> mouth_rows(const FaceMesh& m, const cv::Mat& base, int rows) {
@@ -521,17 +704,20 @@ void fit_open_mouth(FaceMesh& m, const cv::Mat& base) {
   // strip of teeth then belongs to the upper lip's triangles and goes wherever the lip goes (a
   // jagged sliver over rounded lips). Each inner upper-lip point moves up to where the lip ends:
   // where the luminance, from the teeth below the point up toward the outer lip, first falls
-  // halfway to the lip's own (at most kLipEdgeReach of the way to the outer point).
-  constexpr float kLipEdgeReach = 0.6f;
+  // most of the way to the lip's own (at most kLipEdgeReach of the way to the outer point).
+  // (Where the luminance is kLipEdgeLevel of the way from the lip's to the teeth's: at the
+  // halfway point the bottom pixel of the lip's triangles still held teeth, which lips brought
+  // together for a kiss showed as a thin light line between them.)
+  constexpr float kLipEdgeReach = 0.6f, kLipEdgeLevel = 0.3f;
   const int upper[3][3] = {{50, 61, 67}, {51, 62, 66}, {52, 63, 65}};
   for (const auto& u : upper) {
     const cv::Point2f outer = m.rest[u[0]], inner = m.rest[u[1]], below = m.rest[u[2]];
     const float teeth = lum(inner + (below - inner) * 0.25f), lip = lum(outer + (inner - outer) * 0.2f);
     if (teeth < lip + 25) continue;
-    const float half = (teeth + lip) / 2, len = dist(outer, inner);
+    const float edge = lip + kLipEdgeLevel * (teeth - lip), len = dist(outer, inner);
     if (len < 1) continue;
     float s = 0;  // how far up from the inner point, share of the way to the outer one
-    while (s + 0.5f / len <= kLipEdgeReach && lum(inner + (outer - inner) * (s + 0.5f / len)) > half)
+    while (s + 0.5f / len <= kLipEdgeReach && lum(inner + (outer - inner) * (s + 0.5f / len)) > edge)
       s += 0.5f / len;
     m.rest[u[1]] = inner + (outer - inner) * s;
   }
@@ -582,6 +768,7 @@ namespace {}  // namespace
 
 MeshWarper::MeshWarper(const FaceMesh& m, const cv::Mat& base, WarpPath path)
     : m_(m), path_(path), base_(base), moved_last_(m.tris.size(), 0), lids_{lid_of(0), lid_of(1)} {
+  fit_skin_and_teeth();
   // A photo with its mouth open: where its upper teeth end. The rows above travel with the upper
   // lip (the upper teeth are fixed to the skull), the rows below with the jaw. The line is the
   // darkest row of the middle of the mouth between 30% and 90% of the opening (where the rows
@@ -597,6 +784,53 @@ MeshWarper::MeshWarper(const FaceMesh& m, const cv::Mat& base, WarpPath path)
   for (int r = int(0.3f * kRows); r < int(0.9f * kRows); ++r)
     if (best < 0 || row[r] < row[best]) best = r;
   split_ = best >= 0 && row[best] < 0.8f * med ? (best + 0.5f) / kRows : 1.0f;
+}
+
+void MeshWarper::fit_skin_and_teeth() {
+  // The face's skin colour (the shut lids take its hue), and the drawn teeth lit like the face: an ivory
+  // whose brightness and cast come from the lit skin of the nose and of the cheeks under the eyes (beard-free
+  // on most faces), the pixels between the 60th and 90th percentile of luminance there (lit, not shine). A
+  // photo that shows its own teeth gives their colour directly.
+  const FaceMesh& m = m_;
+  auto lum = [](const cv::Vec3f& c) { return 0.299f * c[0] + 0.587f * c[1] + 0.114f * c[2]; };
+  auto lit_mean = [&](std::vector<cv::Vec3f>& px, float from, float to) {
+    std::sort(px.begin(), px.end(), [&](const auto& a, const auto& b) { return lum(a) < lum(b); });
+    cv::Vec3f acc(0, 0, 0);
+    const size_t a = size_t(from * float(px.size())), b = std::max(a + 1, size_t(to * float(px.size())));
+    for (size_t i = a; i < b && i < px.size(); ++i) acc += px[i];
+    return acc / float(std::max<size_t>(1, std::min(b, px.size()) - a));
+  };
+  std::vector<cv::Vec3f> px;
+  auto patch = [&](cv::Point2f c, float rad) {
+    for (float dy = -rad; dy <= rad; dy += 1)
+      for (float dx = -rad; dx <= rad; dx += 1) {
+        uint8_t v[3];
+        bilinear(base_, c.x + dx, c.y + dy, v);
+        px.emplace_back(v[0], v[1], v[2]);
+      }
+  };
+  const float rad = std::max(1.0f, 0.06f * m.ed);
+  for (float t : {0.3f, 0.6f}) patch(m.rest[27] + (m.rest[30] - m.rest[27]) * t, rad);
+  patch((m.rest[36] + m.rest[31]) * 0.5f, rad);
+  patch((m.rest[45] + m.rest[35]) * 0.5f, rad);
+  const cv::Vec3f skin = lit_mean(px, 0.6f, 0.9f);
+  for (int k = 0; k < 3; ++k) skin_[k] = std::max(1.0f, skin[k]);
+  // An ivory as bright against a typical lit skin (luminance 162) as the photo's skin is, with
+  // an eighth of the skin's own colour in it (the light's cast on both).
+  const cv::Vec3f ivory(218, 206, 184);
+  const float bright = std::clamp(lum(skin) / 162.0f, 0.55f, 1.05f);
+  for (int k = 0; k < 3; ++k) teeth_[k] = std::min(240.0f, 0.875f * bright * ivory[k] + 0.125f * skin[k]);
+  px.clear();
+  if (m.mouth_open_at_rest && m.teeth_at_rest >= 0.3f) {
+    // The photo's opening, its middle half across and the middle 60% down.
+    for (int i = 0; i < 3; ++i) {
+      const cv::Point2f up = m.rest[61 + i], lo = m.rest[67 - i];
+      for (float t = 0.2f; t <= 0.8f; t += 0.1f) patch(up + (lo - up) * t, 0.5f);
+    }
+    const cv::Vec3f c = lit_mean(px, 0.6f, 1.0f) / 0.85f;
+    for (int k = 0; k < 3; ++k) teeth_[k] = std::min(245.0f, c[k]);
+    return;
+  }
 }
 
 void MeshWarper::draw(const std::vector<cv::Point2f>& full, const std::vector<cv::Point2f>& rigid,
@@ -615,11 +849,15 @@ void MeshWarper::draw(const std::vector<cv::Point2f>& full, const std::vector<cv
                           local(full[64])};
   const float teeth_h =
       p.mouth_teeth > 0.05 ? float(0.4 + 0.6 * std::clamp(p.mouth_teeth, 0.0, 1.0)) * 0.12f * m.mw : 0.0f;
-  const float tooth_w = 0.11f * m.mw;
   const float lid = float(std::clamp(p.eye_close, 0.0, 1.0));
   // How rounded the lips are (oo and a kiss fully, o and sh mostly: coarticulation leaves a
   // spoken oo at some -0.6 to -0.9).
   const float rounding = float(smooth01(std::clamp(-p.mouth_spread, 0.0, 1.0) / 0.6));
+  // How much the lips are brought forward together (rounded: oo, the kiss): where they meet over
+  // a photo's open mouth, the line between them is drawn. (Lips only pressed, p/b/m, keep the
+  // photo's closing seam below: drawn there too, the line read as parted lips to the landmark
+  // predictor on the unseen portrait's small mouth, 44 of 46 closures.)
+  const float meet = rounding;
   // A photo whose mouth is open: its own interior (teeth) moves with the lips it belongs to, the
   // upper half with the upper lip and the lower half with the lower lip; a wider opening shows
   // drawn cavity between them.
@@ -645,11 +883,18 @@ void MeshWarper::draw(const std::vector<cv::Point2f>& full, const std::vector<cv
     return acc / 5;
   };
   const float mid_top = rounded(upper, 0);
+  // The teeth's midline: under the middle of the upper lip.
+  const float mid_x = local(full[62]).x;
   // Where the lips continue inside the outline, a photo with its mouth open over its teeth is
-  // sampled from the middle of its lips at the least: right at the inner lip, between the
-  // landmarks' chords and the curved lip edge, lie teeth (jagged slivers between rounded lips).
-  const float lip_up = m.mouth_open_at_rest ? 0.5f * dist(m.rest[51], m.rest[62]) : 0.0f,
-              lip_lo = m.mouth_open_at_rest ? 0.5f * dist(m.rest[57], m.rest[66]) : 0.0f;
+  // sampled a little inside its lips at the least (a third of the lip, at least 1.5 px): right
+  // at the inner lip, between the landmarks' chords and the curved lip edge, lie teeth (jagged
+  // slivers between rounded lips). Further in, at the middle of a full lower lip, lies its
+  // highlight, which drew a bright, stepped rim along the cavity.
+  auto lip_in = [&](int outer, int inner) {
+    const float t = dist(m.rest[outer], m.rest[inner]);
+    return m.mouth_open_at_rest ? std::min(0.5f * t, std::max(1.5f, 0.3f * t)) : 0.0f;
+  };
+  const float lip_up = lip_in(51, 62), lip_lo = lip_in(57, 66);
   auto interior = [&](float x, float y, float* out, bool teeth, bool lower_teeth) {
     cv::Point2f q = local(cv::Point2f(x, y));
     float ptop = along(upper, 5, q.x), pbot = along(lower, 5, q.x);
@@ -681,32 +926,48 @@ void MeshWarper::draw(const std::vector<cv::Point2f>& full, const std::vector<cv
       }
     }
     // The lower teeth show in a wide opening (a laugh): a narrow, shadowed row standing on the
-    // lower lip in the middle of the mouth, in front of the tongue.
+    // lower lip in the middle of the mouth, in front of the tongue, a little darker than the
+    // upper row (in its shadow and further back).
     if (lower_teeth && h > 0.12f * m.mw && std::abs(u) < 0.55f) {
       float w = std::sqrt(1 - (u / 0.55f) * (u / 0.55f));
       float lth = std::min(0.05f * m.mw, 0.2f * h) * w * float(smooth01((h - 0.12f * m.mw) / (0.06f * m.mw)));
-      float la = float(smooth01((q.y - (bot - lth)) / 1.2f + 0.5f));
-      if (la > 0 && lth > 1.0f) {
-        // In the upper teeth's shadow and further back than they are: a little darker.
-        float shade =
-            0.74f * (1 - 0.5f * u * u) * (0.85f + 0.15f * std::clamp((q.y - (bot - lth)) / lth, 0.0f, 1.0f));
-        float gap = std::abs(q.x / (0.8f * tooth_w) - std::round(q.x / (0.8f * tooth_w))) * 0.8f * tooth_w;
-        if (gap < 0.6f) shade *= 0.88f;
-        r += la * (208 * shade - r), g += la * (200 * shade - g), bl += la * (186 * shade - bl);
+      if (lth > 1.0f) {
+        const Tooth t = tooth_at(kLowerTeeth, q.x - mid_x, m.mw, 7);
+        // Each tooth's biting edge rounds off at its corners, so the row's top edge dips
+        // between teeth.
+        const float c = 2 * t.f - 1, ltop = bot - lth * (1 - 0.1f * c * c * c * c);
+        const float la = float(smooth01((q.y - ltop) / 1.2f + 0.5f));
+        if (la > 0) {
+          const float tf = 1 - std::clamp((q.y - ltop) / lth, 0.0f, 1.0f);  // 1 at the biting edge
+          const float dg = std::min(t.f, 1 - t.f) * t.w;
+          const float shade = 0.8f * (1 - 0.5f * u * u) * tooth_shade(t, 0.6f + 0.4f * (1 - tf), dg);
+          r += la * (teeth_[0] * shade - r), g += la * (teeth_[1] * shade - g),
+              bl += la * (teeth_[2] * (shade - 0.03f * t.tint) - bl);
+        }
       }
     }
     // The upper teeth hang from the upper lip in the middle of the mouth; their lower edge is a
     // flatter arc than the lip, so they narrow toward the corners instead of lining the lip.
+    // Each tooth has its own width, length, shading and biting edge (rounded corners on the
+    // incisors, a cusp on the canine), so the row reads as teeth rather than as tiles.
     float th = std::min(teeth_h, 0.5f * h - 0.5f);
-    float tbot = mid_top + th * (1 - 0.35f * u * u);
-    if (teeth && th > 1.0f && q.y < tbot && std::abs(u) < 0.8f) {
-      th = std::max(1.0f, tbot - top);
-      float tf = (q.y - top) / th;
-      float shade = (1 - 0.7f * u * u) * (0.62f + 0.3f * std::min(1.0f, tf * 2.0f));
-      float gap = std::abs(q.x / tooth_w - std::round(q.x / tooth_w)) * tooth_w;
-      if (gap < 0.7f) shade *= 0.9f;
-      float edge = std::clamp(tbot - q.y, 0.0f, 1.0f);  // soft lower edge of the teeth
-      r += edge * (214 * shade - r), g += edge * (206 * shade - g), bl += edge * (192 * shade - bl);
+    if (teeth && th > 1.0f && std::abs(u) < 0.8f) {
+      const Tooth t = tooth_at(kUpperTeeth, q.x - mid_x, m.mw, 3);
+      const float c = std::abs(2 * t.f - 1);
+      const float drop = t.k == 2 ? 0.14f * std::pow(c, 1.3f) : t.k < 2 ? 0.1f * c * c * c * c : 0.1f * c * c;
+      const float len = kToothLength[std::min(t.k, 5)] * (1 - 0.35f * u * u) - drop;
+      const float tbot = mid_top + th * len;
+      if (q.y < tbot) {
+        const float tf = (q.y - top) / std::max(1.0f, tbot - top);
+        const float dg = std::min(t.f, 1 - t.f) * t.w;
+        float shade = (1 - 0.7f * u * u) * tooth_shade(t, tf, dg);
+        // The biting edge is thin enamel, a little translucent: greyer and cooler.
+        const float tl = 0.3f * float(smooth01((tf - 0.75f) / 0.25f));
+        const float edge = std::clamp(tbot - q.y, 0.0f, 1.0f);  // soft lower edge of the teeth
+        const float tr = teeth_[0] * shade * (1 - tl * 0.25f), tg = teeth_[1] * shade * (1 - tl * 0.18f),
+                    tb = teeth_[2] * (shade - 0.04f * t.tint) * (1 - tl * 0.05f);
+        r += edge * (tr - r), g += edge * (tg - g), bl += edge * (tb - bl);
+      }
     }
     // A little grain, as a photo has: a smooth gradient reads as drawn.
     uint32_t hsh = uint32_t(int(x)) * 73856093u ^ uint32_t(int(y)) * 19349663u;
@@ -730,7 +991,26 @@ void MeshWarper::draw(const std::vector<cv::Point2f>& full, const std::vector<cv
       cv::Point2f sp = ro + rax * rx + ray * ry;
       uint8_t lp[3];
       bilinear(base_, sp.x, sp.y, lp);
+      if (m.mouth_open_at_rest) {
+        // Near the corners the landmarks' chords can run inside the teeth, so that a pixel or two
+        // in is still tooth: of that and a sample twice as far into the lip, the darker is lip.
+        const float ry2 = upper_half ? ry - lip_up : ry + lip_lo;
+        const cv::Point2f sp2 = ro + rax * rx + ray * ry2;
+        uint8_t lp2[3];
+        bilinear(base_, sp2.x, sp2.y, lp2);
+        if (lp2[0] * 2 + lp2[1] * 5 + lp2[2] < lp[0] * 2 + lp[1] * 5 + lp[2]) std::copy(lp2, lp2 + 3, lp);
+      }
       for (int c = 0; c < 3; ++c) out[c] = lp[c] + a * (out[c] - lp[c]);
+    }
+    // A photo's open mouth with the lips pressed or rounded (a kiss, oo) where too little is open
+    // for the cavity to show: they meet along a soft, dark line, the lips' own colour in shadow,
+    // rather than leaving a band of lip colour between them (on a pale lip over the photo's
+    // teeth it read as teeth). A closed mouth's photo has that line of its own.
+    if (meet > 0 && m.mouth_open_at_rest) {
+      const float thin = 1 - float(smooth01((h - 0.5f) / (0.08f * m.mw)));
+      const float w = 0.7f + 0.2f * std::max(0.0f, pbot - ptop), dl = (q.y - 0.5f * (ptop + pbot)) / w;
+      const float k = 1 - kSeamDark * meet * thin * std::exp(-dl * dl);
+      for (int c = 0; c < 3; ++c) out[c] *= k;
     }
   };
 
@@ -739,6 +1019,65 @@ void MeshWarper::draw(const std::vector<cv::Point2f>& full, const std::vector<cv
   const bool gazing = std::abs(p.gaze_x) + std::abs(p.gaze_y) > 1e-4;
   const bool restore_eyes = lid_box_[0].area() > 0 || lid_box_[1].area() > 0;
   const RgbImage src{base_.data, base_.step[0], base_.cols, base_.rows};
+  // One row of the mouth opening, x0..x1 at y.
+  auto shade_mouth = [&](int y, int x0, int x1) {
+    uint8_t* row = canvas.ptr<uint8_t>(y);
+    for (int x = x0; x <= x1; ++x) {
+      uint8_t* px = row + x * 3;
+      if (m.mouth_open_at_rest) {
+        cv::Point2f q = local(cv::Point2f(float(x), float(y)));
+        float top = along(upper, 5, q.x), bot = along(lower, 5, q.x);
+        float rx = q.x / half * rhalf;
+        float rtop = along(rupper, 5, rx), rbot = along(rlower, 5, rx);
+        float rh = std::max(0.0f, rbot - rtop);
+        // Above the split line the photo's rows travel with the upper lip (upper teeth),
+        // below it with the lower lip (the jaw); the opening added between them is drawn
+        // cavity, anti-aliased as the share of the pixel it covers, so lips back at rest
+        // show the photo exactly (no line where the two halves meet).
+        const float su = split_ * rh;
+        float in_upper = su - (q.y - top), in_lower = (rh - su) - (bot - q.y);
+        bool from_upper = in_upper >= in_lower;
+        float ry = from_upper ? rtop + (q.y - top) : rbot - (bot - q.y);
+        const float extra = std::max(0.0f, (bot - top) - rh);
+        const float t = std::max(in_upper, in_lower) + extra / 2;  // from the gap's middle
+        const float cover = std::max(0.0f, std::min(t + 0.5f, extra / 2) - std::max(t - 0.5f, -extra / 2));
+        // Rounded lips (oo, a kiss) cover the teeth: the photo's rows, squeezed between
+        // corners pulled in, showed as jagged slivers of teeth; the small opening they leave
+        // is drawn cavity instead.
+        float a = (1 - std::min(1.0f, cover)) * (1 - rounding);
+        // Lips pressed together (p/b/m, a kiss) over a mouth open in the photo: the few rows
+        // of the photo's teeth left between them would show as a bright, jagged sliver; the
+        // closing mouth shows the dark line where lips meet instead.
+        const float closing = 1 - float(smooth01((bot - top) / std::max(1.0f, 0.4f * rh)));
+        auto seam = [&] {
+          static constexpr float kSeam[3] = {62, 36, 34};
+          for (int k = 0; k < 3; ++k) px[k] = uint8_t(px[k] + closing * (kSeam[k] - px[k]));
+        };
+        if (a > 0.001f) {
+          cv::Point2f sp = ro + rax * rx + ray * ry;
+          bilinear(base_, sp.x, sp.y, px);
+          if (a <= 0.999f) {
+            float c[3];
+            interior(float(x), float(y), c, false, photo_lower_teeth);
+            for (int k = 0; k < 3; ++k) px[k] = uint8_t(std::clamp(c[k] + a * (px[k] - c[k]), 0.0f, 255.0f));
+          }
+          if (closing > 0) seam();
+          continue;
+        }
+        if (closing > 0) {
+          float c[3];
+          interior(float(x), float(y), c, false, photo_lower_teeth);
+          for (int k = 0; k < 3; ++k) px[k] = uint8_t(std::clamp(c[k], 0.0f, 255.0f));
+          seam();
+          continue;
+        }
+      }
+      float c[3];
+      interior(float(x), float(y), c, !m.mouth_open_at_rest, !m.mouth_open_at_rest);
+      for (int k = 0; k < 3; ++k) px[k] = uint8_t(std::clamp(c[k], 0.0f, 255.0f));
+    }
+  };
+  bool mouth_moved = false;
   for (size_t t = 0; t < m.tris.size(); ++t) {
     const auto& tri = m.tris[t];
     bool eye = tri.kind == FaceMesh::kEyeLeft || tri.kind == FaceMesh::kEyeRight;
@@ -762,65 +1101,7 @@ void MeshWarper::draw(const std::vector<cv::Point2f>& full, const std::vector<cv
     moved_last_[t] = moved;
     cv::Point2f d[3] = {full[tri.v[0]], full[tri.v[1]], full[tri.v[2]]};
     if (tri.kind == FaceMesh::kMouthInterior) {
-      raster(d, clip, [&](int y, int x0, int x1) {
-        uint8_t* row = canvas.ptr<uint8_t>(y);
-        for (int x = x0; x <= x1; ++x) {
-          uint8_t* px = row + x * 3;
-          if (m.mouth_open_at_rest) {
-            cv::Point2f q = local(cv::Point2f(float(x), float(y)));
-            float top = along(upper, 5, q.x), bot = along(lower, 5, q.x);
-            float rx = q.x / half * rhalf;
-            float rtop = along(rupper, 5, rx), rbot = along(rlower, 5, rx);
-            float rh = std::max(0.0f, rbot - rtop);
-            // Above the split line the photo's rows travel with the upper lip (upper teeth),
-            // below it with the lower lip (the jaw); the opening added between them is drawn
-            // cavity, anti-aliased as the share of the pixel it covers, so lips back at rest
-            // show the photo exactly (no line where the two halves meet).
-            const float su = split_ * rh;
-            float in_upper = su - (q.y - top), in_lower = (rh - su) - (bot - q.y);
-            bool from_upper = in_upper >= in_lower;
-            float ry = from_upper ? rtop + (q.y - top) : rbot - (bot - q.y);
-            const float extra = std::max(0.0f, (bot - top) - rh);
-            const float t = std::max(in_upper, in_lower) + extra / 2;  // from the gap's middle
-            const float cover =
-                std::max(0.0f, std::min(t + 0.5f, extra / 2) - std::max(t - 0.5f, -extra / 2));
-            // Rounded lips (oo, a kiss) cover the teeth: the photo's rows, squeezed between
-            // corners pulled in, showed as jagged slivers of teeth; the small opening they leave
-            // is drawn cavity instead.
-            float a = (1 - std::min(1.0f, cover)) * (1 - rounding);
-            // Lips pressed together (p/b/m, a kiss) over a mouth open in the photo: the few rows
-            // of the photo's teeth left between them would show as a bright, jagged sliver; the
-            // closing mouth shows the dark line where lips meet instead.
-            const float closing = 1 - float(smooth01((bot - top) / std::max(1.0f, 0.4f * rh)));
-            auto seam = [&] {
-              static constexpr float kSeam[3] = {62, 36, 34};
-              for (int k = 0; k < 3; ++k) px[k] = uint8_t(px[k] + closing * (kSeam[k] - px[k]));
-            };
-            if (a > 0.001f) {
-              cv::Point2f sp = ro + rax * rx + ray * ry;
-              bilinear(base_, sp.x, sp.y, px);
-              if (a <= 0.999f) {
-                float c[3];
-                interior(float(x), float(y), c, false, photo_lower_teeth);
-                for (int k = 0; k < 3; ++k)
-                  px[k] = uint8_t(std::clamp(c[k] + a * (px[k] - c[k]), 0.0f, 255.0f));
-              }
-              if (closing > 0) seam();
-              continue;
-            }
-            if (closing > 0) {
-              float c[3];
-              interior(float(x), float(y), c, false, photo_lower_teeth);
-              for (int k = 0; k < 3; ++k) px[k] = uint8_t(std::clamp(c[k], 0.0f, 255.0f));
-              seam();
-              continue;
-            }
-          }
-          float c[3];
-          interior(float(x), float(y), c, !m.mouth_open_at_rest, !m.mouth_open_at_rest);
-          for (int k = 0; k < 3; ++k) px[k] = uint8_t(std::clamp(c[k], 0.0f, 255.0f));
-        }
-      });
+      mouth_moved = true;  // drawn after the skin, as the opening's current outline (below)
       continue;
     }
     cv::Point2f s[3] = {m.rest[tri.v[0]], m.rest[tri.v[1]], m.rest[tri.v[2]]};
@@ -853,6 +1134,27 @@ void MeshWarper::draw(const std::vector<cv::Point2f>& full, const std::vector<cv
       warp_row_on(path_, src, A[0] * x0 + A[1] * y + A[2], A[3] * x0 + A[4] * y + A[5], A[0], A[3],
                   x1 - x0 + 1, canvas.ptr<uint8_t>(y) + x0 * 3);
     });
+  }
+  if (mouth_moved) {
+    // The opening is drawn as its current outline (the inner lips, 60..67) cut into triangles
+    // here, not as the mesh's interior triangles: those come from the canonical face, whose
+    // inner lips are a convex ring, and on a photo whose upper inner lip sags below the line
+    // between the corners (a smile) some of them lie over the upper lip, where they drew the
+    // interior in jagged steps over the lip's own pixels.
+    // Over a photo's open mouth, lips pressed or rounded also cover the last pixels of the lips'
+    // own triangles (kFringe of the mouth width from the inner lips) with the lips continued from
+    // further in: the photo's teeth reach into them (between the landmarks and the lips' curved
+    // edges), and lips brought together for a kiss showed them as a thin light line between.
+    const float fringe = m.mouth_open_at_rest ? meet * kFringe * m.mw : 0.0f;
+    std::vector<cv::Point2f> ring;
+    for (int i = 60; i <= 67; ++i)
+      ring.push_back(full[i] + (i == 60   ? ax * -fringe
+                                : i == 64 ? ax * fringe
+                                          : ay * (i < 64 ? -fringe : fringe)));
+    for (const auto& t : triangulate_polygon(ring)) {
+      cv::Point2f d[3] = {ring[size_t(t[0])], ring[size_t(t[1])], ring[size_t(t[2])]};
+      raster(d, clip, shade_mouth);
+    }
   }
   draw_lids(lid, full, rigid, canvas);
 }
@@ -978,6 +1280,15 @@ void MeshWarper::draw_lids(float lid, const std::vector<cv::Point2f>& full,
   for (auto& b : lid_box_) b = cv::Rect();
   if (lid <= 0.02f) return;
   const float smoothing = kLidSmoothing * float(smooth01(lid / 0.8));
+  // The face's skin hue: its colour per unit of luminance.
+  const float skin_y = std::max(1.0f, 0.299f * skin_[0] + 0.587f * skin_[1] + 0.114f * skin_[2]);
+  const float skin_hue_[3] = {skin_[0] / skin_y, skin_[1] / skin_y, skin_[2] / skin_y};
+  // Gives `val` (RGB) the skin's hue by `wgt`, keeping its luminance.
+  auto skin_hue = [&](float* val, float wgt) {
+    if (wgt <= 0) return;
+    const float y = 0.299f * val[0] + 0.587f * val[1] + 0.114f * val[2];
+    for (int c = 0; c < 3; ++c) val[c] += wgt * (skin_hue_[c] * y - val[c]);
+  };
   const float lash = kLashDarkening * float(smooth01((lid - 0.2) / 0.6));
   const float eyeball = 1 - 0.55f * lid;
   for (int e = 0; e < 2; ++e) {
@@ -1038,25 +1349,65 @@ void MeshWarper::draw_lids(float lid, const std::vector<cv::Point2f>& full,
     box &= clip;
     lid_box_[e] = box;
     const int n = int(L.tone.size() / 3);
+    // A shut lid bulges out of the socket's shadow into the light: over an ellipse from the
+    // crease to the lash line, corner to corner, feathered at its edge, what the lid code drew is
+    // lifted toward the face's skin at kLidLit of its lit luminance (kLidLift of the way). A
+    // smooth mask over everything drawn there, so no edge of the construction shows.
+    const float mx = 0.5f * L.w, mT = smooth_along(top, 4, mx), mM = margin(mx);
+    const float ecy = 0.5f * (mT + mM), erx = kLitRx * L.w, ery = 0.5f * (mM - mT) + 0.35f * L.h;
+    const float lit_w = kLidLift * smoothing / kLidSmoothing, lit_y = kLidLit * skin_y;
+    // Writes `val` to `px`: lifted (unless it is what is left of the eye) and then darkened
+    // toward the lash line's colour by `dark` (a darker shade of the skin, `lash_y` luminance
+    // times kLashShade: a soft line, not black paint).
+    auto finish = [&](uint8_t* px, float* val, cv::Point2f q, float dark, float lash_y = 0,
+                      bool eyeball_px = false) {
+      if (lit_w > 0.002f && !eyeball_px) {
+        const float ex = (q.x - mx) / erx, ey = (q.y - ecy) / ery, r = std::sqrt(ex * ex + ey * ey);
+        const float wl = lit_w * (1 - float(smooth01((r - kLitCore) / (1 - kLitCore))));
+        const float y = 0.299f * val[0] + 0.587f * val[1] + 0.114f * val[2];
+        // Shaded as a dome lit from above: brightest a little above its middle, darker toward
+        // the lash line and the corners.
+        const float ty = lit_y * (1 - kLitShadeX * ex * ex - kLitShadeY * (ey + 0.2f) * (ey + 0.2f));
+        if (wl > 0 && y < ty)
+          for (int c = 0; c < 3; ++c) val[c] += wl * (skin_hue_[c] * ty - val[c]);
+      }
+      if (dark > 0)
+        for (int c = 0; c < 3; ++c) val[c] += dark * (kLashShade * lash_y * skin_hue_[c] - val[c]);
+      for (int c = 0; c < 3; ++c) px[c] = uint8_t(std::clamp(val[c], 0.0f, 255.0f));
+    };
     for (int y = box.y; y < box.y + box.height; ++y) {
       uint8_t* row = canvas.ptr<uint8_t>(y);
       for (int x = box.x; x < box.x + box.width; ++x) {
         const cv::Point2f q = loc({float(x), float(y)});
+        // Pixels the lid leaves as they are are still under the lit bulge's mask.
+        auto unchanged = [&] {
+          uint8_t* px = row + x * 3;
+          float val[3] = {float(px[0]), float(px[1]), float(px[2])};
+          finish(px, val, q, 0);
+        };
         if (q.x <= 0 || q.x >= L.w) {
           // Beside the corners the open eye's lash line and crease run on: they fade toward the
           // lid's tone as it closes, so no outline of the open eye is left around the shut one.
           const float d = q.x < 0 ? -q.x : q.x - L.w, ext = kSideExt * L.w;
-          if (d >= ext || smoothing <= 0) continue;
+          if (d >= ext || smoothing <= 0) {
+            unchanged();
+            continue;
+          }
           const float f = 1 - d / ext;
           const float cy = q.x < 0 ? at(cu, 0) : at(cu, L.w);
-          const float up = kSideUp * L.h * f, down = 0.25f * L.h * f;
-          if (q.y < cy - up || q.y > cy + down) continue;
+          const float up = kSideUp * L.h * f, down = kSideDown * L.h * f;
+          if (q.y < cy - up || q.y > cy + down) {
+            unchanged();
+            continue;
+          }
           const float vy = q.y < cy ? (cy - q.y) / std::max(1e-3f, up) : (q.y - cy) / std::max(1e-3f, down);
           const float wv = kSideSmoothing * smoothing * float(smooth01(f / 0.7)) * (1 - float(smooth01(vy)));
           const size_t ci = size_t(std::clamp(int(q.x < 0 ? 0.2f * L.w : 0.8f * L.w), 0, n - 1)) * 3;
           uint8_t* px = row + x * 3;
-          for (int c = 0; c < 3; ++c)
-            px[c] = uint8_t(std::clamp(px[c] + wv * (L.tone[ci + c] - px[c]), 0.0f, 255.0f));
+          float val[3];
+          for (int c = 0; c < 3; ++c) val[c] = px[c] + wv * (L.tone[ci + c] - px[c]);
+          skin_hue(val, kLidSkinHue * wv);
+          finish(px, val, q, 0);
           continue;
         }
         const float T = smooth_along(top, 4, q.x), M = margin(q.x);
@@ -1067,23 +1418,31 @@ void MeshWarper::draw_lids(float lid, const std::vector<cv::Point2f>& full,
           // open eye's lashes curving into the corner lie above it.)
           const float zone = kAboveShare * std::max(0.6f * L.h, M - T) + 0.5f;
           const float dz = (T - q.y) / zone;
-          if (dz >= 1) continue;
+          if (dz >= 1) {
+            unchanged();
+            continue;
+          }
           const float uu = q.x / L.w;
           const float wa = kAboveSmoothing * smoothing * (1 - float(smooth01(dz))) *
-                           (0.5f + 0.5f * float(smooth01(std::min(uu, 1 - uu) / 0.25)));
+                           (kAboveCorner + (1 - kAboveCorner) * float(smooth01(std::min(uu, 1 - uu) / 0.25)));
           const float* tone = &L.tone[size_t(std::clamp(int(q.x + 0.5f), 0, n - 1)) * 3];
           uint8_t* px = row + x * 3;
-          for (int c = 0; c < 3; ++c)
-            px[c] = uint8_t(std::clamp(px[c] + wa * (tone[c] - px[c]), 0.0f, 255.0f));
+          float val[3];
+          for (int c = 0; c < 3; ++c) val[c] = px[c] + wa * (tone[c] - px[c]);
+          skin_hue(val, kLidSkinHue * wa);
+          finish(px, val, q, 0);
           continue;
         }
-        if (q.y > D) continue;
+        if (q.y > D) {
+          unchanged();
+          continue;
+        }
         const float B = std::max(M, lower_now(q.x));
         const float u = q.x / L.w;
         const float taper = float(smooth01(std::min(u, 1 - u) / kTaper));
         uint8_t* px = row + x * 3;
         // The lash line: a soft line hanging just below the margin, not a hard bar.
-        const float ls = std::max(1.0f, 0.16f * L.h), ld = (q.y - M - 0.3f * ls) / ls;
+        const float ls = std::max(kLashMin, kLashWidth * L.h), ld = (q.y - M - 0.3f * ls) / ls;
         const float dark = lash * taper * std::exp(-ld * ld);
         cv::Point2f sp;
         float w = 0, shade = 1, mul = 1, tv = 0, low_w = 0;
@@ -1132,16 +1491,14 @@ void MeshWarper::draw_lids(float lid, const std::vector<cv::Point2f>& full,
           float sm = (topc[c] + g * (tone[c] - topc[c])) * shade;
           val[c] = px[c] * mul + w * (sm - px[c] * mul);
         }
-        // The lash line is lashes, not eye: where it darkens, the iris colour the photo's lashes
-        // lie over goes grey (a blue eye otherwise leaves a blue sliver under a shut lid).
-        if (dark > 0) {
-          const float grey = 0.299f * val[0] + 0.587f * val[1] + 0.114f * val[2];
-          const float ds = std::min(1.0f, dark / std::max(1e-3f, kLashDarkening));
-          for (float& v : val) v += ds * (grey - v);
-          // Lashes are a dark version of the person's colouring, not black paint.
-          for (int c = 0; c < 3; ++c) val[c] += dark * (0.2f * tone[c] - val[c]);
-        }
-        for (int c = 0; c < 3; ++c) px[c] = uint8_t(std::clamp(val[c], 0.0f, 255.0f));
+        // The shut lid is skin: its hue is the face's (the photo's lid in a deep socket is grey
+        // or violet in shadow), its brightness what the smooth lid gives, which the landmark
+        // predictor reads (on grey levels). Under the lash line too: the iris the photo's lashes
+        // lie over leaves no blue sliver under a shut lid.
+        const float ds = dark > 0 ? std::min(1.0f, dark / std::max(1e-3f, kLashDarkening)) : 0.0f;
+        skin_hue(val, std::max(kLidSkinHue * w / kLidSmoothing, ds));
+        finish(px, val, q, mul < 1 ? 0 : dark, 0.299f * tone[0] + 0.587f * tone[1] + 0.114f * tone[2],
+               mul < 1);
       }
     }
   }

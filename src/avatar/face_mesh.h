@@ -38,6 +38,7 @@ struct FaceMesh {
   float teeth_at_rest = 0;          // share of that opening's rows brighter than the lips (fit_open_mouth)
   int under_jaw = 0;                // first of the points below jaw landmarks 3..13 (beard, neck)
   int crease = 0;                   // four points above the upper lids (over 37, 38, 43, 44)
+  int cheek = 0;                    // four points beside the mouth corners: above and below 48, then 54
   // Each eye's lid margins (0: the image-left eye 36..39, 1: the image-right one 42..45), corner
   // to corner, at rest: MediaPipe's dense lid contours when the model carries its mesh (the 68
   // points give only two points per lid, too few for the curve a closing lid follows), else the
@@ -89,6 +90,7 @@ class MeshWarper {
     std::vector<float> up, lo;  // the rest lid margins (y in these axes) per pixel along x
   };
   Lid lid_of(int e) const;
+  void fit_skin_and_teeth();
   void draw_lids(float lid, const std::vector<cv::Point2f>& full, const std::vector<cv::Point2f>& rigid,
                  cv::Mat& canvas);
   const FaceMesh& m_;
@@ -97,6 +99,8 @@ class MeshWarper {
   std::vector<uint8_t> moved_last_;
   Lid lids_[2];
   cv::Rect lid_box_[2];
+  float skin_[3] = {200, 150, 125};   // the face's lit skin (RGB): the shut lids' colour
+  float teeth_[3] = {214, 206, 192};  // the drawn teeth's colour in full light (RGB), fitted to the photo
   float split_ = 0.5f;  // photo with an open mouth: share of its opening that is upper teeth  // where last
                         // frame drew closing lids: the triangles there are redrawn
 };
@@ -109,5 +113,8 @@ cv::Mat render_pose(const AvatarModel& model, const Pose& p, WarpPath path = war
 // them (each redraws only what moved): for tests that compare the result with render_pose.
 std::vector<cv::Mat> render_poses(const AvatarModel& model, const std::vector<Pose>& poses,
                                   WarpPath path = warp_path());
+
+// The model's mesh (its rest points in the model's pixels), for tests that measure poses.
+const FaceMesh& mesh_of(const AvatarModel& model);
 
 }  // namespace imago::avatar::internal

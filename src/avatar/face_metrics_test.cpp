@@ -42,17 +42,18 @@ speech::SpeechService& service() {
   return *svc;
 }
 
-const std::string& model_of(const std::string& photo) {
+const std::string& model_of(const std::string& photo, const std::string& type = "essence") {
   static std::map<std::string, std::string> cache;
-  auto it = cache.find(photo);
+  auto it = cache.find(photo + "/" + type);
   if (it != cache.end()) return it->second;
   BuildInput in;
   in.agent_id = "metrics";
   in.aspect_ratio = "1:1";
+  in.model_type = type;
   in.image_bytes = slurp(photo);
   auto r = build_imx(in, {});
   EXPECT_TRUE(r.ok()) << photo << ": " << r.status().message();
-  return cache[photo] = r.ok() ? *r : std::string();
+  return cache[photo + "/" + type] = r.ok() ? *r : std::string();
 }
 
 cv::Mat bgr_of(const Frame& f) {
@@ -364,6 +365,50 @@ TEST_P(FaceMetrics, TheCollarStaysWhileTheJawOpens) {
   EXPECT_GE(s, 0.9);
 }
 
+// Rounded vowels narrow the mouth: on the frames in the middle of each oo (u, U, w) of a spoken
+// sentence, the re-detected mouth (outer corners, 48-54) is no wider than at rest and on most of
+// them narrower (an expression model, whose speech carries a slight smile). The old rounding
+// pulled a spike of moustache and lip out at the corners, which the predictor read as corners
+// further out on the neutral portrait (96-103% of rest, median 99%; now 87-92%).
+TEST_P(FaceMetrics, RoundedVowelsNarrowTheMouth) {
+  const std::string name = GetParam() == kNeutral ? "neutral" : GetParam() == kSmiling ? "smiling" : "unseen";
+  auto r = renderer(model_of(GetParam(), "expression"), false);
+  Frame f;
+  r->next_frame(f);
+  auto lr = detect(bgr_of(f));
+  ASSERT_TRUE(lr);
+  const double rest_w = cv::norm((*lr)[54] - (*lr)[48]);
+  auto audio = service().synthesize("Who knew you would move to the zoo, too? We were few, so we flew.", {});
+  ASSERT_TRUE(audio.ok());
+  ASSERT_TRUE(r->push_audio(*audio).ok());
+  std::vector<int> oo;  // frames in the middle of an oo
+  for (const auto& p : audio->phonemes)
+    if (viseme_for_phoneme(p.phoneme) == Viseme::kOO && p.end_s - p.start_s >= 0.04)
+      oo.push_back(int((p.start_s + p.end_s) / 2 * kFps));
+  ASSERT_GE(oo.size(), 5u);
+  std::vector<double> widths;
+  cv::Mat widest;
+  for (int i = 0; i <= oo.back(); ++i) {
+    r->next_frame(f);
+    if (std::find(oo.begin(), oo.end(), i) == oo.end()) continue;
+    const cv::Mat img = bgr_of(f);
+    auto l = detect(img);
+    if (!l) continue;
+    widths.push_back(cv::norm((*l)[54] - (*l)[48]) / rest_w);
+    if (widths.back() >= *std::max_element(widths.begin(), widths.end())) widest = img;
+  }
+  ASSERT_GE(widths.size(), oo.size() * 3 / 4);
+  dump(widest, name + "_widest_oo");
+  std::vector<double> sorted = widths;
+  std::sort(sorted.begin(), sorted.end());
+  std::string all;
+  for (double w : widths) all += " " + std::to_string(int(std::lround(100 * w)));
+  std::printf("%s: mouth width on %zu oo frames, %% of rest:%s (median %.0f%%, widest %.0f%%)\n",
+              name.c_str(), widths.size(), all.c_str(), 100 * sorted[sorted.size() / 2], 100 * sorted.back());
+  EXPECT_LE(sorted.back(), 1.02) << name << ": an oo widened the mouth";
+  EXPECT_LE(sorted[sorted.size() / 2], 0.97) << name << ": the oo's do not narrow the mouth";
+}
+
 TEST_P(FaceMetrics, RestMatchesThePhotoAndSpeechKeepsTheUpperFaceStill) {
   const std::string name = GetParam() == kNeutral ? "neutral" : GetParam() == kSmiling ? "smiling" : "unseen";
   cv::Mat photo = cv::imread(GetParam());
@@ -475,7 +520,10 @@ TEST_P(FaceMetrics, BlinksCloseTheRealLidsAndReopen) {
   // the stretched band carried down (109% of open); with the band ending at the brightest lid
   // skin below the crease (fit_lid_creases) the neutral portrait reads 48-53%, the unseen one
   // 72% and the smiling one 48-49%: held to 0.55 and 0.75 (the smiling one to the bar).
-  const double bar = name == "smiling" ? 0.5 : name == "unseen" ? 0.75 : 0.55;  // see above
+  // Since the shut lid is the face's skin, lifted out of the socket's shadow, with a softer lash
+  // line (docs/avatar.md), the neutral portrait reads 47-49%, the smiling one 26-28% and the
+  // unseen one 60-63%: held to 0.53, 0.35 and 0.68.
+  const double bar = name == "smiling" ? 0.35 : name == "unseen" ? 0.68 : 0.53;  // see above
   // Known shortfall: with the mesh's landmarks in the model the unseen portrait's narrow,
   // downcast eyes stay 56% visible at the blink's deepest (below half with dlib's); a blink is
   // counted there below 60% (docs/avatar.md).

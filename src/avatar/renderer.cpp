@@ -725,6 +725,10 @@ void Renderer::next_frame(Frame& out, bool render_image, bool copy_image) {
       std::memcpy(out.rgb.data() + size_t(y) * out.width * 3, I.canvas.ptr(y), out.width * 3);
 }
 
+const FaceMesh& internal::mesh_of(const AvatarModel& model) {
+  return model.data().mesh;
+}
+
 cv::Mat internal::render_pose(const AvatarModel& model, const Pose& p, WarpPath path) {
   const ModelData& d = model.data();
   std::vector<cv::Point2f> full, rigid;
