@@ -774,6 +774,7 @@ void draw_opening(const std::vector<cv::Point2f>& ring, const cv::Rect& clip, cv
   std::vector<float> lip(size_t(H) * 3);
   std::vector<uint8_t> touched(static_cast<size_t>(H));
   std::vector<uint8_t> col(size_t(H) * 3);
+  std::vector<float> src;  // one half's lip rows beyond the outline (stretch, below)
   for (int x = 0; x < W; ++x) {
     auto at = [&](int y) { return sd[size_t(y * W + x)]; };
     // This column's pixels: the lip as warped, and which of them the opening or its lip touch.
@@ -805,7 +806,7 @@ void draw_opening(const std::vector<cv::Point2f>& ring, const cv::Rect& clip, cv
         if (K <= 0) return;
         int R = K + 2;  // lip rows beyond the outline that are squeezed
         while (R > 0 && (edge + dir * R < 0 || edge + dir * R >= H)) --R;
-        std::vector<float> src(size_t(R + 1) * 3);
+        src.resize(size_t(R + 1) * 3);
         for (int r = 0; r <= R; ++r)
           for (int k = 0; k < 3; ++k) src[size_t(r) * 3 + k] = lip[size_t(edge + dir * r) * 3 + k];
         const int first = edge - dir * K;
