@@ -771,67 +771,89 @@ void draw_opening(const std::vector<cv::Point2f>& ring, const cv::Rect& clip, cv
       sd[size_t(y * W + x)] = inside ? -std::sqrt(d2) : std::sqrt(d2);
     }
   }
-  std::vector<float> lip(size_t(H) * 3);
-  std::vector<uint8_t> touched(static_cast<size_t>(H));
-  std::vector<uint8_t> col(size_t(H) * 3);
+  // The lip under the box (as warped, then stretched), which pixels the opening or its lip
+  // touch, and how strongly a stretched pixel is smoothed along the row (below).
+  std::vector<float> lip(size_t(W * H) * 3), smooth(size_t(W * H), 0.0f);
+  std::vector<uint8_t> touched(size_t(W * H));
+  for (int y = 0; y < H; ++y) {
+    const uint8_t* c = canvas.ptr<uint8_t>(box.y + y) + box.x * 3;
+    for (int x = 0; x < W; ++x) {
+      for (int k = 0; k < 3; ++k) lip[size_t(y * W + x) * 3 + k] = c[x * 3 + k];
+      touched[size_t(y * W + x)] = sd[size_t(y * W + x)] < 0.5f;
+    }
+  }
   std::vector<float> src;  // one half's lip rows beyond the outline (stretch, below)
   for (int x = 0; x < W; ++x) {
     auto at = [&](int y) { return sd[size_t(y * W + x)]; };
-    // This column's pixels: the lip as warped, and which of them the opening or its lip touch.
-    for (int y = 0; y < H; ++y) {
-      const uint8_t* c = canvas.ptr<uint8_t>(box.y + y) + (box.x + x) * 3;
-      for (int k = 0; k < 3; ++k) lip[size_t(y) * 3 + k] = c[k];
-      touched[size_t(y)] = at(y) < 0.5f;
-    }
+    auto L = [&](int y) { return &lip[size_t(y * W + x) * 3]; };
     int ya = -1, yb = -1;  // the inside rows
     for (int y = 0; y < H; ++y)
       if (at(y) <= 0) {
         if (ya < 0) ya = y;
         yb = y;
       }
-    if (ya >= 0) {
-      int split = ya;  // first row of the lower lip's half
-      while (split <= yb && upper(box.x + x, box.y + split)) ++split;
-      // One half's inside rows, from the deepest (`inner`) to the outline (beyond it `edge`, dir:
-      // outward): those the opening leaves to the lip, from the outline in, are stretched from the
-      // lip beyond `edge`; the rest (the opening's own) take the lip at the outline.
-      auto stretch = [&](int inner, int edge, int dir) {
-        const int all = std::abs(edge - inner);
-        int K = 0;  // rows left to the lip
-        while (K < all && !drawn(box.x + x, box.y + edge - dir * (K + 1))) ++K;
-        for (int y = inner; y != edge - dir * K; y += dir) {
-          for (int k = 0; k < 3; ++k) lip[size_t(y) * 3 + k] = lip[size_t(edge) * 3 + k];
-          touched[size_t(y)] = 1;
-        }
-        if (K <= 0) return;
-        int R = K + 2;  // lip rows beyond the outline that are squeezed
-        while (R > 0 && (edge + dir * R < 0 || edge + dir * R >= H)) --R;
-        src.resize(size_t(R + 1) * 3);
-        for (int r = 0; r <= R; ++r)
-          for (int k = 0; k < 3; ++k) src[size_t(r) * 3 + k] = lip[size_t(edge + dir * r) * 3 + k];
-        const int first = edge - dir * K;
-        for (int i = 0; i < K + R; ++i) {
-          const int y = first + dir * i;
-          const float f = float(i) * float(R) / float(K + R);
-          const int f0 = std::min(std::max(0, R - 1), int(f));
-          const float w = R > 0 ? f - float(f0) : 0.0f;
-          for (int k = 0; k < 3; ++k)
-            lip[size_t(y) * 3 + k] = src[size_t(f0) * 3 + k] +
-                                     w * (src[size_t(std::min(R, f0 + 1)) * 3 + k] - src[size_t(f0) * 3 + k]);
-          touched[size_t(y)] = 1;
-        }
-      };
-      // The upper half's rows ya..split-1 (outline above ya), the lower's split..yb (below yb).
-      if (split > ya && ya > 0) stretch(split - 1, ya - 1, -1);
-      if (split <= yb && yb + 1 < H) stretch(split, yb + 1, 1);
+    if (ya < 0) continue;
+    int split = ya;  // first row of the lower lip's half
+    while (split <= yb && upper(box.x + x, box.y + split)) ++split;
+    // One half's inside rows, from the deepest (`inner`) to the outline (beyond it `edge`, dir:
+    // outward): those the opening leaves to the lip, from the outline in, are stretched from the
+    // lip beyond `edge`; the rest (the opening's own) take the lip at the outline.
+    auto stretch = [&](int inner, int edge, int dir) {
+      const int all = std::abs(edge - inner);
+      int K = 0;  // rows left to the lip
+      while (K < all && !drawn(box.x + x, box.y + edge - dir * (K + 1))) ++K;
+      for (int y = inner; y != edge - dir * K; y += dir) {
+        std::copy_n(L(edge), 3, L(y));
+        touched[size_t(y * W + x)] = 1;
+      }
+      if (K <= 0) return;
+      int R = K + 2;  // lip rows beyond the outline that are squeezed
+      while (R > 0 && (edge + dir * R < 0 || edge + dir * R >= H)) --R;
+      src.resize(size_t(R + 1) * 3);
+      for (int r = 0; r <= R; ++r) std::copy_n(L(edge + dir * r), 3, &src[size_t(r) * 3]);
+      const int first = edge - dir * K;
+      for (int i = 0; i < K + R; ++i) {
+        const int y = first + dir * i;
+        const float f = float(i) * float(R) / float(K + R);
+        const int f0 = std::min(std::max(0, R - 1), int(f));
+        const float w = R > 0 ? f - float(f0) : 0.0f;
+        float* d = L(y);
+        const float *s0 = &src[size_t(f0) * 3], *s1 = &src[size_t(std::min(R, f0 + 1)) * 3];
+        for (int k = 0; k < 3; ++k) d[k] = s0[k] + w * (s1[k] - s0[k]);
+        touched[size_t(y * W + x)] = 1;
+        smooth[size_t(y * W + x)] = 1 - float(i) / float(K + R);
+      }
+    };
+    // The upper half's rows ya..split-1 (outline above ya), the lower's split..yb (below yb).
+    if (split > ya && ya > 0) stretch(split - 1, ya - 1, -1);
+    if (split <= yb && yb + 1 < H) stretch(split, yb + 1, 1);
+  }
+  // Stretched column by column, the lip's texture ran down as streaks: it is averaged along the
+  // row over the stretched pixels beside it (weights 1 2 3 2 1), fully where it meets the cavity
+  // and not at all where it meets the untouched lip.
+  std::vector<float> row(size_t(W) * 3);
+  for (int y = 0; y < H; ++y) {
+    for (int x = 0; x < W; ++x) {
+      const float s0 = smooth[size_t(y * W + x)];
+      float* o = &row[size_t(x) * 3];
+      std::copy_n(&lip[size_t(y * W + x) * 3], 3, o);
+      if (s0 <= 0) continue;
+      float acc[3] = {0, 0, 0}, wsum = 0;
+      for (int j = std::max(0, x - 2); j <= std::min(W - 1, x + 2); ++j) {
+        if (smooth[size_t(y * W + j)] <= 0) continue;
+        const float w = float(3 - std::abs(j - x));
+        for (int k = 0; k < 3; ++k) acc[k] += w * lip[size_t(y * W + j) * 3 + k];
+        wsum += w;
+      }
+      for (int k = 0; k < 3; ++k) o[k] += s0 * (acc[k] / wsum - o[k]);
     }
-    for (int y = 0; y < H; ++y) {
-      if (!touched[size_t(y)]) continue;
+    for (int x = 0; x < W; ++x) {
+      if (!touched[size_t(y * W + x)]) continue;
       uint8_t l[3], c[3];
       for (int k = 0; k < 3; ++k)
-        l[k] = uint8_t(std::lround(std::clamp(lip[size_t(y) * 3 + k], 0.0f, 255.0f)));
-      const float cov = std::clamp(0.5f - at(y), 0.0f, 1.0f);
-      uint8_t* o = &col[size_t(y) * 3];
+        l[k] = uint8_t(std::lround(std::clamp(row[size_t(x) * 3 + k], 0.0f, 255.0f)));
+      const float cov = std::clamp(0.5f - sd[size_t(y * W + x)], 0.0f, 1.0f);
+      uint8_t* o = canvas.ptr<uint8_t>(box.y + y) + (box.x + x) * 3;
       if (cov <= 0) {
         std::copy_n(l, 3, o);
         continue;
@@ -839,9 +861,6 @@ void draw_opening(const std::vector<cv::Point2f>& ring, const cv::Rect& clip, cv
       shade(box.x + x, box.y + y, c, l);
       for (int k = 0; k < 3; ++k) o[k] = uint8_t(std::lround(l[k] + cov * (c[k] - l[k])));
     }
-    for (int y = 0; y < H; ++y)
-      if (touched[size_t(y)])
-        std::copy_n(&col[size_t(y) * 3], 3, canvas.ptr<uint8_t>(box.y + y) + (box.x + x) * 3);
   }
 }
 
