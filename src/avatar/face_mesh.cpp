@@ -623,47 +623,6 @@ float tooth_shade(const Tooth& t, float tf, float dg) {
   return s;
 }
 
-// A polygon (in order, either orientation) cut into triangles by ear clipping: indices into it.
-// A polygon that is not simple (lips pressed past each other) still comes out as triangles over
-// its outline: where no ear is clear the most convex corner is cut.
-std::vector<std::array<int, 3>> triangulate_polygon(const std::vector<cv::Point2f>& p) {
-  std::vector<std::array<int, 3>> out;
-  std::vector<int> idx(p.size());
-  for (size_t i = 0; i < p.size(); ++i) idx[i] = int(i);
-  float area = 0;
-  for (size_t i = 0; i < p.size(); ++i) area += p[i].cross(p[(i + 1) % p.size()]);
-  const float orient = area >= 0 ? 1.0f : -1.0f;
-  auto cross = [&](int a, int b, int c) {
-    return orient * (p[size_t(b)] - p[size_t(a)]).cross(p[size_t(c)] - p[size_t(b)]);
-  };
-  auto inside = [&](int q, int a, int b, int c) {
-    return cross(a, b, q) > 1e-4f && cross(b, c, q) > 1e-4f && cross(c, a, q) > 1e-4f;
-  };
-  while (idx.size() > 3) {
-    const int n = int(idx.size());
-    int best = -1;
-    float best_c = -1e30f;
-    for (int k = 0; k < n; ++k) {
-      const int a = idx[size_t((k + n - 1) % n)], b = idx[size_t(k)], c = idx[size_t((k + 1) % n)];
-      const float cr = cross(a, b, c);
-      bool ear = cr >= 0;
-      for (int j = 0; j < n && ear; ++j) {
-        const int q = idx[size_t(j)];
-        if (q != a && q != b && q != c && inside(q, a, b, c)) ear = false;
-      }
-      if (ear) {
-        best = k;
-        break;
-      }
-      if (cr > best_c) best_c = cr, best = k;
-    }
-    out.push_back({idx[size_t((best + n - 1) % n)], idx[size_t(best)], idx[size_t((best + 1) % n)]});
-    idx.erase(idx.begin() + best);
-  }
-  if (idx.size() == 3) out.push_back({idx[0], idx[1], idx[2]});
-  return out;
-}
-
 // The photo's open mouth at rest, row by row from the upper inner lip to the lower one: the mean
 // luminance of the middle 70% of each row.
 std::vector<float> mouth_rows(const FaceMesh& m, const cv::Mat& base, int rows) {
@@ -765,6 +724,147 @@ void fit_lid_creases(FaceMesh& m, const cv::Mat& base) {
 }
 
 namespace {}  // namespace
+
+namespace {
+
+// Draws the mouth opening (the polygon `ring`) over the warped lips, each pixel blended by the
+// share of it the opening covers (from the signed distance of its centre to the outline), so the
+// rim is a soft lip edge instead of the stair steps of the pixels whose centres it holds. Only
+// the outline's box is visited.
+// Pixels whose centres lie inside still hold last frame's colours (the mesh's interior triangles
+// are not warped), and where the drawn cavity's rounded outline lies inside the polygon (its
+// corners, the dip of a rounded lower lip) the lip must continue to it: in each column the warped
+// lip next to the outline, from the outline out over as many rows again plus two, is stretched
+// inward over the inside rows of its half (up for the upper lip's half, `upper(x, y)`, down for
+// the lower's) up to the first the opening draws itself (`drawn(x, y)`), so the lip's own edge
+// comes to lie on the cavity and meets the untouched lip further out without a step.
+// `shade(x, y, out, lip)` gives the opening's colour next to `lip`.
+template <class Upper, class Drawn, class Shade>
+void draw_opening(const std::vector<cv::Point2f>& ring, const cv::Rect& clip, cv::Mat& canvas, Upper&& upper,
+                  Drawn&& drawn, Shade&& shade) {
+  float x0 = 1e9f, y0 = 1e9f, x1 = -1e9f, y1 = -1e9f;
+  for (const auto& q : ring)
+    x0 = std::min(x0, q.x), y0 = std::min(y0, q.y), x1 = std::max(x1, q.x), y1 = std::max(y1, q.y);
+  // Room for the stretched lip beyond the outline: at most the outline's height plus two rows.
+  const int pad = int(std::ceil(y1 - y0)) + 4;
+  const cv::Rect box = cv::Rect(int(std::floor(x0)) - 2, int(std::floor(y0)) - pad,
+                                int(std::ceil(x1 - x0)) + 5, int(std::ceil(y1 - y0)) + 2 * pad + 1) &
+                       clip;
+  if (box.area() <= 0) return;
+  const size_t n = ring.size();
+  const int W = box.width, H = box.height;
+  std::vector<float> sd(size_t(box.area()), 1e9f);
+  for (int y = 0; y < H; ++y) {
+    const float py = float(box.y + y);
+    if (py < y0 - 1 || py > y1 + 1) continue;
+    for (int x = 0; x < W; ++x) {
+      const cv::Point2f p(float(box.x + x), py);
+      float d2 = 1e18f;
+      bool inside = false;
+      for (size_t i = 0, j = n - 1; i < n; j = i++) {
+        const cv::Point2f a = ring[j], b = ring[i], ab = b - a;
+        const float t = std::clamp((p - a).dot(ab) / std::max(1e-9f, ab.dot(ab)), 0.0f, 1.0f);
+        const cv::Point2f e = p - (a + ab * t);
+        d2 = std::min(d2, e.dot(e));
+        if ((a.y > p.y) != (b.y > p.y) && p.x < a.x + (p.y - a.y) / (b.y - a.y) * ab.x) inside = !inside;
+      }
+      sd[size_t(y * W + x)] = inside ? -std::sqrt(d2) : std::sqrt(d2);
+    }
+  }
+  // The lip under the box (as warped, then stretched), which pixels the opening or its lip
+  // touch, and how strongly a stretched pixel is smoothed along the row (below).
+  std::vector<float> lip(size_t(W * H) * 3), smooth(size_t(W * H), 0.0f);
+  std::vector<uint8_t> touched(size_t(W * H));
+  for (int y = 0; y < H; ++y) {
+    const uint8_t* c = canvas.ptr<uint8_t>(box.y + y) + box.x * 3;
+    for (int x = 0; x < W; ++x) {
+      for (int k = 0; k < 3; ++k) lip[size_t(y * W + x) * 3 + k] = c[x * 3 + k];
+      touched[size_t(y * W + x)] = sd[size_t(y * W + x)] < 0.5f;
+    }
+  }
+  std::vector<float> src;  // one half's lip rows beyond the outline (stretch, below)
+  for (int x = 0; x < W; ++x) {
+    auto at = [&](int y) { return sd[size_t(y * W + x)]; };
+    auto L = [&](int y) { return &lip[size_t(y * W + x) * 3]; };
+    int ya = -1, yb = -1;  // the inside rows
+    for (int y = 0; y < H; ++y)
+      if (at(y) <= 0) {
+        if (ya < 0) ya = y;
+        yb = y;
+      }
+    if (ya < 0) continue;
+    int split = ya;  // first row of the lower lip's half
+    while (split <= yb && upper(box.x + x, box.y + split)) ++split;
+    // One half's inside rows, from the deepest (`inner`) to the outline (beyond it `edge`, dir:
+    // outward): those the opening leaves to the lip, from the outline in, are stretched from the
+    // lip beyond `edge`; the rest (the opening's own) take the lip at the outline.
+    auto stretch = [&](int inner, int edge, int dir) {
+      const int all = std::abs(edge - inner);
+      int K = 0;  // rows left to the lip
+      while (K < all && !drawn(box.x + x, box.y + edge - dir * (K + 1))) ++K;
+      for (int y = inner; y != edge - dir * K; y += dir) {
+        std::copy_n(L(edge), 3, L(y));
+        touched[size_t(y * W + x)] = 1;
+      }
+      if (K <= 0) return;
+      int R = K + 2;  // lip rows beyond the outline that are squeezed
+      while (R > 0 && (edge + dir * R < 0 || edge + dir * R >= H)) --R;
+      src.resize(size_t(R + 1) * 3);
+      for (int r = 0; r <= R; ++r) std::copy_n(L(edge + dir * r), 3, &src[size_t(r) * 3]);
+      const int first = edge - dir * K;
+      for (int i = 0; i < K + R; ++i) {
+        const int y = first + dir * i;
+        const float f = float(i) * float(R) / float(K + R);
+        const int f0 = std::min(std::max(0, R - 1), int(f));
+        const float w = R > 0 ? f - float(f0) : 0.0f;
+        float* d = L(y);
+        const float *s0 = &src[size_t(f0) * 3], *s1 = &src[size_t(std::min(R, f0 + 1)) * 3];
+        for (int k = 0; k < 3; ++k) d[k] = s0[k] + w * (s1[k] - s0[k]);
+        touched[size_t(y * W + x)] = 1;
+        smooth[size_t(y * W + x)] = 1 - float(i) / float(K + R);
+      }
+    };
+    // The upper half's rows ya..split-1 (outline above ya), the lower's split..yb (below yb).
+    if (split > ya && ya > 0) stretch(split - 1, ya - 1, -1);
+    if (split <= yb && yb + 1 < H) stretch(split, yb + 1, 1);
+  }
+  // Stretched column by column, the lip's texture ran down as streaks: it is averaged along the
+  // row over the stretched pixels beside it (weights 1 2 3 2 1), fully where it meets the cavity
+  // and not at all where it meets the untouched lip.
+  std::vector<float> row(size_t(W) * 3);
+  for (int y = 0; y < H; ++y) {
+    for (int x = 0; x < W; ++x) {
+      const float s0 = smooth[size_t(y * W + x)];
+      float* o = &row[size_t(x) * 3];
+      std::copy_n(&lip[size_t(y * W + x) * 3], 3, o);
+      if (s0 <= 0) continue;
+      float acc[3] = {0, 0, 0}, wsum = 0;
+      for (int j = std::max(0, x - 2); j <= std::min(W - 1, x + 2); ++j) {
+        if (smooth[size_t(y * W + j)] <= 0) continue;
+        const float w = float(3 - std::abs(j - x));
+        for (int k = 0; k < 3; ++k) acc[k] += w * lip[size_t(y * W + j) * 3 + k];
+        wsum += w;
+      }
+      for (int k = 0; k < 3; ++k) o[k] += s0 * (acc[k] / wsum - o[k]);
+    }
+    for (int x = 0; x < W; ++x) {
+      if (!touched[size_t(y * W + x)]) continue;
+      uint8_t l[3], c[3];
+      for (int k = 0; k < 3; ++k)
+        l[k] = uint8_t(std::lround(std::clamp(row[size_t(x) * 3 + k], 0.0f, 255.0f)));
+      const float cov = std::clamp(0.5f - sd[size_t(y * W + x)], 0.0f, 1.0f);
+      uint8_t* o = canvas.ptr<uint8_t>(box.y + y) + (box.x + x) * 3;
+      if (cov <= 0) {
+        std::copy_n(l, 3, o);
+        continue;
+      }
+      shade(box.x + x, box.y + y, c, l);
+      for (int k = 0; k < 3; ++k) o[k] = uint8_t(std::lround(l[k] + cov * (c[k] - l[k])));
+    }
+  }
+}
+
+}  // namespace
 
 MeshWarper::MeshWarper(const FaceMesh& m, const cv::Mat& base, WarpPath path)
     : m_(m), path_(path), base_(base), moved_last_(m.tris.size(), 0), lids_{lid_of(0), lid_of(1)} {
@@ -885,17 +985,9 @@ void MeshWarper::draw(const std::vector<cv::Point2f>& full, const std::vector<cv
   const float mid_top = rounded(upper, 0);
   // The teeth's midline: under the middle of the upper lip.
   const float mid_x = local(full[62]).x;
-  // Where the lips continue inside the outline, a photo with its mouth open over its teeth is
-  // sampled a little inside its lips at the least (a third of the lip, at least 1.5 px): right
-  // at the inner lip, between the landmarks' chords and the curved lip edge, lie teeth (jagged
-  // slivers between rounded lips). Further in, at the middle of a full lower lip, lies its
-  // highlight, which drew a bright, stepped rim along the cavity.
-  auto lip_in = [&](int outer, int inner) {
-    const float t = dist(m.rest[outer], m.rest[inner]);
-    return m.mouth_open_at_rest ? std::min(0.5f * t, std::max(1.5f, 0.3f * t)) : 0.0f;
-  };
-  const float lip_up = lip_in(51, 62), lip_lo = lip_in(57, 66);
-  auto interior = [&](float x, float y, float* out, bool teeth, bool lower_teeth) {
+  // `lip` is the lip's colour beside the pixel (the warped lip just outside the opening), which
+  // the lips continue with inside the outline's rounded corners.
+  auto interior = [&](float x, float y, float* out, bool teeth, bool lower_teeth, const uint8_t* lip) {
     cv::Point2f q = local(cv::Point2f(x, y));
     float ptop = along(upper, 5, q.x), pbot = along(lower, 5, q.x);
     // Inset by most of a pixel: where an inner lip runs straight the rounded outline lies on the
@@ -979,29 +1071,14 @@ void MeshWarper::draw(const std::vector<cv::Point2f>& full, const std::vector<cv
     float sh = 0.8f + 0.2f * e;
     out[0] = r * sh, out[1] = g * sh, out[2] = bl * sh;
     // Outside the rounded outline (the polygon's corners) and over a pixel of anti-aliasing at
-    // it, the lips continue: the photo's lip mirrored about its inner edge, which matches the
-    // warped lip pixels at the polygon's edge, so the cavity is feathered into the lips.
+    // it, the lips continue: the warped lip's own colour next to the opening, so the cavity is
+    // feathered into the lip it borders. (The photo's lip mirrored about its inner edge matched
+    // the warped lip only at the polygon's edge: further in it showed the lip's pale inner band or
+    // highlight, a light triangle where the outline dips below the rounded one, and dots along it.)
     float d = std::min(q.y - top, bot - q.y);
     float a = float(smooth01(d / feather + 0.5)) * float(smooth01((h - 0.5f) / (0.08f * m.mw)));
-    if (a < 0.999f) {
-      float rx = q.x / half * rhalf;
-      bool upper_half = q.y - ptop < pbot - q.y;
-      float ry = upper_half ? along(rupper, 5, rx) - std::max(lip_up, q.y - ptop)
-                            : along(rlower, 5, rx) + std::max(lip_lo, pbot - q.y);
-      cv::Point2f sp = ro + rax * rx + ray * ry;
-      uint8_t lp[3];
-      bilinear(base_, sp.x, sp.y, lp);
-      if (m.mouth_open_at_rest) {
-        // Near the corners the landmarks' chords can run inside the teeth, so that a pixel or two
-        // in is still tooth: of that and a sample twice as far into the lip, the darker is lip.
-        const float ry2 = upper_half ? ry - lip_up : ry + lip_lo;
-        const cv::Point2f sp2 = ro + rax * rx + ray * ry2;
-        uint8_t lp2[3];
-        bilinear(base_, sp2.x, sp2.y, lp2);
-        if (lp2[0] * 2 + lp2[1] * 5 + lp2[2] < lp[0] * 2 + lp[1] * 5 + lp[2]) std::copy(lp2, lp2 + 3, lp);
-      }
-      for (int c = 0; c < 3; ++c) out[c] = lp[c] + a * (out[c] - lp[c]);
-    }
+    if (a < 0.999f)
+      for (int c = 0; c < 3; ++c) out[c] = lip[c] + a * (out[c] - lip[c]);
     // A photo's open mouth with the lips pressed or rounded (a kiss, oo) where too little is open
     // for the cavity to show: they meet along a soft, dark line, the lips' own colour in shadow,
     // rather than leaving a band of lip colour between them (on a pale lip over the photo's
@@ -1019,63 +1096,59 @@ void MeshWarper::draw(const std::vector<cv::Point2f>& full, const std::vector<cv
   const bool gazing = std::abs(p.gaze_x) + std::abs(p.gaze_y) > 1e-4;
   const bool restore_eyes = lid_box_[0].area() > 0 || lid_box_[1].area() > 0;
   const RgbImage src{base_.data, base_.step[0], base_.cols, base_.rows};
-  // One row of the mouth opening, x0..x1 at y.
-  auto shade_mouth = [&](int y, int x0, int x1) {
-    uint8_t* row = canvas.ptr<uint8_t>(y);
-    for (int x = x0; x <= x1; ++x) {
-      uint8_t* px = row + x * 3;
-      if (m.mouth_open_at_rest) {
-        cv::Point2f q = local(cv::Point2f(float(x), float(y)));
-        float top = along(upper, 5, q.x), bot = along(lower, 5, q.x);
-        float rx = q.x / half * rhalf;
-        float rtop = along(rupper, 5, rx), rbot = along(rlower, 5, rx);
-        float rh = std::max(0.0f, rbot - rtop);
-        // Above the split line the photo's rows travel with the upper lip (upper teeth),
-        // below it with the lower lip (the jaw); the opening added between them is drawn
-        // cavity, anti-aliased as the share of the pixel it covers, so lips back at rest
-        // show the photo exactly (no line where the two halves meet).
-        const float su = split_ * rh;
-        float in_upper = su - (q.y - top), in_lower = (rh - su) - (bot - q.y);
-        bool from_upper = in_upper >= in_lower;
-        float ry = from_upper ? rtop + (q.y - top) : rbot - (bot - q.y);
-        const float extra = std::max(0.0f, (bot - top) - rh);
-        const float t = std::max(in_upper, in_lower) + extra / 2;  // from the gap's middle
-        const float cover = std::max(0.0f, std::min(t + 0.5f, extra / 2) - std::max(t - 0.5f, -extra / 2));
-        // Rounded lips (oo, a kiss) cover the teeth: the photo's rows, squeezed between
-        // corners pulled in, showed as jagged slivers of teeth; the small opening they leave
-        // is drawn cavity instead.
-        float a = (1 - std::min(1.0f, cover)) * (1 - rounding);
-        // Lips pressed together (p/b/m, a kiss) over a mouth open in the photo: the few rows
-        // of the photo's teeth left between them would show as a bright, jagged sliver; the
-        // closing mouth shows the dark line where lips meet instead.
-        const float closing = 1 - float(smooth01((bot - top) / std::max(1.0f, 0.4f * rh)));
-        auto seam = [&] {
-          static constexpr float kSeam[3] = {62, 36, 34};
-          for (int k = 0; k < 3; ++k) px[k] = uint8_t(px[k] + closing * (kSeam[k] - px[k]));
-        };
-        if (a > 0.001f) {
-          cv::Point2f sp = ro + rax * rx + ray * ry;
-          bilinear(base_, sp.x, sp.y, px);
-          if (a <= 0.999f) {
-            float c[3];
-            interior(float(x), float(y), c, false, photo_lower_teeth);
-            for (int k = 0; k < 3; ++k) px[k] = uint8_t(std::clamp(c[k] + a * (px[k] - c[k]), 0.0f, 255.0f));
-          }
-          if (closing > 0) seam();
-          continue;
-        }
-        if (closing > 0) {
+  // One pixel of the mouth opening at (x, y) into `px`, next to lip coloured `lip`.
+  auto shade_mouth = [&](int x, int y, uint8_t* px, const uint8_t* lip) {
+    if (m.mouth_open_at_rest) {
+      cv::Point2f q = local(cv::Point2f(float(x), float(y)));
+      float top = along(upper, 5, q.x), bot = along(lower, 5, q.x);
+      float rx = q.x / half * rhalf;
+      float rtop = along(rupper, 5, rx), rbot = along(rlower, 5, rx);
+      float rh = std::max(0.0f, rbot - rtop);
+      // Above the split line the photo's rows travel with the upper lip (upper teeth),
+      // below it with the lower lip (the jaw); the opening added between them is drawn
+      // cavity, anti-aliased as the share of the pixel it covers, so lips back at rest
+      // show the photo exactly (no line where the two halves meet).
+      const float su = split_ * rh;
+      float in_upper = su - (q.y - top), in_lower = (rh - su) - (bot - q.y);
+      bool from_upper = in_upper >= in_lower;
+      float ry = from_upper ? rtop + (q.y - top) : rbot - (bot - q.y);
+      const float extra = std::max(0.0f, (bot - top) - rh);
+      const float t = std::max(in_upper, in_lower) + extra / 2;  // from the gap's middle
+      const float cover = std::max(0.0f, std::min(t + 0.5f, extra / 2) - std::max(t - 0.5f, -extra / 2));
+      // Rounded lips (oo, a kiss) cover the teeth: the photo's rows, squeezed between
+      // corners pulled in, showed as jagged slivers of teeth; the small opening they leave
+      // is drawn cavity instead.
+      float a = (1 - std::min(1.0f, cover)) * (1 - rounding);
+      // Lips pressed together (p/b/m, a kiss) over a mouth open in the photo: the few rows
+      // of the photo's teeth left between them would show as a bright, jagged sliver; the
+      // closing mouth shows the dark line where lips meet instead.
+      const float closing = 1 - float(smooth01((bot - top) / std::max(1.0f, 0.4f * rh)));
+      auto seam = [&] {
+        static constexpr float kSeam[3] = {62, 36, 34};
+        for (int k = 0; k < 3; ++k) px[k] = uint8_t(px[k] + closing * (kSeam[k] - px[k]));
+      };
+      if (a > 0.001f) {
+        cv::Point2f sp = ro + rax * rx + ray * ry;
+        bilinear(base_, sp.x, sp.y, px);
+        if (a <= 0.999f) {
           float c[3];
-          interior(float(x), float(y), c, false, photo_lower_teeth);
-          for (int k = 0; k < 3; ++k) px[k] = uint8_t(std::clamp(c[k], 0.0f, 255.0f));
-          seam();
-          continue;
+          interior(float(x), float(y), c, false, photo_lower_teeth, lip);
+          for (int k = 0; k < 3; ++k) px[k] = uint8_t(std::clamp(c[k] + a * (px[k] - c[k]), 0.0f, 255.0f));
         }
+        if (closing > 0) seam();
+        return;
       }
-      float c[3];
-      interior(float(x), float(y), c, !m.mouth_open_at_rest, !m.mouth_open_at_rest);
-      for (int k = 0; k < 3; ++k) px[k] = uint8_t(std::clamp(c[k], 0.0f, 255.0f));
+      if (closing > 0) {
+        float c[3];
+        interior(float(x), float(y), c, false, photo_lower_teeth, lip);
+        for (int k = 0; k < 3; ++k) px[k] = uint8_t(std::clamp(c[k], 0.0f, 255.0f));
+        seam();
+        return;
+      }
     }
+    float c[3];
+    interior(float(x), float(y), c, !m.mouth_open_at_rest, !m.mouth_open_at_rest, lip);
+    for (int k = 0; k < 3; ++k) px[k] = uint8_t(std::clamp(c[k], 0.0f, 255.0f));
   };
   bool mouth_moved = false;
   for (size_t t = 0; t < m.tris.size(); ++t) {
@@ -1151,10 +1224,18 @@ void MeshWarper::draw(const std::vector<cv::Point2f>& full, const std::vector<cv
       ring.push_back(full[i] + (i == 60   ? ax * -fringe
                                 : i == 64 ? ax * fringe
                                           : ay * (i < 64 ? -fringe : fringe)));
-    for (const auto& t : triangulate_polygon(ring)) {
-      cv::Point2f d[3] = {ring[size_t(t[0])], ring[size_t(t[1])], ring[size_t(t[2])]};
-      raster(d, clip, shade_mouth);
-    }
+    auto upper_half = [&](int x, int y) {
+      const cv::Point2f q = local(cv::Point2f(float(x), float(y)));
+      return q.y < 0.5f * (along(upper, 5, q.x) + along(lower, 5, q.x));
+    };
+    // What the opening draws itself: the photo's open mouth (unless rounded lips cover it), else
+    // the cavity inside its rounded outline (interior's).
+    auto drawn = [&](int x, int y) {
+      if (m.mouth_open_at_rest && rounding < 0.999f) return true;
+      const cv::Point2f q = local(cv::Point2f(float(x), float(y)));
+      return q.y > rounded(upper, q.x) + 0.8f && q.y < rounded(lower, q.x) - 0.8f;
+    };
+    draw_opening(ring, clip, canvas, upper_half, drawn, shade_mouth);
   }
   draw_lids(lid, full, rigid, canvas);
 }

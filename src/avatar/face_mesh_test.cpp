@@ -271,5 +271,129 @@ TEST(LidShapes, AShutLidIsSkinWithASoftLashLine) {
   }
 }
 
+// Luminance (0..255) of an RGB image at (x, y), bilinear.
+double luma_at(const cv::Mat& img, cv::Point2f q) {
+  const int x = int(std::floor(q.x)), y = int(std::floor(q.y));
+  const float fx = q.x - float(x), fy = q.y - float(y);
+  auto l = [&](int xx, int yy) {
+    const cv::Vec3b c = img.at<cv::Vec3b>(std::clamp(yy, 0, img.rows - 1), std::clamp(xx, 0, img.cols - 1));
+    return 0.299 * c[0] + 0.587 * c[1] + 0.114 * c[2];
+  };
+  return (1 - fy) * ((1 - fx) * l(x, y) + fx * l(x + 1, y)) +
+         fy * ((1 - fx) * l(x, y + 1) + fx * l(x + 1, y + 1));
+}
+
+// Pixels of the opening's lower half (inside the inner lips 60..67, below the middle between the
+// upper and lower ones) lighter than the lower lip just outside it in their column (the pixel a
+// pixel and a half below the outline) by more than 12 grey levels: the lip showing lighter inside
+// the outline than outside it (a light seam or patch between the lip and the cavity), where the
+// cavity is dark and the lip continued into the outline is the same lip.
+int pale_in_lower_outline(const cv::Mat& img, const std::vector<cv::Point2f>& full) {
+  auto y_along = [&](std::initializer_list<int> idx, float x) {
+    std::vector<cv::Point2f> l;
+    for (int i : idx) l.push_back(full[i]);
+    for (size_t i = 1; i < l.size(); ++i)
+      if (x <= l[i].x || i + 1 == l.size()) {
+        const float t = std::clamp((x - l[i - 1].x) / std::max(1e-3f, l[i].x - l[i - 1].x), 0.0f, 1.0f);
+        return l[i - 1].y + t * (l[i].y - l[i - 1].y);
+      }
+    return l.back().y;
+  };
+  int pale = 0;
+  for (int x = int(std::ceil(full[60].x)); x <= int(std::floor(full[64].x)); ++x) {
+    const float lo = y_along({60, 67, 66, 65, 64}, float(x)), up = y_along({60, 61, 62, 63, 64}, float(x));
+    const double lip = luma_at(img, cv::Point2f(float(x), lo + 1.5f));
+    for (int y = int(std::ceil(0.5f * (up + lo))); float(y) < lo; ++y)
+      pale += luma_at(img, cv::Point2f(float(x), float(y))) > lip + 12;
+  }
+  return pale;
+}
+
+// Columns of the mouth's middle 70% where the lower lip, from just below the cavity (where it
+// reaches 85% of its luminance three pixels below the lower inner lip) down to there, changes by
+// more than 26 grey levels from one row to the next: the hard edge of a patch laid over the lip,
+// where a lip is smooth.
+int lip_patch_edges(const cv::Mat& img, const std::vector<cv::Point2f>& full) {
+  std::vector<cv::Point2f> l = {full[60], full[67], full[66], full[65], full[64]};
+  auto lo_at = [&](float x) {
+    for (size_t i = 1; i < l.size(); ++i)
+      if (x <= l[i].x || i + 1 == l.size()) {
+        const float t = std::clamp((x - l[i - 1].x) / std::max(1e-3f, l[i].x - l[i - 1].x), 0.0f, 1.0f);
+        return l[i - 1].y + t * (l[i].y - l[i - 1].y);
+      }
+    return l.back().y;
+  };
+  const float w = full[64].x - full[60].x;
+  int edges = 0;
+  for (int x = int(std::ceil(full[60].x + 0.15f * w)); x <= int(std::floor(full[64].x - 0.15f * w)); ++x) {
+    const int end = int(std::round(lo_at(float(x)) + 3));
+    const double ref = luma_at(img, cv::Point2f(float(x), float(end)));
+    int y = int(std::round(0.5f * (full[62].y + full[66].y)));
+    while (y < end && luma_at(img, cv::Point2f(float(x), float(y))) < 0.85 * ref) ++y;
+    double step = 0;
+    for (; y < end; ++y)
+      step = std::max(step, std::abs(luma_at(img, cv::Point2f(float(x), float(y + 1))) -
+                                     luma_at(img, cv::Point2f(float(x), float(y)))));
+    edges += step > 26;
+  }
+  return edges;
+}
+
+// The open mouth's rim is a soft lip edge, with no light seam between lip and cavity: in an open
+// vowel and a laugh, hardly a pixel of the opening's lower half is lighter than the lip just below
+// the outline (pale_in_lower_outline). The old rim, the cavity's pixels cut at the outline's pixel
+// centres and the photo's lip mirrored about its inner edge inside the rounded corners, showed a
+// stepped row of light pixels along the smiling portrait's lower lip (38 in the vowel, 69 in the
+// laugh; 6 and 0 now).
+TEST(MouthShapes, TheOpeningsRimHasNoLightSeam) {
+  auto gestures = internal::parse_gestures(internal::default_gestures_json());
+  ASSERT_TRUE(gestures.ok());
+  const auto& laugh = gestures->at("laugh_react");
+  for (const auto& [name, photo] : kPortraits) {
+    auto model = model_of(photo);
+    ASSERT_TRUE(model);
+    const FaceMesh& m = internal::mesh_of(*model);
+    Pose a;
+    a.mouth_open = 0.6, a.mouth_teeth = 0.5, a.speech_relax = 1;
+    Pose l;
+    internal::evaluate_gesture(laugh, 0.5, 0.5 * laugh.default_duration_s, l);
+    for (const auto& [what, p] : {std::pair{"a", a}, std::pair{"laugh", l}}) {
+      std::vector<cv::Point2f> full, rigid;
+      internal::deform_mesh(m, p, full, rigid);
+      const cv::Mat img = internal::render_pose(*model, p);
+      dump(img, std::string("mesh_test_rim_") + what + "_" + name);
+      const int pale = pale_in_lower_outline(img, full);
+      std::printf("%s: '%s': %d light pixels inside the lower inner lip\n", name.c_str(), what, pale);
+      EXPECT_LE(pale, 10) << name << " " << what;
+    }
+  }
+}
+
+// The rounded vowel (oo): below its small opening the lower lip is the lip, not a pale patch with
+// hard edges: in at most 3 columns of the mouth's middle does the lip below the cavity step by
+// more than 26 grey levels from row to row (lip_patch_edges). The old opening filled the outline's
+// dip below the drawn cavity's rounded outline with one row of the photo's lip (mirrored about its
+// inner edge, at least a third of the lip in): on the smiling portrait a flat, pale triangle whose
+// edges stepped by 30 and more in 7-8 columns (now 1-2).
+TEST(MouthShapes, NoPalePatchUnderTheRoundedOpening) {
+  for (const auto& [name, photo] : kPortraits) {
+    auto model = model_of(photo);
+    ASSERT_TRUE(model);
+    const FaceMesh& m = internal::mesh_of(*model);
+    for (double open : {0.15, 0.3}) {
+      Pose p;
+      p.mouth_open = open, p.mouth_spread = -1, p.speech_relax = 1;
+      std::vector<cv::Point2f> full, rigid;
+      internal::deform_mesh(m, p, full, rigid);
+      const cv::Mat img = internal::render_pose(*model, p);
+      dump(img, "mesh_test_oo_" + name + "_" + std::to_string(int(open * 100)));
+      const int edges = lip_patch_edges(img, full);
+      std::printf("%s: oo (open %.2f): %d columns with a patch's edge in the lower lip\n", name.c_str(), open,
+                  edges);
+      EXPECT_LE(edges, 3) << name << " (open " << open << ")";
+    }
+  }
+}
+
 }  // namespace
 }  // namespace imago::avatar
