@@ -2,7 +2,9 @@
 // parameter, see streams.h). The HTTP Session hands over its stream (like Beast's advanced server
 // example); I/O runs on the connection's I/O thread, handler callbacks
 // too, so they are serialized. send_*() may be called from any thread: the outgoing queue is
-// guarded by a mutex and only its head is written, one message at a time.
+// guarded by a mutex. The connection takes a batch of queued messages (a few, see kBatchMessages)
+// and writes them one after another, all but the last held by the stream layer below
+// (gathering_stream.h), so the batch leaves in one send.
 #pragma once
 #include <atomic>
 #include <boost/beast/core/flat_buffer.hpp>
@@ -15,6 +17,7 @@
 #include <optional>
 #include <string>
 
+#include "http/gathering_stream.h"
 #include "http/server_internal.h"
 #include "http/streams.h"
 #include "http/websocket.h"
@@ -64,14 +67,16 @@ class WebSocketSession final : public WebSocketConnection,
   void on_accept(beast::error_code ec);
   void do_read();
   void on_read(beast::error_code ec, std::size_t n);
-  void maybe_write();  // on the I/O thread
+  void maybe_write();          // on the I/O thread
+  void write_front();          // on the I/O thread: the batch's next message
+  size_t batch_bytes() const;  // under mu_
   void on_write(beast::error_code ec, std::size_t n);
   void start_close();  // on the I/O thread, once the queue is empty
   void finish(uint16_t code);
 
   ServerContext& ctx_;
   std::unique_ptr<ServerContext::Slot> slot_;  // counted against the connection caps
-  beast::websocket::stream<Stream> ws_;
+  beast::websocket::stream<GatheringStream<Stream>> ws_;
   beast::flat_buffer read_buffer_;
   std::shared_ptr<WebSocketHandler>
       handler_;  // reset after on_close (breaks the handler <-> connection cycle)
@@ -82,8 +87,10 @@ class WebSocketSession final : public WebSocketConnection,
 
   mutable std::mutex mu_;
   std::deque<Outgoing> queue_;
-  size_t queued_ = 0;  // bytes in queue_ plus the message being written
-  std::optional<Outgoing> writing_;
+  size_t queued_ = 0;  // bytes in queue_ and batch_
+  // Taken from queue_ and being written, oldest first (written only on the I/O thread, under mu_;
+  // its bytes stay counted in queued_ until each is written).
+  std::deque<Outgoing> batch_;
   bool close_requested_ = false;  // no more sends; close once the queue is written
   bool close_started_ = false;
   // A wake-up (wake) is posted and has not run yet. Enqueue posts one only when neither it nor a

@@ -15,6 +15,11 @@ namespace imago::http::detail {
 
 namespace websocket = boost::beast::websocket;
 
+// A batch (maybe_write) is at most this many messages and, past its first, this many bytes: a
+// frame's audio and picture and an event or two. Small, because an interrupt's discard_queued
+// reaches only what is still queued.
+constexpr size_t kBatchMessages = 4, kBatchBytes = 64 * 1024;
+
 template <class Stream>
 WebSocketSession<Stream>::WebSocketSession(Stream&& stream, ServerContext& ctx, UpgradeDecision decision,
                                            std::string client_ip, std::unique_ptr<ServerContext::Slot> slot)
@@ -139,7 +144,7 @@ void WebSocketSession<Stream>::finish(uint16_t code) {
     std::lock_guard lock(mu_);
     close_requested_ = true;
     queue_.clear();
-    queued_ = writing_ ? writing_->data->size() : 0;
+    queued_ = batch_bytes();
   }
   beast::error_code ignored;
   beast::get_lowest_layer(ws_).socket().close(ignored);
@@ -187,12 +192,12 @@ bool WebSocketSession<Stream>::enqueue(WsBytes data, WsMessageClass cls, bool te
       // The viewer cannot even keep up with audio: it is gone in all but name.
       overflow = true;
       queue_.clear();
-      queued_ = writing_ ? writing_->data->size() : 0;
+      queued_ = batch_bytes();
       close_requested_ = true;
       close_reason_ = websocket::close_reason(static_cast<websocket::close_code>(ws_close::kTryAgainLater),
                                               "send queue full");
     }
-    if (!wake_pending_ && !writing_) {
+    if (!wake_pending_ && batch_.empty()) {
       wake_pending_ = true;
       post = true;
     }
@@ -248,39 +253,70 @@ void WebSocketSession<Stream>::maybe_write() {
   bool close_now = false;
   {
     std::lock_guard lock(mu_);
-    if (writing_ || close_started_) return;
+    if (!batch_.empty() || close_started_) return;
     if (queue_.empty()) {
       if (!close_requested_) return;
       close_started_ = true;
       close_now = true;
     } else {
-      writing_ = std::move(queue_.front());
-      queue_.pop_front();
+      size_t bytes = 0;
+      while (!queue_.empty() && batch_.size() < kBatchMessages &&
+             (batch_.empty() || bytes + queue_.front().data->size() <= kBatchBytes)) {
+        bytes += queue_.front().data->size();
+        batch_.push_back(std::move(queue_.front()));
+        queue_.pop_front();
+      }
     }
   }
   if (close_now) {
     start_close();
     return;
   }
-  ws_.text(writing_->text);
-  ws_.async_write(net::buffer(*writing_->data),
+  write_front();
+}
+
+template <class Stream>
+void WebSocketSession<Stream>::write_front() {
+  // Only this thread changes batch_, so its front stays put while written.
+  const Outgoing& m = batch_.front();
+  ws_.next_layer().hold(batch_.size() > 1);  // the last one sends the batch
+  ws_.text(m.text);
+  ws_.async_write(net::buffer(*m.data),
                   beast::bind_front_handler(&WebSocketSession<Stream>::on_write, shared_from_this()));
 }
 
 template <class Stream>
 void WebSocketSession<Stream>::on_write(beast::error_code ec, std::size_t) {
+  bool more;
   {
     std::lock_guard lock(mu_);
-    queued_ -= writing_->data->size();
-    writing_.reset();
+    queued_ -= batch_.front().data->size();
+    batch_.pop_front();
+    if (ec || finished_) {
+      queued_ -= batch_bytes();
+      batch_.clear();
+    }
+    more = !batch_.empty();
   }
+  if (!more) ws_.next_layer().hold(false);  // a batch cut short leaves nothing held
   if (ec) {
     // The read side notices too (the socket is closed) and reports the close.
     beast::error_code ignored;
     beast::get_lowest_layer(ws_).socket().close(ignored);
     return;
   }
-  maybe_write();
+  if (more) {
+    write_front();
+  } else {
+    maybe_write();
+  }
+}
+
+template <class Stream>
+size_t WebSocketSession<Stream>::batch_bytes() const {
+  size_t n = 0;
+  for (const auto& m : batch_) n += m.data->size();
+  return n;
 }
 
 template <class Stream>

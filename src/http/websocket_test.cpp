@@ -1,14 +1,18 @@
 // WebSocket upgrade through the real pipeline (router, failed-auth throttle, api-secret auth on a
 // SQLite store) and server, over loopback, with Beast's synchronous websocket client.
 #include <gtest/gtest.h>
+#include <netinet/tcp.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include <atomic>
 #include <boost/asio/connect.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/read.hpp>
 #include <boost/beast/core/buffers_to_string.hpp>
 #include <boost/beast/core/flat_buffer.hpp>
+#include <boost/beast/core/tcp_stream.hpp>
 #include <boost/beast/http/read.hpp>
 #include <boost/beast/http/string_body.hpp>
 #include <boost/beast/http/write.hpp>
@@ -21,6 +25,7 @@
 
 #include "auth/authenticator.h"
 #include "auth/provisioning.h"
+#include "http/gathering_stream.h"
 #include "http/pipeline.h"
 #include "http/router.h"
 #include "http/server.h"
@@ -34,6 +39,59 @@ namespace net = boost::asio;
 namespace beast = boost::beast;
 namespace websocket = boost::beast::websocket;
 using net::ip::tcp;
+
+// Segments with data this socket has received (TCP_INFO's tcpi_data_segs_in, Linux 4.6+). glibc's
+// struct tcp_info stops before it; the kernel's layout continues as below (linux/tcp.h, which
+// cannot be included beside netinet/tcp.h).
+uint32_t data_segments_in(int fd) {
+  struct Info {
+    tcp_info base;
+    uint64_t pacing_rate, max_pacing_rate, bytes_acked, bytes_received;
+    uint32_t segs_out, segs_in, notsent_bytes, min_rtt, data_segs_in, data_segs_out;
+  } info{};
+  socklen_t len = sizeof info;
+  if (getsockopt(fd, IPPROTO_TCP, TCP_INFO, &info, &len) != 0 || len < sizeof info) return 0;
+  return info.data_segs_in;
+}
+
+TEST(GatheringStream, HeldWritesCompleteAtOnceAndLeaveWithTheNextInOneSegment) {
+  net::io_context ioc;
+  tcp::acceptor acceptor(ioc, tcp::endpoint(net::ip::make_address("127.0.0.1"), 0));
+  tcp::socket client(ioc);
+  client.connect(acceptor.local_endpoint());
+  tcp::socket accepted = acceptor.accept();
+  accepted.set_option(tcp::no_delay(true));
+  detail::GatheringStream<beast::tcp_stream> s{beast::tcp_stream(std::move(accepted))};
+  const uint32_t segments = data_segments_in(client.native_handle());
+  size_t written = 0;
+  auto write = [&](const std::string& bytes) {
+    net::async_write(s, net::buffer(bytes), [&](beast::error_code ec, size_t n) {
+      EXPECT_FALSE(ec) << ec.message();
+      written += n;
+    });
+    ioc.restart();
+    ioc.run();
+  };
+  s.hold(true);
+  write("abc");
+  write("de");
+  EXPECT_EQ(written, 5u);  // completed, as far as the writer knows
+  EXPECT_EQ(s.held_bytes(), 5u);
+  EXPECT_EQ(client.available(), 0u);  // loopback delivers within the send: nothing was sent
+  s.hold(false);
+  write("fgh");
+  EXPECT_EQ(written, 8u);
+  EXPECT_EQ(s.held_bytes(), 0u);
+  std::string got(8, '\0');
+  net::read(client, net::buffer(got));
+  EXPECT_EQ(got, "abcdefgh");
+  EXPECT_EQ(data_segments_in(client.native_handle()) - segments, 1u);
+  write("ij");  // nothing held: straight through
+  got.assign(2, '\0');
+  net::read(client, net::buffer(got));
+  EXPECT_EQ(got, "ij");
+  EXPECT_EQ(data_segments_in(client.native_handle()) - segments, 2u);
+}
 
 // Echoes text, reports what it saw; "flood:N" sends N video frames and then audio.
 class EchoHandler final : public WebSocketHandler {
@@ -65,6 +123,16 @@ class EchoHandler final : public WebSocketHandler {
         conn_->send_binary(std::make_shared<const std::string>(1000, 'v'), WsMessageClass::kVideo);
       conn_->send_binary(std::make_shared<const std::string>(1000, 'a'), WsMessageClass::kAudio);
       conn_->send_text("queued:" + std::to_string(conn_->queued_bytes()));
+      return;
+    }
+    if (m.rfind("frames:", 0) == 0) {
+      // N frames' audio and picture queued at once, then a text: they leave in batches.
+      const int n = std::stoi(std::string(m.substr(7)));
+      for (int i = 0; i < n; ++i) {
+        conn_->send_binary(std::make_shared<const std::string>(100, 'a'), WsMessageClass::kAudio);
+        conn_->send_binary(std::make_shared<const std::string>(900, 'v'), WsMessageClass::kVideo);
+      }
+      conn_->send_text("frames-done");
       return;
     }
     if (m.rfind("burst:", 0) == 0) {
@@ -410,6 +478,35 @@ TEST_F(WebSocketTest, MessagesQueuedFromAnotherThreadAllArriveInOrder) {
     EXPECT_EQ(next, 300);
     EXPECT_EQ(done, "burst-done");
   }
+  ws->close(websocket::close_code::normal);
+}
+
+TEST_F(WebSocketTest, MessagesQueuedTogetherLeaveInBatches) {
+  websocket::response_type res;
+  beast::error_code ec;
+  auto ws = handshake("/ws/rooms/r1", {{"Authorization", "Bearer good-token"}}, res, ec);
+  ASSERT_FALSE(ec);
+  EXPECT_EQ(read_text(*ws), "hello");
+  const uint32_t segments = data_segments_in(ws->next_layer().native_handle());
+  ws->write(net::buffer(std::string("frames:8")));
+  int audio = 0, video = 0;
+  for (;;) {
+    beast::flat_buffer b;
+    ws->read(b, ec);
+    ASSERT_FALSE(ec) << ec.message();
+    const std::string m = beast::buffers_to_string(b.data());
+    if (ws->got_text()) {
+      EXPECT_EQ(m, "frames-done");
+      break;
+    }
+    ASSERT_EQ(m[0], audio == video ? 'a' : 'v') << "order broken";  // a, v, a, v, ...
+    (m[0] == 'a' ? audio : video)++;
+  }
+  EXPECT_EQ(audio, 8);
+  EXPECT_EQ(video, 8);
+  // 17 messages: the first on its own (the queue was empty), then batches of four. One send each
+  // (one segment, with no delay) would be 17 segments.
+  EXPECT_LE(data_segments_in(ws->next_layer().native_handle()) - segments, 6u);
   ws->close(websocket::close_code::normal);
 }
 
