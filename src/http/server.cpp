@@ -17,6 +17,7 @@
 #include "util/log.h"
 #include "util/random.h"
 #include "util/strings.h"
+#include "util/thread_name.h"
 
 namespace imago::http {
 
@@ -275,7 +276,11 @@ void Server::run() {
     impl_->wait_signal();
   }
   std::vector<std::thread> threads;
-  for (auto& extra : ctx.extra_iocs) threads.emplace_back([this, io = extra.get()] { impl_->run_io(*io); });
+  for (auto& extra : ctx.extra_iocs)
+    threads.emplace_back([this, io = extra.get()] {
+      name_this_thread("io");
+      impl_->run_io(*io);
+    });
   impl_->run_io(ctx.ioc);
   for (auto& t : threads) t.join();
   // Every worker task holds a work guard on the io_context, so none is left at this point.

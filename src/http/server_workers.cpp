@@ -4,6 +4,7 @@
 #include <system_error>
 
 #include "util/log.h"
+#include "util/thread_name.h"
 
 namespace imago::http::detail {
 
@@ -19,7 +20,10 @@ WorkerPool::WorkerPool(std::size_t max_threads, std::size_t target_awake,
   threads_.reserve(max_threads);
   for (std::size_t i = 0; i < max_threads; ++i) {
     try {
-      threads_.emplace_back([this] { worker_loop(); });
+      threads_.emplace_back([this] {
+        name_this_thread("handler");
+        worker_loop();
+      });
     } catch (const std::system_error& e) {
       // Out of threads (EAGAIN): serve with fewer workers rather than not at all.
       if (threads_.empty()) throw;

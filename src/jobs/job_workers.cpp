@@ -6,6 +6,7 @@
 
 #include "util/log.h"
 #include "util/random.h"
+#include "util/thread_name.h"
 
 namespace imago::jobs {
 
@@ -52,7 +53,11 @@ void JobWorkerPool::add_handler(std::string kind, JobHandler* handler) {
 void JobWorkerPool::start() {
   if (started_) return;
   started_ = true;
-  for (int i = 0; i < opt_.threads; ++i) threads_.emplace_back([this, i] { worker_loop(i); });
+  for (int i = 0; i < opt_.threads; ++i)
+    threads_.emplace_back([this, i] {
+      name_this_thread("job");
+      worker_loop(i);
+    });
   heartbeat_ = std::thread([this] { heartbeat_loop(); });
 }
 

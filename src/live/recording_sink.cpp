@@ -4,6 +4,7 @@
 #include <filesystem>
 
 #include "util/log.h"
+#include "util/thread_name.h"
 
 extern "C" {
 #include <libavcodec/avcodec.h>
@@ -155,7 +156,10 @@ class RecordingSink::Muxer {
 
 RecordingSink::RecordingSink(std::string path, std::function<void(const RecordingOutcome&)> done)
     : path_(std::move(path)), done_(std::move(done)) {
-  thread_ = std::thread([this] { run(); });
+  thread_ = std::thread([this] {
+    name_this_thread("recording");
+    run();
+  });
 }
 
 RecordingSink::~RecordingSink() {

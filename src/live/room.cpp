@@ -14,6 +14,7 @@
 #include "util/log.h"
 #include "util/random.h"
 #include "util/strings.h"
+#include "util/thread_name.h"
 
 namespace imago::live {
 
@@ -91,8 +92,14 @@ void Room::start() {
   const int64_t now = clock_.now_us();
   state_.activate(now);
   last_speech_activity_us_ = now;
-  render_thread_ = std::thread([this] { render_loop(); });
-  speech_thread_ = std::thread([this] { speech_loop(); });
+  render_thread_ = std::thread([this] {
+    name_this_thread("room-render");
+    render_loop();
+  });
+  speech_thread_ = std::thread([this] {
+    name_this_thread("room-speech");
+    speech_loop();
+  });
 }
 
 void Room::join_threads() {

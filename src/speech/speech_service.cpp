@@ -23,6 +23,7 @@
 #include "util/cpu_cores.h"
 #include "util/log.h"
 #include "util/strings.h"
+#include "util/thread_name.h"
 
 namespace imago::speech {
 
@@ -237,7 +238,11 @@ class SpeechServiceImpl final : public SpeechService {
   }
 
   void start_workers() {
-    for (int i = 0; i < opts_.workers; ++i) workers_.emplace_back([this] { worker_loop(); });
+    for (int i = 0; i < opts_.workers; ++i)
+      workers_.emplace_back([this] {
+        name_this_thread("synth");
+        worker_loop();
+      });
   }
 
   Status validate(const std::string& text, const VoiceSettings& s) const override {
