@@ -16,21 +16,31 @@
 // frames/s over `seconds` (after a 10 s warm-up), imagod's CPU time (cores used, CPU per session)
 // and RSS per session, and the bytes each viewer receives (bandwidth). This is the per-core
 // capacity including encoding and sending.
-//   live_ws_bench [--media M] fanout N [seconds=30] [core=0]
-// One room, N viewers, speaking continuously, imagod pinned to `core`: imagod's CPU with N viewers
-// against the same room with one viewer, measured one after the other in the same run.
+//   live_ws_bench [--media M] fanout N [seconds=30] [core=0] [rounds=2] [viewers=thread|batch]
+// One room, N viewers, speaking continuously, imagod pinned to `core`: imagod's CPU with one viewer
+// and with N, alternated `rounds` times in the same run (19 viewers join, then leave again).
+// `thread` viewers block in a read each, so the kernel wakes one of them for every message, and on
+// loopback that wake-up runs inside imagod's send; `batch` viewers are plain sockets that one thread
+// drains every 20 ms, as a viewer on another machine costs the server no wake-up (its TCP receive
+// still runs in imagod's send on loopback).
 // Built with the tests (it uses the black-box harness): build/tests/live_ws_bench
+#include <arpa/inet.h>
 #include <dirent.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <sched.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
+#include <cerrno>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
 #include <map>
+#include <mutex>
 #include <sstream>
 #include <thread>
 
@@ -102,6 +112,32 @@ double cpu_seconds(int pid) {
     if (i == 15) stime = std::atoll(field.c_str());
   }
   return double(utime + stime) / double(sysconf(_SC_CLK_TCK));
+}
+
+// CPU seconds of each thread of `pid` summed by thread name (imagod names its threads by role:
+// imago-io, imago-room-render, imago-synth, ...; the main thread is "imagod" and runs I/O too).
+std::map<std::string, double> cpu_by_thread_name(int pid) {
+  std::map<std::string, double> out;
+  const std::string dir = "/proc/" + std::to_string(pid) + "/task";
+  DIR* d = opendir(dir.c_str());
+  if (!d) return out;
+  while (dirent* e = readdir(d)) {
+    if (e->d_name[0] == '.') continue;
+    std::ifstream f(dir + "/" + e->d_name + "/stat");
+    std::string all((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+    const auto open = all.find('('), close = all.rfind(')');
+    if (open == std::string::npos || close == std::string::npos) continue;
+    std::istringstream in(all.substr(close + 2));
+    std::string field;
+    long long utime = 0, stime = 0;
+    for (int i = 3; i <= 15 && in >> field; ++i) {
+      if (i == 14) utime = std::atoll(field.c_str());
+      if (i == 15) stime = std::atoll(field.c_str());
+    }
+    out[all.substr(open + 1, close - open - 1)] += double(utime + stime) / double(sysconf(_SC_CLK_TCK));
+  }
+  closedir(d);
+  return out;
 }
 
 double rss_mb(int pid) {
@@ -255,8 +291,111 @@ int capacity(int n, int seconds, int core) {
 
 }  // namespace
 
-// One room, first with one viewer and then with n, speaking throughout: imagod's CPU for each.
-int fanout(int n, int seconds, int core) {
+// A viewer that is a plain socket: the upgrade written by hand, then the server's frames parsed
+// from whatever one drain thread reads every 20 ms. No thread waits on its socket, so delivering a
+// message wakes nobody, as with a viewer on another machine.
+class RawViewer {
+ public:
+  static std::unique_ptr<RawViewer> connect(int port, const std::string& target, const std::string& bearer) {
+    std::unique_ptr<RawViewer> v(new RawViewer);
+    v->fd_ = ::socket(AF_INET, SOCK_STREAM, 0);
+    if (v->fd_ < 0) return nullptr;
+    timeval tv{10, 0};
+    setsockopt(v->fd_, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_port = htons(uint16_t(port));
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    if (::connect(v->fd_, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0) return nullptr;
+    const std::string req = "GET " + target + " HTTP/1.1\r\nHost: 127.0.0.1:" + std::to_string(port) +
+                            "\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+                            "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n"
+                            "Authorization: Bearer " +
+                            bearer + "\r\n\r\n";
+    if (::send(v->fd_, req.data(), req.size(), MSG_NOSIGNAL) != ssize_t(req.size())) return nullptr;
+    // The 101 answer, then frames until session.started (blocking, with the 10 s timeout above).
+    size_t end;
+    while ((end = v->buf_.find("\r\n\r\n")) == std::string::npos)
+      if (!v->read_some(0)) return nullptr;
+    if (v->buf_.rfind("HTTP/1.1 101", 0) != 0) {
+      std::fprintf(stderr, "upgrade refused: %s\n", v->buf_.substr(0, v->buf_.find("\r\n")).c_str());
+      return nullptr;
+    }
+    v->buf_.erase(0, end + 4);
+    while (!v->started)
+      if (!v->parse() || !v->read_some(0)) return nullptr;
+    return v;
+  }
+  ~RawViewer() {
+    if (fd_ >= 0) ::close(fd_);
+  }
+  // Reads and parses what has arrived, without blocking; false once the connection is gone.
+  bool drain() {
+    for (;;) {
+      const size_t before = buf_.size();
+      if (!read_some(MSG_DONTWAIT)) return false;
+      if (buf_.size() == before) return parse();
+      if (!parse()) return false;
+    }
+  }
+  std::atomic<int64_t> video{0}, bytes{0};
+
+ private:
+  RawViewer() = default;
+  // Appends what one recv returns; false on close or error (EAGAIN is not an error).
+  bool read_some(int flags) {
+    char tmp[65536];
+    const ssize_t n = ::recv(fd_, tmp, sizeof tmp, flags);
+    if (n > 0) buf_.append(tmp, size_t(n));
+    return n > 0 || (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK));
+  }
+  // Consumes every complete frame in buf_ (server frames are unmasked); false on a close frame.
+  bool parse() {
+    size_t at = 0;
+    bool open = true;
+    while (open && buf_.size() - at >= 2) {
+      const auto* p = reinterpret_cast<const uint8_t*>(buf_.data() + at);
+      const int opcode = p[0] & 15;
+      uint64_t len = p[1] & 127;
+      size_t head = 2;
+      if (len == 126) {
+        if (buf_.size() - at < 4) break;
+        len = uint64_t(p[2]) << 8 | p[3], head = 4;
+      } else if (len == 127) {
+        if (buf_.size() - at < 10) break;
+        len = 0;
+        for (int i = 0; i < 8; ++i) len = len << 8 | p[2 + i];
+        head = 10;
+      }
+      if (buf_.size() - at < head + len) break;
+      const std::string_view payload(buf_.data() + at + head, size_t(len));
+      if (opcode == 1 && payload.find("\"session.started\"") != std::string_view::npos) started = true;
+      if (opcode == 2) {
+        bytes += int64_t(len);
+        // A video message, not a codec configuration (flags bit 4): see hdr().
+        if (len >= 20 && payload[0] == 1 && !(uint8_t(payload[2]) & 16)) video++;
+      }
+      if (opcode == 9) pong(payload);
+      if (opcode == 8) open = false;
+      at += head + size_t(len);
+    }
+    buf_.erase(0, at);
+    return open;
+  }
+  // Clients mask what they send (RFC 6455 5.3); a zero key leaves the payload as it is.
+  void pong(std::string_view payload) {
+    std::string f{char(0x8A), char(0x80 | payload.size()), 0, 0, 0, 0};
+    f.append(payload);
+    ::send(fd_, f.data(), f.size(), MSG_NOSIGNAL);
+  }
+  int fd_ = -1;
+  std::string buf_;
+  bool started = false;
+};
+
+// One room with one viewer, then with n, then one again, `rounds` times, speaking throughout:
+// imagod's CPU for each window.
+int fanout(int n, int seconds, int core, int rounds, bool batch) {
   const int cores = int(std::thread::hardware_concurrency());
   if (cores > 1) {
     cpu_set_t others;
@@ -279,44 +418,80 @@ int fanout(int n, int seconds, int core) {
   pin_process(s.pid(), core);
   std::string token =
       str(s.post("/v1/runtime-tokens/request", "", acct.api_secret).json().at("data"), "token");
+  const std::string target = "/v1/runtime/rooms/fan?agent_code=" + code + g_media;
+  // `thread` viewers: a WsClient each and a thread blocked in its read.
   struct Viewer {
     std::unique_ptr<WsClient> ws;
-    std::atomic<int64_t> video{0}, bytes{0};
+    std::unique_ptr<RawViewer> raw;
+    std::atomic<int64_t> video{0};
+    std::atomic<bool> quit{false};
     std::thread reader;
   };
   std::vector<std::unique_ptr<Viewer>> viewers;
+  std::mutex viewers_mu;  // batch: the drain thread walks `viewers`
   std::atomic<bool> stop{false};
-  std::thread feeder;
+  std::thread feeder, drainer;
+  auto remove_viewer = [&](Viewer& v) {
+    v.quit = true;
+    if (v.reader.joinable()) v.reader.join();
+    if (v.ws) v.ws->close();
+  };
   // Every thread started here is stopped and joined on every way out (an early error return too).
   struct JoinAll {
     std::atomic<bool>& stop;
     std::vector<std::unique_ptr<Viewer>>& viewers;
     std::thread& feeder;
+    std::thread& drainer;
     ~JoinAll() {
       stop = true;
-      for (auto& v : viewers)
+      for (auto& v : viewers) {
+        v->quit = true;
         if (v->reader.joinable()) v->reader.join();
+      }
       if (feeder.joinable()) feeder.join();
+      if (drainer.joinable()) drainer.join();
     }
-  } join_all{stop, viewers, feeder};
+  } join_all{stop, viewers, feeder, drainer};
   auto add_viewer = [&]() -> bool {
     auto v = std::make_unique<Viewer>();
-    WsClient::Options o;
-    o.bearer = token;
-    v->ws = WsClient::connect(s.port(), "/v1/runtime/rooms/fan?agent_code=" + code + g_media, o);
-    if (!v->ws || !v->ws->read_event("session.started")) return false;
-    Viewer* raw = v.get();
-    v->reader = std::thread([raw, &stop] {
-      while (!stop) {
-        auto m = raw->ws->read(200);
-        if (!m) continue;
-        raw->bytes += int64_t(m->data.size());
-        Hdr h;
-        if (hdr(*m, &h) && h.kind == 1) raw->video++;
-      }
-    });
+    if (batch) {
+      v->raw = RawViewer::connect(s.port(), target, token);
+      if (!v->raw) return false;
+    } else {
+      WsClient::Options o;
+      o.bearer = token;
+      int status = 0;
+      std::string body;
+      v->ws = WsClient::connect(s.port(), target, o, &status, &body);
+      if (!v->ws) std::fprintf(stderr, "upgrade refused: %d %s\n", status, body.c_str());
+      if (!v->ws || !v->ws->read_event("session.started")) return false;
+      Viewer* raw = v.get();
+      v->reader = std::thread([raw, &stop] {
+        while (!stop && !raw->quit) {
+          auto m = raw->ws->read(200);
+          Hdr h;
+          if (m && hdr(*m, &h) && h.kind == 1) raw->video++;
+        }
+      });
+    }
+    std::lock_guard lock(viewers_mu);
     viewers.push_back(std::move(v));
     return true;
+  };
+  if (batch) {
+    drainer = std::thread([&] {
+      while (!stop) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(20));
+        std::lock_guard lock(viewers_mu);
+        for (auto& v : viewers) v->raw->drain();
+      }
+    });
+  }
+  auto video_total = [&] {
+    std::lock_guard lock(viewers_mu);
+    int64_t sum = 0;
+    for (auto& v : viewers) sum += batch ? int64_t(v->raw->video) : int64_t(v->video);
+    return sum;
   };
   if (!add_viewer()) return std::fprintf(stderr, "join failed\n"), 1;
   const std::string line =
@@ -338,30 +513,72 @@ int fanout(int n, int seconds, int core) {
       for (int i = 0; i < 20 && !stop; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(100));
     }
   });
+  // imagod's CPU in a window, in cores: all of it, and without the synthesis workers (speech is
+  // synthesized in bursts ahead of playback, the largest source of spread between windows).
+  struct Window {
+    double all = 0, unsynthesized = 0;
+  };
   auto measure = [&](const char* what, int warm_up_s) {
     // The first warm-up is longer: the speech thread first synthesizes 10 s ahead of playback.
     std::this_thread::sleep_for(std::chrono::seconds(warm_up_s));
-    int64_t v0 = 0;
-    for (auto& v : viewers) v0 += v->video;
+    const int64_t v0 = video_total();
     const double cpu0 = cpu_seconds(s.pid());
+    const auto threads0 = cpu_by_thread_name(s.pid());
     const auto t0 = SteadyClock::now();
     std::this_thread::sleep_for(std::chrono::seconds(seconds));
     const double secs = std::chrono::duration<double>(SteadyClock::now() - t0).count();
     const double used = (cpu_seconds(s.pid()) - cpu0) / secs;
-    int64_t v1 = 0;
-    for (auto& v : viewers) v1 += v->video;
+    auto threads = cpu_by_thread_name(s.pid());
+    const int64_t v1 = video_total();
     std::printf("  %-12s %2zu viewers: imagod %.3f cores, %.2f video fps per viewer (load average %s)\n",
                 what, viewers.size(), used, double(v1 - v0) / double(viewers.size()) / secs,
                 load_average().c_str());
-    return used;
+    std::string by;
+    double synth = 0;
+    for (auto& [name, cpu] : threads) {
+      const auto before = threads0.find(name);
+      const double c = (cpu - (before == threads0.end() ? 0.0 : before->second)) / secs;
+      if (name == "imago-synth") synth = c;
+      char buf[96];
+      if (c >= 0.0005) std::snprintf(buf, sizeof buf, " %s %.3f", name.c_str(), c), by += buf;
+    }
+    std::printf("               by thread:%s\n", by.c_str());
+    std::fflush(stdout);
+    return Window{used, used - synth};
   };
-  std::printf("fanout: one room at 512x512, speaking, media %s, imagod on core %d, %d s each\n",
-              g_media.empty() ? "jpeg+pcm" : "h264+opus", core, seconds);
-  const double one = measure("one viewer", 15);
-  for (int i = 1; i < n; ++i)
-    if (!add_viewer()) return std::fprintf(stderr, "join %d failed\n", i), 1;
-  const double many = measure("all viewers", 5);
-  std::printf("  CPU with %d viewers / with one: %.2fx\n", n, one > 0 ? many / one : 0.0);
+  std::printf("fanout: one room at 512x512, speaking, media %s, %s viewers, imagod on core %d, %d s each\n",
+              g_media.empty() ? "jpeg+pcm" : "h264+opus", batch ? "batch" : "thread", core, seconds);
+  Window one = measure("one viewer", 15);
+  std::vector<double> ratios, unsynthesized;
+  for (int r = 0; r < rounds; ++r) {
+    for (int i = 1; i < n; ++i)
+      if (!add_viewer()) return std::fprintf(stderr, "join %d failed\n", i), 1;
+    const Window many = measure("all viewers", 5);
+    {
+      std::lock_guard lock(viewers_mu);
+      while (viewers.size() > 1) {
+        remove_viewer(*viewers.back());
+        viewers.pop_back();
+      }
+    }
+    const Window after = measure("one viewer", 5);
+    // Against the mean of the one-viewer windows on either side: drift of the machine cancels.
+    auto ratio = [](double m, double a, double b) { return a + b > 0 ? 2 * m / (a + b) : 0.0; };
+    ratios.push_back(ratio(many.all, one.all, after.all));
+    // The viewers' added CPU measured without the synthesis workers (a viewer costs nothing there),
+    // over one viewer's whole CPU: the same ratio with the bursts of synthesis taken out.
+    const double base = (one.all + after.all) / 2, base_rest = (one.unsynthesized + after.unsynthesized) / 2;
+    unsynthesized.push_back(base > 0 ? (base + many.unsynthesized - base_rest) / base : 0.0);
+    std::printf("  round %d: CPU with %d viewers / with one: %.2fx (added CPU outside synthesis: %.2fx)\n",
+                r + 1, n, ratios.back(), unsynthesized.back());
+    one = after;
+  }
+  std::sort(ratios.begin(), ratios.end());
+  std::sort(unsynthesized.begin(), unsynthesized.end());
+  std::printf("  CPU with %d viewers / with one: median %.2fx over %d rounds (min %.2fx, max %.2fx)\n", n,
+              ratios[ratios.size() / 2], rounds, ratios.front(), ratios.back());
+  std::printf("  added CPU outside synthesis: median %.2fx (min %.2fx, max %.2fx)\n",
+              unsynthesized[unsynthesized.size() / 2], unsynthesized.front(), unsynthesized.back());
   return 0;
 }
 
@@ -374,7 +591,11 @@ int main(int argc, char** argv) {
     argv += 2;
   }
   if (argc > 2 && std::string(argv[1]) == "fanout") {
-    return fanout(std::atoi(argv[2]), argc > 3 ? std::atoi(argv[3]) : 30, argc > 4 ? std::atoi(argv[4]) : 0);
+    const bool batch = argc > 6 && std::string(argv[6]) == "batch";
+    if (argc > 6 && !batch && std::string(argv[6]) != "thread")
+      return std::fprintf(stderr, "viewers: thread|batch\n"), 2;
+    return fanout(std::atoi(argv[2]), argc > 3 ? std::atoi(argv[3]) : 30, argc > 4 ? std::atoi(argv[4]) : 0,
+                  argc > 5 ? std::max(1, std::atoi(argv[5])) : 2, batch);
   }
   if (argc > 1 && std::string(argv[1]) == "capacity") {
     if (argc < 3) return std::fprintf(stderr, "usage: live_ws_bench capacity N [seconds] [core]\n"), 2;
