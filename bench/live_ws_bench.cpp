@@ -98,12 +98,12 @@ bool pin_process(int pid, int core) {
   return ok;
 }
 
-// utime + stime of `pid`, in seconds.
-double cpu_seconds(int pid) {
-  std::ifstream f("/proc/" + std::to_string(pid) + "/stat");
+// A /proc stat file (of a process or one of its threads): its name and utime + stime in seconds.
+std::pair<std::string, double> read_stat(const std::string& path) {
+  std::ifstream f(path);
   std::string all((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
-  auto close = all.rfind(')');
-  if (close == std::string::npos) return 0;
+  const auto open = all.find('('), close = all.rfind(')');
+  if (open == std::string::npos || close == std::string::npos) return {"", 0.0};
   std::istringstream in(all.substr(close + 2));
   std::string field;
   long long utime = 0, stime = 0;
@@ -111,7 +111,12 @@ double cpu_seconds(int pid) {
     if (i == 14) utime = std::atoll(field.c_str());
     if (i == 15) stime = std::atoll(field.c_str());
   }
-  return double(utime + stime) / double(sysconf(_SC_CLK_TCK));
+  return {all.substr(open + 1, close - open - 1), double(utime + stime) / double(sysconf(_SC_CLK_TCK))};
+}
+
+// utime + stime of `pid`, in seconds.
+double cpu_seconds(int pid) {
+  return read_stat("/proc/" + std::to_string(pid) + "/stat").second;
 }
 
 // CPU seconds of each thread of `pid` summed by thread name (imagod names its threads by role:
@@ -123,18 +128,8 @@ std::map<std::string, double> cpu_by_thread_name(int pid) {
   if (!d) return out;
   while (dirent* e = readdir(d)) {
     if (e->d_name[0] == '.') continue;
-    std::ifstream f(dir + "/" + e->d_name + "/stat");
-    std::string all((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
-    const auto open = all.find('('), close = all.rfind(')');
-    if (open == std::string::npos || close == std::string::npos) continue;
-    std::istringstream in(all.substr(close + 2));
-    std::string field;
-    long long utime = 0, stime = 0;
-    for (int i = 3; i <= 15 && in >> field; ++i) {
-      if (i == 14) utime = std::atoll(field.c_str());
-      if (i == 15) stime = std::atoll(field.c_str());
-    }
-    out[all.substr(open + 1, close - open - 1)] += double(utime + stime) / double(sysconf(_SC_CLK_TCK));
+    const auto [name, cpu] = read_stat(dir + "/" + e->d_name + "/stat");
+    if (!name.empty()) out[name] += cpu;
   }
   closedir(d);
   return out;
