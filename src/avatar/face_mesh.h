@@ -98,11 +98,10 @@ class MeshWarper {
   cv::Mat base_;  // shares the photo's pixels
   std::vector<uint8_t> moved_last_;
   Lid lids_[2];
-  cv::Rect lid_box_[2];
+  cv::Rect lid_box_[2];               // where last frame drew closing lids: the triangles there are redrawn
   float skin_[3] = {200, 150, 125};   // the face's lit skin (RGB): the shut lids' colour
   float teeth_[3] = {214, 206, 192};  // the drawn teeth's colour in full light (RGB), fitted to the photo
-  float split_ = 0.5f;  // photo with an open mouth: share of its opening that is upper teeth  // where last
-                        // frame drew closing lids: the triangles there are redrawn
+  float split_ = 0.5f;                // photo with an open mouth: share of its opening that is upper teeth
 };
 
 // One still frame of `model` in pose `p` (RGB, the model's size), from a fresh warper: for tools

@@ -3,7 +3,6 @@
 #include <cstdlib>
 #include <functional>
 #include <sstream>
-#include <thread>
 
 #include "util/cpu_cores.h"
 #include "util/strings.h"

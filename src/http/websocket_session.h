@@ -14,7 +14,6 @@
 #include <deque>
 #include <memory>
 #include <mutex>
-#include <optional>
 #include <string>
 
 #include "http/gathering_stream.h"
@@ -99,7 +98,7 @@ class WebSocketSession final : public WebSocketConnection,
   bool wake_pending_ = false;
   beast::websocket::close_reason close_reason_;
 
-  // Strand-only state.
+  // I/O-thread-only state.
   bool opened_ = false;
   bool finished_ = false;
 };

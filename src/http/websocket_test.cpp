@@ -257,6 +257,18 @@ class WebSocketTest : public ::testing::Test {
     return ws;
   }
 
+  // Joins room r1 with the good token and reads the handler's "hello"; null (and a failure
+  // recorded) when the upgrade fails.
+  std::unique_ptr<Ws> join_room() {
+    websocket::response_type res;
+    beast::error_code ec;
+    auto ws = handshake("/ws/rooms/r1", {{"Authorization", "Bearer good-token"}}, res, ec);
+    EXPECT_FALSE(ec) << ec.message();
+    if (ec) return nullptr;
+    EXPECT_EQ(read_text(*ws), "hello");
+    return ws;
+  }
+
   std::string read_text(Ws& ws) {
     beast::flat_buffer b;
     ws.read(b);
@@ -389,11 +401,9 @@ TEST_F(WebSocketTest, PlainGetOnWebSocketRouteIs426AndUpgradeOnPlainRouteIsIgnor
 }
 
 TEST_F(WebSocketTest, OversizedMessageClosesWith1009) {
-  websocket::response_type res;
+  auto ws = join_room();
+  ASSERT_TRUE(ws);
   beast::error_code ec;
-  auto ws = handshake("/ws/rooms/r1", {{"Authorization", "Bearer good-token"}}, res, ec);
-  ASSERT_FALSE(ec);
-  EXPECT_EQ(read_text(*ws), "hello");
   beast::error_code wec;
   ws->write(net::buffer(std::string(4096, 'x')), wec);
   if (!wec) {  // the server may drop the socket while the payload is still being sent (EPIPE)
@@ -407,11 +417,9 @@ TEST_F(WebSocketTest, OversizedMessageClosesWith1009) {
 }
 
 TEST_F(WebSocketTest, ServerCloseHasCodeAndReason) {
-  websocket::response_type res;
+  auto ws = join_room();
+  ASSERT_TRUE(ws);
   beast::error_code ec;
-  auto ws = handshake("/ws/rooms/r1", {{"Authorization", "Bearer good-token"}}, res, ec);
-  ASSERT_FALSE(ec);
-  EXPECT_EQ(read_text(*ws), "hello");
   ws->write(net::buffer(std::string("bye")));
   beast::flat_buffer b;
   ws->read(b, ec);
@@ -422,12 +430,9 @@ TEST_F(WebSocketTest, ServerCloseHasCodeAndReason) {
 }
 
 TEST_F(WebSocketTest, FullSendQueueDropsVideoKeepsAudioInOrder) {
-  websocket::response_type res;
-  beast::error_code ec;
-  auto ws = handshake("/ws/rooms/r1", {{"Authorization", "Bearer good-token"}}, res, ec);
-  ASSERT_FALSE(ec);
-  EXPECT_EQ(read_text(*ws), "hello");
-  // 50 KB of video into an 8 KiB queue; the handler runs on the strand, so nothing is written
+  auto ws = join_room();
+  ASSERT_TRUE(ws);
+  // 50 KB of video into an 8 KiB queue; the handler runs on the I/O thread, so nothing is written
   // while it enqueues: everything but about 8 KiB of video must be dropped.
   ws->write(net::buffer(std::string("video-then-audio:50")));
   int video = 0, audio = 0;
@@ -454,11 +459,9 @@ TEST_F(WebSocketTest, FullSendQueueDropsVideoKeepsAudioInOrder) {
 }
 
 TEST_F(WebSocketTest, MessagesQueuedFromAnotherThreadAllArriveInOrder) {
-  websocket::response_type res;
+  auto ws = join_room();
+  ASSERT_TRUE(ws);
   beast::error_code ec;
-  auto ws = handshake("/ws/rooms/r1", {{"Authorization", "Bearer good-token"}}, res, ec);
-  ASSERT_FALSE(ec);
-  EXPECT_EQ(read_text(*ws), "hello");
   for (int round = 0; round < 3; ++round) {
     ws->write(net::buffer(std::string("burst:300")));
     int next = 0;
@@ -482,11 +485,9 @@ TEST_F(WebSocketTest, MessagesQueuedFromAnotherThreadAllArriveInOrder) {
 }
 
 TEST_F(WebSocketTest, MessagesQueuedTogetherLeaveInBatches) {
-  websocket::response_type res;
+  auto ws = join_room();
+  ASSERT_TRUE(ws);
   beast::error_code ec;
-  auto ws = handshake("/ws/rooms/r1", {{"Authorization", "Bearer good-token"}}, res, ec);
-  ASSERT_FALSE(ec);
-  EXPECT_EQ(read_text(*ws), "hello");
   const uint32_t segments = data_segments_in(ws->next_layer().native_handle());
   ws->write(net::buffer(std::string("frames:8")));
   int audio = 0, video = 0;
@@ -511,11 +512,9 @@ TEST_F(WebSocketTest, MessagesQueuedTogetherLeaveInBatches) {
 }
 
 TEST_F(WebSocketTest, ShutdownClosesWithGoingAway) {
-  websocket::response_type res;
+  auto ws = join_room();
+  ASSERT_TRUE(ws);
   beast::error_code ec;
-  auto ws = handshake("/ws/rooms/r1", {{"Authorization", "Bearer good-token"}}, res, ec);
-  ASSERT_FALSE(ec);
-  EXPECT_EQ(read_text(*ws), "hello");
   server_->stop();
   beast::flat_buffer b;
   ws->read(b, ec);

@@ -3,21 +3,15 @@
 #include <sched.h>
 
 #include <algorithm>
-#include <charconv>
 #include <fstream>
 #include <string>
 #include <thread>
 
+#include "util/strings.h"
+
 namespace imago {
 
 namespace {
-
-std::optional<long long> parse_number(std::string_view s) {
-  long long v = 0;
-  auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
-  if (ec != std::errc() || end != s.data() + s.size()) return std::nullopt;
-  return v;
-}
 
 // The quota of this process's own cgroup (v2: the "0::/path" line of /proc/self/cgroup).
 std::optional<int> cgroup_quota_cores() {
@@ -38,14 +32,14 @@ std::optional<int> cgroup_quota_cores() {
 }  // namespace
 
 std::optional<int> cores_of_cpu_max(std::string_view line) {
-  while (!line.empty() && (line.back() == '\n' || line.back() == ' ')) line.remove_suffix(1);
+  line = trim(line);
   const size_t space = line.find(' ');
   if (space == std::string_view::npos) return std::nullopt;
   if (line.substr(0, space) == "max") return std::nullopt;
-  auto quota = parse_number(line.substr(0, space));
-  auto period = parse_number(line.substr(space + 1));
+  auto quota = parse_int(line.substr(0, space));
+  auto period = parse_int(line.substr(space + 1));
   if (!quota || !period || *quota <= 0 || *period <= 0) return std::nullopt;
-  return static_cast<int>(std::max<long long>(1, (*quota + *period - 1) / *period));
+  return static_cast<int>(std::max<int64_t>(1, (*quota + *period - 1) / *period));
 }
 
 int usable_cores() {
