@@ -45,9 +45,10 @@ constexpr float kCreaseShare = 0.4f;
 // predictor's lid points often sit on the iris).
 constexpr float kLidSmoothing = 0.8f, kShadeA = 1.12f, kShadeB = 0.08f, kTopRamp = 0.5f, kToneShare = 0.6f;
 // Above the band the open eye's crease and socket shadow fade toward the lid's tone, over this
-// share of the band's height, this strongly, and (share of that) right up to the corners, where
-// the open eye's lashes curve above the band.
-constexpr float kAboveShare = 0.8f, kAboveSmoothing = 0.6f, kAboveCorner = 1.0f;
+// share of the band's height, this strongly (nearly all: a shut lid unfolds the crease, and what
+// is left of it and of the lashes curving above the band at the corners drew the open eye's
+// outline around the shut one), and (share of that) right up to the corners.
+constexpr float kAboveShare = 0.8f, kAboveSmoothing = 0.9f, kAboveCorner = 1.0f;
 // The lash line: the photo's lashes kept 1:1 while the lid falls (share of the eye's opening);
 // the drawn line of the shut eye: how strongly it darkens, toward what (kLashShade of the lid
 // tone's luminance, in the skin's hue), how thick (a Gaussian profile, kLashWidth of the opening
@@ -61,6 +62,9 @@ constexpr float kLashShare = 0.22f, kLashDarkening = 0.8f, kLashShade = 0.3f, kL
 // radius; the dome's shading across and down.
 constexpr float kLidSkinHue = 1.0f, kLidLift = 0.7f, kLidLit = 0.8f, kLitRx = 0.7f, kLitCore = 0.5f,
                 kLitShadeX = 0.15f, kLitShadeY = 0.12f;
+// The shut lid's hue: the face's lit skin's moved this share toward the lid's own (its tone: a
+// tanned or ruddy lid is not the cheek's pink).
+constexpr float kLidOwnHue = 0.3f;
 // The lower lid rises this share of the opening to meet the upper one (little, as in life: the
 // shut eye's lash line then follows the lower lid's curve); its band (kLowerBand of
 // the opening) is moved up from kLowerPad below the photo's lid margin (the predictor's lower
@@ -1361,9 +1365,10 @@ void MeshWarper::draw_lids(float lid, const std::vector<cv::Point2f>& full,
   for (auto& b : lid_box_) b = cv::Rect();
   if (lid <= 0.02f) return;
   const float smoothing = kLidSmoothing * float(smooth01(lid / 0.8));
-  // The face's skin hue: its colour per unit of luminance.
+  // The face's skin hue: its colour per unit of luminance (per eye below, moved toward the lid's).
   const float skin_y = std::max(1.0f, 0.299f * skin_[0] + 0.587f * skin_[1] + 0.114f * skin_[2]);
-  const float skin_hue_[3] = {skin_[0] / skin_y, skin_[1] / skin_y, skin_[2] / skin_y};
+  const float face_hue[3] = {skin_[0] / skin_y, skin_[1] / skin_y, skin_[2] / skin_y};
+  float skin_hue_[3] = {face_hue[0], face_hue[1], face_hue[2]};
   // Gives `val` (RGB) the skin's hue by `wgt`, keeping its luminance.
   auto skin_hue = [&](float* val, float wgt) {
     if (wgt <= 0) return;
@@ -1374,6 +1379,15 @@ void MeshWarper::draw_lids(float lid, const std::vector<cv::Point2f>& full,
   const float eyeball = 1 - 0.55f * lid;
   for (int e = 0; e < 2; ++e) {
     const Lid& L = lids_[e];
+    {
+      // The shut lid's hue: the face's lit skin mixed with the lid's own (middle half of the eye).
+      float t[3] = {0, 0, 0};
+      const int nt = int(L.tone.size() / 3);
+      for (int i = nt / 4; i < nt - nt / 4; ++i)
+        for (int c = 0; c < 3; ++c) t[c] += L.tone[size_t(i) * 3 + c];
+      const float ty = std::max(1.0f, 0.299f * t[0] + 0.587f * t[1] + 0.114f * t[2]);
+      for (int c = 0; c < 3; ++c) skin_hue_[c] = face_hue[c] + kLidOwnHue * (t[c] / ty - face_hue[c]);
+    }
     // Frame -> the eye's rest axes: the similarity taking the corners' head-only positions onto
     // their rest positions.
     cv::Point2f fo = rigid[L.c0], fd = rigid[L.c0 + 3] - fo;
@@ -1456,6 +1470,75 @@ void MeshWarper::draw_lids(float lid, const std::vector<cv::Point2f>& full,
         for (int c = 0; c < 3; ++c) val[c] += dark * (kLashShade * lash_y * skin_hue_[c] - val[c]);
       for (int c = 0; c < 3; ++c) px[c] = uint8_t(std::clamp(val[c], 0.0f, 255.0f));
     };
+    // One point of the lid, the lash line, what is left of the eye or the lower lid (`q` in the
+    // eye's axes, between the band's top and the lower lid's band), into `px`.
+    auto lid_px = [&](cv::Point2f q, uint8_t* px) {
+      const float T = smooth_along(top, 4, q.x), M = margin(q.x);
+      const float D = at(cl, q.x) + band;
+      q.y = std::clamp(q.y, T, D);
+      const float B = std::max(M, lower_now(q.x));
+      const float u = q.x / L.w;
+      const float taper = float(smooth01(std::min(u, 1 - u) / kTaper));
+      // The lash line: a soft line hanging just below the margin, not a hard bar.
+      const float ls = std::max(kLashMin, kLashWidth * L.h), ld = (q.y - M - 0.3f * ls) / ls;
+      const float dark = lash * taper * std::exp(-ld * ld);
+      cv::Point2f sp;
+      float w = 0, shade = 1, mul = 1, tv = 0, low_w = 0;
+      if (q.y <= M) {
+        // The upper lid: the band above the lashes stretched down; while it falls the photo's
+        // lashes ride 1:1 at its margin, and as it shuts they give way to the drawn lash line
+        // (the lid contour can sit a pixel inside the eye, and copied 1:1 that showed as a
+        // pale sliver of eye white along a hard black bar).
+        const float Tr = smooth_along(rtop, 4, q.x), Ur = at(L.up, q.x);
+        const float lw0 = std::min(L.lash, 0.5f * (M - T)), keep = 1 - float(smooth01((lid - 0.4) / 0.5));
+        const float lw = lw0 * keep;
+        float v = 1, bs;
+        if (q.y >= M - lw)
+          bs = Ur - (M - q.y);
+        else
+          v = (q.y - T) / std::max(1e-3f, M - lw - T), bs = Tr + v * (Ur - lw0 - Tr);
+        sp = L.o + L.ex * q.x + L.ey * bs;
+        // From the band's top as smooth as the crease above it (no edge between them), fully
+        // further down.
+        w = smoothing * (1 - keep * float(smooth01((v - 0.85f) / 0.15f))) *
+            (kAboveSmoothing + (1 - kAboveSmoothing) * float(smooth01(v / 0.5f)));
+        shade = 1 + (kShadeA - 1) * float(smooth01(v / kTopRamp)) - kShadeB * v * v;
+        tv = v;
+      } else if (q.y <= B) {
+        // What is left of the eye: the eyeball, where it is, darkening as the lid passes.
+        sp = L.o + L.ex * q.x + L.ey * q.y;
+        mul = eyeball;
+      } else {
+        // The lower lid, moved up from just below the photo's margin.
+        const float B0 = at(L.lo, q.x) + pad * 4 * u * (1 - u);
+        const float v = (q.y - B) / std::max(1e-3f, D - B);
+        sp = L.o + L.ex * q.x + L.ey * (B0 + v * (at(L.lo, q.x) + band - B0));
+        // Its wet rim, which shows only while the eye is open, fades into the skin below.
+        low_w = kLowSmooth * smoothing * (1 - float(smooth01(v / kLowSmoothShare))) * taper;
+      }
+      bilinear(base_, sp.x, sp.y, px);
+      if (low_w > 0) {
+        const float* bc = &L.bottom[size_t(std::clamp(int(q.x + 0.5f), 0, n - 1)) * 3];
+        for (int c = 0; c < 3; ++c) px[c] = uint8_t(px[c] + low_w * (bc[c] - px[c]));
+      }
+      const size_t ci = size_t(std::clamp(int(q.x + 0.5f), 0, n - 1)) * 3;
+      const float* tone = &L.tone[ci];
+      const float* topc = &L.top[ci];
+      // The smooth lid: from the skin at the band's top to the lid's tone, shaded.
+      const float g = float(smooth01(tv / kTopRamp));
+      float val[3];
+      for (int c = 0; c < 3; ++c) {
+        float sm = (topc[c] + g * (tone[c] - topc[c])) * shade;
+        val[c] = px[c] * mul + w * (sm - px[c] * mul);
+      }
+      // The shut lid is skin: its hue is the face's, moved a little toward the lid's own (the
+      // photo's lid in a deep socket is grey or violet in shadow), its brightness what the smooth lid gives,
+      // which the landmark predictor reads (on grey levels). Under the lash line too: the iris the photo's
+      // lashes lie over leaves no blue sliver under a shut lid.
+      const float ds = dark > 0 ? std::min(1.0f, dark / std::max(1e-3f, kLashDarkening)) : 0.0f;
+      skin_hue(val, std::max(kLidSkinHue * w, ds));
+      finish(px, val, q, mul < 1 ? 0 : dark, 0.299f * tone[0] + 0.587f * tone[1] + 0.114f * tone[2], mul < 1);
+    };
     for (int y = box.y; y < box.y + box.height; ++y) {
       uint8_t* row = canvas.ptr<uint8_t>(y);
       for (int x = box.x; x < box.x + box.width; ++x) {
@@ -1518,68 +1601,22 @@ void MeshWarper::draw_lids(float lid, const std::vector<cv::Point2f>& full,
           unchanged();
           continue;
         }
-        const float B = std::max(M, lower_now(q.x));
-        const float u = q.x / L.w;
-        const float taper = float(smooth01(std::min(u, 1 - u) / kTaper));
+        // Between the lid's margin and what is left of the eye, and between that and the lower
+        // lid, a pixel takes the mean of four samples down its height: a falling margin drawn
+        // pixel by pixel showed as stair steps with the lashes 1:1 along it.
+        const float B = std::max(M, lower_now(q.x)), near = 0.75f * k;
         uint8_t* px = row + x * 3;
-        // The lash line: a soft line hanging just below the margin, not a hard bar.
-        const float ls = std::max(kLashMin, kLashWidth * L.h), ld = (q.y - M - 0.3f * ls) / ls;
-        const float dark = lash * taper * std::exp(-ld * ld);
-        cv::Point2f sp;
-        float w = 0, shade = 1, mul = 1, tv = 0, low_w = 0;
-        if (q.y <= M) {
-          // The upper lid: the band above the lashes stretched down; while it falls the photo's
-          // lashes ride 1:1 at its margin, and as it shuts they give way to the drawn lash line
-          // (the lid contour can sit a pixel inside the eye, and copied 1:1 that showed as a
-          // pale sliver of eye white along a hard black bar).
-          const float Tr = smooth_along(rtop, 4, q.x), Ur = at(L.up, q.x);
-          const float lw0 = std::min(L.lash, 0.5f * (M - T)), keep = 1 - float(smooth01((lid - 0.4) / 0.5));
-          const float lw = lw0 * keep;
-          float v = 1, bs;
-          if (q.y >= M - lw)
-            bs = Ur - (M - q.y);
-          else
-            v = (q.y - T) / std::max(1e-3f, M - lw - T), bs = Tr + v * (Ur - lw0 - Tr);
-          sp = L.o + L.ex * q.x + L.ey * bs;
-          // Faded in from the band's top, so the smooth lid has no visible upper edge.
-          w = smoothing * (1 - keep * float(smooth01((v - 0.85f) / 0.15f))) * float(smooth01(v / 0.5f));
-          shade = 1 + (kShadeA - 1) * float(smooth01(v / kTopRamp)) - kShadeB * v * v;
-          tv = v;
-        } else if (q.y <= B) {
-          // What is left of the eye: the eyeball, where it is, darkening as the lid passes.
-          sp = L.o + L.ex * q.x + L.ey * q.y;
-          mul = eyeball;
-        } else {
-          // The lower lid, moved up from just below the photo's margin.
-          const float B0 = at(L.lo, q.x) + pad * 4 * u * (1 - u);
-          const float v = (q.y - B) / std::max(1e-3f, D - B);
-          sp = L.o + L.ex * q.x + L.ey * (B0 + v * (at(L.lo, q.x) + band - B0));
-          // Its wet rim, which shows only while the eye is open, fades into the skin below.
-          low_w = kLowSmooth * smoothing * (1 - float(smooth01(v / kLowSmoothShare))) * taper;
+        if (std::abs(q.y - M) >= near && std::abs(q.y - B) >= near) {
+          lid_px(q, px);
+          continue;
         }
-        bilinear(base_, sp.x, sp.y, px);
-        if (low_w > 0) {
-          const float* bc = &L.bottom[size_t(std::clamp(int(q.x + 0.5f), 0, n - 1)) * 3];
-          for (int c = 0; c < 3; ++c) px[c] = uint8_t(px[c] + low_w * (bc[c] - px[c]));
+        int acc[3] = {0, 0, 0};
+        for (float o : {-0.375f, -0.125f, 0.125f, 0.375f}) {
+          uint8_t sub[3];
+          lid_px(loc({float(x), float(y) + o}), sub);
+          for (int c = 0; c < 3; ++c) acc[c] += sub[c];
         }
-        const size_t ci = size_t(std::clamp(int(q.x + 0.5f), 0, n - 1)) * 3;
-        const float* tone = &L.tone[ci];
-        const float* topc = &L.top[ci];
-        // The smooth lid: from the skin at the band's top to the lid's tone, shaded.
-        const float g = float(smooth01(tv / kTopRamp));
-        float val[3];
-        for (int c = 0; c < 3; ++c) {
-          float sm = (topc[c] + g * (tone[c] - topc[c])) * shade;
-          val[c] = px[c] * mul + w * (sm - px[c] * mul);
-        }
-        // The shut lid is skin: its hue is the face's (the photo's lid in a deep socket is grey
-        // or violet in shadow), its brightness what the smooth lid gives, which the landmark
-        // predictor reads (on grey levels). Under the lash line too: the iris the photo's lashes
-        // lie over leaves no blue sliver under a shut lid.
-        const float ds = dark > 0 ? std::min(1.0f, dark / std::max(1e-3f, kLashDarkening)) : 0.0f;
-        skin_hue(val, std::max(kLidSkinHue * w / kLidSmoothing, ds));
-        finish(px, val, q, mul < 1 ? 0 : dark, 0.299f * tone[0] + 0.587f * tone[1] + 0.114f * tone[2],
-               mul < 1);
+        for (int c = 0; c < 3; ++c) px[c] = uint8_t((acc[c] + 2) / 4);
       }
     }
   }
