@@ -177,6 +177,7 @@ int sheet(const std::string& photo, const std::string& out_dir) {
   // Speech shapes through the renderer itself (coarticulation, loudness, dynamics included).
   RendererOptions o;
   o.idle_motion = false;
+  o.blinks = false;  // a speech tile on a blink showed shut eyes (the mid-blink tile is its own)
   auto r = Renderer::create(*model, o);
   if (!r.ok()) return 1;
   const std::vector<std::pair<std::string, double>> seq = {

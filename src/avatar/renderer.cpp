@@ -525,7 +525,8 @@ Pose Renderer::Impl::pose_at(int64_t n, int16_t* audio, bool& speaking, bool& eo
   double bt = tc - blink_start;
   // A blink: the lid falls in 70 ms, stays 50 ms and rises in 100 ms (at 25 fps at least one
   // frame shows the eye nearly shut).
-  if (bt >= 0 && bt < 0.22) p.eye_close = bt < 0.07 ? bt / 0.07 : bt < 0.12 ? 1.0 : 1.0 - (bt - 0.12) / 0.10;
+  if (opt.blinks && bt >= 0 && bt < 0.22)
+    p.eye_close = bt < 0.07 ? bt / 0.07 : bt < 0.12 ? 1.0 : 1.0 - (bt - 0.12) / 0.10;
 
   // Gaze (with idle motion): fixations of 0.6..3 s joined by saccades (a jump within one frame,
   // as a real one takes 30-50 ms); about half the moves, and most while speaking, return to the

@@ -70,6 +70,7 @@ struct RendererOptions {
   int audio_rate = 24000;     // output sample rate; must be a multiple of 25
   uint64_t session_seed = 0;  // varies the blink schedule between sessions of one model
   bool idle_motion = true;    // head sway and breathing (blinks stay on)
+  bool blinks = true;         // off for tools that look at speech shapes (avatar_contact_sheet)
 };
 
 class Renderer {
