@@ -73,8 +73,9 @@ constexpr float kLidOwnHue = 0.3f;
 constexpr float kLowerRise = 0.25f, kLowerBand = 1.0f, kLowerPad = 0.3f, kLowSmooth = 0.6f,
                 kLowSmoothShare = 0.6f;
 // Beside the corners: how far out (share of the eye's width), how high and low (share of the
-// opening) and how strongly the open eye's lash line and crease fade toward the lid's tone.
-constexpr float kSideExt = 0.2f, kSideUp = 0.8f, kSideDown = 0.25f, kSideSmoothing = 0.6f;
+// opening) and how strongly the open eye's lash line and crease fade toward the lid's tone (as
+// strongly as above the band: at 60% their tails drew the open eye's outer corner).
+constexpr float kSideExt = 0.2f, kSideUp = 0.8f, kSideDown = 0.25f, kSideSmoothing = 0.9f;
 
 float dist(cv::Point2f a, cv::Point2f b) {
   return std::hypot(a.x - b.x, a.y - b.y);
