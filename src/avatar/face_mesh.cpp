@@ -739,9 +739,10 @@ namespace {
 // the lower's) up to the first the opening draws itself (`drawn(x, y)`), so the lip's own edge
 // comes to lie on the cavity and meets the untouched lip further out without a step.
 // `shade(x, y, out, lip)` gives the opening's colour next to `lip`.
+// `scratch` holds the buffers, kept from frame to frame.
 template <class Upper, class Drawn, class Shade>
-void draw_opening(const std::vector<cv::Point2f>& ring, const cv::Rect& clip, cv::Mat& canvas, Upper&& upper,
-                  Drawn&& drawn, Shade&& shade) {
+void draw_opening(const std::vector<cv::Point2f>& ring, const cv::Rect& clip, cv::Mat& canvas,
+                  OpeningScratch& scratch, Upper&& upper, Drawn&& drawn, Shade&& shade) {
   float x0 = 1e9f, y0 = 1e9f, x1 = -1e9f, y1 = -1e9f;
   for (const auto& q : ring)
     x0 = std::min(x0, q.x), y0 = std::min(y0, q.y), x1 = std::max(x1, q.x), y1 = std::max(y1, q.y);
@@ -753,28 +754,59 @@ void draw_opening(const std::vector<cv::Point2f>& ring, const cv::Rect& clip, cv
   if (box.area() <= 0) return;
   const size_t n = ring.size();
   const int W = box.width, H = box.height;
-  std::vector<float> sd(size_t(box.area()), 1e9f);
-  for (int y = 0; y < H; ++y) {
-    const float py = float(box.y + y);
-    if (py < y0 - 1 || py > y1 + 1) continue;
-    for (int x = 0; x < W; ++x) {
-      const cv::Point2f p(float(box.x + x), py);
-      float d2 = 1e18f;
-      bool inside = false;
-      for (size_t i = 0, j = n - 1; i < n; j = i++) {
-        const cv::Point2f a = ring[j], b = ring[i], ab = b - a;
+  // The signed distance of each pixel's centre to the outline (negative inside). Only its sign
+  // and, within half a pixel of the outline, its value are used (coverage, `touched`, the inside
+  // rows), so the sign comes from each row's crossings of the outline and the distance is
+  // measured only near the edges; further out +-1 stands for "half a pixel or more". (Measured
+  // to every edge for every pixel of the outline's rows it was a tenth of a speaking frame.)
+  std::vector<float>& sd = scratch.sd;
+  sd.assign(size_t(box.area()), 1e9f);
+  const int ry0 = std::max(0, int(std::ceil(y0 - 1)) - box.y),
+            ry1 = std::min(H - 1, int(std::floor(y1 + 1)) - box.y);
+  if (ry0 > ry1) return;
+  std::vector<float>& d2 = scratch.d2;  // squared distance to the nearest edge, if under a pixel or so
+  d2.assign(size_t(W) * size_t(ry1 - ry0 + 1), 1e18f);
+  for (size_t i = 0, j = n - 1; i < n; j = i++) {
+    const cv::Point2f a = ring[j], b = ring[i], ab = b - a;
+    // The pixels within half a pixel of the edge lie in its box widened by that (by one here,
+    // so rounding cannot leave one out).
+    const int ex0 = std::max(0, int(std::floor(std::min(a.x, b.x))) - 1 - box.x),
+              ex1 = std::min(W - 1, int(std::ceil(std::max(a.x, b.x))) + 1 - box.x),
+              ey0 = std::max(ry0, int(std::floor(std::min(a.y, b.y))) - 1 - box.y),
+              ey1 = std::min(ry1, int(std::ceil(std::max(a.y, b.y))) + 1 - box.y);
+    for (int y = ey0; y <= ey1; ++y)
+      for (int x = ex0; x <= ex1; ++x) {
+        const cv::Point2f p(float(box.x + x), float(box.y + y));
         const float t = std::clamp((p - a).dot(ab) / std::max(1e-9f, ab.dot(ab)), 0.0f, 1.0f);
         const cv::Point2f e = p - (a + ab * t);
-        d2 = std::min(d2, e.dot(e));
-        if ((a.y > p.y) != (b.y > p.y) && p.x < a.x + (p.y - a.y) / (b.y - a.y) * ab.x) inside = !inside;
+        float& d = d2[size_t((y - ry0) * W + x)];
+        d = std::min(d, e.dot(e));
       }
-      sd[size_t(y * W + x)] = inside ? -std::sqrt(d2) : std::sqrt(d2);
+  }
+  std::vector<float>& cross = scratch.cross;
+  for (int y = ry0; y <= ry1; ++y) {
+    const float py = float(box.y + y);
+    cross.clear();
+    for (size_t i = 0, j = n - 1; i < n; j = i++) {
+      const cv::Point2f a = ring[j], b = ring[i];
+      if ((a.y > py) != (b.y > py)) cross.push_back(a.x + (py - a.y) / (b.y - a.y) * (b.x - a.x));
+    }
+    for (int x = 0; x < W; ++x) {
+      const float px = float(box.x + x), d = d2[size_t((y - ry0) * W + x)];
+      bool inside = false;
+      for (float c : cross) inside ^= px < c;
+      const float v = d < 0.25f ? std::sqrt(d) : 1.0f;
+      sd[size_t(y * W + x)] = inside ? -v : v;
     }
   }
   // The lip under the box (as warped, then stretched), which pixels the opening or its lip
   // touch, and how strongly a stretched pixel is smoothed along the row (below).
-  std::vector<float> lip(size_t(W * H) * 3), smooth(size_t(W * H), 0.0f);
-  std::vector<uint8_t> touched(size_t(W * H));
+  std::vector<float>& lip = scratch.lip;
+  std::vector<float>& smooth = scratch.smooth;
+  lip.resize(size_t(W * H) * 3);
+  smooth.assign(size_t(W * H), 0.0f);
+  std::vector<uint8_t>& touched = scratch.touched;
+  touched.resize(size_t(W * H));
   for (int y = 0; y < H; ++y) {
     const uint8_t* c = canvas.ptr<uint8_t>(box.y + y) + box.x * 3;
     for (int x = 0; x < W; ++x) {
@@ -782,7 +814,7 @@ void draw_opening(const std::vector<cv::Point2f>& ring, const cv::Rect& clip, cv
       touched[size_t(y * W + x)] = sd[size_t(y * W + x)] < 0.5f;
     }
   }
-  std::vector<float> src;  // one half's lip rows beyond the outline (stretch, below)
+  std::vector<float>& src = scratch.src;  // one half's lip rows beyond the outline (stretch, below)
   for (int x = 0; x < W; ++x) {
     auto at = [&](int y) { return sd[size_t(y * W + x)]; };
     auto L = [&](int y) { return &lip[size_t(y * W + x) * 3]; };
@@ -831,7 +863,8 @@ void draw_opening(const std::vector<cv::Point2f>& ring, const cv::Rect& clip, cv
   // Stretched column by column, the lip's texture ran down as streaks: it is averaged along the
   // row over the stretched pixels beside it (weights 1 2 3 2 1), fully where it meets the cavity
   // and not at all where it meets the untouched lip.
-  std::vector<float> row(size_t(W) * 3);
+  std::vector<float>& row = scratch.row;
+  row.resize(size_t(W) * 3);
   for (int y = 0; y < H; ++y) {
     for (int x = 0; x < W; ++x) {
       const float s0 = smooth[size_t(y * W + x)];
@@ -1235,7 +1268,7 @@ void MeshWarper::draw(const std::vector<cv::Point2f>& full, const std::vector<cv
       const cv::Point2f q = local(cv::Point2f(float(x), float(y)));
       return q.y > rounded(upper, q.x) + 0.8f && q.y < rounded(lower, q.x) - 0.8f;
     };
-    draw_opening(ring, clip, canvas, upper_half, drawn, shade_mouth);
+    draw_opening(ring, clip, canvas, opening_, upper_half, drawn, shade_mouth);
   }
   draw_lids(lid, full, rigid, canvas);
 }

@@ -67,6 +67,13 @@ void fit_lid_creases(FaceMesh& m, const cv::Mat& base);
 void deform_mesh(const FaceMesh& m, const Pose& p, std::vector<cv::Point2f>& full,
                  std::vector<cv::Point2f>& rigid);
 
+// The buffers MeshWarper draws the mouth opening with (face_mesh.cpp, draw_opening), kept from
+// frame to frame so a speaking frame allocates nothing.
+struct OpeningScratch {
+  std::vector<float> sd, d2, cross, lip, smooth, src, row;
+  std::vector<uint8_t> touched;
+};
+
 // Re-warps the triangles that moved this frame or last frame into `canvas` (RGB, frame size)
 // from `base`. Pixels outside m.region are never written.
 class MeshWarper {
@@ -102,6 +109,7 @@ class MeshWarper {
   float skin_[3] = {200, 150, 125};   // the face's lit skin (RGB): the shut lids' colour
   float teeth_[3] = {214, 206, 192};  // the drawn teeth's colour in full light (RGB), fitted to the photo
   float split_ = 0.5f;                // photo with an open mouth: share of its opening that is upper teeth
+  OpeningScratch opening_;
 };
 
 // One still frame of `model` in pose `p` (RGB, the model's size), from a fresh warper: for tools
