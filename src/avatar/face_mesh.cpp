@@ -818,8 +818,8 @@ void draw_opening(const std::vector<cv::Point2f>& ring, const cv::Rect& clip, cv
   for (int x = 0; x < W; ++x) {
     auto at = [&](int y) { return sd[size_t(y * W + x)]; };
     auto L = [&](int y) { return &lip[size_t(y * W + x) * 3]; };
-    int ya = -1, yb = -1;  // the inside rows
-    for (int y = 0; y < H; ++y)
+    int ya = -1, yb = -1;  // the inside rows (only the outline's rows can be)
+    for (int y = ry0; y <= ry1; ++y)
       if (at(y) <= 0) {
         if (ya < 0) ya = y;
         yb = y;
@@ -862,29 +862,24 @@ void draw_opening(const std::vector<cv::Point2f>& ring, const cv::Rect& clip, cv
   }
   // Stretched column by column, the lip's texture ran down as streaks: it is averaged along the
   // row over the stretched pixels beside it (weights 1 2 3 2 1), fully where it meets the cavity
-  // and not at all where it meets the untouched lip.
-  std::vector<float>& row = scratch.row;
-  row.resize(size_t(W) * 3);
+  // and not at all where it meets the untouched lip. (Only the touched pixels are written.)
   for (int y = 0; y < H; ++y) {
     for (int x = 0; x < W; ++x) {
-      const float s0 = smooth[size_t(y * W + x)];
-      float* o = &row[size_t(x) * 3];
-      std::copy_n(&lip[size_t(y * W + x) * 3], 3, o);
-      if (s0 <= 0) continue;
-      float acc[3] = {0, 0, 0}, wsum = 0;
-      for (int j = std::max(0, x - 2); j <= std::min(W - 1, x + 2); ++j) {
-        if (smooth[size_t(y * W + j)] <= 0) continue;
-        const float w = float(3 - std::abs(j - x));
-        for (int k = 0; k < 3; ++k) acc[k] += w * lip[size_t(y * W + j) * 3 + k];
-        wsum += w;
-      }
-      for (int k = 0; k < 3; ++k) o[k] += s0 * (acc[k] / wsum - o[k]);
-    }
-    for (int x = 0; x < W; ++x) {
       if (!touched[size_t(y * W + x)]) continue;
+      float v[3];
+      std::copy_n(&lip[size_t(y * W + x) * 3], 3, v);
+      if (const float s0 = smooth[size_t(y * W + x)]; s0 > 0) {
+        float acc[3] = {0, 0, 0}, wsum = 0;
+        for (int j = std::max(0, x - 2); j <= std::min(W - 1, x + 2); ++j) {
+          if (smooth[size_t(y * W + j)] <= 0) continue;
+          const float w = float(3 - std::abs(j - x));
+          for (int k = 0; k < 3; ++k) acc[k] += w * lip[size_t(y * W + j) * 3 + k];
+          wsum += w;
+        }
+        for (int k = 0; k < 3; ++k) v[k] += s0 * (acc[k] / wsum - v[k]);
+      }
       uint8_t l[3], c[3];
-      for (int k = 0; k < 3; ++k)
-        l[k] = uint8_t(std::lround(std::clamp(row[size_t(x) * 3 + k], 0.0f, 255.0f)));
+      for (int k = 0; k < 3; ++k) l[k] = uint8_t(std::lround(std::clamp(v[k], 0.0f, 255.0f)));
       const float cov = std::clamp(0.5f - sd[size_t(y * W + x)], 0.0f, 1.0f);
       uint8_t* o = canvas.ptr<uint8_t>(box.y + y) + (box.x + x) * 3;
       if (cov <= 0) {

@@ -70,7 +70,7 @@ void deform_mesh(const FaceMesh& m, const Pose& p, std::vector<cv::Point2f>& ful
 // The buffers MeshWarper draws the mouth opening with (face_mesh.cpp, draw_opening), kept from
 // frame to frame so a speaking frame allocates nothing.
 struct OpeningScratch {
-  std::vector<float> sd, d2, cross, lip, smooth, src, row;
+  std::vector<float> sd, d2, cross, lip, smooth, src;
   std::vector<uint8_t> touched;
 };
 
