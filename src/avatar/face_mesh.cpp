@@ -508,6 +508,18 @@ bool affine(const cv::Point2f d[3], const cv::Point2f s[3], float A[6]) {
   return true;
 }
 
+// std::ceil and std::floor of a float within int's range, as ints: without SSE4.1 (roundss) the
+// compiler expands std::ceil and std::floor into long sequences, and raster takes two per row
+// (a frame has some 11000 triangle rows).
+inline int ceil_int(float v) {
+  const int i = int(v);
+  return i + (float(i) < v);
+}
+inline int floor_int(float v) {
+  const int i = int(v);
+  return i - (float(i) > v);
+}
+
 // Calls fn(y, x0, x1) for each pixel row of the triangle (pixel centres at integer coordinates;
 // shared edges are drawn by both neighbours, which write the same values there: each edge is
 // walked from its upper end, whichever triangle it belongs to, so both compute the same x).
@@ -529,8 +541,8 @@ void raster(const cv::Point2f v[3], const cv::Rect& clip, F&& fn) {
     E.xmin = std::min(a.x, b.x), E.xmax = std::max(a.x, b.x);
   }
   const float miny = std::min({v[0].y, v[1].y, v[2].y}), maxy = std::max({v[0].y, v[1].y, v[2].y});
-  const int y0 = std::max(clip.y, int(std::ceil(miny - 1e-3f))),
-            y1 = std::min(clip.y + clip.height - 1, int(std::floor(maxy + 1e-3f)));
+  const int y0 = std::max(clip.y, ceil_int(miny - 1e-3f)),
+            y1 = std::min(clip.y + clip.height - 1, floor_int(maxy + 1e-3f));
   for (int y = y0; y <= y1; ++y) {
     const float fy = float(y);
     float xl = 1e9f, xr = -1e9f;
@@ -543,8 +555,8 @@ void raster(const cv::Point2f v[3], const cv::Rect& clip, F&& fn) {
       const float x = E.x + E.slope * (fy - E.y);
       xl = std::min(xl, x), xr = std::max(xr, x);
     }
-    const int x0 = std::max(clip.x, int(std::ceil(xl - 1e-3f))),
-              x1 = std::min(clip.x + clip.width - 1, int(std::floor(xr + 1e-3f)));
+    const int x0 = std::max(clip.x, ceil_int(xl - 1e-3f)),
+              x1 = std::min(clip.x + clip.width - 1, floor_int(xr + 1e-3f));
     if (x0 <= x1) fn(y, x0, x1);
   }
 }
