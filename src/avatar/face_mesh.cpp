@@ -737,45 +737,21 @@ void fit_lid_creases(FaceMesh& m, const cv::Mat& base) {
 
 namespace {}  // namespace
 
-namespace {
-
-// Draws the mouth opening (the polygon `ring`) over the warped lips, each pixel blended by the
-// share of it the opening covers (from the signed distance of its centre to the outline), so the
-// rim is a soft lip edge instead of the stair steps of the pixels whose centres it holds. Only
-// the outline's box is visited.
-// Pixels whose centres lie inside still hold last frame's colours (the mesh's interior triangles
-// are not warped), and where the drawn cavity's rounded outline lies inside the polygon (its
-// corners, the dip of a rounded lower lip) the lip must continue to it: in each column the warped
-// lip next to the outline, from the outline out over as many rows again plus two, is stretched
-// inward over the inside rows of its half (up for the upper lip's half, `upper(x, y)`, down for
-// the lower's) up to the first the opening draws itself (`drawn(x, y)`), so the lip's own edge
-// comes to lie on the cavity and meets the untouched lip further out without a step.
-// `shade(x, y, out, lip)` gives the opening's colour next to `lip`.
-// `scratch` holds the buffers, kept from frame to frame.
-template <class Upper, class Drawn, class Shade>
-void draw_opening(const std::vector<cv::Point2f>& ring, const cv::Rect& clip, cv::Mat& canvas,
-                  OpeningScratch& scratch, Upper&& upper, Drawn&& drawn, Shade&& shade) {
-  float x0 = 1e9f, y0 = 1e9f, x1 = -1e9f, y1 = -1e9f;
-  for (const auto& q : ring)
-    x0 = std::min(x0, q.x), y0 = std::min(y0, q.y), x1 = std::max(x1, q.x), y1 = std::max(y1, q.y);
-  // Room for the stretched lip beyond the outline: at most the outline's height plus two rows.
-  const int pad = int(std::ceil(y1 - y0)) + 4;
-  const cv::Rect box = cv::Rect(int(std::floor(x0)) - 2, int(std::floor(y0)) - pad,
-                                int(std::ceil(x1 - x0)) + 5, int(std::ceil(y1 - y0)) + 2 * pad + 1) &
-                       clip;
-  if (box.area() <= 0) return;
+std::pair<int, int> outline_distance(const std::vector<cv::Point2f>& ring, const cv::Rect& box,
+                                     OpeningScratch& scratch) {
+  float y0 = 1e9f, y1 = -1e9f;
+  for (const auto& q : ring) y0 = std::min(y0, q.y), y1 = std::max(y1, q.y);
   const size_t n = ring.size();
   const int W = box.width, H = box.height;
-  // The signed distance of each pixel's centre to the outline (negative inside). Only its sign
-  // and, within half a pixel of the outline, its value are used (coverage, `touched`, the inside
-  // rows), so the sign comes from each row's crossings of the outline and the distance is
-  // measured only near the edges; further out +-1 stands for "half a pixel or more". (Measured
-  // to every edge for every pixel of the outline's rows it was a tenth of a speaking frame.)
+  // Only the sign and, within half a pixel of the outline, the value are used (draw_opening's
+  // coverage, `touched` and inside rows), so the sign comes from each row's crossings of the
+  // outline and the distance is measured only near the edges. (Measured to every edge for every
+  // pixel of the outline's rows it was a tenth of a speaking frame.)
   std::vector<float>& sd = scratch.sd;
   sd.assign(size_t(box.area()), 1e9f);
   const int ry0 = std::max(0, int(std::ceil(y0 - 1)) - box.y),
             ry1 = std::min(H - 1, int(std::floor(y1 + 1)) - box.y);
-  if (ry0 > ry1) return;
+  if (ry0 > ry1 || n == 0) return {ry0, std::min(ry1, ry0 - 1)};
   std::vector<float>& d2 = scratch.d2;  // squared distance to the nearest edge, if under a pixel or so
   d2.assign(size_t(W) * size_t(ry1 - ry0 + 1), 1e18f);
   for (size_t i = 0, j = n - 1; i < n; j = i++) {
@@ -811,6 +787,40 @@ void draw_opening(const std::vector<cv::Point2f>& ring, const cv::Rect& clip, cv
       sd[size_t(y * W + x)] = inside ? -v : v;
     }
   }
+  return {ry0, ry1};
+}
+
+namespace {
+
+// Draws the mouth opening (the polygon `ring`) over the warped lips, each pixel blended by the
+// share of it the opening covers (from the signed distance of its centre to the outline), so the
+// rim is a soft lip edge instead of the stair steps of the pixels whose centres it holds. Only
+// the outline's box is visited.
+// Pixels whose centres lie inside still hold last frame's colours (the mesh's interior triangles
+// are not warped), and where the drawn cavity's rounded outline lies inside the polygon (its
+// corners, the dip of a rounded lower lip) the lip must continue to it: in each column the warped
+// lip next to the outline, from the outline out over as many rows again plus two, is stretched
+// inward over the inside rows of its half (up for the upper lip's half, `upper(x, y)`, down for
+// the lower's) up to the first the opening draws itself (`drawn(x, y)`), so the lip's own edge
+// comes to lie on the cavity and meets the untouched lip further out without a step.
+// `shade(x, y, out, lip)` gives the opening's colour next to `lip`.
+// `scratch` holds the buffers, kept from frame to frame.
+template <class Upper, class Drawn, class Shade>
+void draw_opening(const std::vector<cv::Point2f>& ring, const cv::Rect& clip, cv::Mat& canvas,
+                  OpeningScratch& scratch, Upper&& upper, Drawn&& drawn, Shade&& shade) {
+  float x0 = 1e9f, y0 = 1e9f, x1 = -1e9f, y1 = -1e9f;
+  for (const auto& q : ring)
+    x0 = std::min(x0, q.x), y0 = std::min(y0, q.y), x1 = std::max(x1, q.x), y1 = std::max(y1, q.y);
+  // Room for the stretched lip beyond the outline: at most the outline's height plus two rows.
+  const int pad = int(std::ceil(y1 - y0)) + 4;
+  const cv::Rect box = cv::Rect(int(std::floor(x0)) - 2, int(std::floor(y0)) - pad,
+                                int(std::ceil(x1 - x0)) + 5, int(std::ceil(y1 - y0)) + 2 * pad + 1) &
+                       clip;
+  if (box.area() <= 0) return;
+  const int W = box.width, H = box.height;
+  const auto [ry0, ry1] = outline_distance(ring, box, scratch);
+  if (ry0 > ry1) return;
+  const std::vector<float>& sd = scratch.sd;
   // The lip under the box (as warped, then stretched), which pixels the opening or its lip
   // touch, and how strongly a stretched pixel is smoothed along the row (below).
   std::vector<float>& lip = scratch.lip;

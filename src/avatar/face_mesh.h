@@ -4,6 +4,7 @@
 // triangle, from the rest positions. Private to src/avatar.
 #pragma once
 #include <opencv2/core.hpp>
+#include <utility>
 #include <vector>
 
 #include "avatar/gestures.h"
@@ -73,6 +74,14 @@ struct OpeningScratch {
   std::vector<float> sd, d2, cross, lip, smooth, src;
   std::vector<uint8_t> touched;
 };
+
+// The signed distance from the centre of each pixel of `box` to the closed outline `ring`
+// (negative inside), as MeshWarper draws the mouth opening with it: into scratch.sd, row by row.
+// Exact within half a pixel of the outline; elsewhere, on the rows within a pixel of the
+// outline's, +-1 (half a pixel or more); 1e9 on the rows beyond. Returns the first and last of
+// those rows (from box.y; first > last when there are none).
+std::pair<int, int> outline_distance(const std::vector<cv::Point2f>& ring, const cv::Rect& box,
+                                     OpeningScratch& scratch);
 
 // Re-warps the triangles that moved this frame or last frame into `canvas` (RGB, frame size)
 // from `base`. Pixels outside m.region are never written.
