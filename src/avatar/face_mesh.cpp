@@ -1253,10 +1253,9 @@ void MeshWarper::draw(const std::vector<cv::Point2f>& full, const std::vector<cv
       });
       continue;
     }
-    raster(d, clip, [&](int y, int x0, int x1) {
-      warp_row_on(path_, src, A[0] * x0 + A[1] * y + A[2], A[3] * x0 + A[4] * y + A[5], A[0], A[3],
-                  x1 - x0 + 1, canvas.ptr<uint8_t>(y) + x0 * 3);
-    });
+    spans_.clear();
+    raster(d, clip, [&](int y, int x0, int x1) { spans_.push_back({y, x0, x1}); });
+    warp_rows(path_, src, A, spans_.data(), int(spans_.size()), canvas.data, canvas.step[0]);
   }
   if (mouth_moved) {
     // The opening is drawn as its current outline (the inner lips, 60..67) cut into triangles

@@ -119,6 +119,7 @@ class MeshWarper {
   float teeth_[3] = {214, 206, 192};  // the drawn teeth's colour in full light (RGB), fitted to the photo
   float split_ = 0.5f;                // photo with an open mouth: share of its opening that is upper teeth
   OpeningScratch opening_;
+  std::vector<RowSpan> spans_;  // one triangle's rows (draw)
 };
 
 // One still frame of `model` in pose `p` (RGB, the model's size), from a fresh warper: for tools
