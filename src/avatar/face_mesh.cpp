@@ -513,6 +513,18 @@ bool affine(const cv::Point2f d[3], const cv::Point2f s[3], float A[6]) {
   return true;
 }
 
+// std::ceil and std::floor of a float within int's range, as ints: without SSE4.1 (roundss) the
+// compiler expands std::ceil and std::floor into long sequences, and raster takes two per row
+// (a frame has some 11000 triangle rows).
+inline int ceil_int(float v) {
+  const int i = int(v);
+  return i + (float(i) < v);
+}
+inline int floor_int(float v) {
+  const int i = int(v);
+  return i - (float(i) > v);
+}
+
 // Calls fn(y, x0, x1) for each pixel row of the triangle (pixel centres at integer coordinates;
 // shared edges are drawn by both neighbours, which write the same values there: each edge is
 // walked from its upper end, whichever triangle it belongs to, so both compute the same x).
@@ -534,8 +546,8 @@ void raster(const cv::Point2f v[3], const cv::Rect& clip, F&& fn) {
     E.xmin = std::min(a.x, b.x), E.xmax = std::max(a.x, b.x);
   }
   const float miny = std::min({v[0].y, v[1].y, v[2].y}), maxy = std::max({v[0].y, v[1].y, v[2].y});
-  const int y0 = std::max(clip.y, int(std::ceil(miny - 1e-3f))),
-            y1 = std::min(clip.y + clip.height - 1, int(std::floor(maxy + 1e-3f)));
+  const int y0 = std::max(clip.y, ceil_int(miny - 1e-3f)),
+            y1 = std::min(clip.y + clip.height - 1, floor_int(maxy + 1e-3f));
   for (int y = y0; y <= y1; ++y) {
     const float fy = float(y);
     float xl = 1e9f, xr = -1e9f;
@@ -548,8 +560,8 @@ void raster(const cv::Point2f v[3], const cv::Rect& clip, F&& fn) {
       const float x = E.x + E.slope * (fy - E.y);
       xl = std::min(xl, x), xr = std::max(xr, x);
     }
-    const int x0 = std::max(clip.x, int(std::ceil(xl - 1e-3f))),
-              x1 = std::min(clip.x + clip.width - 1, int(std::floor(xr + 1e-3f)));
+    const int x0 = std::max(clip.x, ceil_int(xl - 1e-3f)),
+              x1 = std::min(clip.x + clip.width - 1, floor_int(xr + 1e-3f));
     if (x0 <= x1) fn(y, x0, x1);
   }
 }
@@ -730,6 +742,59 @@ void fit_lid_creases(FaceMesh& m, const cv::Mat& base) {
 
 namespace {}  // namespace
 
+std::pair<int, int> outline_distance(const std::vector<cv::Point2f>& ring, const cv::Rect& box,
+                                     OpeningScratch& scratch) {
+  float y0 = 1e9f, y1 = -1e9f;
+  for (const auto& q : ring) y0 = std::min(y0, q.y), y1 = std::max(y1, q.y);
+  const size_t n = ring.size();
+  const int W = box.width, H = box.height;
+  // Only the sign and, within half a pixel of the outline, the value are used (draw_opening's
+  // coverage, `touched` and inside rows), so the sign comes from each row's crossings of the
+  // outline and the distance is measured only near the edges. (Measured to every edge for every
+  // pixel of the outline's rows it was a tenth of a speaking frame.)
+  std::vector<float>& sd = scratch.sd;
+  sd.assign(size_t(box.area()), 1e9f);
+  const int ry0 = std::max(0, int(std::ceil(y0 - 1)) - box.y),
+            ry1 = std::min(H - 1, int(std::floor(y1 + 1)) - box.y);
+  if (ry0 > ry1 || n == 0) return {ry0, std::min(ry1, ry0 - 1)};
+  std::vector<float>& d2 = scratch.d2;  // squared distance to the nearest edge, if under a pixel or so
+  d2.assign(size_t(W) * size_t(ry1 - ry0 + 1), 1e18f);
+  for (size_t i = 0, j = n - 1; i < n; j = i++) {
+    const cv::Point2f a = ring[j], b = ring[i], ab = b - a;
+    // The pixels within half a pixel of the edge lie in its box widened by that (by one here,
+    // so rounding cannot leave one out).
+    const int ex0 = std::max(0, int(std::floor(std::min(a.x, b.x))) - 1 - box.x),
+              ex1 = std::min(W - 1, int(std::ceil(std::max(a.x, b.x))) + 1 - box.x),
+              ey0 = std::max(ry0, int(std::floor(std::min(a.y, b.y))) - 1 - box.y),
+              ey1 = std::min(ry1, int(std::ceil(std::max(a.y, b.y))) + 1 - box.y);
+    for (int y = ey0; y <= ey1; ++y)
+      for (int x = ex0; x <= ex1; ++x) {
+        const cv::Point2f p(float(box.x + x), float(box.y + y));
+        const float t = std::clamp((p - a).dot(ab) / std::max(1e-9f, ab.dot(ab)), 0.0f, 1.0f);
+        const cv::Point2f e = p - (a + ab * t);
+        float& d = d2[size_t((y - ry0) * W + x)];
+        d = std::min(d, e.dot(e));
+      }
+  }
+  std::vector<float>& cross = scratch.cross;
+  for (int y = ry0; y <= ry1; ++y) {
+    const float py = float(box.y + y);
+    cross.clear();
+    for (size_t i = 0, j = n - 1; i < n; j = i++) {
+      const cv::Point2f a = ring[j], b = ring[i];
+      if ((a.y > py) != (b.y > py)) cross.push_back(a.x + (py - a.y) / (b.y - a.y) * (b.x - a.x));
+    }
+    for (int x = 0; x < W; ++x) {
+      const float px = float(box.x + x), d = d2[size_t((y - ry0) * W + x)];
+      bool inside = false;
+      for (float c : cross) inside ^= px < c;
+      const float v = d < 0.25f ? std::sqrt(d) : 1.0f;
+      sd[size_t(y * W + x)] = inside ? -v : v;
+    }
+  }
+  return {ry0, ry1};
+}
+
 namespace {
 
 // Draws the mouth opening (the polygon `ring`) over the warped lips, each pixel blended by the
@@ -744,9 +809,10 @@ namespace {
 // the lower's) up to the first the opening draws itself (`drawn(x, y)`), so the lip's own edge
 // comes to lie on the cavity and meets the untouched lip further out without a step.
 // `shade(x, y, out, lip)` gives the opening's colour next to `lip`.
+// `scratch` holds the buffers, kept from frame to frame.
 template <class Upper, class Drawn, class Shade>
-void draw_opening(const std::vector<cv::Point2f>& ring, const cv::Rect& clip, cv::Mat& canvas, Upper&& upper,
-                  Drawn&& drawn, Shade&& shade) {
+void draw_opening(const std::vector<cv::Point2f>& ring, const cv::Rect& clip, cv::Mat& canvas,
+                  OpeningScratch& scratch, Upper&& upper, Drawn&& drawn, Shade&& shade) {
   float x0 = 1e9f, y0 = 1e9f, x1 = -1e9f, y1 = -1e9f;
   for (const auto& q : ring)
     x0 = std::min(x0, q.x), y0 = std::min(y0, q.y), x1 = std::max(x1, q.x), y1 = std::max(y1, q.y);
@@ -756,30 +822,18 @@ void draw_opening(const std::vector<cv::Point2f>& ring, const cv::Rect& clip, cv
                                 int(std::ceil(x1 - x0)) + 5, int(std::ceil(y1 - y0)) + 2 * pad + 1) &
                        clip;
   if (box.area() <= 0) return;
-  const size_t n = ring.size();
   const int W = box.width, H = box.height;
-  std::vector<float> sd(size_t(box.area()), 1e9f);
-  for (int y = 0; y < H; ++y) {
-    const float py = float(box.y + y);
-    if (py < y0 - 1 || py > y1 + 1) continue;
-    for (int x = 0; x < W; ++x) {
-      const cv::Point2f p(float(box.x + x), py);
-      float d2 = 1e18f;
-      bool inside = false;
-      for (size_t i = 0, j = n - 1; i < n; j = i++) {
-        const cv::Point2f a = ring[j], b = ring[i], ab = b - a;
-        const float t = std::clamp((p - a).dot(ab) / std::max(1e-9f, ab.dot(ab)), 0.0f, 1.0f);
-        const cv::Point2f e = p - (a + ab * t);
-        d2 = std::min(d2, e.dot(e));
-        if ((a.y > p.y) != (b.y > p.y) && p.x < a.x + (p.y - a.y) / (b.y - a.y) * ab.x) inside = !inside;
-      }
-      sd[size_t(y * W + x)] = inside ? -std::sqrt(d2) : std::sqrt(d2);
-    }
-  }
+  const auto [ry0, ry1] = outline_distance(ring, box, scratch);
+  if (ry0 > ry1) return;
+  const std::vector<float>& sd = scratch.sd;
   // The lip under the box (as warped, then stretched), which pixels the opening or its lip
   // touch, and how strongly a stretched pixel is smoothed along the row (below).
-  std::vector<float> lip(size_t(W * H) * 3), smooth(size_t(W * H), 0.0f);
-  std::vector<uint8_t> touched(size_t(W * H));
+  std::vector<float>& lip = scratch.lip;
+  std::vector<float>& smooth = scratch.smooth;
+  lip.resize(size_t(W * H) * 3);
+  smooth.assign(size_t(W * H), 0.0f);
+  std::vector<uint8_t>& touched = scratch.touched;
+  touched.resize(size_t(W * H));
   for (int y = 0; y < H; ++y) {
     const uint8_t* c = canvas.ptr<uint8_t>(box.y + y) + box.x * 3;
     for (int x = 0; x < W; ++x) {
@@ -787,12 +841,12 @@ void draw_opening(const std::vector<cv::Point2f>& ring, const cv::Rect& clip, cv
       touched[size_t(y * W + x)] = sd[size_t(y * W + x)] < 0.5f;
     }
   }
-  std::vector<float> src;  // one half's lip rows beyond the outline (stretch, below)
+  std::vector<float>& src = scratch.src;  // one half's lip rows beyond the outline (stretch, below)
   for (int x = 0; x < W; ++x) {
     auto at = [&](int y) { return sd[size_t(y * W + x)]; };
     auto L = [&](int y) { return &lip[size_t(y * W + x) * 3]; };
-    int ya = -1, yb = -1;  // the inside rows
-    for (int y = 0; y < H; ++y)
+    int ya = -1, yb = -1;  // the inside rows (only the outline's rows can be)
+    for (int y = ry0; y <= ry1; ++y)
       if (at(y) <= 0) {
         if (ya < 0) ya = y;
         yb = y;
@@ -835,28 +889,24 @@ void draw_opening(const std::vector<cv::Point2f>& ring, const cv::Rect& clip, cv
   }
   // Stretched column by column, the lip's texture ran down as streaks: it is averaged along the
   // row over the stretched pixels beside it (weights 1 2 3 2 1), fully where it meets the cavity
-  // and not at all where it meets the untouched lip.
-  std::vector<float> row(size_t(W) * 3);
+  // and not at all where it meets the untouched lip. (Only the touched pixels are written.)
   for (int y = 0; y < H; ++y) {
     for (int x = 0; x < W; ++x) {
-      const float s0 = smooth[size_t(y * W + x)];
-      float* o = &row[size_t(x) * 3];
-      std::copy_n(&lip[size_t(y * W + x) * 3], 3, o);
-      if (s0 <= 0) continue;
-      float acc[3] = {0, 0, 0}, wsum = 0;
-      for (int j = std::max(0, x - 2); j <= std::min(W - 1, x + 2); ++j) {
-        if (smooth[size_t(y * W + j)] <= 0) continue;
-        const float w = float(3 - std::abs(j - x));
-        for (int k = 0; k < 3; ++k) acc[k] += w * lip[size_t(y * W + j) * 3 + k];
-        wsum += w;
-      }
-      for (int k = 0; k < 3; ++k) o[k] += s0 * (acc[k] / wsum - o[k]);
-    }
-    for (int x = 0; x < W; ++x) {
       if (!touched[size_t(y * W + x)]) continue;
+      float v[3];
+      std::copy_n(&lip[size_t(y * W + x) * 3], 3, v);
+      if (const float s0 = smooth[size_t(y * W + x)]; s0 > 0) {
+        float acc[3] = {0, 0, 0}, wsum = 0;
+        for (int j = std::max(0, x - 2); j <= std::min(W - 1, x + 2); ++j) {
+          if (smooth[size_t(y * W + j)] <= 0) continue;
+          const float w = float(3 - std::abs(j - x));
+          for (int k = 0; k < 3; ++k) acc[k] += w * lip[size_t(y * W + j) * 3 + k];
+          wsum += w;
+        }
+        for (int k = 0; k < 3; ++k) v[k] += s0 * (acc[k] / wsum - v[k]);
+      }
       uint8_t l[3], c[3];
-      for (int k = 0; k < 3; ++k)
-        l[k] = uint8_t(std::lround(std::clamp(row[size_t(x) * 3 + k], 0.0f, 255.0f)));
+      for (int k = 0; k < 3; ++k) l[k] = uint8_t(std::lround(std::clamp(v[k], 0.0f, 255.0f)));
       const float cov = std::clamp(0.5f - sd[size_t(y * W + x)], 0.0f, 1.0f);
       uint8_t* o = canvas.ptr<uint8_t>(box.y + y) + (box.x + x) * 3;
       if (cov <= 0) {
@@ -1208,10 +1258,9 @@ void MeshWarper::draw(const std::vector<cv::Point2f>& full, const std::vector<cv
       });
       continue;
     }
-    raster(d, clip, [&](int y, int x0, int x1) {
-      warp_row_on(path_, src, A[0] * x0 + A[1] * y + A[2], A[3] * x0 + A[4] * y + A[5], A[0], A[3],
-                  x1 - x0 + 1, canvas.ptr<uint8_t>(y) + x0 * 3);
-    });
+    spans_.clear();
+    raster(d, clip, [&](int y, int x0, int x1) { spans_.push_back({y, x0, x1}); });
+    warp_rows(path_, src, A, spans_.data(), int(spans_.size()), canvas.data, canvas.step[0]);
   }
   if (mouth_moved) {
     // The opening is drawn as its current outline (the inner lips, 60..67) cut into triangles
@@ -1240,7 +1289,7 @@ void MeshWarper::draw(const std::vector<cv::Point2f>& full, const std::vector<cv
       const cv::Point2f q = local(cv::Point2f(float(x), float(y)));
       return q.y > rounded(upper, q.x) + 0.8f && q.y < rounded(lower, q.x) - 0.8f;
     };
-    draw_opening(ring, clip, canvas, upper_half, drawn, shade_mouth);
+    draw_opening(ring, clip, canvas, opening_, upper_half, drawn, shade_mouth);
   }
   draw_lids(lid, full, rigid, canvas);
 }

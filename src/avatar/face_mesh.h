@@ -4,6 +4,7 @@
 // triangle, from the rest positions. Private to src/avatar.
 #pragma once
 #include <opencv2/core.hpp>
+#include <utility>
 #include <vector>
 
 #include "avatar/gestures.h"
@@ -67,6 +68,21 @@ void fit_lid_creases(FaceMesh& m, const cv::Mat& base);
 void deform_mesh(const FaceMesh& m, const Pose& p, std::vector<cv::Point2f>& full,
                  std::vector<cv::Point2f>& rigid);
 
+// The buffers MeshWarper draws the mouth opening with (face_mesh.cpp, draw_opening), kept from
+// frame to frame so a speaking frame allocates nothing.
+struct OpeningScratch {
+  std::vector<float> sd, d2, cross, lip, smooth, src;
+  std::vector<uint8_t> touched;
+};
+
+// The signed distance from the centre of each pixel of `box` to the closed outline `ring`
+// (negative inside), as MeshWarper draws the mouth opening with it: into scratch.sd, row by row.
+// Exact within half a pixel of the outline; elsewhere, on the rows within a pixel of the
+// outline's, +-1 (half a pixel or more); 1e9 on the rows beyond. Returns the first and last of
+// those rows (from box.y; first > last when there are none).
+std::pair<int, int> outline_distance(const std::vector<cv::Point2f>& ring, const cv::Rect& box,
+                                     OpeningScratch& scratch);
+
 // Re-warps the triangles that moved this frame or last frame into `canvas` (RGB, frame size)
 // from `base`. Pixels outside m.region are never written.
 class MeshWarper {
@@ -102,6 +118,8 @@ class MeshWarper {
   float skin_[3] = {200, 150, 125};   // the face's lit skin (RGB): the shut lids' colour
   float teeth_[3] = {214, 206, 192};  // the drawn teeth's colour in full light (RGB), fitted to the photo
   float split_ = 0.5f;                // photo with an open mouth: share of its opening that is upper teeth
+  OpeningScratch opening_;
+  std::vector<RowSpan> spans_;  // one triangle's rows (draw)
 };
 
 // One still frame of `model` in pose `p` (RGB, the model's size), from a fresh warper: for tools

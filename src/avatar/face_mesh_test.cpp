@@ -11,6 +11,7 @@
 #include <cstdlib>
 #include <opencv2/imgcodecs.hpp>
 #include <opencv2/imgproc.hpp>
+#include <random>
 
 #include "avatar/gestures.h"
 #include "avatar/renderer.h"
@@ -432,6 +433,66 @@ TEST(MouthShapes, NoPalePatchUnderTheRoundedOpening) {
       EXPECT_LE(edges, 3) << name << " (open " << open << ")";
     }
   }
+}
+
+// The opening's distance to its outline, measured only near the edges (outline_distance), against
+// the distance of every pixel to every edge with the crossing test per pixel: the same sign
+// everywhere, the same value within half a pixel of the outline (where the coverage blend uses it)
+// and half a pixel or more elsewhere. Outlines of eight points, as the inner lips', around
+// ellipses flat and tall, jittered (a sagging lip), some with points on whole and half pixels
+// (edges through pixel centres, horizontal edges along a row, a vertex on a centre).
+TEST(MouthShapes, OutlineDistanceIsTheDistanceToTheNearestEdge) {
+  std::mt19937 rng(17);
+  std::uniform_real_distribution<float> uni(0, 1);
+  internal::OpeningScratch scratch;
+  int near = 0, inside = 0;
+  for (int k = 0; k < 400; ++k) {
+    const cv::Point2f c(40 + 10 * uni(rng), 30 + 10 * uni(rng));
+    const float rx = 3 + 25 * uni(rng), ry = 0.3f + 12 * uni(rng);
+    std::vector<cv::Point2f> ring;
+    for (int i = 0; i < 8; ++i) {
+      const float th = float(M_PI) * (1 + i / 4.0f), jx = (uni(rng) - 0.5f) * rx * 0.3f,
+                  jy = (uni(rng) - 0.5f) * ry * 0.8f;
+      cv::Point2f q(c.x + rx * std::cos(th) + jx, c.y + ry * std::sin(th) + jy);
+      if (k % 3 == 1) q = {std::round(q.x), std::round(q.y)};
+      if (k % 3 == 2) q = {std::round(2 * q.x) / 2, std::round(2 * q.y) / 2};
+      ring.push_back(q);
+    }
+    // Part of the box can be cut off by the frame's edge, as the warper's clip does.
+    const cv::Rect box(k % 5 == 0 ? 30 : 0, k % 7 == 0 ? 28 : 0, 90, 70);
+    const auto [r0, r1] = internal::outline_distance(ring, box, scratch);
+    ASSERT_EQ(scratch.sd.size(), size_t(box.area()));
+    float y0 = 1e9f, y1 = -1e9f;
+    for (const auto& q : ring) y0 = std::min(y0, q.y), y1 = std::max(y1, q.y);
+    for (int y = 0; y < box.height; ++y)
+      for (int x = 0; x < box.width; ++x) {
+        const cv::Point2f p(float(box.x + x), float(box.y + y));
+        float want = 1e9f;
+        if (p.y >= y0 - 1 && p.y <= y1 + 1) {
+          float d2 = 1e18f;
+          bool in = false;
+          for (size_t i = 0, j = ring.size() - 1; i < ring.size(); j = i++) {
+            const cv::Point2f a = ring[j], b = ring[i], ab = b - a;
+            const float t = std::clamp((p - a).dot(ab) / std::max(1e-9f, ab.dot(ab)), 0.0f, 1.0f);
+            const cv::Point2f e = p - (a + ab * t);
+            d2 = std::min(d2, e.dot(e));
+            if ((a.y > p.y) != (b.y > p.y) && p.x < a.x + (p.y - a.y) / (b.y - a.y) * ab.x) in = !in;
+          }
+          want = in ? -std::sqrt(d2) : std::sqrt(d2);
+          ASSERT_TRUE(y >= r0 && y <= r1) << "row " << y << " of outline " << k;
+        }
+        const float got = scratch.sd[size_t(y * box.width + x)];
+        ASSERT_EQ(got <= 0, want <= 0) << "pixel (" << p.x << ", " << p.y << ") of outline " << k;
+        if (std::abs(want) < 0.5f)
+          ASSERT_EQ(got, want) << "pixel (" << p.x << ", " << p.y << ") of outline " << k;
+        else
+          ASSERT_GE(std::abs(got), 0.5f) << "pixel (" << p.x << ", " << p.y << ") of outline " << k;
+        near += std::abs(want) < 0.5f, inside += want <= 0;
+      }
+  }
+  // The outlines did pass through and around pixels.
+  EXPECT_GT(near, 10000);
+  EXPECT_GT(inside, 20000);
 }
 
 }  // namespace

@@ -31,4 +31,16 @@ void warp_row_on(WarpPath path, const RgbImage& src, float sx, float sy, float d
                  uint8_t* out);
 void warp_row_portable(const RgbImage& src, float sx, float sy, float dx, float dy, int n, uint8_t* out);
 
+// One row of a triangle for warp_rows: pixels x0..x1 of row y.
+struct RowSpan {
+  int y, x0, x1;
+};
+// The rows of one affine warp, each as warp_row_on(path, src, a[0] x0 + a[1] y + a[2],
+// a[3] x0 + a[4] y + a[5], a[0], a[3], x1 - x0 + 1, row y of dst + x0 * 3) writes it, in one call:
+// a triangle's rows are about 21 pixels long, and a call per row from the mesh's triangle loop
+// (the path's dispatch, the loop's registers saved around it) was about a tenth of a speaking
+// frame. `dst` is RGB with `dst_step` bytes per row.
+void warp_rows(WarpPath path, const RgbImage& src, const float a[6], const RowSpan* rows, int n, uint8_t* dst,
+               size_t dst_step);
+
 }  // namespace imago::avatar::internal

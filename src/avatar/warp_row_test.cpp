@@ -108,5 +108,32 @@ TEST(WarpRow, AnIdentityRowCopiesThePixels) {
       ASSERT_EQ(out[size_t(i) * 3 + c], im.px[(size_t(7) * 50 + 1 + i) * 3 + c]) << i;
 }
 
+// warp_rows writes each of a triangle's rows as warp_row_on does for that row, on every path, and
+// nothing else of the canvas.
+TEST(WarpRow, RowsOfAWarpAreItsRowsOneByOne) {
+  const Image im = noise(80, 60, 9);
+  std::mt19937 rng(13);
+  std::uniform_real_distribution<float> coef(-0.3f, 0.3f), off(-10, 70);
+  const int W = 64, H = 48;
+  const size_t step = size_t(W) * 3 + 5;  // rows with padding, as a Mat's may have
+  for (WarpPath path : {WarpPath::kPortable, WarpPath::kSsse3, WarpPath::kAvx2}) {
+    if (!warp_path_available(path)) continue;
+    for (int k = 0; k < 300; ++k) {
+      const float a[6] = {1 + coef(rng), coef(rng), off(rng), coef(rng), 1 + coef(rng), off(rng)};
+      std::vector<RowSpan> rows;
+      for (int y = int(rng() % 10); y < H; y += 1 + int(rng() % 3)) {
+        const int x0 = int(rng() % W), x1 = std::min(W - 1, x0 + int(rng() % 30));
+        rows.push_back({y, x0, x1});
+      }
+      std::vector<uint8_t> got(step * H, 0x3C), want(got);
+      warp_rows(path, im.view(), a, rows.data(), int(rows.size()), got.data(), step);
+      for (const auto& r : rows)
+        warp_row_on(path, im.view(), a[0] * r.x0 + a[1] * r.y + a[2], a[3] * r.x0 + a[4] * r.y + a[5], a[0],
+                    a[3], r.x1 - r.x0 + 1, want.data() + size_t(r.y) * step + size_t(r.x0) * 3);
+      ASSERT_EQ(got, want) << "path " << int(path) << " warp " << k;
+    }
+  }
+}
+
 }  // namespace
 }  // namespace imago::avatar::internal
