@@ -1525,7 +1525,7 @@ void MeshWarper::draw_lids(float lid, const std::vector<cv::Point2f>& full,
     auto lid_px = [&](cv::Point2f q, uint8_t* px) {
       const float T = smooth_along(top, 4, q.x), M = margin(q.x);
       const float D = at(cl, q.x) + band;
-      q.y = std::clamp(q.y, T, D);
+      q.y = std::clamp(q.y, T, std::max(T, D));  // (T < D but for a degenerate eye)
       const float B = std::max(M, lower_now(q.x));
       const float u = q.x / L.w;
       const float taper = float(smooth01(std::min(u, 1 - u) / kTaper));
