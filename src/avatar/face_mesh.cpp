@@ -1389,6 +1389,12 @@ MeshWarper::Lid MeshWarper::lid_of(int e) const {
     return out;
   };
   L.tone = smoothed(raw);
+  // Its hue: the tone's colour per unit of luminance over the middle half of the eye.
+  float t[3] = {0, 0, 0};
+  for (int i = n / 4; i < n - n / 4; ++i)
+    for (int c = 0; c < 3; ++c) t[c] += L.tone[size_t(i) * 3 + c];
+  const float ty = std::max(1.0f, 0.299f * t[0] + 0.587f * t[1] + 0.114f * t[2]);
+  for (int c = 0; c < 3; ++c) L.hue[c] = t[c] / ty;
   // The skin colour at the top of the band (where the closing lid leaves the photo as it is), and
   // below the lower lid's band.
   L.top = smoothed(colours_along([&](float x) { return smooth_along(top, 4, x); }));
@@ -1429,15 +1435,8 @@ void MeshWarper::draw_lids(float lid, const std::vector<cv::Point2f>& full,
   const float eyeball = 1 - 0.55f * lid;
   for (int e = 0; e < 2; ++e) {
     const Lid& L = lids_[e];
-    {
-      // The shut lid's hue: the face's lit skin mixed with the lid's own (middle half of the eye).
-      float t[3] = {0, 0, 0};
-      const int nt = int(L.tone.size() / 3);
-      for (int i = nt / 4; i < nt - nt / 4; ++i)
-        for (int c = 0; c < 3; ++c) t[c] += L.tone[size_t(i) * 3 + c];
-      const float ty = std::max(1.0f, 0.299f * t[0] + 0.587f * t[1] + 0.114f * t[2]);
-      for (int c = 0; c < 3; ++c) skin_hue_[c] = face_hue[c] + kLidOwnHue * (t[c] / ty - face_hue[c]);
-    }
+    // The shut lid's hue: the face's lit skin's moved toward the lid's own.
+    for (int c = 0; c < 3; ++c) skin_hue_[c] = face_hue[c] + kLidOwnHue * (L.hue[c] - face_hue[c]);
     // Frame -> the eye's rest axes: the similarity taking the corners' head-only positions onto
     // their rest positions.
     cv::Point2f fo = rigid[L.c0], fd = rigid[L.c0 + 3] - fo;

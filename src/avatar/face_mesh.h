@@ -101,6 +101,7 @@ class MeshWarper {
     float h = 1;                // the eye's opening in the middle, pixels
     float lash = 1;             // thickness of the lash line kept 1:1 at the falling margin
     std::vector<float> tone;    // the lid's skin colour per pixel along x (RGB)
+    float hue[3] = {1, 1, 1};   // the tone's colour per unit of luminance (middle half of the eye)
     std::vector<float> bottom;  // the skin colour below the lower lid, per pixel along x
     std::vector<float> top;     // the skin colour at the top of the lid's band, per pixel along x
     std::vector<float> up, lo;  // the rest lid margins (y in these axes) per pixel along x
