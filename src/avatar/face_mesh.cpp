@@ -1194,10 +1194,13 @@ void MeshWarper::draw(const std::vector<cv::Point2f>& full, const std::vector<cv
         return;
       }
       if (closing > 0) {
+        // Rounded lips closing over the photo's teeth (a kiss): none of the photo's rows show,
+        // and the lips continue to where they meet along the interior's dark line. (Painted
+        // with the closing seam's colour too, the whole gap left between them, some 5 px at
+        // 512x512 over a tall row of teeth, read as a flat brown lens.)
         float c[3];
         interior(float(x), float(y), c, false, photo_lower_teeth, lip);
         for (int k = 0; k < 3; ++k) px[k] = uint8_t(std::clamp(c[k], 0.0f, 255.0f));
-        seam();
         return;
       }
     }

@@ -15,6 +15,8 @@ namespace imago::avatar::testing {
 
 inline const std::string kOpenCvData = "/usr/share/doc/opencv-doc/examples/data/";
 inline const std::string kOpenCvHtml = "/usr/share/doc/opencv-doc/opencv4/html/";
+// dlib's example photos (Debian's libdlib19.1, which libdlib-dev installs).
+inline const std::string kDlibFaces = "/usr/share/doc/libdlib19.1/examples/faces/";
 
 inline std::string slurp(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
