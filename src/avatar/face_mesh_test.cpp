@@ -33,7 +33,7 @@ const Portrait kPortraits[] = {{"neutral", kOpenCvHtml + "230501201_1.jpg"},
                                {"bearded", kOpenCvHtml + "face_swapped.jpg"},
                                {"unseen", kOpenCvData + "messi5.jpg"}};
 // A portrait never tuned on that smiles over a tall row of teeth (dlib's example photo).
-const Portrait kUnseenSmiling = {"unseen smiling", kDlibFaces + "Tom_Cruise_avp_2014_4.jpg"};
+const Portrait kUnseenSmiling = {"unseen_smiling", kDlibFaces + "Tom_Cruise_avp_2014_4.jpg"};
 
 std::shared_ptr<const AvatarModel> model_of(const std::string& photo) {
   static std::map<std::string, std::shared_ptr<const AvatarModel>> cache;

@@ -27,8 +27,17 @@ using internal::Landmarks68;
 // mouth open and teeth showing (its rest pose is that open mouth).
 const std::string kNeutral = kOpenCvHtml + "230501201_1.jpg";
 const std::string kSmiling = kOpenCvHtml + "227943776_1.jpg";
-// A portrait the renderer was never tuned on.
+// Portraits the renderer was never tuned on: a small face shouting, and one smiling over a tall
+// row of teeth (dlib's example photo of Tom Cruise).
 const std::string kUnseen = kOpenCvData + "messi5.jpg";
+const std::string kUnseenSmiling = kDlibFaces + "Tom_Cruise_avp_2014_4.jpg";
+
+std::string name_of(const std::string& photo) {
+  return photo == kNeutral   ? "neutral"
+         : photo == kSmiling ? "smiling"
+         : photo == kUnseen  ? "unseen"
+                             : "unseen_smiling";
+}
 
 speech::SpeechService& service() {
   static std::unique_ptr<speech::SpeechService> svc = [] {
@@ -206,7 +215,7 @@ class FaceMetrics : public ::testing::TestWithParam<std::string> {
 };
 
 TEST_P(FaceMetrics, SpeechKeepsTheFaceDetectableAndTheLipsFollowTheAudio) {
-  const std::string name = GetParam() == kNeutral ? "neutral" : GetParam() == kSmiling ? "smiling" : "unseen";
+  const std::string name = name_of(GetParam());
   auto audio = service().synthesize(kSpeech, speech::VoiceSettings{});
   ASSERT_TRUE(audio.ok()) << audio.status().message();
   ASSERT_GE(audio->duration_s(), 20.0) << "the speech render must last at least 20 s";
@@ -326,7 +335,7 @@ TEST_P(FaceMetrics, SpeechKeepsTheFaceDetectableAndTheLipsFollowTheAudio) {
 // Nothing below the chin moves with the jaw: at the widest vowel of a sentence (head still),
 // the region under the jaw line (neck, collar) is the rest frame's, and the face is found.
 TEST_P(FaceMetrics, TheCollarStaysWhileTheJawOpens) {
-  const std::string name = GetParam() == kNeutral ? "neutral" : GetParam() == kSmiling ? "smiling" : "unseen";
+  const std::string name = name_of(GetParam());
   auto r = renderer(model_of(GetParam()), false);
   Frame f;
   r->next_frame(f);
@@ -371,7 +380,7 @@ TEST_P(FaceMetrics, TheCollarStaysWhileTheJawOpens) {
 // pulled a spike of moustache and lip out at the corners, which the predictor read as corners
 // further out on the neutral portrait (96-103% of rest, median 99%; now 87-92%).
 TEST_P(FaceMetrics, RoundedVowelsNarrowTheMouth) {
-  const std::string name = GetParam() == kNeutral ? "neutral" : GetParam() == kSmiling ? "smiling" : "unseen";
+  const std::string name = name_of(GetParam());
   auto r = renderer(model_of(GetParam(), "expression"), false);
   Frame f;
   r->next_frame(f);
@@ -410,7 +419,7 @@ TEST_P(FaceMetrics, RoundedVowelsNarrowTheMouth) {
 }
 
 TEST_P(FaceMetrics, RestMatchesThePhotoAndSpeechKeepsTheUpperFaceStill) {
-  const std::string name = GetParam() == kNeutral ? "neutral" : GetParam() == kSmiling ? "smiling" : "unseen";
+  const std::string name = name_of(GetParam());
   cv::Mat photo = cv::imread(GetParam());
   // The source photo enlarged: the unseen one is a wide scene with a small face.
   auto lp = detect(photo, 1200);
@@ -429,8 +438,9 @@ TEST_P(FaceMetrics, RestMatchesThePhotoAndSpeechKeepsTheUpperFaceStill) {
   // the model's pixels bit for bit, Renderer.AtRestOnlyTheLidsMove). Measured 0.877 with dlib's
   // landmarks in the model, 0.855-0.86 with the mesh's (the framing follows the landmarks).
   // Known shortfall: the neutral portrait's rest frame reads 0.912 with the mesh's landmarks
-  // (0.946 with dlib's), held to 0.90 (docs/avatar.md).
-  EXPECT_GE(s_rest, name == "unseen" ? 0.83 : name == "neutral" ? 0.90 : 0.92);
+  // (0.946 with dlib's), held to 0.90 (docs/avatar.md). The unseen smiling portrait reads 0.916
+  // (its 565x800 photo framed at 512x512), held to 0.90 too.
+  EXPECT_GE(s_rest, name == "unseen" ? 0.83 : name == "smiling" ? 0.92 : 0.90);
 
   auto audio = service().synthesize("Maybe we should go to the beach before the weather changes again.", {});
   ASSERT_TRUE(audio.ok());
@@ -462,7 +472,9 @@ TEST_P(FaceMetrics, RestMatchesThePhotoAndSpeechKeepsTheUpperFaceStill) {
       name.c_str(), mean, worst, scores.size(), blinking);
   EXPECT_LE(blinking, int(scores.size() / 4));
   dump(worst_img, name + "_speech_worst_upper_face");
-  EXPECT_GE(worst, 0.88);
+  // The bar is 0.85 in 90% of the frames; the tuned portraits are held to 0.88 in all.
+  // The unseen smiling portrait's worst frame (0.877) raises its brows on a stressed syllable.
+  EXPECT_GE(worst, name == "unseen_smiling" ? 0.85 : 0.88);
 }
 
 // Blinks. The bar: at each blink the re-detected eye aspect ratio (EAR, mean of both eyes)
@@ -482,7 +494,7 @@ TEST_P(FaceMetrics, RestMatchesThePhotoAndSpeechKeepsTheUpperFaceStill) {
 // up: the share of the rest frame's eye (inside the landmarks' eye outline) still visible falls
 // below half at each blink and comes back.
 TEST_P(FaceMetrics, BlinksCloseTheRealLidsAndReopen) {
-  const std::string name = GetParam() == kNeutral ? "neutral" : GetParam() == kSmiling ? "smiling" : "unseen";
+  const std::string name = name_of(GetParam());
   auto r = renderer(model_of(GetParam()), false, 11);
   Frame f;
   r->next_frame(f);
@@ -524,7 +536,8 @@ TEST_P(FaceMetrics, BlinksCloseTheRealLidsAndReopen) {
   // line (docs/avatar.md), the neutral portrait reads 47-49%, the smiling one 26-28% and the
   // unseen one 60-63%: held to 0.53, 0.35 and 0.68. With the crease faded further, the lid's hue
   // moved toward its own, the lash line's tails beside the corners faded as far and the falling
-  // margin anti-aliased: 46-48%, 25-26% and 55-59%.
+  // margin anti-aliased: 46-48%, 25-26% and 55-59%. The unseen smiling portrait (never tuned on)
+  // reads 49% and 51%, held to 0.53 as the neutral one.
   const double bar = name == "smiling" ? 0.35 : name == "unseen" ? 0.68 : 0.53;  // see above
   // Known shortfall: with the mesh's landmarks in the model the unseen portrait's narrow,
   // downcast eyes stay 56% visible at the blink's deepest (below half with dlib's); a blink is
@@ -575,7 +588,7 @@ TEST_P(FaceMetrics, BlinksCloseTheRealLidsAndReopen) {
 // size (no stretched face), the mouth open at most as far as the widest speech, the jaw no
 // wider or longer than a tenth more (no cut or stretched chin).
 TEST_P(FaceMetrics, GesturesMoveFaceAndHeadAndKeepTheFace) {
-  const std::string name = GetParam() == kNeutral ? "neutral" : GetParam() == kSmiling ? "smiling" : "unseen";
+  const std::string name = name_of(GetParam());
   for (const auto& g : gesture_names()) {
     auto r = renderer(model_of(GetParam()), false);
     ASSERT_TRUE(r->trigger_gesture(g).ok());
@@ -635,7 +648,8 @@ TEST_P(FaceMetrics, GesturesMoveFaceAndHeadAndKeepTheFace) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(Portraits, FaceMetrics, ::testing::Values(kNeutral, kSmiling, kUnseen));
+INSTANTIATE_TEST_SUITE_P(Portraits, FaceMetrics,
+                         ::testing::Values(kNeutral, kSmiling, kUnseen, kUnseenSmiling));
 
 }  // namespace
 }  // namespace imago::avatar
