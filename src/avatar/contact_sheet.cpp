@@ -2,7 +2,8 @@
 // per portrait one PNG with the source photo, the rest frame, the speech shapes as the renderer
 // draws them from timed phones (open vowel, closure, rounded vowel, f/v), a mid-blink, each
 // gesture at its peak, and 3x close-ups of the widest mouth and the shut eye.
-//   avatar_contact_sheet OUT_DIR [PHOTO...]   (default: the opencv-doc portraits)
+//   avatar_contact_sheet OUT_DIR [PHOTO...]   (default: the opencv-doc portraits and dlib's
+//                                               example portraits; the test portraits among them)
 //   avatar_contact_sheet --figures [PHOTO...]  (the renderer's opening against the audio)
 #include <algorithm>
 #include <cmath>
@@ -270,8 +271,12 @@ int main(int argc, char** argv) {
   if (photos.empty()) {
     const std::string html = "/usr/share/doc/opencv-doc/opencv4/html/",
                       data = "/usr/share/doc/opencv-doc/examples/data/";
+    // dlib's examples (Debian's libdlib19.1): a smiling face over a tall row of teeth, and
+    // smaller, softer faces in everyday light; none was tuned on.
+    const std::string dlib = "/usr/share/doc/libdlib19.1/examples/faces/";
     photos = {html + "230501201_1.jpg", html + "227943776_1.jpg", html + "face_swapped.jpg",
-              html + "facereg.jpg", data + "messi5.jpg"};
+              html + "facereg.jpg",     data + "messi5.jpg",      dlib + "Tom_Cruise_avp_2014_4.jpg",
+              dlib + "2008_001009.jpg", dlib + "2009_004587.jpg"};
   }
   int failed = 0;
   for (const auto& p : photos) failed += measure ? figures(p) : sheet(p, out);
