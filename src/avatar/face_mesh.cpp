@@ -39,6 +39,8 @@ constexpr float kSpeechRelax = 0.8f;
 // The crease points sit this share of the way from the upper lid up to the brow: the band below
 // them is what a closing lid stretches.
 constexpr float kCreaseShare = 0.4f;
+// ... and at most this share of the eye's width above the lid.
+constexpr float kMaxBand = 0.3f;
 // How far the stretched band is blended toward the smooth lid; the lid's brightness (kShadeA,
 // reached over kTopRamp of the band from its top) and how much darker it gets toward the margin;
 // the share of the band, from its top, whose brightest third gives the lid's tone (below it the
@@ -62,6 +64,10 @@ constexpr float kLashShare = 0.22f, kLashDarkening = 0.8f, kLashShade = 0.3f, kL
 // radius; the dome's shading across and down.
 constexpr float kLidSkinHue = 1.0f, kLidLift = 0.7f, kLidLit = 0.8f, kLitRx = 0.7f, kLitCore = 0.5f,
                 kLitShadeX = 0.15f, kLitShadeY = 0.12f;
+// The shut lid keeps the skin's fine texture: what smoothing and the lift take out of the
+// photo's luminance minus its blur (Gaussian, kDetailSigma px) is put back, each pixel's at most
+// kDetailClamp grey levels (pores and fine lines, not the crease's shadow or the lashes).
+constexpr float kDetailSigma = 1.5f, kDetailClamp = 8.0f;
 // The shut lid's hue: the face's lit skin's moved this share toward the lid's own (its tone: a
 // tanned or ruddy lid is not the cheek's pink).
 constexpr float kLidOwnHue = 0.3f;
@@ -725,8 +731,10 @@ void fit_lid_creases(FaceMesh& m, const cv::Mat& base) {
   const int lids[4] = {37, 38, 43, 44};
   for (int k = 0; k < 4; ++k) {
     const cv::Point2f a = m.rest[lids[k]], to_brow = (m.rest[m.crease + k] - a) / kCreaseShare;
-    float best = kCreaseShare, best_l = -1;
-    for (float s = kFrom; s <= kCreaseShare + 1e-4f; s += kStep) {
+    const float eye_w = dist(m.rest[k < 2 ? 36 : 42], m.rest[k < 2 ? 39 : 45]);
+    const float reach = std::min(kCreaseShare, kMaxBand * eye_w / std::max(1e-3f, dist(to_brow, {0, 0})));
+    float best = reach, best_l = -1;
+    for (float s = std::min(kFrom, reach); s <= reach + 1e-4f; s += kStep) {
       float l = 0;
       for (int d = -1; d <= 1; ++d) {  // three pixels across, along the eye
         const cv::Point2f q = a + to_brow * s + m.ux * float(d);
@@ -1392,6 +1400,14 @@ MeshWarper::Lid MeshWarper::lid_of(int e) const {
     return out;
   };
   L.tone = smoothed(raw);
+  // By the corners the band is a sliver in the corner's shadow: the lid there takes the tone a
+  // fifth of the way in (a darker tone by the corners drew dark lines down the shut lid's sides).
+  auto hold_corners = [&](std::vector<float>& v) {
+    const int a = int(0.2f * float(n - 1)), b = int(0.8f * float(n - 1));
+    for (int i = 0; i < n; ++i)
+      for (int c = 0; c < 3; ++c) v[size_t(i) * 3 + c] = v[size_t(std::clamp(i, a, b)) * 3 + c];
+  };
+  hold_corners(L.tone);
   // Its hue: the tone's colour per unit of luminance over the middle half of the eye.
   float t[3] = {0, 0, 0};
   for (int i = n / 4; i < n - n / 4; ++i)
@@ -1401,7 +1417,28 @@ MeshWarper::Lid MeshWarper::lid_of(int e) const {
   // The skin colour at the top of the band (where the closing lid leaves the photo as it is), and
   // below the lower lid's band.
   L.top = smoothed(colours_along([&](float x) { return smooth_along(top, 4, x); }));
+  hold_corners(L.top);
   L.bottom = smoothed(colours_along([&](float x) { return L.lo[size_t(int(x))] + kLowerBand * L.h; }));
+  // The blurred luminance over everything draw_lids samples: the eye and beside its corners,
+  // from above the crease points to below the lower lid's band.
+  float x0 = 1e9f, y0 = 1e9f, x1 = -1e9f, y1 = -1e9f;
+  for (float ax : {-kSideExt * L.w - 2, L.w + kSideExt * L.w + 2})
+    for (float ay : {-3 * L.h - 4, L.h + kLowerBand * L.h + 4})
+      for (float cy : {0.0f, std::min(top[1].y, top[2].y)}) {
+        const cv::Point2f q = L.o + L.ex * ax + L.ey * (ay + cy);
+        x0 = std::min(x0, q.x), y0 = std::min(y0, q.y), x1 = std::max(x1, q.x), y1 = std::max(y1, q.y);
+      }
+  const int pad = int(std::ceil(3 * kDetailSigma)) + 2;
+  const cv::Rect r = cv::Rect(int(std::floor(x0)) - pad, int(std::floor(y0)) - pad,
+                              int(x1 - x0) + 2 * pad + 2, int(y1 - y0) + 2 * pad + 2) &
+                     cv::Rect(0, 0, base_.cols, base_.rows);
+  if (r.area() > 0) {
+    cv::Mat gray;
+    cv::cvtColor(base_(r), gray, cv::COLOR_RGB2GRAY);
+    gray.convertTo(gray, CV_32F);
+    cv::GaussianBlur(gray, L.blur, {0, 0}, kDetailSigma);
+    L.blur_at = r.tl();
+  }
   return L;
 }
 
@@ -1496,6 +1533,21 @@ void MeshWarper::draw_lids(float lid, const std::vector<cv::Point2f>& full,
     box &= clip;
     lid_box_[e] = box;
     const int n = int(L.tone.size() / 3);
+    // The photo's fine texture at rest pixel `sp` whose colour is `raw`: its luminance minus the
+    // blurred one, clamped.
+    auto detail = [&](cv::Point2f sp, const uint8_t* raw) {
+      if (L.blur.empty()) return 0.0f;
+      const float bx = sp.x - float(L.blur_at.x), by = sp.y - float(L.blur_at.y);
+      const int ix = std::clamp(int(std::floor(bx)), 0, L.blur.cols - 2),
+                iy = std::clamp(int(std::floor(by)), 0, L.blur.rows - 2);
+      const float fx = std::clamp(bx - float(ix), 0.0f, 1.0f), fy = std::clamp(by - float(iy), 0.0f, 1.0f);
+      const float* r0 = L.blur.ptr<float>(iy) + ix;
+      const float* r1 = L.blur.ptr<float>(iy + 1) + ix;
+      const float b = (r0[0] + fx * (r0[1] - r0[0])) +
+                      fy * ((r1[0] + fx * (r1[1] - r1[0])) - (r0[0] + fx * (r0[1] - r0[0])));
+      const float y = 0.299f * raw[0] + 0.587f * raw[1] + 0.114f * raw[2];
+      return std::clamp(y - b, -kDetailClamp, kDetailClamp);
+    };
     // A shut lid bulges out of the socket's shadow into the light: over an ellipse from the
     // crease to the lash line, corner to corner, feathered at its edge, what the lid code drew is
     // lifted toward the face's skin at kLidLit of its lit luminance (kLidLift of the way). A
@@ -1506,8 +1558,11 @@ void MeshWarper::draw_lids(float lid, const std::vector<cv::Point2f>& full,
     // Writes `val` to `px`: lifted (unless it is what is left of the eye) and then darkened
     // toward the lash line's colour by `dark` (a darker shade of the skin, `lash_y` luminance
     // times kLashShade: a soft line, not black paint).
+    // `fine` is the photo's texture there and `flat` the share of it that smoothing took out:
+    // it is put back as far as smoothing and the lift took it out.
     auto finish = [&](uint8_t* px, float* val, cv::Point2f q, float dark, float lash_y = 0,
-                      bool eyeball_px = false) {
+                      bool eyeball_px = false, float fine = 0, float flat = 0) {
+      float kept = 1 - flat;  // the share of the photo's texture still in `val`
       if (lit_w > 0.002f && !eyeball_px) {
         const float ex = (q.x - mx) / erx, ey = (q.y - ecy) / ery, r = std::sqrt(ex * ex + ey * ey);
         const float wl = lit_w * (1 - float(smooth01((r - kLitCore) / (1 - kLitCore))));
@@ -1515,8 +1570,14 @@ void MeshWarper::draw_lids(float lid, const std::vector<cv::Point2f>& full,
         // Shaded as a dome lit from above: brightest a little above its middle, darker toward
         // the lash line and the corners.
         const float ty = lit_y * (1 - kLitShadeX * ex * ex - kLitShadeY * (ey + 0.2f) * (ey + 0.2f));
-        if (wl > 0 && y < ty)
+        if (wl > 0 && y < ty) {
           for (int c = 0; c < 3; ++c) val[c] += wl * (skin_hue_[c] * ty - val[c]);
+          kept *= 1 - wl;
+        }
+      }
+      if (fine != 0 && !eyeball_px) {
+        const float add = (1 - kept) * (1 - std::min(1.0f, dark / kLashDarkening)) * fine;
+        for (int c = 0; c < 3; ++c) val[c] += add;
       }
       if (dark > 0)
         for (int c = 0; c < 3; ++c) val[c] += dark * (kLashShade * lash_y * skin_hue_[c] - val[c]);
@@ -1534,7 +1595,7 @@ void MeshWarper::draw_lids(float lid, const std::vector<cv::Point2f>& full,
       // The lash line: a soft line hanging just below the margin, not a hard bar.
       const float ls = std::max(kLashMin, kLashWidth * L.h), ld = (q.y - M - 0.3f * ls) / ls;
       const float dark = lash * taper * std::exp(-ld * ld);
-      cv::Point2f sp;
+      cv::Point2f sp, fine_at(-1, -1);
       float w = 0, shade = 1, mul = 1, tv = 0, low_w = 0;
       if (q.y <= M) {
         // The upper lid: the band above the lashes stretched down; while it falls the photo's
@@ -1550,6 +1611,10 @@ void MeshWarper::draw_lids(float lid, const std::vector<cv::Point2f>& full,
         else
           v = (q.y - T) / std::max(1e-3f, M - lw - T), bs = Tr + v * (Ur - lw0 - Tr);
         sp = L.o + L.ex * q.x + L.ey * bs;
+        // The texture put back comes 1:1 from the band's top down (mirrored at its foot), not
+        // stretched: stretched, the skin's fine lines ran down the lid as streaks.
+        const float span = std::max(1.0f, Ur - lw0 - Tr), d = std::fmod(std::max(0.0f, q.y - T), 2 * span);
+        fine_at = L.o + L.ex * q.x + L.ey * (Tr + (d > span ? 2 * span - d : d));
         // From the band's top as smooth as the crease above it (no edge between them), fully
         // further down.
         w = smoothing * (1 - keep * float(smooth01((v - 0.85f) / 0.15f))) *
@@ -1569,6 +1634,16 @@ void MeshWarper::draw_lids(float lid, const std::vector<cv::Point2f>& full,
         low_w = kLowSmooth * smoothing * (1 - float(smooth01(v / kLowSmoothShare))) * taper;
       }
       bilinear(base_, sp.x, sp.y, px);
+      float fine = 0;
+      if (mul >= 1) {
+        if (fine_at.x < 0) {
+          fine = detail(sp, px);
+        } else {
+          uint8_t raw[3];
+          bilinear(base_, fine_at.x, fine_at.y, raw);
+          fine = detail(fine_at, raw);
+        }
+      }
       if (low_w > 0) {
         const float* bc = &L.bottom[size_t(std::clamp(int(q.x + 0.5f), 0, n - 1)) * 3];
         for (int c = 0; c < 3; ++c) px[c] = uint8_t(px[c] + low_w * (bc[c] - px[c]));
@@ -1589,7 +1664,41 @@ void MeshWarper::draw_lids(float lid, const std::vector<cv::Point2f>& full,
       // lashes lie over leaves no blue sliver under a shut lid.
       const float ds = dark > 0 ? std::min(1.0f, dark / std::max(1e-3f, kLashDarkening)) : 0.0f;
       skin_hue(val, std::max(kLidSkinHue * w, ds));
-      finish(px, val, q, mul < 1 ? 0 : dark, 0.299f * tone[0] + 0.587f * tone[1] + 0.114f * tone[2], mul < 1);
+      finish(px, val, q, mul < 1 ? 0 : dark, 0.299f * tone[0] + 0.587f * tone[1] + 0.114f * tone[2],
+             mul<1, fine, low_w> 0 ? low_w : w);
+    };
+    // Above the band's top the open eye's crease and socket shadow flatten as the lid fills it,
+    // fading with the distance from the band's top (a union of discs along it, each as high as
+    // kAboveShare of the band there and at least of most of the opening: near the corners the
+    // band is thin, and the open eye's lashes curving into the corner lie above it). Measured
+    // straight up, the fade was as narrow across as the band's steep sides by the corners are
+    // steep, and the shut lid showed as a patch with hard sides.
+    std::vector<float>& tops = lid_tops_;
+    std::vector<float>& zones = lid_zones_;
+    tops.resize(size_t(np)), zones.resize(size_t(np));
+    float widest = 0;
+    for (int i = 0; i < np; ++i) {
+      tops[size_t(i)] = smooth_along(top, 4, float(i));
+      zones[size_t(i)] =
+          kAboveShare * std::max({0.6f * L.h, 0.25f * L.w, margin(float(i)) - tops[size_t(i)]}) + 0.5f;
+      widest = std::max(widest, zones[size_t(i)]);
+    }
+    auto above = [&](cv::Point2f q) {
+      float most = 0;
+      const int i0 = std::max(0, int(std::floor(q.x - widest))),
+                i1 = std::min(np - 1, int(std::ceil(q.x + widest)));
+      for (int i = i0; i <= i1; ++i) {
+        const float dx = q.x - float(i), dy = tops[size_t(i)] - q.y, z = zones[size_t(i)];
+        if (std::abs(dx) >= z || dy <= -z) continue;
+        const float d = std::sqrt(dx * dx + dy * dy) / z;
+        if (d < 1) {
+          const float uu = float(i) / L.w;
+          most = std::max(
+              most, (1 - float(smooth01(d))) *
+                        (kAboveCorner + (1 - kAboveCorner) * float(smooth01(std::min(uu, 1 - uu) / 0.25))));
+        }
+      }
+      return kAboveSmoothing * smoothing * most;
     };
     for (int y = box.y; y < box.y + box.height; ++y) {
       uint8_t* row = canvas.ptr<uint8_t>(y);
@@ -1604,49 +1713,49 @@ void MeshWarper::draw_lids(float lid, const std::vector<cv::Point2f>& full,
         if (q.x <= 0 || q.x >= L.w) {
           // Beside the corners the open eye's lash line and crease run on: they fade toward the
           // lid's tone as it closes, so no outline of the open eye is left around the shut one.
+          // (And the zone above the band reaches round them.)
           const float d = q.x < 0 ? -q.x : q.x - L.w, ext = kSideExt * L.w;
-          if (d >= ext || smoothing <= 0) {
-            unchanged();
-            continue;
-          }
-          const float f = 1 - d / ext;
           const float cy = q.x < 0 ? at(cu, 0) : at(cu, L.w);
-          const float up = kSideUp * L.h * f, down = kSideDown * L.h * f;
-          if (q.y < cy - up || q.y > cy + down) {
+          float wv = q.y < cy && smoothing > 0 ? above(q) : 0.0f;
+          if (d < ext && smoothing > 0) {
+            const float f = 1 - d / ext;
+            const float up = kSideUp * L.h * f, down = kSideDown * L.h * f;
+            if (q.y >= cy - up && q.y <= cy + down) {
+              const float vy =
+                  q.y < cy ? (cy - q.y) / std::max(1e-3f, up) : (q.y - cy) / std::max(1e-3f, down);
+              wv = std::max(
+                  wv, kSideSmoothing * smoothing * float(smooth01(f / 0.7)) * (1 - float(smooth01(vy))));
+            }
+          }
+          if (wv <= 0) {
             unchanged();
             continue;
           }
-          const float vy = q.y < cy ? (cy - q.y) / std::max(1e-3f, up) : (q.y - cy) / std::max(1e-3f, down);
-          const float wv = kSideSmoothing * smoothing * float(smooth01(f / 0.7)) * (1 - float(smooth01(vy)));
           const size_t ci = size_t(std::clamp(int(q.x < 0 ? 0.2f * L.w : 0.8f * L.w), 0, n - 1)) * 3;
           uint8_t* px = row + x * 3;
           float val[3];
+          const float fine = detail(L.o + L.ex * q.x + L.ey * q.y, px);
           for (int c = 0; c < 3; ++c) val[c] = px[c] + wv * (L.tone[ci + c] - px[c]);
           skin_hue(val, kLidSkinHue * wv);
-          finish(px, val, q, 0);
+          finish(px, val, q, 0, 0, false, fine, wv);
           continue;
         }
         const float T = smooth_along(top, 4, q.x), M = margin(q.x);
         const float Bf = at(cl, q.x), D = Bf + band;
         if (q.y < T) {
-          // Above the lid: the open eye's crease and socket shadow flatten as the lid fills it.
-          // (At least as high as most of the opening: near the corners the band is thin, and the
-          // open eye's lashes curving into the corner lie above it.)
-          const float zone = kAboveShare * std::max(0.6f * L.h, M - T) + 0.5f;
-          const float dz = (T - q.y) / zone;
-          if (dz >= 1) {
+          // Above the lid (the zone above).
+          const float wa = above(q);
+          if (wa <= 0) {
             unchanged();
             continue;
           }
-          const float uu = q.x / L.w;
-          const float wa = kAboveSmoothing * smoothing * (1 - float(smooth01(dz))) *
-                           (kAboveCorner + (1 - kAboveCorner) * float(smooth01(std::min(uu, 1 - uu) / 0.25)));
           const float* tone = &L.tone[size_t(std::clamp(int(q.x + 0.5f), 0, n - 1)) * 3];
           uint8_t* px = row + x * 3;
           float val[3];
+          const float fine = detail(L.o + L.ex * q.x + L.ey * q.y, px);
           for (int c = 0; c < 3; ++c) val[c] = px[c] + wa * (tone[c] - px[c]);
           skin_hue(val, kLidSkinHue * wa);
-          finish(px, val, q, 0);
+          finish(px, val, q, 0, 0, false, fine, wa);
           continue;
         }
         if (q.y > D) {

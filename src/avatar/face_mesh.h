@@ -105,6 +105,10 @@ class MeshWarper {
     std::vector<float> bottom;  // the skin colour below the lower lid, per pixel along x
     std::vector<float> top;     // the skin colour at the top of the lid's band, per pixel along x
     std::vector<float> up, lo;  // the rest lid margins (y in these axes) per pixel along x
+    // The photo's luminance around the eye, blurred (rest pixels; `blur_at` is its origin): a
+    // shut lid keeps the skin's fine texture, the photo minus this.
+    cv::Mat blur;
+    cv::Point blur_at;
   };
   Lid lid_of(int e) const;
   void fit_skin_and_teeth();
@@ -121,6 +125,8 @@ class MeshWarper {
   float split_ = 0.5f;                // photo with an open mouth: share of its opening that is upper teeth
   OpeningScratch opening_;
   std::vector<RowSpan> spans_;  // one triangle's rows (draw)
+  std::vector<float> lid_tops_,
+      lid_zones_;  // per pixel along an eye: the band's top, the zone above (draw_lids)
 };
 
 // One still frame of `model` in pose `p` (RGB, the model's size), from a fresh warper: for tools

@@ -330,6 +330,61 @@ TEST(LidShapes, AShutLidIsSkinWithASoftLashLine) {
   }
 }
 
+// A shut lid keeps the skin's fine texture: over the core of the lid (20-80% of the way from the
+// crease points down to the upper lid), the fine detail (luminance minus its Gaussian blur,
+// sigma 1.5 px; the median magnitude, so a few pixels of an edge do not count) is at least the
+// skin's under the eyes in the same frame. The lid blended toward a smooth tone (what the band
+// stretched down carries is the crease's shadow and the lashes) kept 116%, 70%, 153% and 81% of
+// it on the neutral, smiling, bearded and unseen smiling portraits and read as a flat patch at 3x;
+// with the photo's fine detail put back (clamped, from the band's top down, unstretched) 130%,
+// 201%, 201% and 259% (the lids are finely creased skin).
+TEST(LidShapes, AShutLidKeepsTheSkinsFineTexture) {
+  for (const auto& [name, photo] : {kPortraits[0], kPortraits[1], kPortraits[2], kUnseenSmiling}) {
+    auto model = model_of(photo);
+    ASSERT_TRUE(model);
+    const FaceMesh& m = internal::mesh_of(*model);
+    Pose p;
+    p.eye_close = 1;
+    const cv::Mat img = internal::render_pose(*model, p);
+    cv::Mat gray, blur, fine;
+    cv::cvtColor(img, gray, cv::COLOR_RGB2GRAY);
+    gray.convertTo(gray, CV_32F);
+    cv::GaussianBlur(gray, blur, {0, 0}, 1.5);
+    fine = gray - blur;
+    cv::Mat lid(img.size(), CV_8U, cv::Scalar(0)), skin(img.size(), CV_8U, cv::Scalar(0));
+    const auto& r = m.rest;
+    auto pt = [&](cv::Point2f q) { return cv::Point(cvRound(q.x), cvRound(q.y)); };
+    for (int e = 0; e < 2; ++e) {
+      const int c0 = e ? 42 : 36, cr = m.crease + 2 * e;
+      // The core of the lid: 20-80% of the way from the crease points down to the upper lid
+      // (between the crease's fold above and the lash line below).
+      auto at = [&](int k, float t) {
+        return r[size_t(cr + k)] + (r[size_t(c0 + 1 + k)] - r[size_t(cr + k)]) * t;
+      };
+      cv::fillConvexPoly(
+          lid, std::vector<cv::Point>{pt(at(0, 0.2f)), pt(at(1, 0.2f)), pt(at(1, 0.8f)), pt(at(0, 0.8f))},
+          cv::Scalar(255));
+      // Under the eye: the cheek between the eye's lower lid and the nose's wing.
+      const cv::Point2f c = (r[c0 + (e ? 5 : 4)] + r[e ? 35 : 31]) * 0.5f;
+      cv::circle(skin, pt(c), std::max(2, cvRound(0.1f * m.ed)), cv::Scalar(255), cv::FILLED);
+    }
+    ASSERT_GT(cv::countNonZero(lid), 20) << name;
+    // The median of the detail's magnitude: a few pixels of an edge do not count as texture.
+    auto median_abs = [&](const cv::Mat& mask) {
+      std::vector<float> v;
+      for (int y = 0; y < fine.rows; ++y)
+        for (int x = 0; x < fine.cols; ++x)
+          if (mask.at<uint8_t>(y, x)) v.push_back(std::abs(fine.at<float>(y, x)));
+      std::nth_element(v.begin(), v.begin() + long(v.size() / 2), v.end());
+      return v.empty() ? 0.0 : double(v[v.size() / 2]);
+    };
+    const cv::Scalar lid_sd(median_abs(lid)), skin_sd(median_abs(skin));
+    std::printf("%s: shut lid's fine detail %.2f grey levels, the skin's under the eyes %.2f (%.0f%%)\n",
+                name.c_str(), lid_sd[0], skin_sd[0], 100 * lid_sd[0] / skin_sd[0]);
+    EXPECT_GE(lid_sd[0], skin_sd[0]) << name << ": the shut lid is a flat patch";
+  }
+}
+
 // A falling lid's margin is a soft edge, not stair steps: at 40%, 55% and 70% closed, in the
 // middle 60% of each eye, in at most 40% of the columns do the rows the margin crosses (from the
 // rest upper lid to the lower one) step by more than 60 grey levels from one row to the next.

@@ -11,6 +11,7 @@
 #include <sstream>
 
 #include "avatar/builder.h"
+#include "avatar/face_mesh.h"
 #include "avatar/renderer.h"
 
 namespace imago::avatar {
@@ -85,6 +86,32 @@ void BM_Render(benchmark::State& state, const std::string& aspect, int w, int h,
   state.counters["sessions_per_core"] =
       benchmark::Counter(static_cast<double>(state.iterations()) / kFps, benchmark::Counter::kIsRate);
 }
+
+// The frames of a blink (the lids falling, shut, rising: draw_lids at work), 512x512, as the
+// renderer draws them one after the other with one warper.
+void BM_BlinkFrames512(benchmark::State& state) {
+  auto m = load_model(model("1:1"), 512, 512);
+  const internal::FaceMesh& mesh = internal::mesh_of(**m);
+  const std::vector<double> closing = {0.3, 0.6, 0.9, 1.0, 1.0, 0.7, 0.4, 0.1};
+  std::vector<std::vector<cv::Point2f>> full(closing.size()), rigid(closing.size());
+  std::vector<internal::Pose> poses(closing.size());
+  for (size_t i = 0; i < closing.size(); ++i) {
+    poses[i].eye_close = closing[i];
+    internal::deform_mesh(mesh, poses[i], full[i], rigid[i]);
+  }
+  cv::Mat base = internal::render_pose(**m, {});
+  internal::MeshWarper w(mesh, base);
+  cv::Mat canvas = base.clone();
+  size_t i = 0;
+  for (auto _ : state) {
+    w.draw(full[i], rigid[i], poses[i], canvas);
+    benchmark::DoNotOptimize(canvas.data);
+    i = (i + 1) % closing.size();
+  }
+  state.counters["fps"] =
+      benchmark::Counter(static_cast<double>(state.iterations()), benchmark::Counter::kIsRate);
+}
+BENCHMARK(BM_BlinkFrames512)->Unit(benchmark::kMillisecond);
 
 BENCHMARK_CAPTURE(BM_Render, square_512_speech, "1:1", 512, 512, true)->Unit(benchmark::kMillisecond);
 BENCHMARK_CAPTURE(BM_Render, square_512_idle, "1:1", 512, 512, false)->Unit(benchmark::kMillisecond);
