@@ -67,7 +67,7 @@ constexpr float kLidSkinHue = 1.0f, kLidLift = 0.7f, kLidLit = 0.8f, kLitRx = 0.
 // The shut lid keeps the skin's fine texture: what smoothing and the lift take out of the
 // photo's luminance minus its blur (Gaussian, kDetailSigma px) is put back, each pixel's at most
 // kDetailClamp grey levels (pores and fine lines, not the crease's shadow or the lashes).
-constexpr float kDetailSigma = 1.5f, kDetailClamp = 8.0f;
+constexpr float kDetailSigma = 1.5f, kDetailClamp = 8.0f, kDetailFrom = 16.0f;
 // The shut lid's hue: the face's lit skin's moved this share toward the lid's own (its tone: a
 // tanned or ruddy lid is not the cheek's pink).
 constexpr float kLidOwnHue = 0.3f;
@@ -1533,6 +1533,10 @@ void MeshWarper::draw_lids(float lid, const std::vector<cv::Point2f>& full,
     box &= clip;
     lid_box_[e] = box;
     const int n = int(L.tone.size() / 3);
+    // How much of it: none on an eye under kDetailFrom px wide (a lid of a few pixels has no
+    // texture to show, and on a small dark eye what was put back left the shut eye's pixels
+    // close to the open eye's), all from twice that.
+    const float fine_share = float(smooth01((L.w - kDetailFrom) / kDetailFrom));
     // The photo's fine texture at rest pixel `sp` whose colour is `raw`: its luminance minus the
     // blurred one, clamped.
     auto detail = [&](cv::Point2f sp, const uint8_t* raw) {
@@ -1576,7 +1580,7 @@ void MeshWarper::draw_lids(float lid, const std::vector<cv::Point2f>& full,
         }
       }
       if (fine != 0 && !eyeball_px) {
-        const float add = (1 - kept) * (1 - std::min(1.0f, dark / kLashDarkening)) * fine;
+        const float add = (1 - kept) * (1 - std::min(1.0f, dark / kLashDarkening)) * fine_share * fine;
         for (int c = 0; c < 3; ++c) val[c] += add;
       }
       if (dark > 0)
