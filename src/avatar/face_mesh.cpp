@@ -1668,15 +1668,17 @@ void MeshWarper::draw_lids(float lid, const std::vector<cv::Point2f>& full,
       // lashes lie over leaves no blue sliver under a shut lid.
       const float ds = dark > 0 ? std::min(1.0f, dark / std::max(1e-3f, kLashDarkening)) : 0.0f;
       skin_hue(val, std::max(kLidSkinHue * w, ds));
-      finish(px, val, q, mul < 1 ? 0 : dark, 0.299f * tone[0] + 0.587f * tone[1] + 0.114f * tone[2],
-             mul<1, fine, low_w> 0 ? low_w : w);
+      const bool eyeball_px = mul < 1;
+      const float flat = low_w > 0 ? low_w : w;
+      finish(px, val, q, eyeball_px ? 0 : dark, 0.299f * tone[0] + 0.587f * tone[1] + 0.114f * tone[2],
+             eyeball_px, fine, flat);
     };
     // Above the band's top the open eye's crease and socket shadow flatten as the lid fills it,
     // fading with the distance from the band's top (a union of discs along it, each as high as
-    // kAboveShare of the band there and at least of most of the opening: near the corners the
-    // band is thin, and the open eye's lashes curving into the corner lie above it). Measured
-    // straight up, the fade was as narrow across as the band's steep sides by the corners are
-    // steep, and the shut lid showed as a patch with hard sides.
+    // kAboveShare of the band there and at least of most of the opening or a quarter of the
+    // eye's width: near the corners the band is thin, and the open eye's lashes curving into the
+    // corner lie above it). Measured straight up, the fade was as narrow across as the band's
+    // steep sides by the corners are steep, and the shut lid showed as a patch with hard sides.
     std::vector<float>& tops = lid_tops_;
     std::vector<float>& zones = lid_zones_;
     tops.resize(size_t(np)), zones.resize(size_t(np));
