@@ -312,6 +312,7 @@ Status check_image_has_face(std::string_view image_bytes) {
 }
 
 Result<std::string> build_imx(const BuildInput& in, const ProgressFn& progress) {
+  use_one_opencv_thread();
   if (in.model_type != "essence" && in.model_type != "expression")
     return Status::Invalid("model must be essence or expression");
   auto fs_r = frame_size_for(in.aspect_ratio);

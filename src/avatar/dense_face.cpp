@@ -253,6 +253,7 @@ bool dense_face_models_available() {
 }
 
 Result<std::vector<DenseFace>> find_dense_faces(const cv::Mat& bgr, double min_detector_score) {
+  use_one_opencv_thread();
   std::lock_guard lock(g_nets_mu);
   Nets& n = nets_locked();
   if (!n.ok) return Status::Internal(n.error);

@@ -2,6 +2,7 @@
 // Other subsystems include only the public headers (builder.h, renderer.h, clip.h, imx.h).
 #pragma once
 #include <array>
+#include <mutex>
 #include <opencv2/core.hpp>
 #include <optional>
 #include <string>
@@ -12,6 +13,15 @@
 #include "util/status.h"
 
 namespace imago::avatar::internal {
+
+// OpenCV runs on one thread in this process, from before its first use: sessions and jobs are
+// the parallelism, not its thread pool, and its dnn results depend on the thread count (a model
+// built before the process's first session, with the pool, had slightly different landmarks
+// from the same photo built after it). Called by the builder, the face models and the renderer.
+inline void use_one_opencv_thread() {
+  static std::once_flag once;
+  std::call_once(once, [] { cv::setNumThreads(1); });
+}
 
 // Frame sizes per aspect ratio (docs/avatar.md).
 struct FrameSize {

@@ -325,8 +325,7 @@ Result<std::unique_ptr<Renderer>> Renderer::create(std::shared_ptr<const AvatarM
   if (options.audio_rate < 8000 || options.audio_rate > 96000 || options.audio_rate % kFps != 0)
     return Status::Invalid("audio_rate must be 8000..96000 and a multiple of 25");
   // One session renders on one core; sessions, not OpenCV's thread pool, are the parallelism.
-  static std::once_flag once;
-  std::call_once(once, [] { cv::setNumThreads(1); });
+  internal::use_one_opencv_thread();
   auto impl = std::make_unique<Impl>();
   impl->model = std::move(model);
   impl->d = &impl->model->data();
