@@ -1540,15 +1540,15 @@ void MeshWarper::draw_lids(float lid, const std::vector<cv::Point2f>& full,
     // The photo's fine texture at rest pixel `sp` whose colour is `raw`: its luminance minus the
     // blurred one, clamped.
     auto detail = [&](cv::Point2f sp, const uint8_t* raw) {
-      if (L.blur.empty()) return 0.0f;
+      if (L.blur.empty() || fine_share <= 0) return 0.0f;
       const float bx = sp.x - float(L.blur_at.x), by = sp.y - float(L.blur_at.y);
       const int ix = std::clamp(int(std::floor(bx)), 0, L.blur.cols - 2),
                 iy = std::clamp(int(std::floor(by)), 0, L.blur.rows - 2);
       const float fx = std::clamp(bx - float(ix), 0.0f, 1.0f), fy = std::clamp(by - float(iy), 0.0f, 1.0f);
       const float* r0 = L.blur.ptr<float>(iy) + ix;
       const float* r1 = L.blur.ptr<float>(iy + 1) + ix;
-      const float b = (r0[0] + fx * (r0[1] - r0[0])) +
-                      fy * ((r1[0] + fx * (r1[1] - r1[0])) - (r0[0] + fx * (r0[1] - r0[0])));
+      const float b0 = r0[0] + fx * (r0[1] - r0[0]), b1 = r1[0] + fx * (r1[1] - r1[0]);
+      const float b = b0 + fy * (b1 - b0);
       const float y = 0.299f * raw[0] + 0.587f * raw[1] + 0.114f * raw[2];
       return std::clamp(y - b, -kDetailClamp, kDetailClamp);
     };
@@ -1599,7 +1599,8 @@ void MeshWarper::draw_lids(float lid, const std::vector<cv::Point2f>& full,
       // The lash line: a soft line hanging just below the margin, not a hard bar.
       const float ls = std::max(kLashMin, kLashWidth * L.h), ld = (q.y - M - 0.3f * ls) / ls;
       const float dark = lash * taper * std::exp(-ld * ld);
-      cv::Point2f sp, fine_at(-1, -1);
+      cv::Point2f sp, fine_at;
+      bool fine_from_top = false;  // the band: its texture from `fine_at`, not from `sp`
       float w = 0, shade = 1, mul = 1, tv = 0, low_w = 0;
       if (q.y <= M) {
         // The upper lid: the band above the lashes stretched down; while it falls the photo's
@@ -1619,6 +1620,7 @@ void MeshWarper::draw_lids(float lid, const std::vector<cv::Point2f>& full,
         // stretched: stretched, the skin's fine lines ran down the lid as streaks.
         const float span = std::max(1.0f, Ur - lw0 - Tr), d = std::fmod(std::max(0.0f, q.y - T), 2 * span);
         fine_at = L.o + L.ex * q.x + L.ey * (Tr + (d > span ? 2 * span - d : d));
+        fine_from_top = true;
         // From the band's top as smooth as the crease above it (no edge between them), fully
         // further down.
         w = smoothing * (1 - keep * float(smooth01((v - 0.85f) / 0.15f))) *
@@ -1639,13 +1641,13 @@ void MeshWarper::draw_lids(float lid, const std::vector<cv::Point2f>& full,
       }
       bilinear(base_, sp.x, sp.y, px);
       float fine = 0;
-      if (mul >= 1) {
-        if (fine_at.x < 0) {
-          fine = detail(sp, px);
-        } else {
+      if (mul >= 1 && fine_share > 0) {
+        if (fine_from_top) {
           uint8_t raw[3];
           bilinear(base_, fine_at.x, fine_at.y, raw);
           fine = detail(fine_at, raw);
+        } else {
+          fine = detail(sp, px);
         }
       }
       if (low_w > 0) {
