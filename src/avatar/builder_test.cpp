@@ -22,6 +22,8 @@ Result<std::string> build_image(const std::string& bytes, const std::string& asp
   in.name = "A";
   in.aspect_ratio = aspect;
   in.image_bytes = bytes;
+  // A fixed creation time: models built a second apart would differ by their timestamp.
+  in.created_unix_s = 1'800'000'000;
   return build_imx(in, {});
 }
 
