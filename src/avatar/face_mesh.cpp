@@ -67,7 +67,7 @@ constexpr float kLidSkinHue = 1.0f, kLidLift = 0.7f, kLidLit = 0.8f, kLitRx = 0.
 // The shut lid keeps the skin's fine texture: what smoothing and the lift take out of the
 // photo's luminance minus its blur (Gaussian, kDetailSigma px) is put back, each pixel's at most
 // kDetailClamp grey levels (pores and fine lines, not the crease's shadow or the lashes).
-constexpr float kDetailSigma = 1.5f, kDetailClamp = 8.0f, kDetailFrom = 16.0f;
+constexpr float kDetailSigma = 1.5f, kDetailClamp = 8.0f;
 // The shut lid's hue: the face's lit skin's moved this share toward the lid's own (its tone: a
 // tanned or ruddy lid is not the cheek's pink).
 constexpr float kLidOwnHue = 0.3f;
@@ -78,6 +78,14 @@ constexpr float kLidOwnHue = 0.3f;
 // kLowSmoothShare of the band).
 constexpr float kLowerRise = 0.25f, kLowerBand = 1.0f, kLowerPad = 0.3f, kLowSmooth = 0.6f,
                 kLowSmoothShare = 0.6f;
+// Small eyes (fully under kSmallEye px wide, in proportion up to twice that): a few pixels of lid have no
+// texture to show (none is put back), a lash line of kLashMin px would be some 3 mm of lashes there, so it
+// thins to kSmallLashMin px and darkens to keep its ink (kSmallLashDarkening toward kSmallLashShade of the
+// lid tone), and the lower lid neither rises nor keeps its wet rim: its skin comes up from kSmallLowerPad of
+// the opening below the rim, the rim fully faded (kSmallLowSmooth). On an eye 12 px wide the lids' open and
+// shut outlines differ by some 1.5 px; a thick line with the rim under it read as a slit still open.
+constexpr float kSmallEye = 16.0f, kSmallLashMin = 0.7f, kSmallLashDarkening = 1.0f, kSmallLashShade = 0.1f,
+                kSmallLowerRise = 0.0f, kSmallLowerPad = 1.0f, kSmallLowSmooth = 1.0f;
 // Beside the corners: how far out (share of the eye's width), how high and low (share of the
 // opening) and how strongly the open eye's lash line and crease fade toward the lid's tone (as
 // strongly as above the band: at 60% their tails drew the open eye's outer corner).
@@ -1471,10 +1479,18 @@ void MeshWarper::draw_lids(float lid, const std::vector<cv::Point2f>& full,
     const float y = 0.299f * val[0] + 0.587f * val[1] + 0.114f * val[2];
     for (int c = 0; c < 3; ++c) val[c] += wgt * (skin_hue_[c] * y - val[c]);
   };
-  const float lash = kLashDarkening * float(smooth01((lid - 0.2) / 0.6));
+  const float lash_in = float(smooth01((lid - 0.2) / 0.6));
   const float eyeball = 1 - 0.55f * lid;
   for (int e = 0; e < 2; ++e) {
     const Lid& L = lids_[e];
+    // How small the eye is (kSmallEye), and what that makes of its lash line and lower lid.
+    const float small = 1 - float(smooth01((L.w - kSmallEye) / kSmallEye));
+    auto mix = [small](float large_eye, float small_eye) {
+      return large_eye + small * (small_eye - large_eye);
+    };
+    const float darkening = mix(kLashDarkening, kSmallLashDarkening), lash = darkening * lash_in;
+    const float lash_shade = mix(kLashShade, kSmallLashShade), lash_min = mix(kLashMin, kSmallLashMin);
+    const float rise = mix(kLowerRise, kSmallLowerRise), low_smooth = mix(kLowSmooth, kSmallLowSmooth);
     // The shut lid's hue: the face's lit skin's moved toward the lid's own.
     for (int c = 0; c < 3; ++c) skin_hue_[c] = face_hue[c] + kLidOwnHue * (L.hue[c] - face_hue[c]);
     // Frame -> the eye's rest axes: the similarity taking the corners' head-only positions onto
@@ -1509,17 +1525,17 @@ void MeshWarper::draw_lids(float lid, const std::vector<cv::Point2f>& full,
       const int i = std::min(np - 2, int(x));
       return c[size_t(i)] + (x - float(i)) * (c[size_t(i) + 1] - c[size_t(i)]);
     };
-    // Where the lids meet: the lower lid risen by kLowerRise of the opening, so the shut lid's
+    // Where the lids meet: the lower lid risen by `rise` of the opening, so the shut lid's
     // lash line follows the lower lid's curve (as a closed eye's does).
     auto margin = [&](float x) {
       const float u = at(cu, x), l = at(cl, x);
-      return u + lid * (1 - kLowerRise) * (l - u);
+      return u + lid * (1 - rise) * (l - u);
     };
     auto lower_now = [&](float x) {
       const float u = at(cu, x), l = at(cl, x);
-      return l - lid * kLowerRise * (l - u);
+      return l - lid * rise * (l - u);
     };
-    const float band = kLowerBand * L.h, pad = kLowerPad * L.h * lid;
+    const float band = kLowerBand * L.h, pad = mix(kLowerPad, kSmallLowerPad) * L.h * lid;
     float bx0 = 1e9f, by0 = 1e9f, bx1 = -1e9f, by1 = -1e9f;
     for (int i : {c0, c0 + 1, c0 + 2, c3, c0 + 4, c0 + 5, L.cr, L.cr + 1})
       bx0 = std::min(bx0, full[i].x), by0 = std::min(by0, full[i].y), bx1 = std::max(bx1, full[i].x),
@@ -1533,10 +1549,10 @@ void MeshWarper::draw_lids(float lid, const std::vector<cv::Point2f>& full,
     box &= clip;
     lid_box_[e] = box;
     const int n = int(L.tone.size() / 3);
-    // How much of it: none on an eye under kDetailFrom px wide (a lid of a few pixels has no
+    // How much of it: none on an eye under kSmallEye px wide (a lid of a few pixels has no
     // texture to show, and on a small dark eye what was put back left the shut eye's pixels
     // close to the open eye's), all from twice that.
-    const float fine_share = float(smooth01((L.w - kDetailFrom) / kDetailFrom));
+    const float fine_share = 1 - small;
     // The photo's fine texture at rest pixel `sp` whose colour is `raw`: its luminance minus the
     // blurred one, clamped.
     auto detail = [&](cv::Point2f sp, const uint8_t* raw) {
@@ -1561,7 +1577,7 @@ void MeshWarper::draw_lids(float lid, const std::vector<cv::Point2f>& full,
     const float lit_w = kLidLift * smoothing / kLidSmoothing, lit_y = kLidLit * skin_y;
     // Writes `val` to `px`: lifted (unless it is what is left of the eye) and then darkened
     // toward the lash line's colour by `dark` (a darker shade of the skin, `lash_y` luminance
-    // times kLashShade: a soft line, not black paint).
+    // times `lash_shade`: a soft line, not black paint).
     // `fine` is the photo's texture there and `flat` the share of it that smoothing took out:
     // it is put back as far as smoothing and the lift took it out.
     auto finish = [&](uint8_t* px, float* val, cv::Point2f q, float dark, float lash_y = 0,
@@ -1580,11 +1596,11 @@ void MeshWarper::draw_lids(float lid, const std::vector<cv::Point2f>& full,
         }
       }
       if (fine != 0 && !eyeball_px) {
-        const float add = (1 - kept) * (1 - std::min(1.0f, dark / kLashDarkening)) * fine_share * fine;
+        const float add = (1 - kept) * (1 - std::min(1.0f, dark / darkening)) * fine_share * fine;
         for (int c = 0; c < 3; ++c) val[c] += add;
       }
       if (dark > 0)
-        for (int c = 0; c < 3; ++c) val[c] += dark * (kLashShade * lash_y * skin_hue_[c] - val[c]);
+        for (int c = 0; c < 3; ++c) val[c] += dark * (lash_shade * lash_y * skin_hue_[c] - val[c]);
       for (int c = 0; c < 3; ++c) px[c] = uint8_t(std::clamp(val[c], 0.0f, 255.0f));
     };
     // One point of the lid, the lash line, what is left of the eye or the lower lid (`q` in the
@@ -1597,7 +1613,7 @@ void MeshWarper::draw_lids(float lid, const std::vector<cv::Point2f>& full,
       const float u = q.x / L.w;
       const float taper = float(smooth01(std::min(u, 1 - u) / kTaper));
       // The lash line: a soft line hanging just below the margin, not a hard bar.
-      const float ls = std::max(kLashMin, kLashWidth * L.h), ld = (q.y - M - 0.3f * ls) / ls;
+      const float ls = std::max(lash_min, kLashWidth * L.h), ld = (q.y - M - 0.3f * ls) / ls;
       const float dark = lash * taper * std::exp(-ld * ld);
       cv::Point2f sp, fine_at;
       bool fine_from_top = false;  // the band: its texture from `fine_at`, not from `sp`
@@ -1637,7 +1653,7 @@ void MeshWarper::draw_lids(float lid, const std::vector<cv::Point2f>& full,
         const float v = (q.y - B) / std::max(1e-3f, D - B);
         sp = L.o + L.ex * q.x + L.ey * (B0 + v * (at(L.lo, q.x) + band - B0));
         // Its wet rim, which shows only while the eye is open, fades into the skin below.
-        low_w = kLowSmooth * smoothing * (1 - float(smooth01(v / kLowSmoothShare))) * taper;
+        low_w = low_smooth * smoothing * (1 - float(smooth01(v / kLowSmoothShare))) * taper;
       }
       bilinear(base_, sp.x, sp.y, px);
       float fine = 0;
@@ -1668,7 +1684,7 @@ void MeshWarper::draw_lids(float lid, const std::vector<cv::Point2f>& full,
       // photo's lid in a deep socket is grey or violet in shadow), its brightness what the smooth lid gives,
       // which the landmark predictor reads (on grey levels). Under the lash line too: the iris the photo's
       // lashes lie over leaves no blue sliver under a shut lid.
-      const float ds = dark > 0 ? std::min(1.0f, dark / std::max(1e-3f, kLashDarkening)) : 0.0f;
+      const float ds = dark > 0 ? std::min(1.0f, dark / std::max(1e-3f, darkening)) : 0.0f;
       skin_hue(val, std::max(kLidSkinHue * w, ds));
       const bool eyeball_px = mul < 1;
       const float flat = low_w > 0 ? low_w : w;
