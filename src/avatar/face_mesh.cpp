@@ -1220,8 +1220,11 @@ void MeshWarper::draw(const std::vector<cv::Point2f>& full, const std::vector<cv
         return;
       }
     }
+    // The whole pixel is drawn interior: on a photo open at rest, the gap speech adds, where the
+    // jaw's lower teeth stand when the photo shows none.
     float c[3];
-    interior(float(x), float(y), c, !m.mouth_open_at_rest, !m.mouth_open_at_rest, lip);
+    interior(float(x), float(y), c, !m.mouth_open_at_rest, m.mouth_open_at_rest ? photo_lower_teeth : true,
+             lip);
     for (int k = 0; k < 3; ++k) px[k] = uint8_t(std::clamp(c[k], 0.0f, 255.0f));
   };
   bool mouth_moved = false;

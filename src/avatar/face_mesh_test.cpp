@@ -440,7 +440,8 @@ double luma_at(const cv::Mat& img, cv::Point2f q) {
 // upper and lower ones) lighter than the lower lip just outside it in their column (the pixel a
 // pixel and a half below the outline) by more than 12 grey levels: the lip showing lighter inside
 // the outline than outside it (a light seam or patch between the lip and the cavity), where the
-// cavity is dark and the lip continued into the outline is the same lip.
+// cavity is dark and the lip continued into the outline is the same lip. The jaw's lower teeth
+// (light and hardly red, a* under 6 as in AKissShowsNoTeeth) are not a seam and do not count.
 int pale_in_lower_outline(const cv::Mat& img, const std::vector<cv::Point2f>& full) {
   auto y_along = [&](std::initializer_list<int> idx, float x) {
     std::vector<cv::Point2f> l;
@@ -457,7 +458,8 @@ int pale_in_lower_outline(const cv::Mat& img, const std::vector<cv::Point2f>& fu
     const float lo = y_along({60, 67, 66, 65, 64}, float(x)), up = y_along({60, 61, 62, 63, 64}, float(x));
     const double lip = luma_at(img, cv::Point2f(float(x), lo + 1.5f));
     for (int y = int(std::ceil(0.5f * (up + lo))); float(y) < lo; ++y)
-      pale += luma_at(img, cv::Point2f(float(x), float(y))) > lip + 12;
+      pale +=
+          luma_at(img, cv::Point2f(float(x), float(y))) > lip + 12 && lab_of(img.at<cv::Vec3b>(y, x))[1] >= 6;
   }
   return pale;
 }
@@ -519,6 +521,52 @@ TEST(MouthShapes, TheOpeningsRimHasNoLightSeam) {
       std::printf("%s: '%s': %d light pixels inside the lower inner lip\n", name.c_str(), what, pale);
       EXPECT_LE(pale, 10) << name << " " << what;
     }
+  }
+}
+
+// A wide opening on a photo that shows only its upper teeth shows the jaw's lower row too: in
+// the middle 40% of an open vowel's mouth, most columns have a pixel that looks like a tooth
+// (L* over 55, a* under 6: light and hardly red) within 8% of the mouth's width above the lower
+// inner lip. The lower row was drawn only in pixels the photo's rows partly covered, never in the
+// gap itself: every column read none, and the opening was upper teeth over a bare cavity.
+TEST(MouthShapes, AWideOpeningOverUpperTeethShowsTheLowerRow) {
+  for (const auto& [name, photo] : {kPortraits[1], kUnseenSmiling}) {
+    auto model = model_of(photo);
+    ASSERT_TRUE(model);
+    const FaceMesh& m = internal::mesh_of(*model);
+    ASSERT_TRUE(m.mouth_open_at_rest) << name;
+    Pose p;
+    p.mouth_open = 0.85, p.speech_relax = 1;
+    std::vector<cv::Point2f> full, rigid;
+    internal::deform_mesh(m, p, full, rigid);
+    const cv::Mat img = internal::render_pose(*model, p);
+    dump(img, "mesh_test_lower_row_" + name);
+    const std::vector<cv::Point2f> lower = {full[60], full[67], full[66], full[65], full[64]};
+    auto lower_at = [&](float x) {
+      for (size_t i = 1; i < lower.size(); ++i)
+        if (x <= lower[i].x || i + 1 == lower.size()) {
+          const float t =
+              std::clamp((x - lower[i - 1].x) / std::max(1e-3f, lower[i].x - lower[i - 1].x), 0.0f, 1.0f);
+          return lower[i - 1].y + t * (lower[i].y - lower[i - 1].y);
+        }
+      return lower.back().y;
+    };
+    const float w = full[64].x - full[60].x, reach = 0.08f * w;
+    int cols = 0, teeth = 0;
+    for (int x = int(std::ceil(full[60].x + 0.3f * w)); x <= int(std::floor(full[64].x - 0.3f * w)); ++x) {
+      ++cols;
+      const float yb = lower_at(float(x));
+      bool tooth = false;
+      for (int y = int(std::floor(yb - reach)); y <= int(std::ceil(yb)) && !tooth; ++y) {
+        const cv::Vec3f lab = lab_of(img.at<cv::Vec3b>(y, x));
+        tooth = lab[0] > 55 && lab[1] < 6;
+      }
+      teeth += tooth;
+    }
+    ASSERT_GT(cols, 10) << name;
+    std::printf("%s: open vowel: %d of %d middle columns show a lower tooth above the lower lip\n",
+                name.c_str(), teeth, cols);
+    EXPECT_GE(teeth, cols / 2) << name << ": no lower row in the open mouth";
   }
 }
 
