@@ -1024,6 +1024,8 @@ void MeshWarper::draw(const std::vector<cv::Point2f>& full, const std::vector<cv
   // How rounded the lips are (oo and a kiss fully, o and sh mostly: coarticulation leaves a
   // spoken oo at some -0.6 to -0.9).
   const float rounding = float(smooth01(std::clamp(-p.mouth_spread, 0.0, 1.0) / 0.6));
+  // The lower lip tucked under the upper teeth (f, v).
+  const float tuck = float(std::clamp(p.lip_tuck, 0.0, 1.0));
   // How much the lips are brought forward together (rounded: oo, the kiss): where they meet over
   // a photo's open mouth, the line between them is drawn. (Lips only pressed, p/b/m, keep the
   // photo's closing seam below: drawn there too, the line read as parted lips to the landmark
@@ -1057,8 +1059,10 @@ void MeshWarper::draw(const std::vector<cv::Point2f>& full, const std::vector<cv
   // The teeth's midline: under the middle of the upper lip.
   const float mid_x = local(full[62]).x;
   // `lip` is the lip's colour beside the pixel (the warped lip just outside the opening), which
-  // the lips continue with inside the outline's rounded corners.
-  auto interior = [&](float x, float y, float* out, bool teeth, bool lower_teeth, const uint8_t* lip) {
+  // the lips continue with inside the outline's rounded corners. `room`, on a photo open at rest,
+  // is the gap speech added there (the photo's own opening shows its own mouth).
+  auto interior = [&](float x, float y, float* out, bool teeth, bool lower_teeth, const uint8_t* lip,
+                      float room = -1) {
     cv::Point2f q = local(cv::Point2f(x, y));
     float ptop = along(upper, 5, q.x), pbot = along(lower, 5, q.x);
     // Inset by most of a pixel: where an inner lip runs straight the rounded outline lies on the
@@ -1093,7 +1097,12 @@ void MeshWarper::draw(const std::vector<cv::Point2f>& full, const std::vector<cv
     // upper row (in its shadow and further back).
     if (lower_teeth && h > 0.12f * m.mw && std::abs(u) < 0.55f) {
       float w = std::sqrt(1 - (u / 0.55f) * (u / 0.55f));
-      float lth = std::min(0.05f * m.mw, 0.2f * h) * w * float(smooth01((h - 0.12f * m.mw) / (0.06f * m.mw)));
+      // Rounded lips (oo, a kiss) and a lower lip tucked under the upper teeth (f, v) cover it:
+      // in a small O it showed as a lone tooth, in an f as a white line. On a photo open at rest
+      // it takes at most 40% of the gap speech added (the photo's opening shows its own mouth).
+      float lth = std::min(0.05f * m.mw, 0.2f * h) * w *
+                  float(smooth01((h - 0.12f * m.mw) / (0.06f * m.mw))) * (1 - rounding) * (1 - tuck);
+      if (room >= 0) lth = std::min(lth, 0.4f * room);
       if (lth > 1.0f) {
         const Tooth t = tooth_at(kLowerTeeth, q.x - mid_x, m.mw, 7);
         // Each tooth's biting edge rounds off at its corners, so the row's top edge dips
@@ -1169,6 +1178,7 @@ void MeshWarper::draw(const std::vector<cv::Point2f>& full, const std::vector<cv
   const RgbImage src{base_.data, base_.step[0], base_.cols, base_.rows};
   // One pixel of the mouth opening at (x, y) into `px`, next to lip coloured `lip`.
   auto shade_mouth = [&](int x, int y, uint8_t* px, const uint8_t* lip) {
+    float room = -1;  // on a photo open at rest, the gap speech added here
     if (m.mouth_open_at_rest) {
       cv::Point2f q = local(cv::Point2f(float(x), float(y)));
       float top = along(upper, 5, q.x), bot = along(lower, 5, q.x);
@@ -1184,6 +1194,7 @@ void MeshWarper::draw(const std::vector<cv::Point2f>& full, const std::vector<cv
       bool from_upper = in_upper >= in_lower;
       float ry = from_upper ? rtop + (q.y - top) : rbot - (bot - q.y);
       const float extra = std::max(0.0f, (bot - top) - rh);
+      room = extra;
       const float t = std::max(in_upper, in_lower) + extra / 2;  // from the gap's middle
       const float cover = std::max(0.0f, std::min(t + 0.5f, extra / 2) - std::max(t - 0.5f, -extra / 2));
       // Rounded lips (oo, a kiss) cover the teeth: the photo's rows, squeezed between
@@ -1203,7 +1214,7 @@ void MeshWarper::draw(const std::vector<cv::Point2f>& full, const std::vector<cv
         bilinear(base_, sp.x, sp.y, px);
         if (a <= 0.999f) {
           float c[3];
-          interior(float(x), float(y), c, false, photo_lower_teeth, lip);
+          interior(float(x), float(y), c, false, photo_lower_teeth, lip, room);
           for (int k = 0; k < 3; ++k) px[k] = uint8_t(std::clamp(c[k] + a * (px[k] - c[k]), 0.0f, 255.0f));
         }
         if (closing > 0) seam();
@@ -1215,7 +1226,7 @@ void MeshWarper::draw(const std::vector<cv::Point2f>& full, const std::vector<cv
         // with the closing seam's colour too, the whole gap left between them, some 5 px at
         // 512x512 over a tall row of teeth, read as a flat brown lens.)
         float c[3];
-        interior(float(x), float(y), c, false, photo_lower_teeth, lip);
+        interior(float(x), float(y), c, false, photo_lower_teeth, lip, room);
         for (int k = 0; k < 3; ++k) px[k] = uint8_t(std::clamp(c[k], 0.0f, 255.0f));
         return;
       }
@@ -1224,7 +1235,7 @@ void MeshWarper::draw(const std::vector<cv::Point2f>& full, const std::vector<cv
     // jaw's lower teeth stand when the photo shows none.
     float c[3];
     interior(float(x), float(y), c, !m.mouth_open_at_rest, m.mouth_open_at_rest ? photo_lower_teeth : true,
-             lip);
+             lip, room);
     for (int k = 0; k < 3; ++k) px[k] = uint8_t(std::clamp(c[k], 0.0f, 255.0f));
   };
   bool mouth_moved = false;

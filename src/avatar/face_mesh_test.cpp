@@ -436,6 +436,19 @@ double luma_at(const cv::Mat& img, cv::Point2f q) {
          fy * ((1 - fx) * l(x, y + 1) + fx * l(x + 1, y + 1));
 }
 
+// The height at column x of the polyline through mesh points `idx` (left to right), held flat
+// beyond its ends.
+float y_along(const std::vector<cv::Point2f>& full, std::initializer_list<int> idx, float x) {
+  std::vector<cv::Point2f> l;
+  for (int i : idx) l.push_back(full[size_t(i)]);
+  for (size_t i = 1; i < l.size(); ++i)
+    if (x <= l[i].x || i + 1 == l.size()) {
+      const float t = std::clamp((x - l[i - 1].x) / std::max(1e-3f, l[i].x - l[i - 1].x), 0.0f, 1.0f);
+      return l[i - 1].y + t * (l[i].y - l[i - 1].y);
+    }
+  return l.back().y;
+}
+
 // Pixels of the opening's lower half (inside the inner lips 60..67, below the middle between the
 // upper and lower ones) lighter than the lower lip just outside it in their column (the pixel a
 // pixel and a half below the outline) by more than 12 grey levels: the lip showing lighter inside
@@ -443,19 +456,10 @@ double luma_at(const cv::Mat& img, cv::Point2f q) {
 // cavity is dark and the lip continued into the outline is the same lip. The jaw's lower teeth
 // (light and hardly red, a* under 6 as in AKissShowsNoTeeth) are not a seam and do not count.
 int pale_in_lower_outline(const cv::Mat& img, const std::vector<cv::Point2f>& full) {
-  auto y_along = [&](std::initializer_list<int> idx, float x) {
-    std::vector<cv::Point2f> l;
-    for (int i : idx) l.push_back(full[i]);
-    for (size_t i = 1; i < l.size(); ++i)
-      if (x <= l[i].x || i + 1 == l.size()) {
-        const float t = std::clamp((x - l[i - 1].x) / std::max(1e-3f, l[i].x - l[i - 1].x), 0.0f, 1.0f);
-        return l[i - 1].y + t * (l[i].y - l[i - 1].y);
-      }
-    return l.back().y;
-  };
   int pale = 0;
   for (int x = int(std::ceil(full[60].x)); x <= int(std::floor(full[64].x)); ++x) {
-    const float lo = y_along({60, 67, 66, 65, 64}, float(x)), up = y_along({60, 61, 62, 63, 64}, float(x));
+    const float lo = y_along(full, {60, 67, 66, 65, 64}, float(x)),
+                up = y_along(full, {60, 61, 62, 63, 64}, float(x));
     const double lip = luma_at(img, cv::Point2f(float(x), lo + 1.5f));
     for (int y = int(std::ceil(0.5f * (up + lo))); float(y) < lo; ++y)
       pale +=
@@ -469,19 +473,10 @@ int pale_in_lower_outline(const cv::Mat& img, const std::vector<cv::Point2f>& fu
 // more than 26 grey levels from one row to the next: the hard edge of a patch laid over the lip,
 // where a lip is smooth.
 int lip_patch_edges(const cv::Mat& img, const std::vector<cv::Point2f>& full) {
-  std::vector<cv::Point2f> l = {full[60], full[67], full[66], full[65], full[64]};
-  auto lo_at = [&](float x) {
-    for (size_t i = 1; i < l.size(); ++i)
-      if (x <= l[i].x || i + 1 == l.size()) {
-        const float t = std::clamp((x - l[i - 1].x) / std::max(1e-3f, l[i].x - l[i - 1].x), 0.0f, 1.0f);
-        return l[i - 1].y + t * (l[i].y - l[i - 1].y);
-      }
-    return l.back().y;
-  };
   const float w = full[64].x - full[60].x;
   int edges = 0;
   for (int x = int(std::ceil(full[60].x + 0.15f * w)); x <= int(std::floor(full[64].x - 0.15f * w)); ++x) {
-    const int end = int(std::round(lo_at(float(x)) + 3));
+    const int end = int(std::round(y_along(full, {60, 67, 66, 65, 64}, float(x)) + 3));
     const double ref = luma_at(img, cv::Point2f(float(x), float(end)));
     int y = int(std::round(0.5f * (full[62].y + full[66].y)));
     while (y < end && luma_at(img, cv::Point2f(float(x), float(y))) < 0.85 * ref) ++y;
@@ -541,21 +536,11 @@ TEST(MouthShapes, AWideOpeningOverUpperTeethShowsTheLowerRow) {
     internal::deform_mesh(m, p, full, rigid);
     const cv::Mat img = internal::render_pose(*model, p);
     dump(img, "mesh_test_lower_row_" + name);
-    const std::vector<cv::Point2f> lower = {full[60], full[67], full[66], full[65], full[64]};
-    auto lower_at = [&](float x) {
-      for (size_t i = 1; i < lower.size(); ++i)
-        if (x <= lower[i].x || i + 1 == lower.size()) {
-          const float t =
-              std::clamp((x - lower[i - 1].x) / std::max(1e-3f, lower[i].x - lower[i - 1].x), 0.0f, 1.0f);
-          return lower[i - 1].y + t * (lower[i].y - lower[i - 1].y);
-        }
-      return lower.back().y;
-    };
     const float w = full[64].x - full[60].x, reach = 0.08f * w;
     int cols = 0, teeth = 0;
     for (int x = int(std::ceil(full[60].x + 0.3f * w)); x <= int(std::floor(full[64].x - 0.3f * w)); ++x) {
       ++cols;
-      const float yb = lower_at(float(x));
+      const float yb = y_along(full, {60, 67, 66, 65, 64}, float(x));
       bool tooth = false;
       for (int y = int(std::floor(yb - reach)); y <= int(std::ceil(yb)) && !tooth; ++y) {
         const cv::Vec3f lab = lab_of(img.at<cv::Vec3b>(y, x));
