@@ -118,7 +118,9 @@ TEST(PhoneRecognizer, FindsClosuresAndOpenVowelsWhereEachEngineSpokeThem) {
     std::printf("%s: p/b/m found %.2f of %d, open vowels heard as vowels %.2f of %d\n  heard: %s\n",
                 engine.c_str(), closures, n_closures, open, n_open, text.c_str());
     EXPECT_GE(n_closures, 12) << engine;
-    EXPECT_GE(closures, 0.6) << engine;
+    // Stops the decoder hears as f or v are told apart by their closure's silence: RHVoice and
+    // flite read 0.79 and 0.85 without that (0.95 with it); espeak-ng's misses are others.
+    EXPECT_GE(closures, engine == "espeak-ng" ? 0.6 : 0.9) << engine;
     EXPECT_GE(open, 0.75) << engine;
   }
 }
