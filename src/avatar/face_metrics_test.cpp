@@ -1,7 +1,8 @@
 // The measured bars of the landmark-driven renderer (docs/avatar.md "Measured quality"): the same
 // 68-point predictor that builds the models re-detects the face on rendered frames of real
 // portraits (opencv-doc's photos and one of dlib's examples) and measures detection rate, lip opening against
-// the audio, bilabial closures, similarity to the photo at rest and during speech, and blinks.
+// the audio, bilabial closures (with the engine's phones and with phones recognised from the audio
+// alone), similarity to the photo at rest and during speech, and blinks.
 // IMAGO_AVATAR_DUMP=/dir writes the frames looked at (rest, mid-word, blink, each gesture);
 // IMAGO_AVATAR_TRACE=1 prints the speech test's per-frame opening, audio level and jaw.
 #include <gtest/gtest.h>
