@@ -79,6 +79,37 @@ void relabel_stops_heard_as_fricatives(std::vector<PhonemeTiming>& phones, const
   }
 }
 
+// The decoder also often starts a p, b or m while the vowel before it is still sounding (up to
+// 90 ms early), and lips shut on a loud vowel look wrong (and follow the sound less: on one
+// portrait, r 0.60 against 0.63 with the start moved). A closure starts where the sound drops: a
+// bilabial's start moves forward to the first of its frames within kClosureOnsetDb of its quietest
+// (the phone before takes the frames in between); its end stays (a late end still has the lips
+// shut over a quiet closure), and it keeps two frames at least.
+constexpr double kClosureOnsetDb = 10;
+
+void start_bilabials_where_the_sound_drops(std::vector<PhonemeTiming>& phones,
+                                           const std::vector<double>& db) {
+  if (db.empty()) return;
+  const long last = static_cast<long>(db.size()) - 1;
+  for (size_t i = 0; i < phones.size(); ++i) {
+    auto& p = phones[i];
+    if (p.phoneme != "p" && p.phoneme != "b" && p.phoneme != "m") continue;
+    const long f0 = std::clamp(static_cast<long>(p.start_s / kFrameS + 1e-6), 0L, last),
+               f1 = std::clamp(static_cast<long>(p.end_s / kFrameS - 1e-6), 0L, last);
+    if (f1 - f0 < 2) continue;
+    long quiet = f0;
+    for (long f = f0; f <= f1; ++f)
+      if (db[size_t(f)] < db[size_t(quiet)]) quiet = f;
+    long onset = quiet;
+    while (onset > f0 && db[size_t(onset - 1)] <= db[size_t(quiet)] + kClosureOnsetDb) --onset;
+    onset = std::min(onset, f1 - 1);
+    const double start = onset * kFrameS;
+    if (start <= p.start_s) continue;
+    if (i > 0) phones[i - 1].end_s = start;
+    p.start_s = start;
+  }
+}
+
 }  // namespace
 
 std::string cmu_phone_to_neutral(std::string_view cmu_phone) {
@@ -178,6 +209,7 @@ Result<std::vector<PhonemeTiming>> PhoneRecognizer::recognize(const std::vector<
   if (!any_speech) out.clear();
   const std::vector<double> db = frame_db(pcm);
   relabel_stops_heard_as_fricatives(out, db);
+  start_bilabials_where_the_sound_drops(out, db);
   double total = static_cast<double>(samples.size()) / sample_rate;
   for (auto& p : out) p.end_s = std::min(p.end_s, total);
   return out;
