@@ -244,4 +244,15 @@ double active_duration(const std::vector<int16_t>& s, int rate) {
   return static_cast<double>(std::distance(first, last.base())) / rate;
 }
 
+std::vector<double> frame_loudness_db(const std::vector<int16_t>& s, size_t hop) {
+  std::vector<double> db;
+  if (hop == 0) return db;
+  for (size_t i = 0; i + hop <= s.size(); i += hop) {
+    double sum = 0;
+    for (size_t j = i; j < i + hop; ++j) sum += static_cast<double>(s[j]) * s[j];
+    db.push_back(10 * std::log10(sum / static_cast<double>(hop) + 1));
+  }
+  return db;
+}
+
 }  // namespace imago::speech

@@ -68,5 +68,9 @@ double median_f0(const std::vector<int16_t>& s, int rate);
 double spectral_centroid(const std::vector<int16_t>& s, int rate);
 // Seconds between the first and last sample louder than -40 dBFS (speech without edge silence).
 double active_duration(const std::vector<int16_t>& s, int rate);
+// Loudness of each whole `hop`-sample frame of `s` in turn (a partial last frame is left out), in
+// dB of its mean square plus one (so digital silence is 0 dB): the phone aligner's and the phone
+// recogniser's measure of where sound drops.
+std::vector<double> frame_loudness_db(const std::vector<int16_t>& s, size_t hop);
 
 }  // namespace imago::speech

@@ -41,6 +41,21 @@ std::vector<std::pair<size_t, size_t>> random_pieces(size_t n, unsigned seed) {
   return out;
 }
 
+// Whole frames only, each the dB of its mean square plus one: silence 0 dB, a constant 100 (mean
+// square 10000) 40 dB, a constant 1000 60 dB; the partial last frame is left out.
+TEST(FrameLoudness, EachWholeFrameIsTheDbOfItsMeanSquare) {
+  std::vector<int16_t> s(160, 0);
+  s.insert(s.end(), 160, 100);
+  s.insert(s.end(), 160, -1000);
+  s.insert(s.end(), 50, 1000);
+  const std::vector<double> db = frame_loudness_db(s, 160);
+  ASSERT_EQ(db.size(), 3u);
+  EXPECT_DOUBLE_EQ(db[0], 0.0);
+  EXPECT_NEAR(db[1], 40.0, 1e-3);
+  EXPECT_NEAR(db[2], 60.0, 1e-3);
+  EXPECT_TRUE(frame_loudness_db(s, 0).empty());
+}
+
 TEST(StreamingDsp, ResamplerInPiecesMakesTheOneShotOutput) {
   auto in = test_signal(24000, 2.0);
   Quality q;

@@ -4,7 +4,6 @@
 
 #include <algorithm>
 #include <cctype>
-#include <cmath>
 #include <filesystem>
 #include <mutex>
 
@@ -39,18 +38,6 @@ void dither(std::vector<int16_t>& s) {
   }
 }
 
-// Loudness of each 10 ms frame of 16 kHz `pcm` (a PocketSphinx frame), in dB of its RMS.
-std::vector<double> frame_db(const std::vector<int16_t>& pcm) {
-  constexpr size_t kFrame = kRate / 100;
-  std::vector<double> db;
-  for (size_t i = 0; i + kFrame <= pcm.size(); i += kFrame) {
-    double e = 0;
-    for (size_t k = i; k < i + kFrame; ++k) e += double(pcm[k]) * pcm[k];
-    db.push_back(10 * std::log10(std::max(1.0, e / kFrame)));
-  }
-  return db;
-}
-
 // The phone decoder often takes a bilabial stop for a labiodental fricative (p, b heard as f, v:
 // both are made at the lips and end in a burst of noise), and a viewer sees the difference: lips
 // shut or not. What tells them apart is the stop's closure: silence, where a fricative is noise
@@ -61,6 +48,7 @@ std::vector<double> frame_db(const std::vector<int16_t>& pcm) {
 constexpr double kStopDipDb = 32;
 
 void relabel_stops_heard_as_fricatives(std::vector<PhonemeTiming>& phones, const std::vector<double>& db) {
+  if (db.empty()) return;
   auto frame = [&](double t) {
     return std::clamp(static_cast<long>(t / kFrameS), 0L, static_cast<long>(db.size()) - 1);
   };
@@ -70,7 +58,6 @@ void relabel_stops_heard_as_fricatives(std::vector<PhonemeTiming>& phones, const
       v = lowest ? std::min(v, db[size_t(f)]) : std::max(v, db[size_t(f)]);
     return v;
   };
-  if (db.empty()) return;
   for (auto& p : phones) {
     if (p.phoneme != "f" && p.phoneme != "v") continue;
     const double dip =
@@ -207,7 +194,8 @@ Result<std::vector<PhonemeTiming>> PhoneRecognizer::recognize(const std::vector<
     out.push_back(std::move(p));
   }
   if (!any_speech) out.clear();
-  const std::vector<double> db = frame_db(pcm);
+  // The loudness of PocketSphinx's own 10 ms frames.
+  const std::vector<double> db = frame_loudness_db(pcm, kRate / 100);
   relabel_stops_heard_as_fricatives(out, db);
   start_bilabials_where_the_sound_drops(out, db);
   double total = static_cast<double>(samples.size()) / sample_rate;

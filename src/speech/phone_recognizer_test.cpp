@@ -107,7 +107,9 @@ TEST(PhoneRecognizer, FindsClosuresAndOpenVowelsWhereEachEngineSpokeThem) {
     for (size_t i = 0; i < heard->size(); ++i) {
       EXPECT_LT((*heard)[i].start_s, (*heard)[i].end_s);
       EXPECT_LE((*heard)[i].end_s, a.duration_s() + 1e-9);
-      if (i) EXPECT_GE((*heard)[i].start_s, (*heard)[i - 1].end_s - 1e-9);
+      if (i) {
+        EXPECT_GE((*heard)[i].start_s, (*heard)[i - 1].end_s - 1e-9);
+      }
     }
     int n_closures = 0, n_open = 0;
     // Within one video frame (40 ms) of where the engine put them.

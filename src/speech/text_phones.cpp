@@ -4,6 +4,8 @@
 #include <cmath>
 #include <string_view>
 
+#include "speech/dsp.h"
+
 namespace imago::speech {
 
 bool is_vowel_phone(std::string_view p) {
@@ -143,12 +145,7 @@ std::vector<PhonemeTiming> align_phones_in_words(const std::vector<WordTiming>& 
   if (samples.empty() || rate <= 0) return out;
   // Loudness of 5 ms frames, in 0..1 between -50 dB of the loudest frame and the loudest.
   const size_t hop = static_cast<size_t>(rate / 200);
-  std::vector<double> z;
-  for (size_t i = 0; i + hop <= samples.size(); i += hop) {
-    double sum = 0;
-    for (size_t j = i; j < i + hop; ++j) sum += static_cast<double>(samples[j]) * samples[j];
-    z.push_back(10 * std::log10(sum / hop + 1));
-  }
+  std::vector<double> z = frame_loudness_db(samples, hop);
   if (z.empty()) return out;
   const double top = *std::max_element(z.begin(), z.end());
   for (double& v : z) v = std::clamp((v - (top - 50)) / 50, 0.0, 1.0);
